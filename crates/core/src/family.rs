@@ -1,0 +1,529 @@
+//! Family definitions: name, help, label names and type options, and the
+//! Prometheus data-model rules they are checked against.
+
+use std::time::Duration;
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The default histogram buckets of the Prometheus client libraries.
+pub const DEFAULT_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// The label added to a family's overflow series (`shmetrics_overflow="true"`).
+/// It is reserved: no family may use it as a label name.
+pub const OVERFLOW_LABEL: &str = "shmetrics_overflow";
+
+/// The label that gauge modes `all` and `liveall` add, as prometheus_client
+/// does. Reserved in those modes.
+pub const PID_LABEL: &str = "pid";
+
+/// Most buckets a classic histogram may have (without the `+Inf` bucket).
+pub const MAX_BUCKETS: usize = 512;
+
+/// Most label names a family may have.
+pub const MAX_LABELS: usize = 64;
+
+/// The metric type of a family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum Kind {
+    /// A monotonic counter.
+    Counter = 1,
+    /// A value that goes up and down.
+    Gauge = 2,
+    /// A classic histogram with fixed bucket bounds.
+    Histogram = 3,
+    /// A summary: `_count`, `_sum` and (from a later layout) quantiles.
+    Summary = 4,
+}
+
+impl Kind {
+    pub(crate) fn from_u32(v: u32) -> Option<Kind> {
+        Some(match v {
+            1 => Kind::Counter,
+            2 => Kind::Gauge,
+            3 => Kind::Histogram,
+            4 => Kind::Summary,
+            _ => return None,
+        })
+    }
+
+    /// The lower-case name used in `# TYPE` lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Counter => "counter",
+            Kind::Gauge => "gauge",
+            Kind::Histogram => "histogram",
+            Kind::Summary => "summary",
+        }
+    }
+}
+
+/// How a gauge's per-process values are combined, as in prometheus_client's
+/// multiprocess mode, plus `Shared`.
+///
+/// Modes starting with `Live` count only processes that are alive. The
+/// others also count processes that died, until a new process takes over
+/// the dead one's writer slot.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum GaugeMode {
+    /// One series per process, labelled `pid`.
+    All = 1,
+    /// One series per live process, labelled `pid`.
+    LiveAll = 2,
+    /// The sum over all processes.
+    Sum = 3,
+    /// The sum over live processes (the usual choice for in-flight gauges).
+    #[default]
+    LiveSum = 4,
+    /// The maximum over all processes.
+    Max = 5,
+    /// The maximum over live processes.
+    LiveMax = 6,
+    /// The minimum over all processes.
+    Min = 7,
+    /// The minimum over live processes.
+    LiveMin = 8,
+    /// The value most recently set by any process.
+    MostRecent = 9,
+    /// The value most recently set by a live process.
+    LiveMostRecent = 10,
+    /// One value shared by all processes: `set` overwrites it, `inc` adds to
+    /// it. This is what PromPHP's APCu storage and nginx-lua-prometheus do.
+    Shared = 11,
+}
+
+impl GaugeMode {
+    /// All modes, for iteration in tests and bindings.
+    pub const ALL: [GaugeMode; 11] = [
+        GaugeMode::All,
+        GaugeMode::LiveAll,
+        GaugeMode::Sum,
+        GaugeMode::LiveSum,
+        GaugeMode::Max,
+        GaugeMode::LiveMax,
+        GaugeMode::Min,
+        GaugeMode::LiveMin,
+        GaugeMode::MostRecent,
+        GaugeMode::LiveMostRecent,
+        GaugeMode::Shared,
+    ];
+
+    pub(crate) fn from_u32(v: u32) -> Option<GaugeMode> {
+        GaugeMode::ALL.into_iter().find(|m| *m as u32 == v)
+    }
+
+    /// The prometheus_client name of the mode (`"livesum"`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GaugeMode::All => "all",
+            GaugeMode::LiveAll => "liveall",
+            GaugeMode::Sum => "sum",
+            GaugeMode::LiveSum => "livesum",
+            GaugeMode::Max => "max",
+            GaugeMode::LiveMax => "livemax",
+            GaugeMode::Min => "min",
+            GaugeMode::LiveMin => "livemin",
+            GaugeMode::MostRecent => "mostrecent",
+            GaugeMode::LiveMostRecent => "livemostrecent",
+            GaugeMode::Shared => "shared",
+        }
+    }
+
+    /// Parses a prometheus_client mode name.
+    pub fn parse(s: &str) -> Option<GaugeMode> {
+        GaugeMode::ALL.into_iter().find(|m| m.as_str() == s)
+    }
+
+    /// Whether dead processes' values are left out.
+    pub fn live_only(self) -> bool {
+        matches!(
+            self,
+            GaugeMode::LiveAll
+                | GaugeMode::LiveSum
+                | GaugeMode::LiveMax
+                | GaugeMode::LiveMin
+                | GaugeMode::LiveMostRecent
+        )
+    }
+
+    /// Whether the mode emits one series per process with a `pid` label.
+    pub fn per_process(self) -> bool {
+        matches!(self, GaugeMode::All | GaugeMode::LiveAll)
+    }
+}
+
+/// Summary options. The quantile sketch itself arrives with a later layout
+/// version; these options are stored now so that families registered today
+/// keep their meaning.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SummaryOpts {
+    /// Quantiles to report, each in `[0, 1]`, strictly increasing.
+    pub quantiles: Vec<f64>,
+    /// The sliding window over which quantiles are computed.
+    pub max_age: Duration,
+    /// How many buckets the window is split into.
+    pub age_buckets: u32,
+}
+
+impl Default for SummaryOpts {
+    /// No quantiles, a 10 minute window in 5 buckets (client_golang's
+    /// defaults for the window).
+    fn default() -> SummaryOpts {
+        SummaryOpts {
+            quantiles: Vec::new(),
+            max_age: Duration::from_secs(600),
+            age_buckets: 5,
+        }
+    }
+}
+
+/// A family definition: what [`crate::Store::register`] takes.
+///
+/// ```
+/// use shmetrics_core::{FamilyDesc, Kind};
+/// let desc = FamilyDesc::new("http_requests", Kind::Counter)
+///     .help("Requests served.")
+///     .labels(&["method", "status"]);
+/// assert_eq!(desc.name, "http_requests");
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct FamilyDesc {
+    /// The metric name. For counters a trailing `_total` is removed, as
+    /// prometheus_client does; the exposition adds it back.
+    pub name: String,
+    /// The help text; any UTF-8.
+    pub help: String,
+    /// The metric type.
+    pub kind: Kind,
+    /// Label names, in the order label values are given.
+    pub label_names: Vec<String>,
+    /// Optional unit (OpenMetrics `# UNIT`). When set, the name must end in
+    /// `_<unit>`.
+    pub unit: String,
+    /// Histogram bucket upper bounds, strictly increasing, without `+Inf`.
+    /// Empty means [`DEFAULT_BUCKETS`].
+    pub buckets: Vec<f64>,
+    /// How gauges combine across processes.
+    pub gauge_mode: GaugeMode,
+    /// Summary options.
+    pub summary: SummaryOpts,
+    /// The most series this family may hold, besides its overflow series.
+    /// `0` means only the store's capacity limits it.
+    pub max_series: u32,
+}
+
+impl FamilyDesc {
+    /// A family with no help, no labels and default options.
+    pub fn new(name: impl Into<String>, kind: Kind) -> FamilyDesc {
+        FamilyDesc {
+            name: name.into(),
+            help: String::new(),
+            kind,
+            label_names: Vec::new(),
+            unit: String::new(),
+            buckets: Vec::new(),
+            gauge_mode: GaugeMode::default(),
+            summary: SummaryOpts::default(),
+            max_series: 0,
+        }
+    }
+
+    /// Sets the help text.
+    pub fn help(mut self, help: impl Into<String>) -> FamilyDesc {
+        self.help = help.into();
+        self
+    }
+
+    /// Sets the label names.
+    pub fn labels(mut self, names: &[&str]) -> FamilyDesc {
+        self.label_names = names.iter().map(|s| s.to_string()).collect();
+        self
+    }
+
+    /// Sets the histogram buckets.
+    pub fn buckets(mut self, buckets: &[f64]) -> FamilyDesc {
+        self.buckets = buckets.to_vec();
+        self
+    }
+
+    /// Sets the gauge mode.
+    pub fn gauge_mode(mut self, mode: GaugeMode) -> FamilyDesc {
+        self.gauge_mode = mode;
+        self
+    }
+
+    /// Sets the unit.
+    pub fn unit(mut self, unit: impl Into<String>) -> FamilyDesc {
+        self.unit = unit.into();
+        self
+    }
+
+    /// Sets the family's own series limit.
+    pub fn max_series(mut self, n: u32) -> FamilyDesc {
+        self.max_series = n;
+        self
+    }
+
+    /// Checks the definition and returns it in canonical form: the counter
+    /// `_total` suffix stripped and default buckets filled in.
+    pub(crate) fn normalized(&self) -> Result<FamilyDesc> {
+        let mut d = self.clone();
+        if d.kind == Kind::Counter {
+            if let Some(stripped) = d.name.strip_suffix("_total") {
+                d.name = stripped.to_string();
+            }
+        }
+        check_metric_name(&d.name)?;
+        if !d.unit.is_empty() {
+            check_label_name_chars(&d.unit)
+                .map_err(|_| invalid(format!("unit {:?} must match [a-zA-Z0-9_]+", d.unit)))?;
+            if !d.name.ends_with(&format!("_{}", d.unit)) {
+                return Err(invalid(format!(
+                    "metric name {:?} must end in \"_{}\" when the unit is {:?}",
+                    d.name, d.unit, d.unit
+                )));
+            }
+        }
+        if d.label_names.len() > MAX_LABELS {
+            return Err(invalid(format!(
+                "at most {MAX_LABELS} label names are allowed"
+            )));
+        }
+        for (i, l) in d.label_names.iter().enumerate() {
+            check_label_name(l)?;
+            let reserved = match d.kind {
+                Kind::Histogram => l == "le",
+                Kind::Summary => l == "quantile",
+                Kind::Gauge => d.gauge_mode.per_process() && l == PID_LABEL,
+                Kind::Counter => false,
+            };
+            if reserved || l == OVERFLOW_LABEL {
+                return Err(invalid(format!(
+                    "label name {l:?} is reserved for {} families",
+                    d.kind.as_str()
+                )));
+            }
+            if d.label_names[..i].contains(l) {
+                return Err(invalid(format!("label name {l:?} is given twice")));
+            }
+        }
+        match d.kind {
+            Kind::Histogram => {
+                if d.buckets.is_empty() {
+                    d.buckets = DEFAULT_BUCKETS.to_vec();
+                }
+                if d.buckets.last() == Some(&f64::INFINITY) {
+                    d.buckets.pop();
+                }
+                check_increasing(&d.buckets, "bucket bounds")?;
+                if d.buckets.is_empty() {
+                    return Err(options(
+                        "a histogram needs at least one finite bucket bound",
+                    ));
+                }
+                if d.buckets.len() > MAX_BUCKETS {
+                    return Err(options(format!(
+                        "at most {MAX_BUCKETS} buckets are allowed"
+                    )));
+                }
+            }
+            _ if !d.buckets.is_empty() => {
+                return Err(options(format!(
+                    "buckets are only for histograms, not {}s",
+                    d.kind.as_str()
+                )))
+            }
+            _ => {}
+        }
+        if d.kind == Kind::Summary {
+            check_increasing(&d.summary.quantiles, "quantiles")?;
+            if d.summary.quantiles.iter().any(|q| !(0.0..=1.0).contains(q)) {
+                return Err(options("quantiles must lie in [0, 1]"));
+            }
+            if d.summary.age_buckets == 0 || d.summary.max_age.is_zero() {
+                return Err(options("summary max_age and age_buckets must be positive"));
+            }
+        } else if d.summary != SummaryOpts::default() {
+            return Err(options("summary options are only for summaries"));
+        }
+        if d.kind != Kind::Gauge && d.gauge_mode != GaugeMode::default() {
+            return Err(options("a gauge mode is only for gauges"));
+        }
+        Ok(d)
+    }
+}
+
+fn invalid(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::InvalidName, msg)
+}
+
+fn options(msg: impl Into<String>) -> Error {
+    Error::new(ErrorKind::InvalidOptions, msg)
+}
+
+fn check_increasing(v: &[f64], what: &str) -> Result<()> {
+    if v.iter().any(|x| x.is_nan()) {
+        return Err(options(format!("{what} must not be NaN")));
+    }
+    if v.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(options(format!(
+            "{what} must be strictly increasing, got {v:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks a metric name against `[a-zA-Z_:][a-zA-Z0-9_:]*`.
+pub fn check_metric_name(name: &str) -> Result<()> {
+    let ok = !name.is_empty()
+        && name.bytes().enumerate().all(|(i, b)| {
+            b.is_ascii_alphabetic() || b == b'_' || b == b':' || (i > 0 && b.is_ascii_digit())
+        });
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "metric name {name:?} must match [a-zA-Z_:][a-zA-Z0-9_:]*"
+        )))
+    }
+}
+
+fn check_label_name_chars(name: &str) -> std::result::Result<(), ()> {
+    let ok = !name.is_empty()
+        && name
+            .bytes()
+            .enumerate()
+            .all(|(i, b)| b.is_ascii_alphabetic() || b == b'_' || (i > 0 && b.is_ascii_digit()));
+    if ok {
+        Ok(())
+    } else {
+        Err(())
+    }
+}
+
+/// Checks a label name against `[a-zA-Z_][a-zA-Z0-9_]*`, without the
+/// reserved `__` prefix.
+pub fn check_label_name(name: &str) -> Result<()> {
+    if check_label_name_chars(name).is_err() {
+        return Err(invalid(format!(
+            "label name {name:?} must match [a-zA-Z_][a-zA-Z0-9_]*"
+        )));
+    }
+    if name.starts_with("__") {
+        return Err(invalid(format!(
+            "label name {name:?} starts with \"__\", which Prometheus reserves for internal use"
+        )));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn metric_names() {
+        for ok in ["a", "_a", "a:b", "http_requests_total", "A9_:"] {
+            assert!(check_metric_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "9a", "a-b", "a b", "é", "a.b"] {
+            let e = check_metric_name(bad).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidName, "{bad}");
+        }
+    }
+
+    #[test]
+    fn label_names() {
+        for ok in ["a", "_a", "le", "a9"] {
+            assert!(check_label_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", "9a", "a:b", "__name__", "__x", "a-b"] {
+            assert_eq!(
+                check_label_name(bad).unwrap_err().kind(),
+                ErrorKind::InvalidName,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn counter_total_is_stripped() {
+        let d = FamilyDesc::new("reqs_total", Kind::Counter)
+            .normalized()
+            .unwrap();
+        assert_eq!(d.name, "reqs");
+        let g = FamilyDesc::new("reqs_total", Kind::Gauge)
+            .normalized()
+            .unwrap();
+        assert_eq!(g.name, "reqs_total");
+    }
+
+    #[test]
+    fn reserved_labels() {
+        let h = FamilyDesc::new("h", Kind::Histogram).labels(&["le"]);
+        assert_eq!(h.normalized().unwrap_err().kind(), ErrorKind::InvalidName);
+        let s = FamilyDesc::new("s", Kind::Summary).labels(&["quantile"]);
+        assert_eq!(s.normalized().unwrap_err().kind(), ErrorKind::InvalidName);
+        // `le` is fine outside histograms.
+        assert!(FamilyDesc::new("c", Kind::Counter)
+            .labels(&["le"])
+            .normalized()
+            .is_ok());
+        let g = FamilyDesc::new("g", Kind::Gauge)
+            .labels(&["pid"])
+            .gauge_mode(GaugeMode::All);
+        assert_eq!(g.normalized().unwrap_err().kind(), ErrorKind::InvalidName);
+        assert!(FamilyDesc::new("g", Kind::Gauge)
+            .labels(&["pid"])
+            .normalized()
+            .is_ok());
+        let o = FamilyDesc::new("c", Kind::Counter).labels(&[OVERFLOW_LABEL]);
+        assert_eq!(o.normalized().unwrap_err().kind(), ErrorKind::InvalidName);
+        let dup = FamilyDesc::new("c", Kind::Counter).labels(&["a", "a"]);
+        assert_eq!(dup.normalized().unwrap_err().kind(), ErrorKind::InvalidName);
+    }
+
+    #[test]
+    fn buckets() {
+        let d = FamilyDesc::new("h", Kind::Histogram).normalized().unwrap();
+        assert_eq!(d.buckets, DEFAULT_BUCKETS);
+        let inf = FamilyDesc::new("h", Kind::Histogram).buckets(&[1.0, f64::INFINITY]);
+        assert_eq!(inf.normalized().unwrap().buckets, vec![1.0]);
+        for bad in [&[2.0, 1.0][..], &[1.0, 1.0], &[f64::NAN], &[f64::INFINITY]] {
+            let e = FamilyDesc::new("h", Kind::Histogram)
+                .buckets(bad)
+                .normalized()
+                .unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidOptions, "{bad:?}");
+        }
+        let c = FamilyDesc::new("c", Kind::Counter).buckets(&[1.0]);
+        assert_eq!(
+            c.normalized().unwrap_err().kind(),
+            ErrorKind::InvalidOptions
+        );
+    }
+
+    #[test]
+    fn units() {
+        assert!(FamilyDesc::new("size_bytes", Kind::Gauge)
+            .unit("bytes")
+            .normalized()
+            .is_ok());
+        let e = FamilyDesc::new("size", Kind::Gauge)
+            .unit("bytes")
+            .normalized()
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidName);
+    }
+
+    #[test]
+    fn gauge_mode_names_round_trip() {
+        for m in GaugeMode::ALL {
+            assert_eq!(GaugeMode::parse(m.as_str()), Some(m));
+            assert_eq!(GaugeMode::from_u32(m as u32), Some(m));
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! A shared-memory metric store for multi-process servers.
+//!
+//! All metrics of a host live in one memory-mapped file (by default under
+//! `/dev/shm`). Any number of processes open it at once; each writes
+//! through a writer slot of its own, so an update is one atomic operation
+//! on memory no other process writes: no lock, no system call, no
+//! allocation. A reader (the exporter) merges the slots into a
+//! [`Snapshot`] without ever blocking a writer.
+//!
+//! ```
+//! use shmetrics_core::{FamilyDesc, Kind, Options, Store, Value};
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let path = dir.path().join("store");
+//! let store = Store::open(&path, &Options::default())?;
+//! let requests = store.register(
+//!     &FamilyDesc::new("http_requests", Kind::Counter)
+//!         .help("Requests served.")
+//!         .labels(&["route", "status"]),
+//! )?;
+//! let ok = store.series(&requests, &["/", "200"])?; // keep this handle
+//! store.counter_inc(ok)?;
+//! store.counter_add(ok, 2.0)?;
+//!
+//! let snap = store.snapshot()?;
+//! let family = snap.family("http_requests").unwrap();
+//! let series = family.series().next().unwrap();
+//! assert_eq!(series.labels().collect::<Vec<_>>(), [("route", "/"), ("status", "200")]);
+//! assert_eq!(series.value(), Value::Counter(3.0));
+//! # Ok::<(), shmetrics_core::Error>(())
+//! ```
+//!
+//! See `docs/ARCHITECTURE.md` for the file layout and why no update is
+//! lost, even when a process is killed at any instant.
+
+#![deny(unsafe_code)]
+
+mod error;
+mod family;
+mod proc;
+#[allow(unsafe_code)]
+mod shm;
+mod snapshot;
+mod store;
+mod update;
+
+pub use error::{Error, ErrorKind, Result};
+pub use family::{
+    check_label_name, check_metric_name, FamilyDesc, GaugeMode, Kind, SummaryOpts, DEFAULT_BUCKETS,
+    MAX_BUCKETS, MAX_LABELS, OVERFLOW_LABEL, PID_LABEL,
+};
+pub use snapshot::{FamilyView, SeriesView, Snapshot, StoreStats, Value, WriterInfo};
+pub use store::{Family, Options, Series, Store, DEFAULT_DIR};
+
+/// The store file layout version this build reads and writes.
+pub const LAYOUT_VERSION: u32 = shm::layout::LAYOUT_VERSION;

@@ -1,0 +1,481 @@
+//! The only module of `shmetrics-core` with `unsafe` code: mapping a store
+//! file, viewing its bytes as the layout's records, the robust
+//! process-shared lock, and the fork hook.
+//!
+//! Everything handed out of this module is a shared reference to atomics (or
+//! a bounds-checked byte slice), so the rest of the crate is safe Rust.
+//!
+//! # What the caller guarantees
+//! The store file is not truncated while mapped. A process that truncates a
+//! mapped store makes the others fault on access (SIGBUS); no check at open
+//! time can prevent that, just as with any memory-mapped file.
+
+pub(crate) mod layout;
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Once;
+
+use memmap2::{MmapOptions, MmapRaw};
+
+use crate::error::{Error, ErrorKind, Result};
+use layout::{FamilyRec, Fixed, Header, SeriesRec, SlotRec, LAYOUT_VERSION, MAGIC};
+
+/// A mapped store file.
+pub(crate) struct Mapping {
+    map: MmapRaw,
+    fixed: Fixed,
+    writable: bool,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for Mapping {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mapping")
+            .field("path", &self.path)
+            .field("writable", &self.writable)
+            .field("size", &self.fixed.file_size)
+            .finish()
+    }
+}
+
+// SAFETY: the mapping is plain memory shared with other processes; all
+// access to it goes through atomics or copies, so sharing it between
+// threads is no different from sharing it between processes.
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
+
+impl Mapping {
+    /// Creates a new store file at `path`, atomically: the file is built
+    /// under a temporary name and linked into place only when complete, so
+    /// no process ever sees a half-initialised store. If another process
+    /// wins the race, its file is opened instead.
+    pub fn create_or_open(path: &Path, fixed: Fixed, mode: u32) -> Result<Mapping> {
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        let name = path.file_name().ok_or_else(|| {
+            Error::new(ErrorKind::Io, "the store path has no file name").with_path(path)
+        })?;
+        let tmp = dir.join(format!(
+            ".{}.{}.{}.tmp",
+            name.to_string_lossy(),
+            std::process::id(),
+            fixed.created_unix_ns
+        ));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .mode(mode)
+            .open(&tmp)
+            .map_err(|e| Error::io(&tmp, "cannot create the store file", &e))?;
+        let cleanup = |e: Error| {
+            let _ = std::fs::remove_file(&tmp);
+            e
+        };
+        // The umask may have narrowed the mode; set it exactly (0660 must
+        // stay group-writable). It is never wider than asked.
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| cleanup(Error::io(path, "cannot set the store file's mode", &e)))?;
+        file.set_len(fixed.file_size)
+            .map_err(|e| cleanup(Error::io(path, "cannot size the store file", &e)))?;
+        let map = MmapRaw::map_raw(&file)
+            .map_err(|e| cleanup(Error::io(path, "cannot map the store file", &e)))?;
+        let mapping = Mapping {
+            map,
+            fixed,
+            writable: true,
+            path: path.to_path_buf(),
+        };
+        mapping.init_header();
+        match std::fs::hard_link(&tmp, path) {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&tmp);
+                Ok(mapping)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                let _ = std::fs::remove_file(&tmp);
+                drop(mapping);
+                Mapping::open(path, true)
+            }
+            Err(e) => Err(cleanup(Error::io(
+                path,
+                "cannot publish the store file",
+                &e,
+            ))),
+        }
+    }
+
+    fn init_header(&self) {
+        let bytes = self.fixed.to_bytes();
+        // SAFETY: the file is fresh, sized to `file_size` >= one page, and
+        // not yet visible to any other process (it has a private temporary
+        // name), so writing its first bytes races with nobody.
+        unsafe {
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.map.as_mut_ptr(), bytes.len());
+        }
+        let mutex = &self.header().lock.mutex as *const libc::pthread_mutex_t as *mut _;
+        // SAFETY: `mutex` points into the mapped, page-aligned header and is
+        // suitably aligned; the attribute object lives on this stack frame
+        // and is destroyed after use. No other process can see the file yet.
+        unsafe {
+            let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
+            libc::pthread_mutexattr_init(&mut attr);
+            libc::pthread_mutexattr_setpshared(&mut attr, libc::PTHREAD_PROCESS_SHARED);
+            libc::pthread_mutexattr_setrobust(&mut attr, libc::PTHREAD_MUTEX_ROBUST);
+            libc::pthread_mutex_init(mutex, &attr);
+            libc::pthread_mutexattr_destroy(&mut attr);
+        }
+    }
+
+    /// Opens and validates an existing store file.
+    pub fn open(path: &Path, writable: bool) -> Result<Mapping> {
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(writable)
+            .open(path)
+            .map_err(|e| Error::io(path, "cannot open the store file", &e))?;
+        let fixed = read_fixed(&mut file, path)?;
+        let mut opts = MmapOptions::new();
+        opts.len(fixed.file_size as usize);
+        let map = if writable {
+            opts.map_raw(&file)
+        } else {
+            opts.map_raw_read_only(&file)
+        }
+        .map_err(|e| Error::io(path, "cannot map the store file", &e))?;
+        if (map.len() as u64) < fixed.file_size {
+            return Err(
+                Error::new(ErrorKind::Truncated, "the file shrank while it was opened")
+                    .with_path(path),
+            );
+        }
+        Ok(Mapping {
+            map,
+            fixed,
+            writable,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn fixed(&self) -> &Fixed {
+        &self.fixed
+    }
+
+    pub fn writable(&self) -> bool {
+        self.writable
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A typed reference at a byte offset, checked for bounds and alignment.
+    fn at<T: SharedRecord>(&self, off: u64) -> &T {
+        let end = off.checked_add(std::mem::size_of::<T>() as u64);
+        assert!(
+            end.is_some_and(|e| e <= self.fixed.file_size)
+                && off % std::mem::align_of::<T>() as u64 == 0,
+            "record outside the mapping"
+        );
+        // SAFETY: the range is inside the mapping (checked above, and the
+        // mapping is at least `file_size` long, checked at open), aligned
+        // for `T` (the mapping is page-aligned and `off` is a multiple of
+        // `T`'s alignment), and `T` is a `SharedRecord`: made only of
+        // atomics and plain integers, for which every bit pattern is valid
+        // and concurrent access from other processes is through atomics.
+        unsafe { &*(self.map.as_ptr().add(off as usize) as *const T) }
+    }
+
+    /// A slice of records at a byte offset, checked like [`Self::at`].
+    fn slice_at<T: SharedRecord>(&self, off: u64, n: u64) -> &[T] {
+        let bytes = n.checked_mul(std::mem::size_of::<T>() as u64);
+        let end = bytes.and_then(|b| off.checked_add(b));
+        assert!(
+            end.is_some_and(|e| e <= self.fixed.file_size)
+                && off % std::mem::align_of::<T>() as u64 == 0,
+            "records outside the mapping"
+        );
+        // SAFETY: as in `at`, for `n` consecutive records.
+        unsafe {
+            std::slice::from_raw_parts(self.map.as_ptr().add(off as usize) as *const T, n as usize)
+        }
+    }
+
+    pub fn header(&self) -> &Header {
+        self.at(0)
+    }
+
+    /// Slot records, index 0 being the shared slot.
+    pub fn slots(&self) -> &[SlotRec] {
+        self.slice_at(self.fixed.off_slots, self.fixed.max_slots as u64 + 1)
+    }
+
+    pub fn families(&self) -> &[FamilyRec] {
+        self.slice_at(self.fixed.off_families, self.fixed.max_families as u64)
+    }
+
+    pub fn series(&self) -> &[SeriesRec] {
+        self.slice_at(self.fixed.off_series, self.fixed.max_series as u64)
+    }
+
+    pub fn index(&self) -> &[AtomicU32] {
+        self.slice_at(self.fixed.off_index, self.fixed.index_size as u64)
+    }
+
+    /// The cells of one slot.
+    #[inline]
+    pub fn cells(&self, slot: u32) -> &[AtomicU64] {
+        let slot = slot.min(self.fixed.max_slots) as u64;
+        self.slice_at(
+            self.fixed.off_cells + slot * self.fixed.slot_stride,
+            self.fixed.cells_per_slot,
+        )
+    }
+
+    /// Bytes of the arena, `None` if the span is outside it.
+    ///
+    /// The bytes below the arena's fill mark are written once, under the
+    /// lock, before anything that refers to them is published; they change
+    /// again only after a wipe, which readers detect through the epoch.
+    pub fn arena(&self, off: u64, len: u64) -> Option<&[u8]> {
+        let end = off.checked_add(len)?;
+        if end > self.fixed.arena_bytes {
+            return None;
+        }
+        // SAFETY: the span lies inside the arena region, which lies inside
+        // the mapping (checked at open). Every bit pattern is a valid `u8`.
+        // Other processes only write arena bytes that are not yet
+        // published, or after a wipe; a reader racing a wipe may see bytes
+        // change under it, which is harmless for plain bytes, and which the
+        // epoch check after every read detects.
+        Some(unsafe {
+            std::slice::from_raw_parts(
+                self.map.as_ptr().add((self.fixed.off_arena + off) as usize),
+                len as usize,
+            )
+        })
+    }
+
+    /// `n` f64 values in the arena at an 8-aligned offset, `None` if the
+    /// span is outside the arena or misaligned. Same publication rules as
+    /// [`Self::arena`].
+    #[inline]
+    pub fn arena_f64s(&self, off: u64, n: u64) -> Option<&[f64]> {
+        let bytes = self.arena(off, n.checked_mul(8)?)?;
+        if off % 8 != 0 {
+            return None;
+        }
+        // SAFETY: `bytes` is in bounds and 8-aligned (the arena starts on a
+        // page boundary and `off` is a multiple of 8); every bit pattern is
+        // a valid f64.
+        Some(unsafe { std::slice::from_raw_parts(bytes.as_ptr() as *const f64, n as usize) })
+    }
+
+    /// Writes bytes into the arena. Only called under the store lock, on
+    /// bytes above the fill mark, which no reader looks at yet.
+    pub fn arena_write(&self, off: u64, bytes: &[u8]) {
+        assert!(self.writable, "arena_write on a read-only mapping");
+        let end = off.checked_add(bytes.len() as u64);
+        assert!(
+            end.is_some_and(|e| e <= self.fixed.arena_bytes),
+            "arena write out of bounds"
+        );
+        // SAFETY: in bounds (checked above), the mapping is writable
+        // (checked above), and the caller holds the store lock and writes
+        // above the fill mark, so no other writer touches these bytes and
+        // no reader has been told they exist.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.map
+                    .as_mut_ptr()
+                    .add((self.fixed.off_arena + off) as usize),
+                bytes.len(),
+            );
+        }
+    }
+
+    /// Takes the store lock, a robust process-shared mutex. If its previous
+    /// holder died while holding it, the lock is still granted and
+    /// `recovered` is true: the caller must repair whatever that holder was
+    /// doing before it relies on the store.
+    pub fn lock(&self) -> Result<LockGuard<'_>> {
+        if !self.writable {
+            return Err(
+                Error::new(ErrorKind::ReadOnly, "cannot take the store lock").with_path(&self.path),
+            );
+        }
+        let mutex = self.mutex_ptr();
+        // SAFETY: `mutex` points at the robust process-shared mutex that the
+        // creator initialised before publishing the file.
+        let rc = unsafe { libc::pthread_mutex_lock(mutex) };
+        match rc {
+            0 => Ok(LockGuard {
+                mapping: self,
+                recovered: false,
+            }),
+            libc::EOWNERDEAD => {
+                // SAFETY: we hold the mutex (EOWNERDEAD grants it); marking
+                // it consistent lets later lockers proceed normally. If we
+                // die before the repair finishes, the next locker gets
+                // EOWNERDEAD again and repeats the (idempotent) repair.
+                unsafe { libc::pthread_mutex_consistent(mutex) };
+                Ok(LockGuard {
+                    mapping: self,
+                    recovered: true,
+                })
+            }
+            rc => Err(Error::new(
+                ErrorKind::Corrupt,
+                format!(
+                    "the store lock is unusable ({})",
+                    std::io::Error::from_raw_os_error(rc)
+                ),
+            )
+            .with_path(&self.path)),
+        }
+    }
+
+    fn mutex_ptr(&self) -> *mut libc::pthread_mutex_t {
+        &self.header().lock.mutex as *const libc::pthread_mutex_t as *mut libc::pthread_mutex_t
+    }
+}
+
+/// Holds the store lock; unlocks on drop.
+pub(crate) struct LockGuard<'a> {
+    mapping: &'a Mapping,
+    /// The previous holder died holding the lock.
+    pub recovered: bool,
+}
+
+impl Drop for LockGuard<'_> {
+    fn drop(&mut self) {
+        // SAFETY: this guard exists only while this thread holds the mutex.
+        unsafe { libc::pthread_mutex_unlock(self.mapping.mutex_ptr()) };
+    }
+}
+
+/// Reads and checks the fixed header of an open file.
+fn read_fixed(file: &mut File, path: &Path) -> Result<Fixed> {
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io(path, "cannot stat the store file", &e))?
+        .len();
+    let mut head = [0u8; std::mem::size_of::<Fixed>()];
+    let n = read_up_to(file, &mut head)
+        .map_err(|e| Error::io(path, "cannot read the store file", &e))?;
+    let err = |kind, msg: String| Err(Error::new(kind, msg).with_path(path));
+    if n == 0 {
+        return err(
+            ErrorKind::ForeignFile,
+            "the file is empty, not a shmetrics store".into(),
+        );
+    }
+    if n < MAGIC.len() || head[..MAGIC.len()] != MAGIC {
+        return err(
+            ErrorKind::ForeignFile,
+            "the file does not start with the shmetrics magic number; it was left untouched".into(),
+        );
+    }
+    if n < head.len() {
+        return err(
+            ErrorKind::Truncated,
+            format!("the header is cut short at {n} bytes"),
+        );
+    }
+    let fixed = Fixed::from_bytes(&head).expect("a full header was read");
+    if fixed.layout_version != LAYOUT_VERSION {
+        return err(
+            ErrorKind::VersionMismatch,
+            format!(
+                "the file has layout version {}, this build reads version {}; \
+                 remove the file (its metrics are lost) or use a matching build",
+                fixed.layout_version, LAYOUT_VERSION
+            ),
+        );
+    }
+    if fixed.checksum != fixed.compute_checksum() {
+        return err(
+            ErrorKind::Corrupt,
+            "the header checksum does not match".into(),
+        );
+    }
+    if !fixed.is_consistent() {
+        return err(
+            ErrorKind::Corrupt,
+            "the header's sizes and offsets are inconsistent".into(),
+        );
+    }
+    if len < fixed.file_size {
+        return err(
+            ErrorKind::Truncated,
+            format!(
+                "the file is {len} bytes, its header says {}",
+                fixed.file_size
+            ),
+        );
+    }
+    Ok(fixed)
+}
+
+fn read_up_to(file: &mut File, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match file.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Types that may be viewed in place in the shared mapping.
+///
+/// # Safety
+/// Implementors are `repr(C)`, contain only atomics, plain integers and
+/// arrays of them (every bit pattern valid), and hold no pointers.
+pub(crate) unsafe trait SharedRecord {}
+// SAFETY: each is repr(C) and made only of atomics, integers, arrays of
+// them, and (for the header) a pthread mutex that is only touched through
+// the pthread API.
+unsafe impl SharedRecord for Header {}
+// SAFETY: see above.
+unsafe impl SharedRecord for SlotRec {}
+// SAFETY: see above.
+unsafe impl SharedRecord for FamilyRec {}
+// SAFETY: see above.
+unsafe impl SharedRecord for SeriesRec {}
+// SAFETY: an atomic integer.
+unsafe impl SharedRecord for AtomicU32 {}
+// SAFETY: an atomic integer.
+unsafe impl SharedRecord for AtomicU64 {}
+
+/// Incremented in every child right after `fork()`. A process compares it
+/// with the value it saw when it claimed its writer slot, so a child never
+/// writes through its parent's slot.
+pub(crate) static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn after_fork_in_child() {
+    // Only an atomic increment: async-signal-safe, as a handler run after
+    // fork() in a multi-threaded parent must be.
+    FORK_GENERATION.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Registers the fork hook once per process.
+pub(crate) fn install_fork_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: registers a handler with no prepare/parent parts; the
+        // child handler only does an atomic increment.
+        unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+    });
+}

@@ -1,0 +1,1114 @@
+//! The store: opening a file, registering families, finding series, and
+//! the per-process writer slot. Updates live in [`crate::update`], reading
+//! in [`crate::snapshot`].
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::family::{FamilyDesc, GaugeMode, Kind};
+use crate::proc;
+use crate::shm::layout::{self, slot_state, state, Capacities, FamilyRec, Fixed, TOMBSTONE};
+use crate::shm::{self, LockGuard, Mapping, FORK_GENERATION};
+
+/// The default directory for store files.
+pub const DEFAULT_DIR: &str = "/dev/shm";
+
+/// How to open a store. Capacities apply only when the file is created; an
+/// existing store keeps the capacities its creator chose.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// Create the file if it does not exist (default `true`).
+    pub create: bool,
+    /// Map the file read-only; every write is then a [`ErrorKind::ReadOnly`]
+    /// error. An exporter needs only this.
+    pub read_only: bool,
+    /// The file mode on creation: `0o600` (default) or `0o660`.
+    pub mode: u32,
+    /// Most families.
+    pub max_families: u32,
+    /// Most series, over all families (each family's overflow series
+    /// included).
+    pub max_series: u32,
+    /// Bytes for names, help texts, label names and label values.
+    pub label_bytes: u64,
+    /// Most processes writing at once. More processes still work: they
+    /// share one extra slot, and gauges lose their per-process meaning.
+    pub max_writers: u32,
+    /// 8-byte value cells per writer; `0` picks 16 per series.
+    pub cells_per_writer: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            create: true,
+            read_only: false,
+            mode: 0o600,
+            max_families: 4096,
+            max_series: 65_536,
+            label_bytes: 16 << 20,
+            max_writers: 128,
+            cells_per_writer: 0,
+        }
+    }
+}
+
+impl Options {
+    fn capacities(&self) -> Result<Capacities> {
+        let opt = |msg: String| Error::new(ErrorKind::InvalidOptions, msg);
+        let check = |what: &str, v: u64, max: u64| {
+            if v == 0 || v > max {
+                Err(opt(format!("{what} must be between 1 and {max}, got {v}")))
+            } else {
+                Ok(())
+            }
+        };
+        check(
+            "max_families",
+            self.max_families as u64,
+            layout::MAX_FAMILIES as u64,
+        )?;
+        check(
+            "max_series",
+            self.max_series as u64,
+            layout::MAX_SERIES as u64,
+        )?;
+        check("label_bytes", self.label_bytes, layout::MAX_ARENA)?;
+        check(
+            "max_writers",
+            self.max_writers as u64,
+            layout::MAX_SLOTS as u64,
+        )?;
+        let cells = if self.cells_per_writer == 0 {
+            (self.max_series as u64 * 16).min(layout::MAX_CELLS)
+        } else {
+            self.cells_per_writer
+        };
+        check("cells_per_writer", cells, layout::MAX_CELLS)?;
+        if self.mode & !0o660 != 0 || self.mode & 0o600 != 0o600 {
+            return Err(opt(format!(
+                "mode must be 0o600 or 0o660, got {:#o}; stores are never world-accessible",
+                self.mode
+            )));
+        }
+        Ok(Capacities {
+            max_families: self.max_families,
+            max_slots: self.max_writers,
+            max_series: self.max_series,
+            arena_bytes: self.label_bytes,
+            cells_per_slot: cells,
+        })
+    }
+}
+
+/// No slot claimed yet (low half of [`Store::local`]).
+const NO_SLOT: u32 = u32::MAX;
+
+/// Hands out a distinct tag to every `Store` value in this process, so a
+/// handle cannot be used with a store other than the one that made it.
+static NEXT_TAG: AtomicU32 = AtomicU32::new(1);
+
+/// A store of metrics shared by all processes that open the same file.
+///
+/// `Store` is `Send + Sync`: share one per process (for example in an
+/// `Arc` or a `static`). Each `Store` value writes through its own writer
+/// slot, claimed on its first update and again after a `fork()`.
+#[derive(Debug)]
+pub struct Store {
+    pub(crate) map: Mapping,
+    pub(crate) tag: u32,
+    /// The fork generation (high 32 bits) and slot (low 32 bits) this
+    /// process writes through.
+    local: AtomicU64,
+}
+
+/// A registered family. Cheap to copy; valid for the [`Store`] that made it
+/// until the store is wiped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Family {
+    pub(crate) tag: u32,
+    pub(crate) epoch: u32,
+    pub(crate) index: u32,
+    pub(crate) kind: Kind,
+    pub(crate) mode: GaugeMode,
+    pub(crate) n_labels: u32,
+    pub(crate) cells: u32,
+    pub(crate) n_bounds: u32,
+    pub(crate) bounds_off: u64,
+    pub(crate) overflow: u32,
+}
+
+impl Family {
+    /// The metric type.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// How many label values a series of this family takes.
+    pub fn label_count(&self) -> usize {
+        self.n_labels as usize
+    }
+
+    /// The gauge mode (meaningful for gauges only).
+    pub fn gauge_mode(&self) -> GaugeMode {
+        self.mode
+    }
+
+    fn series_handle(&self, id: u32, cell: u64) -> Series {
+        Series {
+            tag: self.tag,
+            epoch: self.epoch,
+            id,
+            family: self.index,
+            cell: cell as u32,
+            kind: self.kind,
+            mode: self.mode,
+            n_bounds: self.n_bounds,
+            bounds_off: self.bounds_off,
+        }
+    }
+}
+
+/// A handle to one series, for the hot path: updating through it takes no
+/// lock, makes no system call and allocates nothing. Cheap to copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Series {
+    pub(crate) tag: u32,
+    pub(crate) epoch: u32,
+    pub(crate) id: u32,
+    pub(crate) family: u32,
+    pub(crate) cell: u32,
+    pub(crate) kind: Kind,
+    pub(crate) mode: GaugeMode,
+    pub(crate) n_bounds: u32,
+    pub(crate) bounds_off: u64,
+}
+
+impl Series {
+    /// The metric type of the series' family.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+}
+
+/// Cells a series of a family takes in each slot.
+pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sketch_cells: u32) -> u32 {
+    match kind {
+        Kind::Counter => 1,
+        // Value, and a "written" marker (or the time of the last set, for
+        // the most-recent modes).
+        Kind::Gauge => 2,
+        // One count per bucket including +Inf, then the sum.
+        Kind::Histogram => n_bounds as u32 + 2,
+        // Count, sum, then the (reserved) sketch.
+        Kind::Summary => 2 + sketch_cells,
+    }
+}
+
+/// Encodes strings as a u32 little-endian length followed by the bytes.
+fn encode_strs<S: AsRef<str>>(out: &mut Vec<u8>, items: &[S]) {
+    for s in items {
+        let s = s.as_ref().as_bytes();
+        out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+        out.extend_from_slice(s);
+    }
+}
+
+/// Iterates strings encoded by [`encode_strs`]; yields `None` for a
+/// malformed encoding (a corrupt store).
+pub(crate) fn decode_strs(mut b: &[u8]) -> impl Iterator<Item = Option<&[u8]>> {
+    std::iter::from_fn(move || {
+        if b.is_empty() {
+            return None;
+        }
+        if b.len() < 4 {
+            b = &[];
+            return Some(None);
+        }
+        let n = u32::from_le_bytes(b[..4].try_into().expect("4 bytes")) as usize;
+        if b.len() - 4 < n {
+            b = &[];
+            return Some(None);
+        }
+        let (s, rest) = b[4..].split_at(n);
+        b = rest;
+        Some(Some(s))
+    })
+}
+
+fn labels_equal(encoded: &[u8], values: &[&str]) -> bool {
+    let mut it = decode_strs(encoded);
+    for v in values {
+        match it.next() {
+            Some(Some(s)) if s == v.as_bytes() => {}
+            _ => return false,
+        }
+    }
+    it.next().is_none()
+}
+
+/// The hash of a series key, stable across builds and processes.
+pub(crate) fn series_hash(family: u32, values: &[&str]) -> u64 {
+    use xxhash_rust::xxh3::xxh3_64_with_seed;
+    let mut h = xxh3_64_with_seed(&family.to_le_bytes(), 0x5348_4d45_5452_4958);
+    for v in values {
+        h = xxh3_64_with_seed(v.as_bytes(), h);
+    }
+    h
+}
+
+/// Hash of a family's defining parts (not its help text: a changed help
+/// text during a rolling deploy is no conflict; the first one stays).
+fn def_hash(d: &FamilyDesc) -> u64 {
+    let mut b = Vec::new();
+    b.extend_from_slice(&(d.kind as u32).to_le_bytes());
+    b.extend_from_slice(&(d.gauge_mode as u32).to_le_bytes());
+    encode_strs(&mut b, &d.label_names);
+    encode_strs(&mut b, &[&d.unit]);
+    for x in d.buckets.iter().chain(&d.summary.quantiles) {
+        b.extend_from_slice(&x.to_bits().to_le_bytes());
+    }
+    b.extend_from_slice(&(d.summary.max_age.as_millis() as u64).to_le_bytes());
+    b.extend_from_slice(&d.summary.age_buckets.to_le_bytes());
+    xxhash_rust::xxh3::xxh3_64(&b)
+}
+
+enum Found {
+    Live(u32),
+    /// An entry whose insert has not finished (or whose writer died).
+    Pending,
+    Absent,
+}
+
+impl Store {
+    /// Opens the store at `path`, creating it if `options.create` is set
+    /// and it does not exist.
+    ///
+    /// A file that is not a store, was cut short, is corrupt or comes from
+    /// another layout version gives an error naming the file and the
+    /// problem; it is never reinitialised.
+    pub fn open(path: impl AsRef<Path>, options: &Options) -> Result<Store> {
+        let path = path.as_ref();
+        shm::install_fork_hook();
+        let caps = options.capacities()?;
+        let map = match Mapping::open(path, !options.read_only) {
+            Ok(m) => m,
+            Err(e)
+                if options.create
+                    && !options.read_only
+                    && e.kind() == ErrorKind::Io
+                    && !path.exists() =>
+            {
+                Mapping::create_or_open(path, Fixed::plan(caps, proc::unix_nanos()), options.mode)?
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(Store {
+            map,
+            tag: NEXT_TAG.fetch_add(1, Relaxed),
+            local: AtomicU64::new(u64::MAX),
+        })
+    }
+
+    /// The default store path: `$SHMETRICS_STORE` if set, else
+    /// `/dev/shm/shmetrics`.
+    pub fn default_path() -> PathBuf {
+        std::env::var_os("SHMETRICS_STORE")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| Path::new(DEFAULT_DIR).join("shmetrics"))
+    }
+
+    /// The store file's path.
+    pub fn path(&self) -> &Path {
+        self.map.path()
+    }
+
+    /// Whether the store was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        !self.map.writable()
+    }
+
+    pub(crate) fn epoch(&self) -> u32 {
+        self.map.header().hot.epoch.load(Acquire) as u32
+    }
+
+    fn check_writable(&self) -> Result<()> {
+        if self.map.writable() {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorKind::ReadOnly,
+                "open the store without read_only to write",
+            )
+            .with_path(self.path()))
+        }
+    }
+
+    pub(crate) fn lock(&self) -> Result<LockGuard<'_>> {
+        let guard = self.map.lock()?;
+        if guard.recovered {
+            self.map
+                .header()
+                .alloc
+                .lock_recoveries_total
+                .fetch_add(1, Relaxed);
+            self.recover();
+        }
+        Ok(guard)
+    }
+
+    /// Repairs what a lock holder that died was doing. Every step is
+    /// idempotent, so a repair that is itself interrupted is simply redone
+    /// by the next lock holder.
+    fn recover(&self) {
+        let h = self.map.header();
+        if h.hot.wipe_pending.load(Acquire) != 0 {
+            self.wipe_locked();
+            return;
+        }
+        for f in self.live_range_families() {
+            if f.state.load(Acquire) == state::INIT {
+                f.state.store(state::DEAD, Release);
+            }
+        }
+        let series_used = (h.alloc.series_used.load(Acquire)).min(self.map.fixed().max_series);
+        let recs = &self.map.series()[..series_used as usize];
+        for (id, rec) in recs.iter().enumerate() {
+            if rec.state.load(Acquire) != state::INIT {
+                continue;
+            }
+            // Publish it if the dead writer got as far as the index, else
+            // abandon it (its bytes and cells leak until the next wipe).
+            let indexed = self
+                .index_position(id as u32, rec.hash.load(Relaxed))
+                .is_some();
+            rec.state
+                .store(if indexed { state::LIVE } else { state::DEAD }, Release);
+        }
+        // Recount each family's series from the records.
+        let fams = self.live_range_families();
+        let mut counts = vec![0u32; fams.len()];
+        for rec in recs {
+            let fam = rec.family.load(Relaxed) as usize;
+            if rec.state.load(Acquire) == state::LIVE && fam < counts.len() {
+                counts[fam] += 1;
+            }
+        }
+        for (f, n) in fams.iter().zip(counts) {
+            let overflow_alloc = u32::from(f.overflow_series.load(Relaxed) != 0);
+            f.series_count
+                .store(n.saturating_sub(overflow_alloc), Relaxed);
+        }
+    }
+
+    fn live_range_families(&self) -> &[FamilyRec] {
+        let used = self
+            .map
+            .header()
+            .alloc
+            .families_used
+            .load(Acquire)
+            .min(self.map.fixed().max_families);
+        &self.map.families()[..used as usize]
+    }
+
+    // ----- families ------------------------------------------------------
+
+    /// Registers a family, or returns the existing family of the same name
+    /// if its definition is the same (from this or any other process).
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidName`] or [`ErrorKind::InvalidOptions`] for a bad
+    /// definition, [`ErrorKind::Conflict`] if the name is taken by a
+    /// different definition, [`ErrorKind::StoreFull`] if there is no room.
+    pub fn register(&self, desc: &FamilyDesc) -> Result<Family> {
+        let d = desc.normalized()?;
+        let hash = def_hash(&d);
+        let epoch = self.epoch();
+        if let Some(f) = self.find_family(&d, hash, epoch)? {
+            return Ok(f);
+        }
+        self.check_writable()?;
+        let _guard = self.lock()?;
+        let epoch = self.epoch();
+        if let Some(f) = self.find_family(&d, hash, epoch)? {
+            return Ok(f);
+        }
+        self.insert_family(&d, hash, epoch)
+    }
+
+    /// Looks a family up by name without the lock.
+    fn find_family(&self, d: &FamilyDesc, hash: u64, epoch: u32) -> Result<Option<Family>> {
+        for (i, f) in self.live_range_families().iter().enumerate() {
+            if f.state.load(Acquire) != state::LIVE {
+                continue;
+            }
+            let name = self.arena_str(&f.name);
+            if name != Some(d.name.as_bytes()) {
+                continue;
+            }
+            if f.def_hash.load(Relaxed) != hash {
+                return Err(self.conflict(d, f));
+            }
+            return Ok(Some(self.family_handle(i as u32, f, epoch)?));
+        }
+        Ok(None)
+    }
+
+    fn conflict(&self, d: &FamilyDesc, f: &FamilyRec) -> Error {
+        let kind = Kind::from_u32(f.kind.load(Relaxed))
+            .map(Kind::as_str)
+            .unwrap_or("unknown");
+        let labels: Vec<String> = self
+            .arena_str(&f.label_names)
+            .map(|b| {
+                decode_strs(b)
+                    .map(|s| String::from_utf8_lossy(s.unwrap_or(b"?")).into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let mode = GaugeMode::from_u32(f.gauge_mode.load(Relaxed))
+            .map(GaugeMode::as_str)
+            .unwrap_or("?");
+        Error::new(
+            ErrorKind::Conflict,
+            format!(
+                "{:?} is already registered as a {kind} with labels {labels:?} (gauge mode {mode}), \
+                 which differs from this {} with labels {:?} in its type, labels, buckets, unit, mode \
+                 or summary options",
+                d.name,
+                d.kind.as_str(),
+                d.label_names
+            ),
+        )
+        .with_path(self.path())
+    }
+
+    fn family_handle(&self, index: u32, f: &FamilyRec, epoch: u32) -> Result<Family> {
+        let corrupt = || {
+            Error::new(
+                ErrorKind::Corrupt,
+                format!("family record {index} is invalid"),
+            )
+            .with_path(self.path())
+        };
+        let kind = Kind::from_u32(f.kind.load(Relaxed)).ok_or_else(corrupt)?;
+        let mode = GaugeMode::from_u32(f.gauge_mode.load(Relaxed)).ok_or_else(corrupt)?;
+        let n_bounds = f.buckets.len.load(Relaxed);
+        let bounds_off = f.buckets.off.load(Relaxed);
+        if kind == Kind::Histogram && self.map.arena_f64s(bounds_off, n_bounds).is_none() {
+            return Err(corrupt());
+        }
+        let cells = f.cells_per_series.load(Relaxed);
+        if cells
+            != cells_for(
+                kind,
+                n_bounds as usize,
+                f.summary_sketch_cells.load(Relaxed),
+            )
+        {
+            return Err(corrupt());
+        }
+        Ok(Family {
+            tag: self.tag,
+            epoch,
+            index,
+            kind,
+            mode,
+            n_labels: f.n_labels.load(Relaxed),
+            cells,
+            n_bounds: n_bounds as u32,
+            bounds_off,
+            overflow: f.overflow_series.load(Relaxed).wrapping_sub(1),
+        })
+    }
+
+    pub(crate) fn arena_str(&self, r: &layout::ArenaRef) -> Option<&[u8]> {
+        self.map.arena(r.off.load(Relaxed), r.len.load(Relaxed))
+    }
+
+    fn insert_family(&self, d: &FamilyDesc, hash: u64, epoch: u32) -> Result<Family> {
+        let h = self.map.header();
+        let fixed = self.map.fixed();
+        let full = |what: &str| {
+            Error::new(
+                ErrorKind::StoreFull,
+                format!("no room to register {:?}: the store's {what} is used up; create it with a larger capacity", d.name),
+            )
+            .with_path(self.path())
+        };
+        let index = h.alloc.families_used.load(Relaxed);
+        if index >= fixed.max_families {
+            return Err(full("family capacity"));
+        }
+        let sketch_cells = 0;
+        let cells = cells_for(d.kind, d.buckets.len(), sketch_cells);
+        let mut label_names = Vec::new();
+        encode_strs(&mut label_names, &d.label_names);
+        let empty: Vec<&str> = vec![""; d.label_names.len()];
+        let mut overflow_labels = Vec::new();
+        encode_strs(&mut overflow_labels, &empty);
+
+        // Reserve every byte and cell before writing anything.
+        let mut arena = ArenaAlloc::new(self)?;
+        let name = arena
+            .push(d.name.as_bytes())
+            .ok_or_else(|| full("label bytes"))?;
+        let help = arena
+            .push(d.help.as_bytes())
+            .ok_or_else(|| full("label bytes"))?;
+        let unit = arena
+            .push(d.unit.as_bytes())
+            .ok_or_else(|| full("label bytes"))?;
+        let labels = arena
+            .push(&label_names)
+            .ok_or_else(|| full("label bytes"))?;
+        let bounds = arena
+            .push_f64s(&d.buckets)
+            .ok_or_else(|| full("label bytes"))?;
+        let quantiles = arena
+            .push_f64s(&d.summary.quantiles)
+            .ok_or_else(|| full("label bytes"))?;
+        let ov_labels = arena
+            .push(&overflow_labels)
+            .ok_or_else(|| full("label bytes"))?;
+        let series_id = h.alloc.series_used.load(Relaxed);
+        if series_id >= fixed.max_series {
+            return Err(full("series capacity"));
+        }
+        let cell_off = h.alloc.cells_used.load(Relaxed);
+        if cell_off + cells as u64 > fixed.cells_per_slot {
+            return Err(full("value cells"));
+        }
+
+        let f = &self.map.families()[index as usize];
+        f.state.store(state::INIT, Release);
+        h.alloc.families_used.store(index + 1, Release);
+        arena.commit();
+        f.kind.store(d.kind as u32, Relaxed);
+        f.gauge_mode.store(d.gauge_mode as u32, Relaxed);
+        f.n_labels.store(d.label_names.len() as u32, Relaxed);
+        set_ref(&f.name, name, d.name.len());
+        set_ref(&f.help, help, d.help.len());
+        set_ref(&f.unit, unit, d.unit.len());
+        set_ref(&f.label_names, labels, label_names.len());
+        set_ref(&f.buckets, bounds, d.buckets.len());
+        set_ref(&f.quantiles, quantiles, d.summary.quantiles.len());
+        f.cells_per_series.store(cells, Relaxed);
+        f.max_series.store(d.max_series, Relaxed);
+        f.series_count.store(0, Relaxed);
+        f.overflows.store(0, Relaxed);
+        f.def_hash.store(hash, Relaxed);
+        f.summary_max_age_ms
+            .store(d.summary.max_age.as_millis() as u64, Relaxed);
+        f.summary_age_buckets.store(d.summary.age_buckets, Relaxed);
+        f.summary_sketch_cells.store(sketch_cells, Relaxed);
+        f.created_unix_ns.store(proc::unix_nanos(), Relaxed);
+
+        // The overflow series: allocated now so that it exists when the
+        // store is full. It is not in the index, so no label set finds it.
+        let s = &self.map.series()[series_id as usize];
+        s.state.store(state::INIT, Release);
+        s.family.store(index, Relaxed);
+        s.hash.store(0, Relaxed);
+        set_ref(&s.labels, ov_labels, overflow_labels.len());
+        s.cell_off.store(cell_off, Relaxed);
+        s.created_unix_ns.store(proc::unix_nanos(), Relaxed);
+        h.alloc.cells_used.store(cell_off + cells as u64, Release);
+        h.alloc.series_used.store(series_id + 1, Release);
+        f.overflow_series.store(series_id + 1, Release);
+        s.state.store(state::LIVE, Release);
+        f.state.store(state::LIVE, Release);
+        self.family_handle(index, f, epoch)
+    }
+
+    // ----- series --------------------------------------------------------
+
+    /// Gets or creates the series with these label values, and returns a
+    /// handle for updates. Label values are any UTF-8 and stored exactly.
+    ///
+    /// Finding an existing series takes no lock. Creating one takes the
+    /// store lock briefly.
+    ///
+    /// # Errors
+    /// [`ErrorKind::LabelCount`] if the number of values is wrong;
+    /// [`ErrorKind::Overflow`] if the series does not fit, carrying the
+    /// family's overflow series ([`Error::overflow_series`]);
+    /// [`ErrorKind::StaleHandle`] if the store was wiped since the family
+    /// was registered.
+    pub fn series(&self, family: &Family, values: &[&str]) -> Result<Series> {
+        self.check_family(family)?;
+        if values.len() != family.n_labels as usize {
+            return Err(Error::new(
+                ErrorKind::LabelCount,
+                format!(
+                    "expected {} label values, got {}",
+                    family.n_labels,
+                    values.len()
+                ),
+            ));
+        }
+        let hash = series_hash(family.index, values);
+        if let Found::Live(id) = self.find_series(family.index, hash, values) {
+            return self.series_handle(family, id);
+        }
+        self.check_writable()?;
+        let _guard = self.lock()?;
+        self.check_family(family)?;
+        match self.find_series(family.index, hash, values) {
+            Found::Live(id) => self.series_handle(family, id),
+            // Recovery (run when the lock was taken) settles every pending
+            // insert, so this is only reachable on a corrupt store.
+            Found::Pending => Err(
+                Error::new(ErrorKind::Corrupt, "a series insert never finished")
+                    .with_path(self.path()),
+            ),
+            Found::Absent => self.insert_series(family, hash, values),
+        }
+    }
+
+    /// Like [`Store::series`], but a series that does not fit resolves to
+    /// the family's overflow series instead of an error.
+    pub fn series_or_overflow(&self, family: &Family, values: &[&str]) -> Result<Series> {
+        match self.series(family, values) {
+            Err(e) if e.kind() == ErrorKind::Overflow => e.overflow_series().ok_or(e),
+            r => r,
+        }
+    }
+
+    fn check_family(&self, family: &Family) -> Result<()> {
+        if family.tag != self.tag || family.epoch != self.epoch() {
+            return Err(Error::new(
+                ErrorKind::StaleHandle,
+                "the family handle is from before a wipe or from another Store; register it again",
+            ));
+        }
+        Ok(())
+    }
+
+    fn series_handle(&self, family: &Family, id: u32) -> Result<Series> {
+        let rec = &self.map.series()[id as usize];
+        let cell = rec.cell_off.load(Relaxed);
+        if cell + family.cells as u64 > self.map.fixed().cells_per_slot {
+            return Err(Error::new(
+                ErrorKind::Corrupt,
+                format!("series {id} points outside the cells"),
+            )
+            .with_path(self.path()));
+        }
+        Ok(family.series_handle(id, cell))
+    }
+
+    fn find_series(&self, family: u32, hash: u64, values: &[&str]) -> Found {
+        let index = self.map.index();
+        let recs = self.map.series();
+        let mask = index.len() - 1;
+        let mut i = hash as usize & mask;
+        for _ in 0..index.len() {
+            let e = index[i].load(Acquire);
+            if e == 0 {
+                return Found::Absent;
+            }
+            if e != TOMBSTONE {
+                if let Some(rec) = recs.get(e as usize - 1) {
+                    if rec.hash.load(Relaxed) == hash
+                        && rec.family.load(Relaxed) == family
+                        && self
+                            .arena_str(&rec.labels)
+                            .is_some_and(|b| labels_equal(b, values))
+                    {
+                        match rec.state.load(Acquire) {
+                            state::LIVE => return Found::Live(e - 1),
+                            state::INIT => return Found::Pending,
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            i = (i + 1) & mask;
+        }
+        Found::Absent
+    }
+
+    /// Where series `id` sits in the index, if it does.
+    fn index_position(&self, id: u32, hash: u64) -> Option<usize> {
+        let index = self.map.index();
+        let mask = index.len() - 1;
+        let mut i = hash as usize & mask;
+        for _ in 0..index.len() {
+            match index[i].load(Acquire) {
+                0 => return None,
+                e if e == id + 1 => return Some(i),
+                _ => i = (i + 1) & mask,
+            }
+        }
+        None
+    }
+
+    fn insert_series(&self, family: &Family, hash: u64, values: &[&str]) -> Result<Series> {
+        let h = self.map.header();
+        let fixed = self.map.fixed();
+        let f = &self.map.families()[family.index as usize];
+        let mut encoded = Vec::new();
+        encode_strs(&mut encoded, values);
+        let limit = f.max_series.load(Relaxed);
+        let id = h.alloc.series_used.load(Relaxed);
+        let cell_off = h.alloc.cells_used.load(Relaxed);
+        let mut arena = ArenaAlloc::new(self)?;
+        let labels = arena.push(&encoded);
+        let reason = if limit != 0 && f.series_count.load(Relaxed) >= limit {
+            Some(format!("the family's limit of {limit} series"))
+        } else if id >= fixed.max_series {
+            Some(format!(
+                "the store's capacity of {} series",
+                fixed.max_series
+            ))
+        } else if labels.is_none() {
+            Some(format!("the store's {} label bytes", fixed.arena_bytes))
+        } else if cell_off + family.cells as u64 > fixed.cells_per_slot {
+            Some(format!(
+                "the store's {} value cells per writer",
+                fixed.cells_per_slot
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            f.overflows.fetch_add(1, Relaxed);
+            h.alloc.overflows_total.fetch_add(1, Relaxed);
+            let ov = self.series_handle(family, family.overflow)?;
+            let name = self
+                .arena_str(&f.name)
+                .map(String::from_utf8_lossy)
+                .unwrap_or_default();
+            return Err(Error::overflow(
+                format!(
+                    "a new series of {name:?} does not fit in {reason}; its updates go to the \
+                     series labelled shmetrics_overflow=\"true\""
+                ),
+                ov,
+            ));
+        }
+        let labels = labels.expect("checked above");
+        // Claim an index position: the first empty or deleted one.
+        let index = self.map.index();
+        let mask = index.len() - 1;
+        let mut pos = hash as usize & mask;
+        while !matches!(index[pos].load(Relaxed), 0 | TOMBSTONE) {
+            pos = (pos + 1) & mask;
+        }
+        // Order matters for recovery (see `recover`): the record is INIT
+        // until both it and its index entry are written.
+        let rec = &self.map.series()[id as usize];
+        rec.state.store(state::INIT, Release);
+        h.alloc.series_used.store(id + 1, Release);
+        arena.commit();
+        h.alloc
+            .cells_used
+            .store(cell_off + family.cells as u64, Release);
+        rec.family.store(family.index, Relaxed);
+        rec.hash.store(hash, Relaxed);
+        set_ref(&rec.labels, labels, encoded.len());
+        rec.cell_off.store(cell_off, Relaxed);
+        rec.created_unix_ns.store(proc::unix_nanos(), Relaxed);
+        index[pos].store(id + 1, Release);
+        rec.state.store(state::LIVE, Release);
+        f.series_count.fetch_add(1, Relaxed);
+        self.series_handle(family, id)
+    }
+
+    /// Deletes the series with these label values. Returns whether it
+    /// existed. Handles to it stay usable, but their updates are no longer
+    /// exported; a later lookup of the same labels creates a new series
+    /// that starts from zero. The deleted series' space is reclaimed by
+    /// [`Store::wipe`].
+    pub fn delete(&self, family: &Family, values: &[&str]) -> Result<bool> {
+        self.check_family(family)?;
+        if values.len() != family.n_labels as usize {
+            return Err(Error::new(
+                ErrorKind::LabelCount,
+                format!(
+                    "expected {} label values, got {}",
+                    family.n_labels,
+                    values.len()
+                ),
+            ));
+        }
+        self.check_writable()?;
+        let _guard = self.lock()?;
+        let hash = series_hash(family.index, values);
+        let Found::Live(id) = self.find_series(family.index, hash, values) else {
+            return Ok(false);
+        };
+        let rec = &self.map.series()[id as usize];
+        rec.state.store(state::DEAD, Release);
+        if let Some(pos) = self.index_position(id, hash) {
+            self.map.index()[pos].store(TOMBSTONE, Release);
+        }
+        let f = &self.map.families()[family.index as usize];
+        let _ = f
+            .series_count
+            .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1));
+        Ok(true)
+    }
+
+    /// Sets every value of every series to zero, in all slots. Families,
+    /// series and handles stay as they are.
+    pub fn reset(&self) -> Result<()> {
+        self.check_writable()?;
+        let _guard = self.lock()?;
+        self.zero_cells(|_| true);
+        Ok(())
+    }
+
+    /// Removes every family and series (PromPHP's `wipeStorage`). Handles
+    /// made before become stale: updates through them return
+    /// [`ErrorKind::StaleHandle`], and families must be registered again.
+    /// Writer slots are kept.
+    pub fn wipe(&self) -> Result<()> {
+        self.check_writable()?;
+        let _guard = self.lock()?;
+        self.wipe_locked();
+        Ok(())
+    }
+
+    fn wipe_locked(&self) {
+        let h = self.map.header();
+        h.hot.wipe_pending.store(1, Release);
+        h.hot.epoch.fetch_add(1, AcqRel);
+        for f in self.live_range_families() {
+            f.state.store(state::FREE, Release);
+        }
+        let series_used = h
+            .alloc
+            .series_used
+            .load(Acquire)
+            .min(self.map.fixed().max_series);
+        for rec in &self.map.series()[..series_used as usize] {
+            rec.state.store(state::FREE, Release);
+        }
+        for e in self.map.index() {
+            if e.load(Relaxed) != 0 {
+                e.store(0, Relaxed);
+            }
+        }
+        self.zero_cells(|_| true);
+        h.alloc.series_used.store(0, Release);
+        h.alloc.families_used.store(0, Release);
+        h.alloc.cells_used.store(0, Release);
+        h.alloc.arena_used.store(0, Release);
+        h.hot.wipe_pending.store(0, Release);
+    }
+
+    /// Zeroes the used cells of every slot whose index passes `which`.
+    fn zero_cells(&self, which: impl Fn(u32) -> bool) {
+        let h = self.map.header();
+        let used = h
+            .alloc
+            .cells_used
+            .load(Acquire)
+            .min(self.map.fixed().cells_per_slot) as usize;
+        let hwm = h
+            .alloc
+            .slots_hwm
+            .load(Acquire)
+            .min(self.map.fixed().max_slots);
+        for slot in (0..=hwm).filter(|s| which(*s)) {
+            for c in &self.map.cells(slot)[..used] {
+                c.store(0, Relaxed);
+            }
+        }
+    }
+
+    // ----- writer slots --------------------------------------------------
+
+    /// The slot this process writes through, claiming one on first use and
+    /// after a fork.
+    #[inline]
+    pub(crate) fn slot(&self) -> u32 {
+        let local = self.local.load(Relaxed);
+        let gen = FORK_GENERATION.load(Relaxed) as u32;
+        if (local >> 32) as u32 == gen && local as u32 != NO_SLOT {
+            return local as u32;
+        }
+        self.claim_slot()
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn claim_slot(&self) -> u32 {
+        // If the lock cannot be had at all (read-only store, broken lock),
+        // write through the shared slot: updates stay exact, only gauges
+        // lose their per-process meaning.
+        self.try_claim_slot().unwrap_or(0)
+    }
+
+    fn try_claim_slot(&self) -> Result<u32> {
+        let _guard = self.lock()?;
+        let gen = FORK_GENERATION.load(Relaxed) as u32;
+        let local = self.local.load(Relaxed);
+        if (local >> 32) as u32 == gen && local as u32 != NO_SLOT {
+            return Ok(local as u32); // another thread of ours was first
+        }
+        let h = self.map.header();
+        let max = self.map.fixed().max_slots;
+        let slots = self.map.slots();
+        let hwm = h.alloc.slots_hwm.load(Acquire).min(max);
+        let pid = std::process::id();
+        let start = proc::own_start_time();
+        let reusable = (1..=hwm).find(|&i| {
+            let s = &slots[i as usize];
+            match s.state.load(Acquire) {
+                slot_state::FREE | slot_state::RELEASED => true,
+                _ => !proc::is_alive(s.pid.load(Relaxed), s.start_time.load(Relaxed)),
+            }
+        });
+        let chosen = reusable.or_else(|| {
+            (hwm < max).then(|| {
+                h.alloc.slots_hwm.store(hwm + 1, Release);
+                hwm + 1
+            })
+        });
+        let slot = match chosen {
+            None => {
+                h.alloc.slot_exhausted_total.fetch_add(1, Relaxed);
+                0
+            }
+            Some(i) => {
+                let s = &slots[i as usize];
+                s.state.store(slot_state::CLAIMING, Release);
+                s.pid.store(pid, Relaxed);
+                if s.claims.load(Relaxed) > 0 {
+                    // Counters and histograms carry on from the dead
+                    // process's values. Its gauges do not: a new process
+                    // starts with none.
+                    self.zero_gauges(i);
+                    h.alloc.slot_reuses_total.fetch_add(1, Relaxed);
+                }
+                s.start_time.store(start, Relaxed);
+                s.claims.fetch_add(1, Relaxed);
+                s.claimed_unix_ns.store(proc::unix_nanos(), Relaxed);
+                s.state.store(slot_state::LIVE, Release);
+                h.alloc.slot_claims_total.fetch_add(1, Relaxed);
+                i
+            }
+        };
+        self.local
+            .store(((gen as u64) << 32) | slot as u64, Relaxed);
+        Ok(slot)
+    }
+
+    fn zero_gauges(&self, slot: u32) {
+        let fams = self.live_range_families();
+        let is_gauge: Vec<(bool, u32)> = fams
+            .iter()
+            .map(|f| {
+                let g = f.kind.load(Relaxed) == Kind::Gauge as u32
+                    && f.gauge_mode.load(Relaxed) != GaugeMode::Shared as u32;
+                (g, f.cells_per_series.load(Relaxed))
+            })
+            .collect();
+        let used = self
+            .map
+            .header()
+            .alloc
+            .series_used
+            .load(Acquire)
+            .min(self.map.fixed().max_series);
+        let cells = self.map.cells(slot);
+        for rec in &self.map.series()[..used as usize] {
+            let fam = rec.family.load(Relaxed) as usize;
+            if let Some(&(true, n)) = is_gauge.get(fam) {
+                let off = rec.cell_off.load(Relaxed) as usize;
+                if let Some(c) = cells.get(off..off + n as usize) {
+                    c.iter().for_each(|c| c.store(0, Relaxed));
+                }
+            }
+        }
+    }
+
+    /// Gives up this process's writer slot (for example before a clean
+    /// exit), so that live gauge modes drop its values at once and another
+    /// process may reuse it. Counter and histogram values stay counted.
+    /// The next update claims a slot again.
+    pub fn release_slot(&self) -> Result<()> {
+        self.check_writable()?;
+        let _guard = self.lock()?;
+        let local = self.local.swap(u64::MAX, Relaxed);
+        let gen = FORK_GENERATION.load(Relaxed) as u32;
+        let slot = local as u32;
+        if (local >> 32) as u32 == gen && slot != NO_SLOT && slot != 0 {
+            let s = &self.map.slots()[slot as usize];
+            if s.pid.load(Relaxed) == std::process::id() {
+                s.state.store(slot_state::RELEASED, Release);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        // Only release a slot this very process claimed (not a parent's).
+        let local = *self.local.get_mut();
+        let gen = FORK_GENERATION.load(Relaxed) as u32;
+        if (local >> 32) as u32 == gen
+            && local as u32 != NO_SLOT
+            && local as u32 != 0
+            && self.map.writable()
+        {
+            let _ = self.release_slot();
+        }
+    }
+}
+
+fn set_ref(r: &layout::ArenaRef, off: u64, len: usize) {
+    r.off.store(off, Relaxed);
+    r.len.store(len as u64, Relaxed);
+}
+
+/// Reserves arena space under the lock; nothing is taken until `commit`.
+struct ArenaAlloc<'a> {
+    store: &'a Store,
+    used: u64,
+}
+
+impl<'a> ArenaAlloc<'a> {
+    fn new(store: &'a Store) -> Result<ArenaAlloc<'a>> {
+        let used = store.map.header().alloc.arena_used.load(Acquire);
+        if used > store.map.fixed().arena_bytes {
+            return Err(
+                Error::new(ErrorKind::Corrupt, "the arena fill mark is past its end")
+                    .with_path(store.path()),
+            );
+        }
+        Ok(ArenaAlloc { store, used })
+    }
+
+    fn push(&mut self, bytes: &[u8]) -> Option<u64> {
+        let off = self.used;
+        let end = off.checked_add(bytes.len() as u64)?;
+        if end > self.store.map.fixed().arena_bytes {
+            return None;
+        }
+        self.store.map.arena_write(off, bytes);
+        self.used = end;
+        Some(off)
+    }
+
+    fn push_f64s(&mut self, v: &[f64]) -> Option<u64> {
+        self.used = self.used.checked_add(7)? / 8 * 8;
+        let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+        self.push(&bytes)
+    }
+
+    fn commit(self) {
+        self.store
+            .map
+            .header()
+            .alloc
+            .arena_used
+            .store(self.used, Release);
+    }
+}

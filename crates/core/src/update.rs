@@ -1,0 +1,208 @@
+//! Updates through a [`Series`] handle: the hot path.
+//!
+//! Each update is one or two atomic read-modify-writes on cells in this
+//! process's writer slot. No lock, no system call, no allocation (errors
+//! aside, which are cold).
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::family::{GaugeMode, Kind};
+use crate::proc;
+use crate::store::{Series, Store};
+
+/// Adds `v` to an f64 stored as bits. A compare-and-swap loop: std has no
+/// atomic f64, and no crate offers a float add on a cell we do not own.
+#[inline]
+fn add_f64(cell: &AtomicU64, v: f64) {
+    let mut cur = cell.load(Relaxed);
+    loop {
+        let new = (f64::from_bits(cur) + v).to_bits();
+        match cell.compare_exchange_weak(cur, new, Relaxed, Relaxed) {
+            Ok(_) => return,
+            Err(seen) => cur = seen,
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn nan_error(what: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidValue,
+        format!(
+            "{what} NaN: one NaN would make the series NaN for good once merged across processes"
+        ),
+    )
+}
+
+#[cold]
+#[inline(never)]
+fn handle_error(store: &Store, s: &Series, want: &[Kind]) -> Error {
+    if !want.contains(&s.kind) {
+        let want: Vec<&str> = want.iter().map(|k| k.as_str()).collect();
+        return Error::new(
+            ErrorKind::WrongType,
+            format!(
+                "this operation is for a {}, the series is a {}",
+                want.join(" or "),
+                s.kind.as_str()
+            ),
+        );
+    }
+    if s.tag != store.tag {
+        return Error::new(
+            ErrorKind::StaleHandle,
+            "the series handle belongs to another Store",
+        );
+    }
+    if s.epoch != store.epoch() {
+        return Error::new(
+            ErrorKind::StaleHandle,
+            "the store was wiped after this series handle was made; look the series up again",
+        );
+    }
+    Error::new(
+        ErrorKind::Corrupt,
+        "the series handle points outside the store",
+    )
+    .with_path(store.path())
+}
+
+impl Store {
+    /// The cells of `s` in the slot this process writes to.
+    #[inline]
+    fn cells_of(&self, s: &Series, want: Kind, n: usize) -> Result<&[AtomicU64]> {
+        if s.kind != want || s.tag != self.tag {
+            return Err(handle_error(self, s, &[want]));
+        }
+        self.cells_checked(s, n)
+    }
+
+    #[inline]
+    fn cells_checked(&self, s: &Series, n: usize) -> Result<&[AtomicU64]> {
+        if s.epoch != self.map.header().hot.epoch.load(Relaxed) as u32 {
+            return Err(handle_error(self, s, &[s.kind]));
+        }
+        let slot = if s.mode == GaugeMode::Shared && s.kind == Kind::Gauge {
+            0
+        } else {
+            self.slot()
+        };
+        let start = s.cell as usize;
+        match self.map.cells(slot).get(start..start + n) {
+            Some(c) => Ok(c),
+            None => Err(handle_error(self, s, &[s.kind])),
+        }
+    }
+
+    /// Adds `v` to a counter.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidValue`] if `v` is negative or NaN.
+    #[inline]
+    pub fn counter_add(&self, s: Series, v: f64) -> Result<()> {
+        if !(v >= 0.0) {
+            return Err(if v.is_nan() {
+                nan_error("a counter cannot be increased by")
+            } else {
+                Error::new(
+                    ErrorKind::InvalidValue,
+                    format!("a counter only goes up; got {v}"),
+                )
+            });
+        }
+        let c = self.cells_of(&s, Kind::Counter, 1)?;
+        add_f64(&c[0], v);
+        Ok(())
+    }
+
+    /// Adds one to a counter.
+    #[inline]
+    pub fn counter_inc(&self, s: Series) -> Result<()> {
+        self.counter_add(s, 1.0)
+    }
+
+    #[inline]
+    fn gauge_mark(&self, s: &Series, marker: &AtomicU64) {
+        if matches!(s.mode, GaugeMode::MostRecent | GaugeMode::LiveMostRecent) {
+            marker.store(proc::unix_nanos(), Relaxed);
+        } else if marker.load(Relaxed) == 0 {
+            marker.store(1, Relaxed);
+        }
+    }
+
+    /// Sets a gauge.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidValue`] if `v` is NaN.
+    #[inline]
+    pub fn gauge_set(&self, s: Series, v: f64) -> Result<()> {
+        if v.is_nan() {
+            return Err(nan_error("a gauge cannot be set to"));
+        }
+        let c = self.cells_of(&s, Kind::Gauge, 2)?;
+        c[0].store(v.to_bits(), Relaxed);
+        self.gauge_mark(&s, &c[1]);
+        Ok(())
+    }
+
+    /// Adds `v` (which may be negative) to a gauge.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidValue`] if `v` is NaN.
+    #[inline]
+    pub fn gauge_add(&self, s: Series, v: f64) -> Result<()> {
+        if v.is_nan() {
+            return Err(nan_error("a gauge cannot be increased by"));
+        }
+        let c = self.cells_of(&s, Kind::Gauge, 2)?;
+        add_f64(&c[0], v);
+        self.gauge_mark(&s, &c[1]);
+        Ok(())
+    }
+
+    /// Sets a gauge to the current Unix time in seconds.
+    pub fn gauge_set_to_current_time(&self, s: Series) -> Result<()> {
+        self.gauge_set(s, proc::unix_nanos() as f64 / 1e9)
+    }
+
+    /// Records an observation in a histogram or a summary.
+    ///
+    /// A histogram's count is the sum of its buckets, so every snapshot has
+    /// `+Inf == _count`, whatever runs concurrently.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidValue`] if `v` is NaN.
+    #[inline]
+    pub fn observe(&self, s: Series, v: f64) -> Result<()> {
+        if v.is_nan() {
+            return Err(nan_error("cannot observe"));
+        }
+        match s.kind {
+            Kind::Histogram => {
+                if s.tag != self.tag {
+                    return Err(handle_error(self, &s, &[Kind::Histogram, Kind::Summary]));
+                }
+                let n = s.n_bounds as usize;
+                let Some(bounds) = self.map.arena_f64s(s.bounds_off, n as u64) else {
+                    return Err(handle_error(self, &s, &[Kind::Histogram]));
+                };
+                let c = self.cells_checked(&s, n + 2)?;
+                // The first bucket whose upper bound is >= v (`le` is
+                // inclusive); n is the +Inf bucket.
+                let i = bounds.partition_point(|b| *b < v);
+                c[i].fetch_add(1, Relaxed);
+                add_f64(&c[n + 1], v);
+                Ok(())
+            }
+            Kind::Summary => {
+                let c = self.cells_of(&s, Kind::Summary, 2)?;
+                c[0].fetch_add(1, Relaxed);
+                add_f64(&c[1], v);
+                Ok(())
+            }
+            _ => Err(handle_error(self, &s, &[Kind::Histogram, Kind::Summary])),
+        }
+    }
+}
