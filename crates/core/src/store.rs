@@ -638,6 +638,8 @@ impl Store {
     /// [`ErrorKind::StaleHandle`] if the store was wiped since the family
     /// was registered.
     pub fn series(&self, family: &Family, values: &[&str]) -> Result<Series> {
+        // A handle is for writing; a read-only store hands out none.
+        self.check_writable()?;
         self.check_family(family)?;
         if values.len() != family.n_labels as usize {
             return Err(Error::new(
@@ -653,7 +655,6 @@ impl Store {
         if let Found::Live(id) = self.find_series(family.index, hash, values) {
             return self.series_handle(family, id);
         }
-        self.check_writable()?;
         let _guard = self.lock()?;
         self.check_family(family)?;
         match self.find_series(family.index, hash, values) {
@@ -688,9 +689,13 @@ impl Store {
     }
 
     fn series_handle(&self, family: &Family, id: u32) -> Result<Series> {
-        let rec = &self.map.series()[id as usize];
-        let cell = rec.cell_off.load(Relaxed);
-        if cell + family.cells as u64 > self.map.fixed().cells_per_slot {
+        let cell = self
+            .map
+            .series()
+            .get(id as usize)
+            .map(|rec| rec.cell_off.load(Relaxed));
+        let cell = cell.unwrap_or(u64::MAX);
+        if cell.saturating_add(family.cells as u64) > self.map.fixed().cells_per_slot {
             return Err(Error::new(
                 ErrorKind::Corrupt,
                 format!("series {id} points outside the cells"),
@@ -926,22 +931,23 @@ impl Store {
     /// The slot this process writes through, claiming one on first use and
     /// after a fork.
     #[inline]
-    pub(crate) fn slot(&self) -> u32 {
+    pub(crate) fn slot(&self) -> Result<u32> {
         let local = self.local.load(Relaxed);
         let gen = FORK_GENERATION.load(Relaxed) as u32;
         if (local >> 32) as u32 == gen && local as u32 != NO_SLOT {
-            return local as u32;
+            return Ok(local as u32);
         }
         self.claim_slot()
     }
 
     #[cold]
     #[inline(never)]
-    fn claim_slot(&self) -> u32 {
-        // If the lock cannot be had at all (read-only store, broken lock),
-        // write through the shared slot: updates stay exact, only gauges
-        // lose their per-process meaning.
-        self.try_claim_slot().unwrap_or(0)
+    fn claim_slot(&self) -> Result<u32> {
+        // Never write into a read-only mapping: that would fault.
+        self.check_writable()?;
+        // If the lock is unusable, write through the shared slot: updates
+        // stay exact, only gauges lose their per-process meaning.
+        Ok(self.try_claim_slot().unwrap_or(0))
     }
 
     fn try_claim_slot(&self) -> Result<u32> {

@@ -84,10 +84,13 @@ impl Store {
         if s.epoch != self.map.header().hot.epoch.load(Relaxed) as u32 {
             return Err(handle_error(self, s, &[s.kind]));
         }
+        // Always resolve our own slot first: that fails on a read-only
+        // store, which must never be written.
+        let own = self.slot()?;
         let slot = if s.mode == GaugeMode::Shared && s.kind == Kind::Gauge {
             0
         } else {
-            self.slot()
+            own
         };
         let start = s.cell as usize;
         match self.map.cells(slot).get(start..start + n) {

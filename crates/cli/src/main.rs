@@ -1,0 +1,106 @@
+//! The `shmetrics` command.
+
+#![forbid(unsafe_code)]
+
+mod demo;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use shmetrics_core::{Options, Store};
+use shmetrics_expo::Format;
+
+#[derive(Parser, Debug)]
+#[command(name = "shmetrics", version, about = "Metrics for multi-process servers, in shared memory")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run several worker processes that record web-request metrics into
+    /// one store, restart some of them, and show the merged result.
+    Demo(demo::DemoArgs),
+    /// Print the store's exposition.
+    Dump {
+        /// The store file.
+        #[arg(long, env = "SHMETRICS_STORE")]
+        store: PathBuf,
+        /// `prometheus` (text 0.0.4) or `openmetrics`.
+        #[arg(long, default_value = "prometheus")]
+        format: String,
+    },
+    /// Print the store's capacity, fill, families and writer slots.
+    Inspect {
+        /// The store file.
+        #[arg(long, env = "SHMETRICS_STORE")]
+        store: PathBuf,
+    },
+    /// A demo worker (started by `demo`).
+    #[command(hide = true)]
+    DemoWorker(demo::WorkerArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Demo(args) => demo::run(args),
+        Command::DemoWorker(args) => demo::worker(args),
+        Command::Dump { store, format } => dump(&store, &format),
+        Command::Inspect { store } => inspect(&store),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("shmetrics: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+type AnyResult = Result<(), Box<dyn std::error::Error>>;
+
+fn open_read_only(path: &PathBuf) -> Result<Store, shmetrics_core::Error> {
+    Store::open(path, &Options { create: false, read_only: true, ..Options::default() })
+}
+
+fn dump(path: &PathBuf, format: &str) -> AnyResult {
+    let format = Format::parse(format).ok_or_else(|| format!("unknown format {format:?}: use prometheus or openmetrics"))?;
+    let store = open_read_only(path)?;
+    let snap = store.snapshot()?;
+    let mut out = Vec::new();
+    shmetrics_expo::encode(&snap, format, &mut out);
+    std::io::stdout().lock().write_all(&out)?;
+    Ok(())
+}
+
+fn inspect(path: &PathBuf) -> AnyResult {
+    let store = open_read_only(path)?;
+    let snap = store.snapshot()?;
+    let st = snap.stats();
+    let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
+    println!("store         {}", path.display());
+    println!("layout        version {}", st.layout_version);
+    println!("file size     {} bytes (sparse)", st.file_size);
+    println!("families      {} of {} ({:.1}%)", st.families, st.families_capacity, pct(st.families as u64, st.families_capacity as u64));
+    println!("series        {} of {} allocated ({:.1}%), {} exported", st.series_allocated, st.series_capacity, pct(st.series_allocated as u64, st.series_capacity as u64), snap.series_count());
+    println!("label bytes   {} of {} ({:.1}%)", st.label_bytes_used, st.label_bytes_capacity, pct(st.label_bytes_used, st.label_bytes_capacity));
+    println!("value cells   {} of {} per writer ({:.1}%)", st.cells_used, st.cells_capacity, pct(st.cells_used, st.cells_capacity));
+    println!("writers       {} live, {} dead, {} slots; {} claims, {} reuses, {} found no free slot", st.writers_live, st.writers_dead, st.writers_capacity, st.writer_claims_total, st.writer_reuses_total, st.writers_exhausted_total);
+    println!("overflows     {}", st.overflows_total);
+    println!("lock repairs  {}", st.lock_recoveries_total);
+    println!();
+    println!("{:<48} {:<10} {:>8} {:>10}", "family", "type", "series", "overflows");
+    for f in snap.families() {
+        println!("{:<48} {:<10} {:>8} {:>10}", f.name(), f.kind().as_str(), f.series().len(), f.overflows());
+    }
+    println!();
+    println!("{:>5} {:>8} {:<5} {:>7}", "slot", "pid", "state", "claims");
+    for w in store.writers() {
+        println!("{:>5} {:>8} {:<5} {:>7}", w.slot, w.pid, if w.live { "live" } else { "dead" }, w.claims);
+    }
+    Ok(())
+}

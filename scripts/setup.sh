@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs what the demo or the tests need and is missing on this machine:
+# Debian packages, Python packages and cargo tools. Sourced by ./run-demo and
+# ./run-tests; safe to run again (it only installs what is absent).
+set -euo pipefail
+
+say() { printf '==> %s\n' "$*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+APT_UPDATED=0
+# ensure_apt PKG... : install the Debian packages that are not installed yet.
+ensure_apt() {
+  local missing=()
+  for p in "$@"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$APT_UPDATED" = 0 ]; then
+    say "apt-get update"
+    as_root apt-get update -qq
+    APT_UPDATED=1
+  fi
+  say "apt-get install ${missing[*]}"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# ensure_rust: cargo and rustc (rustup's stable toolchain if none).
+ensure_rust() {
+  if ! command -v cargo >/dev/null 2>&1; then
+    [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+  if ! command -v cargo >/dev/null 2>&1; then
+    ensure_apt cargo rustc
+  fi
+}
+
+# ensure_pip MODULE PACKAGE : pip-install PACKAGE unless MODULE imports.
+ensure_pip() {
+  python3 -c "import $1" 2>/dev/null && return 0
+  say "pip install $2"
+  python3 -m pip install --quiet --disable-pip-version-check "$2"
+}
+
+# The cbindgen version the committed C header was generated with.
+CBINDGEN_VERSION=0.29.2
+ensure_cbindgen() {
+  if ! cbindgen --version 2>/dev/null | grep -qx "cbindgen $CBINDGEN_VERSION"; then
+    say "cargo install cbindgen $CBINDGEN_VERSION"
+    cargo install --quiet --locked cbindgen --version "$CBINDGEN_VERSION"
+  fi
+}
