@@ -11,7 +11,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::family::{GaugeMode, Kind, OVERFLOW_LABEL, PID_LABEL};
 use crate::proc;
 use crate::shm::layout::{slot_state, state, LAYOUT_VERSION};
-use crate::store::{cells_for, decode_strs, Store};
+use crate::store::{cells_for, decode_strs, Shape, Store};
 
 /// Counts and capacities of a store: its self-telemetry.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -313,7 +313,7 @@ struct RawFamily {
     out: u32,
     kind: Kind,
     mode: GaugeMode,
-    cells: u32,
+    shape: Shape,
     overflow_series: u32,
     overflows: u64,
 }
@@ -400,7 +400,8 @@ impl Store {
             series_capacity: fx.max_series,
             label_bytes_used: h.alloc.arena_used.load(Relaxed),
             label_bytes_capacity: fx.arena_bytes,
-            cells_used: h.alloc.cells_used.load(Relaxed),
+            cells_used: h.alloc.int_cells_used.load(Relaxed)
+                + h.alloc.float_cells_used.load(Relaxed),
             cells_capacity: fx.cells_per_slot,
             writers_capacity: fx.max_slots,
             writers_live: life[1..].iter().filter(|l| **l == SlotLife::Live).count() as u32,
@@ -421,155 +422,157 @@ impl Store {
         if h.hot.wipe_pending.load(Acquire) != 0 {
             return Ok(None);
         }
-        let corrupt =
-            |what: &str| Error::new(ErrorKind::Corrupt, what.to_string()).with_path(self.path());
         let fam_used = h.alloc.families_used.load(Acquire);
         let series_used = h.alloc.series_used.load(Acquire);
-        let cells_used = h.alloc.cells_used.load(Acquire);
+        let cap = fx.cells_per_slot;
+        let ints_used = h.alloc.int_cells_used.load(Acquire);
+        let floats_used = h.alloc.float_cells_used.load(Acquire);
         if fam_used > fx.max_families
             || series_used > fx.max_series
-            || cells_used > fx.cells_per_slot
+            || ints_used.saturating_add(floats_used) > cap
         {
-            return Err(corrupt("an allocation counter is past its capacity"));
+            return Err(Error::new(
+                ErrorKind::Corrupt,
+                "an allocation counter is past its capacity",
+            )
+            .with_path(self.path()));
         }
+        let (ints_used, floats_used) = (ints_used as usize, floats_used as usize);
+        let float_base = cap as usize - floats_used;
         let life = self.slot_lives();
         let mut snap = Snapshot {
             stats: self.stats_with(&life),
             ..Snapshot::default()
         };
 
-        // Families.
+        // Families, in registration order.
         let mut raw: Vec<Option<RawFamily>> = Vec::with_capacity(fam_used as usize);
         for f in &self.map.families()[..fam_used as usize] {
             raw.push(self.read_family(f, &mut snap));
         }
 
-        // Series: pick the live ones and group them by family, keeping
-        // creation order within each family (a counting sort, no compare).
+        // Live series, grouped by family in creation order: a counting
+        // sort, no comparisons.
         let recs = &self.map.series()[..series_used as usize];
-        let mut picked: Vec<(u32, u32, u64)> = Vec::with_capacity(recs.len()); // (family, id, cell)
+        let mut picked: Vec<(u32, u32)> = Vec::with_capacity(recs.len()); // (family out, id)
         for (id, rec) in recs.iter().enumerate() {
             if rec.state.load(Acquire) != state::LIVE {
                 continue;
             }
-            let fam = rec.family.load(Relaxed);
-            let Some(Some(rf)) = raw.get(fam as usize) else {
+            let Some(Some(rf)) = raw.get(rec.family.load(Relaxed) as usize) else {
                 continue;
             };
-            let cell = rec.cell_off.load(Relaxed);
-            if cell + rf.cells as u64 > cells_used {
-                continue; // points past the fill mark: corrupt, skip
+            let (io, fo) = (
+                rec.int_off.load(Relaxed) as usize,
+                rec.float_off.load(Relaxed) as usize,
+            );
+            // Cells outside the used ranges mean a corrupt record: skip it.
+            if io + rf.shape.ints as usize > ints_used
+                || fo < float_base
+                || fo + rf.shape.floats as usize > cap as usize
+            {
+                continue;
             }
             if id as u32 == rf.overflow_series && rf.overflows == 0 {
                 continue; // an unused overflow series is not exported
             }
-            picked.push((rf.out, id as u32, cell));
+            picked.push((rf.out, id as u32));
         }
-        let mut starts = vec![0u32; snap.families.len() + 1];
+        let n_out = snap.families.len();
+        let mut starts = vec![0u32; n_out + 1];
         for p in &picked {
             starts[p.0 as usize + 1] += 1;
         }
         for i in 1..starts.len() {
             starts[i] += starts[i - 1];
         }
-        let mut order = vec![(0u32, 0u64); picked.len()];
+        let mut order = vec![0u32; picked.len()];
         let mut next = starts.clone();
-        for &(fam, id, cell) in &picked {
-            order[next[fam as usize] as usize] = (id, cell);
+        for &(fam, id) in &picked {
+            order[next[fam as usize] as usize] = id;
             next[fam as usize] += 1;
         }
 
-        // Merge the summable cells (counters, histograms, summaries) of
-        // every slot that was ever used, dead ones included: a dead
-        // process's counts stay counted. Runs of same-typed cells are
-        // merged slot by slot, which reads each slot's memory sequentially.
-        let fam_by_out: Vec<&RawFamily> = {
-            let mut v: Vec<&RawFamily> = raw.iter().flatten().collect();
-            v.sort_by_key(|r| r.out);
-            v
-        };
-        let mut acc = vec![0f64; cells_used as usize];
-        let runs = summable_runs(&picked, &fam_by_out);
+        // Sum every slot that was ever used, dead ones included (a dead
+        // process's counts stay counted): integer cells and float cells
+        // each in one sequential pass per slot. Gauge cells are summed too
+        // but not used; gauges are combined per slot below.
+        let mut acc_i = vec![0u64; ints_used];
+        let mut acc_f = vec![0f64; floats_used];
         for (slot, l) in life.iter().enumerate() {
             if *l == SlotLife::Unused {
                 continue;
             }
-            let cells = &self.map.cells(slot as u32)[..cells_used as usize];
-            for r in &runs {
-                let (a, c) = (&mut acc[r.cells.clone()], &cells[r.cells.clone()]);
-                if r.float {
-                    a.iter_mut()
-                        .zip(c)
-                        .for_each(|(a, c)| *a += f64::from_bits(c.load(Relaxed)));
-                } else {
-                    a.iter_mut()
-                        .zip(c)
-                        .for_each(|(a, c)| *a += c.load(Relaxed) as f64);
-                }
+            let cells = self.map.cells(slot as u32);
+            for (a, c) in acc_i.iter_mut().zip(&cells[..ints_used]) {
+                *a = a.wrapping_add(c.load(Relaxed));
+            }
+            for (a, c) in acc_f.iter_mut().zip(&cells[float_base..]) {
+                *a += f64::from_bits(c.load(Relaxed));
             }
         }
 
         // Emit series family by family.
+        let mut by_out: Vec<&RawFamily> = raw.iter().flatten().collect();
+        by_out.sort_by_key(|r| r.out);
         let slots = self.map.slots();
-        for (fi, rf) in fam_by_out.iter().enumerate() {
+        for (fi, rf) in by_out.iter().enumerate() {
             let first = snap.series.len() as u32;
-            for &(id, cell) in &order[starts[fi] as usize..starts[fi + 1] as usize] {
+            for &id in &order[starts[fi] as usize..starts[fi + 1] as usize] {
                 let rec = &recs[id as usize];
                 let Some(values) = self.read_values(rec, &mut snap) else {
                     continue;
                 };
-                let extra = if id == rf.overflow_series {
-                    Extra::Overflow
-                } else {
-                    Extra::None
-                };
-                let created = rec.created_unix_ns.load(Relaxed);
-                let cell = cell as usize;
+                let io = rec.int_off.load(Relaxed) as usize;
+                let fo = rec.float_off.load(Relaxed) as usize;
                 let mut entry = SeriesEntry {
                     values,
-                    extra,
+                    extra: if id == rf.overflow_series {
+                        Extra::Overflow
+                    } else {
+                        Extra::None
+                    },
                     number: snap.numbers.len() as u32,
                     counts: snap.counts.len() as u32,
-                    created_unix_ns: created,
+                    created_unix_ns: rec.created_unix_ns.load(Relaxed),
                 };
+                let float = acc_f[fo - float_base];
                 match rf.kind {
-                    Kind::Counter => snap.numbers.push(acc[cell]),
+                    // Integral increments, plus fractional ones.
+                    Kind::Counter => snap.numbers.push(acc_i[io] as f64 + float),
                     Kind::Histogram => {
-                        let n = rf.cells as usize - 1; // buckets incl. +Inf
                         let mut running = 0u64;
-                        for c in &acc[cell..cell + n] {
-                            running += *c as u64;
+                        for c in &acc_i[io..io + rf.shape.ints as usize] {
+                            running = running.wrapping_add(*c);
                             snap.counts.push(running);
                         }
-                        snap.numbers.push(acc[cell + n]);
+                        snap.numbers.push(float);
                     }
                     Kind::Summary => {
-                        snap.counts.push(acc[cell] as u64);
-                        snap.numbers.push(acc[cell + 1]);
+                        snap.counts.push(acc_i[io]);
+                        snap.numbers.push(float);
                     }
                     Kind::Gauge => {
+                        let shared = rf.mode == GaugeMode::Shared;
                         let per_slot = life.iter().enumerate().filter_map(|(slot, l)| {
-                            let shared = rf.mode == GaugeMode::Shared;
                             let wanted = match l {
                                 SlotLife::Unused => false,
                                 _ if shared => slot == 0,
                                 SlotLife::Dead => !rf.mode.live_only(),
                                 SlotLife::Live => true,
                             };
-                            let c = &self.map.cells(slot as u32)[cell..cell + 2];
-                            let mark = c[1].load(Relaxed);
+                            let cells = self.map.cells(slot as u32);
+                            let mark = cells[io].load(Relaxed);
                             (wanted && mark != 0)
-                                .then(|| (slot, f64::from_bits(c[0].load(Relaxed)), mark))
+                                .then(|| (slot, f64::from_bits(cells[fo].load(Relaxed)), mark))
                         });
                         if rf.mode.per_process() {
                             for (slot, v, _) in per_slot {
-                                let pid = if slot == 0 {
-                                    "shared".to_string()
-                                } else {
-                                    slots[slot].pid.load(Relaxed).to_string()
+                                let pid = match slot {
+                                    0 => "shared".to_string(),
+                                    _ => slots[slot].pid.load(Relaxed).to_string(),
                                 };
-                                let span = push_str(&mut snap.strings, &pid);
-                                entry.extra = Extra::Pid(span);
+                                entry.extra = Extra::Pid(push_str(&mut snap.strings, &pid));
                                 entry.number = snap.numbers.len() as u32;
                                 snap.numbers.push(v);
                                 snap.series.push(entry.clone());
@@ -602,8 +605,11 @@ impl Store {
         let kind = Kind::from_u32(f.kind.load(Relaxed))?;
         let mode = GaugeMode::from_u32(f.gauge_mode.load(Relaxed))?;
         let n_bounds = f.buckets.len.load(Relaxed);
-        let cells = f.cells_per_series.load(Relaxed);
-        if cells
+        let shape = Shape {
+            ints: f.int_cells.load(Relaxed),
+            floats: f.float_cells.load(Relaxed),
+        };
+        if shape
             != cells_for(
                 kind,
                 n_bounds as usize,
@@ -667,7 +673,7 @@ impl Store {
             out,
             kind,
             mode,
-            cells,
+            shape,
             overflow_series: f.overflow_series.load(Relaxed).wrapping_sub(1),
             overflows,
         })
@@ -703,50 +709,6 @@ fn push_str(buf: &mut String, s: &str) -> Span {
         off,
         len: s.len() as u32,
     }
-}
-
-struct Run {
-    cells: Range<usize>,
-    float: bool,
-}
-
-/// Runs of consecutive cells of the same type among the picked series.
-fn summable_runs(picked: &[(u32, u32, u64)], fams: &[&RawFamily]) -> Vec<Run> {
-    let mut runs: Vec<Run> = Vec::new();
-    let mut push = |start: usize, len: usize, float: bool| {
-        if len == 0 {
-            return;
-        }
-        if let Some(last) = runs.last_mut() {
-            if last.float == float && last.cells.end == start {
-                last.cells.end = start + len;
-                return;
-            }
-        }
-        runs.push(Run {
-            cells: start..start + len,
-            float,
-        });
-    };
-    // `picked` is in id order, and cells are allocated in id order, so the
-    // runs come out sorted.
-    for &(fam, _, cell) in picked {
-        let f = fams[fam as usize];
-        let c = cell as usize;
-        match f.kind {
-            Kind::Counter => push(c, 1, true),
-            Kind::Histogram => {
-                push(c, f.cells as usize - 1, false);
-                push(c + f.cells as usize - 1, 1, true);
-            }
-            Kind::Summary => {
-                push(c, 1, false);
-                push(c + 1, 1, true);
-            }
-            Kind::Gauge => {}
-        }
-    }
-    runs
 }
 
 /// Combines per-slot gauge values `(value, marker)`; the marker is the time

@@ -133,7 +133,7 @@ pub struct Family {
     pub(crate) kind: Kind,
     pub(crate) mode: GaugeMode,
     pub(crate) n_labels: u32,
-    pub(crate) cells: u32,
+    pub(crate) shape: Shape,
     pub(crate) n_bounds: u32,
     pub(crate) bounds_off: u64,
     pub(crate) overflow: u32,
@@ -155,13 +155,14 @@ impl Family {
         self.mode
     }
 
-    fn series_handle(&self, id: u32, cell: u64) -> Series {
+    fn series_handle(&self, id: u32, int_off: u64, float_off: u64) -> Series {
         Series {
             tag: self.tag,
             epoch: self.epoch,
             id,
             family: self.index,
-            cell: cell as u32,
+            int_off: int_off as u32,
+            float_off: float_off as u32,
             kind: self.kind,
             mode: self.mode,
             n_bounds: self.n_bounds,
@@ -178,7 +179,10 @@ pub struct Series {
     pub(crate) epoch: u32,
     pub(crate) id: u32,
     pub(crate) family: u32,
-    pub(crate) cell: u32,
+    /// First integer cell in each slot region.
+    pub(crate) int_off: u32,
+    /// First float cell in each slot region.
+    pub(crate) float_off: u32,
     pub(crate) kind: Kind,
     pub(crate) mode: GaugeMode,
     pub(crate) n_bounds: u32,
@@ -192,18 +196,32 @@ impl Series {
     }
 }
 
-/// Cells a series of a family takes in each slot.
-pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sketch_cells: u32) -> u32 {
-    match kind {
-        Kind::Counter => 1,
-        // Value, and a "written" marker (or the time of the last set, for
-        // the most-recent modes).
-        Kind::Gauge => 2,
+/// The cells a series takes in each slot region: integer cells (counts,
+/// allocated upwards from the region's start) and float cells (sums and
+/// values, allocated downwards from its end). Keeping the two kinds apart
+/// lets a reader merge each with one tight, vectorisable loop, and lets
+/// integer counts use `fetch_add`, which is cheaper than a float
+/// compare-and-swap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shape {
+    pub ints: u32,
+    pub floats: u32,
+}
+
+/// The cell shape of a series of a family.
+pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sketch_cells: u32) -> Shape {
+    let (ints, floats) = match kind {
+        // Integral increments, then fractional ones.
+        Kind::Counter => (1, 1),
+        // A "written" marker (or the time of the last set, for the
+        // most-recent modes), then the value.
+        Kind::Gauge => (1, 1),
         // One count per bucket including +Inf, then the sum.
-        Kind::Histogram => n_bounds as u32 + 2,
-        // Count, sum, then the (reserved) sketch.
-        Kind::Summary => 2 + sketch_cells,
-    }
+        Kind::Histogram => (n_bounds as u32 + 1, 1),
+        // The count and the (reserved) sketch, then the sum.
+        Kind::Summary => (1 + sketch_cells, 1),
+    };
+    Shape { ints, floats }
 }
 
 /// Encodes strings as a u32 little-endian length followed by the bytes.
@@ -500,8 +518,11 @@ impl Store {
         if kind == Kind::Histogram && self.map.arena_f64s(bounds_off, n_bounds).is_none() {
             return Err(corrupt());
         }
-        let cells = f.cells_per_series.load(Relaxed);
-        if cells
+        let shape = Shape {
+            ints: f.int_cells.load(Relaxed),
+            floats: f.float_cells.load(Relaxed),
+        };
+        if shape
             != cells_for(
                 kind,
                 n_bounds as usize,
@@ -517,7 +538,7 @@ impl Store {
             kind,
             mode,
             n_labels: f.n_labels.load(Relaxed),
-            cells,
+            shape,
             n_bounds: n_bounds as u32,
             bounds_off,
             overflow: f.overflow_series.load(Relaxed).wrapping_sub(1),
@@ -543,7 +564,7 @@ impl Store {
             return Err(full("family capacity"));
         }
         let sketch_cells = 0;
-        let cells = cells_for(d.kind, d.buckets.len(), sketch_cells);
+        let shape = cells_for(d.kind, d.buckets.len(), sketch_cells);
         let mut label_names = Vec::new();
         encode_strs(&mut label_names, &d.label_names);
         let empty: Vec<&str> = vec![""; d.label_names.len()];
@@ -577,10 +598,9 @@ impl Store {
         if series_id >= fixed.max_series {
             return Err(full("series capacity"));
         }
-        let cell_off = h.alloc.cells_used.load(Relaxed);
-        if cell_off + cells as u64 > fixed.cells_per_slot {
+        let Some((int_off, float_off)) = self.cells_room(shape) else {
             return Err(full("value cells"));
-        }
+        };
 
         let f = &self.map.families()[index as usize];
         f.state.store(state::INIT, Release);
@@ -595,7 +615,8 @@ impl Store {
         set_ref(&f.label_names, labels, label_names.len());
         set_ref(&f.buckets, bounds, d.buckets.len());
         set_ref(&f.quantiles, quantiles, d.summary.quantiles.len());
-        f.cells_per_series.store(cells, Relaxed);
+        f.int_cells.store(shape.ints, Relaxed);
+        f.float_cells.store(shape.floats, Relaxed);
         f.max_series.store(d.max_series, Relaxed);
         f.series_count.store(0, Relaxed);
         f.overflows.store(0, Relaxed);
@@ -613,9 +634,10 @@ impl Store {
         s.family.store(index, Relaxed);
         s.hash.store(0, Relaxed);
         set_ref(&s.labels, ov_labels, overflow_labels.len());
-        s.cell_off.store(cell_off, Relaxed);
+        s.int_off.store(int_off, Relaxed);
+        s.float_off.store(float_off, Relaxed);
         s.created_unix_ns.store(proc::unix_nanos(), Relaxed);
-        h.alloc.cells_used.store(cell_off + cells as u64, Release);
+        self.take_cells(shape);
         h.alloc.series_used.store(series_id + 1, Release);
         f.overflow_series.store(series_id + 1, Release);
         s.state.store(state::LIVE, Release);
@@ -689,20 +711,43 @@ impl Store {
     }
 
     fn series_handle(&self, family: &Family, id: u32) -> Result<Series> {
-        let cell = self
+        let offs = self
             .map
             .series()
             .get(id as usize)
-            .map(|rec| rec.cell_off.load(Relaxed));
-        let cell = cell.unwrap_or(u64::MAX);
-        if cell.saturating_add(family.cells as u64) > self.map.fixed().cells_per_slot {
-            return Err(Error::new(
+            .map(|rec| (rec.int_off.load(Relaxed), rec.float_off.load(Relaxed)));
+        let cap = self.map.fixed().cells_per_slot;
+        match offs {
+            Some((i, f))
+                if i.saturating_add(family.shape.ints as u64) <= cap
+                    && f.saturating_add(family.shape.floats as u64) <= cap =>
+            {
+                Ok(family.series_handle(id, i, f))
+            }
+            _ => Err(Error::new(
                 ErrorKind::Corrupt,
-                format!("series {id} points outside the cells"),
+                format!("series {id} points outside the value cells"),
             )
-            .with_path(self.path()));
+            .with_path(self.path())),
         }
-        Ok(family.series_handle(id, cell))
+    }
+
+    /// Where a series of this shape would get its cells, if they fit.
+    fn cells_room(&self, shape: Shape) -> Option<(u64, u64)> {
+        let a = &self.map.header().alloc;
+        let ints = a.int_cells_used.load(Relaxed);
+        let floats = a.float_cells_used.load(Relaxed);
+        let cap = self.map.fixed().cells_per_slot;
+        let used = ints.checked_add(floats)?;
+        let need = shape.ints as u64 + shape.floats as u64;
+        (used.checked_add(need)? <= cap).then(|| (ints, cap - floats - shape.floats as u64))
+    }
+
+    /// Takes the cells that [`Self::cells_room`] offered.
+    fn take_cells(&self, shape: Shape) {
+        let a = &self.map.header().alloc;
+        a.int_cells_used.fetch_add(shape.ints as u64, Release);
+        a.float_cells_used.fetch_add(shape.floats as u64, Release);
     }
 
     fn find_series(&self, family: u32, hash: u64, values: &[&str]) -> Found {
@@ -759,7 +804,7 @@ impl Store {
         encode_strs(&mut encoded, values);
         let limit = f.max_series.load(Relaxed);
         let id = h.alloc.series_used.load(Relaxed);
-        let cell_off = h.alloc.cells_used.load(Relaxed);
+        let cells = self.cells_room(family.shape);
         let mut arena = ArenaAlloc::new(self)?;
         let labels = arena.push(&encoded);
         let reason = if limit != 0 && f.series_count.load(Relaxed) >= limit {
@@ -771,7 +816,7 @@ impl Store {
             ))
         } else if labels.is_none() {
             Some(format!("the store's {} label bytes", fixed.arena_bytes))
-        } else if cell_off + family.cells as u64 > fixed.cells_per_slot {
+        } else if cells.is_none() {
             Some(format!(
                 "the store's {} value cells per writer",
                 fixed.cells_per_slot
@@ -796,6 +841,7 @@ impl Store {
             ));
         }
         let labels = labels.expect("checked above");
+        let (int_off, float_off) = cells.expect("checked above");
         // Claim an index position: the first empty or deleted one.
         let index = self.map.index();
         let mask = index.len() - 1;
@@ -809,13 +855,12 @@ impl Store {
         rec.state.store(state::INIT, Release);
         h.alloc.series_used.store(id + 1, Release);
         arena.commit();
-        h.alloc
-            .cells_used
-            .store(cell_off + family.cells as u64, Release);
+        self.take_cells(family.shape);
         rec.family.store(family.index, Relaxed);
         rec.hash.store(hash, Relaxed);
         set_ref(&rec.labels, labels, encoded.len());
-        rec.cell_off.store(cell_off, Relaxed);
+        rec.int_off.store(int_off, Relaxed);
+        rec.float_off.store(float_off, Relaxed);
         rec.created_unix_ns.store(proc::unix_nanos(), Relaxed);
         index[pos].store(id + 1, Release);
         rec.state.store(state::LIVE, Release);
@@ -901,7 +946,8 @@ impl Store {
         self.zero_cells(|_| true);
         h.alloc.series_used.store(0, Release);
         h.alloc.families_used.store(0, Release);
-        h.alloc.cells_used.store(0, Release);
+        h.alloc.int_cells_used.store(0, Release);
+        h.alloc.float_cells_used.store(0, Release);
         h.alloc.arena_used.store(0, Release);
         h.hot.wipe_pending.store(0, Release);
     }
@@ -909,18 +955,18 @@ impl Store {
     /// Zeroes the used cells of every slot whose index passes `which`.
     fn zero_cells(&self, which: impl Fn(u32) -> bool) {
         let h = self.map.header();
-        let used = h
-            .alloc
-            .cells_used
-            .load(Acquire)
-            .min(self.map.fixed().cells_per_slot) as usize;
+        let cap = self.map.fixed().cells_per_slot;
+        let ints = h.alloc.int_cells_used.load(Acquire).min(cap) as usize;
+        let floats = h.alloc.float_cells_used.load(Acquire).min(cap) as usize;
         let hwm = h
             .alloc
             .slots_hwm
             .load(Acquire)
             .min(self.map.fixed().max_slots);
         for slot in (0..=hwm).filter(|s| which(*s)) {
-            for c in &self.map.cells(slot)[..used] {
+            let cells = self.map.cells(slot);
+            let top = cells.len() - floats;
+            for c in cells[..ints].iter().chain(&cells[top..]) {
                 c.store(0, Relaxed);
             }
         }
@@ -1006,29 +1052,25 @@ impl Store {
     }
 
     fn zero_gauges(&self, slot: u32) {
-        let fams = self.live_range_families();
-        let is_gauge: Vec<(bool, u32)> = fams
+        let is_gauge: Vec<bool> = self
+            .live_range_families()
             .iter()
             .map(|f| {
-                let g = f.kind.load(Relaxed) == Kind::Gauge as u32
-                    && f.gauge_mode.load(Relaxed) != GaugeMode::Shared as u32;
-                (g, f.cells_per_series.load(Relaxed))
+                f.kind.load(Relaxed) == Kind::Gauge as u32
+                    && f.gauge_mode.load(Relaxed) != GaugeMode::Shared as u32
             })
             .collect();
-        let used = self
-            .map
-            .header()
-            .alloc
-            .series_used
-            .load(Acquire)
-            .min(self.map.fixed().max_series);
+        let used = self.map.header().alloc.series_used.load(Acquire);
+        let used = used.min(self.map.fixed().max_series);
         let cells = self.map.cells(slot);
         for rec in &self.map.series()[..used as usize] {
-            let fam = rec.family.load(Relaxed) as usize;
-            if let Some(&(true, n)) = is_gauge.get(fam) {
-                let off = rec.cell_off.load(Relaxed) as usize;
-                if let Some(c) = cells.get(off..off + n as usize) {
-                    c.iter().for_each(|c| c.store(0, Relaxed));
+            if is_gauge.get(rec.family.load(Relaxed) as usize) == Some(&true) {
+                // A gauge has one integer cell (the marker) and one float
+                // cell (the value).
+                for off in [rec.int_off.load(Relaxed), rec.float_off.load(Relaxed)] {
+                    if let Some(c) = cells.get(off as usize) {
+                        c.store(0, Relaxed);
+                    }
                 }
             }
         }

@@ -25,6 +25,18 @@ fn add_f64(cell: &AtomicU64, v: f64) {
     }
 }
 
+/// The index of the first bound `>= v`, or `bounds.len()`. For the usual
+/// dozen buckets a branch-free count (which the compiler vectorises) beats
+/// a binary search, whose branches mispredict on spread-out values.
+#[inline]
+fn bucket_index(bounds: &[f64], v: f64) -> usize {
+    if bounds.len() <= 32 {
+        bounds.iter().map(|b| usize::from(*b < v)).sum()
+    } else {
+        bounds.partition_point(|b| *b < v)
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn nan_error(what: &str) -> Error {
@@ -69,18 +81,44 @@ fn handle_error(store: &Store, s: &Series, want: &[Kind]) -> Error {
     .with_path(store.path())
 }
 
+/// Integral increments below this go to the integer cell with `fetch_add`;
+/// an f64 holds every integer up to 2^53 exactly.
+const EXACT_INT_LIMIT: f64 = 9_007_199_254_740_992.0;
+
+/// One series' cells in this process's slot region.
+struct Cells<'a> {
+    region: &'a [AtomicU64],
+    int_off: usize,
+    float_off: usize,
+}
+
+impl<'a> Cells<'a> {
+    /// Integer cell `i` of the series; `cells_checked` made sure every
+    /// one of the series' cells is in the region.
+    #[inline]
+    fn int(&self, i: usize) -> &'a AtomicU64 {
+        &self.region[self.int_off + i]
+    }
+
+    /// The series' (first) float cell.
+    #[inline]
+    fn float(&self) -> &'a AtomicU64 {
+        &self.region[self.float_off]
+    }
+}
+
 impl Store {
     /// The cells of `s` in the slot this process writes to.
     #[inline]
-    fn cells_of(&self, s: &Series, want: Kind, n: usize) -> Result<&[AtomicU64]> {
+    fn cells_of(&self, s: &Series, want: Kind) -> Result<Cells<'_>> {
         if s.kind != want || s.tag != self.tag {
             return Err(handle_error(self, s, &[want]));
         }
-        self.cells_checked(s, n)
+        self.cells_checked(s)
     }
 
     #[inline]
-    fn cells_checked(&self, s: &Series, n: usize) -> Result<&[AtomicU64]> {
+    fn cells_checked(&self, s: &Series) -> Result<Cells<'_>> {
         if s.epoch != self.map.header().hot.epoch.load(Relaxed) as u32 {
             return Err(handle_error(self, s, &[s.kind]));
         }
@@ -92,14 +130,27 @@ impl Store {
         } else {
             own
         };
-        let start = s.cell as usize;
-        match self.map.cells(slot).get(start..start + n) {
-            Some(c) => Ok(c),
-            None => Err(handle_error(self, s, &[s.kind])),
+        let region = self.map.cells(slot);
+        // Handles made by `Store::series` always pass; a forged one (through
+        // the C ABI, say) gets an error here rather than a panic below.
+        let ints = if s.kind == Kind::Histogram {
+            s.n_bounds as usize + 1
+        } else {
+            1
+        };
+        let (int_off, float_off) = (s.int_off as usize, s.float_off as usize);
+        if int_off + ints > region.len() || float_off >= region.len() {
+            return Err(handle_error(self, s, &[s.kind]));
         }
+        Ok(Cells {
+            region,
+            int_off,
+            float_off,
+        })
     }
 
-    /// Adds `v` to a counter.
+    /// Adds `v` to a counter. Integral amounts are counted exactly in an
+    /// integer cell; fractional ones are added to a float cell.
     ///
     /// # Errors
     /// [`ErrorKind::InvalidValue`] if `v` is negative or NaN.
@@ -115,15 +166,21 @@ impl Store {
                 )
             });
         }
-        let c = self.cells_of(&s, Kind::Counter, 1)?;
-        add_f64(&c[0], v);
+        let c = self.cells_of(&s, Kind::Counter)?;
+        if v < EXACT_INT_LIMIT && v.fract() == 0.0 {
+            c.int(0).fetch_add(v as u64, Relaxed);
+        } else {
+            add_f64(c.float(), v);
+        }
         Ok(())
     }
 
-    /// Adds one to a counter.
+    /// Adds one to a counter: a single atomic `fetch_add`.
     #[inline]
     pub fn counter_inc(&self, s: Series) -> Result<()> {
-        self.counter_add(s, 1.0)
+        let c = self.cells_of(&s, Kind::Counter)?;
+        c.int(0).fetch_add(1, Relaxed);
+        Ok(())
     }
 
     #[inline]
@@ -144,9 +201,9 @@ impl Store {
         if v.is_nan() {
             return Err(nan_error("a gauge cannot be set to"));
         }
-        let c = self.cells_of(&s, Kind::Gauge, 2)?;
-        c[0].store(v.to_bits(), Relaxed);
-        self.gauge_mark(&s, &c[1]);
+        let c = self.cells_of(&s, Kind::Gauge)?;
+        c.float().store(v.to_bits(), Relaxed);
+        self.gauge_mark(&s, c.int(0));
         Ok(())
     }
 
@@ -159,9 +216,9 @@ impl Store {
         if v.is_nan() {
             return Err(nan_error("a gauge cannot be increased by"));
         }
-        let c = self.cells_of(&s, Kind::Gauge, 2)?;
-        add_f64(&c[0], v);
-        self.gauge_mark(&s, &c[1]);
+        let c = self.cells_of(&s, Kind::Gauge)?;
+        add_f64(c.float(), v);
+        self.gauge_mark(&s, c.int(0));
         Ok(())
     }
 
@@ -187,22 +244,20 @@ impl Store {
                 if s.tag != self.tag {
                     return Err(handle_error(self, &s, &[Kind::Histogram, Kind::Summary]));
                 }
-                let n = s.n_bounds as usize;
-                let Some(bounds) = self.map.arena_f64s(s.bounds_off, n as u64) else {
+                let Some(bounds) = self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
                     return Err(handle_error(self, &s, &[Kind::Histogram]));
                 };
-                let c = self.cells_checked(&s, n + 2)?;
+                let c = self.cells_checked(&s)?;
                 // The first bucket whose upper bound is >= v (`le` is
                 // inclusive); n is the +Inf bucket.
-                let i = bounds.partition_point(|b| *b < v);
-                c[i].fetch_add(1, Relaxed);
-                add_f64(&c[n + 1], v);
+                c.int(bucket_index(bounds, v)).fetch_add(1, Relaxed);
+                add_f64(c.float(), v);
                 Ok(())
             }
             Kind::Summary => {
-                let c = self.cells_of(&s, Kind::Summary, 2)?;
-                c[0].fetch_add(1, Relaxed);
-                add_f64(&c[1], v);
+                let c = self.cells_of(&s, Kind::Summary)?;
+                c.int(0).fetch_add(1, Relaxed);
+                add_f64(c.float(), v);
                 Ok(())
             }
             _ => Err(handle_error(self, &s, &[Kind::Histogram, Kind::Summary])),

@@ -94,7 +94,11 @@ pub(crate) struct AllocArea {
     pub families_used: AtomicU32,
     pub series_used: AtomicU32,
     pub arena_used: AtomicU64,
-    pub cells_used: AtomicU64,
+    /// Integer cells used, allocated upwards from the start of each slot
+    /// region.
+    pub int_cells_used: AtomicU64,
+    /// Float cells used, allocated downwards from the end of each region.
+    pub float_cells_used: AtomicU64,
     /// Highest slot index ever claimed (slots `1..=slots_hwm` have been used).
     pub slots_hwm: AtomicU32,
     pub _pad: AtomicU32,
@@ -105,7 +109,7 @@ pub(crate) struct AllocArea {
     pub slot_exhausted_total: AtomicU64,
     /// Times a lock holder died and the next one repaired the store.
     pub lock_recoveries_total: AtomicU64,
-    pub reserved: [AtomicU64; 6],
+    pub reserved: [AtomicU64; 5],
 }
 
 /// The whole header page.
@@ -155,7 +159,8 @@ pub(crate) struct FamilyRec {
     pub buckets: ArenaRef,
     /// Summary quantiles as f64, 8-aligned; `len` counts quantiles.
     pub quantiles: ArenaRef,
-    pub cells_per_series: AtomicU32,
+    /// Integer cells per series.
+    pub int_cells: AtomicU32,
     pub max_series: AtomicU32,
     /// Series allocated to the family (live ones; recomputed on recovery).
     pub series_count: AtomicU32,
@@ -169,7 +174,10 @@ pub(crate) struct FamilyRec {
     /// Cells reserved per series for the summary sketch (0 in layout 1).
     pub summary_sketch_cells: AtomicU32,
     pub created_unix_ns: AtomicU64,
-    pub reserved: [AtomicU64; 11],
+    /// Float cells per series.
+    pub float_cells: AtomicU32,
+    pub _pad: AtomicU32,
+    pub reserved: [AtomicU64; 10],
 }
 
 /// A series: a family and one set of label values.
@@ -180,10 +188,12 @@ pub(crate) struct SeriesRec {
     pub hash: AtomicU64,
     /// Label values, each as a u32 length and the bytes.
     pub labels: ArenaRef,
-    /// First cell of the series within each slot's region.
-    pub cell_off: AtomicU64,
+    /// First integer cell of the series within each slot's region.
+    pub int_off: AtomicU64,
+    /// First float cell of the series within each slot's region.
+    pub float_off: AtomicU64,
     pub created_unix_ns: AtomicU64,
-    pub reserved: [AtomicU64; 2],
+    pub reserved: [AtomicU64; 1],
 }
 
 /// Index entries: 0 is empty, [`TOMBSTONE`] a deleted entry, anything else
