@@ -5,12 +5,15 @@
 //! creation order, so the output is stable without sorting.
 
 use std::ops::Range;
-use std::sync::atomic::Ordering::{Acquire, Relaxed};
+use std::sync::atomic::{
+    AtomicU64,
+    Ordering::{Acquire, Relaxed},
+};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::family::{GaugeMode, Kind, OVERFLOW_LABEL, PID_LABEL};
 use crate::proc;
-use crate::shm::layout::{slot_state, state, LAYOUT_VERSION};
+use crate::shm::layout::{slot_state, state, FamilyRec, SeriesRec, LAYOUT_VERSION};
 use crate::store::{cells_for, decode_strs, Shape, Store};
 
 /// Counts and capacities of a store: its self-telemetry.
@@ -69,21 +72,27 @@ pub struct WriterInfo {
     pub claims: u64,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Span {
     off: u32,
     len: u32,
 }
 
+/// A family as output by the last refresh.
 #[derive(Clone, Debug)]
 struct FamilyEntry {
+    /// Index of the family record in the store.
+    raw: u32,
     name: Span,
     help: Span,
     unit: Span,
     kind: Kind,
     mode: GaugeMode,
+    shape: Shape,
+    overflow_series: u32,
     label_names: Range<u32>,
     bounds: Range<u32>,
+    /// This refresh's series, in `Snapshot::series`.
     series: Range<u32>,
     overflows: u64,
 }
@@ -91,12 +100,14 @@ struct FamilyEntry {
 #[derive(Clone, Copy, Debug)]
 enum Extra {
     None,
+    /// A span of `Snapshot::pids`.
     Pid(Span),
     Overflow,
 }
 
 #[derive(Clone, Debug)]
 struct SeriesEntry {
+    /// Label values: a range of `Cache::spans`.
     values: Range<u32>,
     extra: Extra,
     /// Index into `numbers` (the value, or the sum).
@@ -106,17 +117,52 @@ struct SeriesEntry {
     created_unix_ns: u64,
 }
 
-/// A consistent copy of a store's contents.
+/// A decoded series record. Records never change once published (until a
+/// wipe, which starts a new epoch), so they are decoded once.
+#[derive(Clone, Debug)]
+struct CachedSeries {
+    id: u32,
+    values: Range<u32>,
+    int_off: u32,
+    float_off: u32,
+    created_unix_ns: u64,
+}
+
+/// What a snapshot keeps between refreshes.
 #[derive(Clone, Debug, Default)]
-pub struct Snapshot {
+struct Cache {
+    /// The store (tag) and epoch the cache belongs to.
+    owner: Option<(u32, u64)>,
     strings: String,
     spans: Vec<Span>,
-    families: Vec<FamilyEntry>,
     bounds: Vec<f64>,
+    /// Family records decoded so far (each is final: live, dead or corrupt).
+    families_done: u32,
+    /// Store family index -> index in `Snapshot::families`.
+    family_out: Vec<Option<u32>>,
+    /// Series records decoded so far.
+    series_done: u32,
+    /// Per output family, its series in creation order.
+    members: Vec<Vec<CachedSeries>>,
+    acc_ints: Vec<u64>,
+    acc_floats: Vec<f64>,
+    life: Vec<SlotLife>,
+}
+
+/// A consistent copy of a store's contents.
+///
+/// Make one with [`Store::snapshot`]. A long-lived reader (an exporter)
+/// should keep one and refresh it with [`Store::snapshot_into`]: a refresh
+/// reuses its buffers and decodes only what was added since the last one.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    families: Vec<FamilyEntry>,
     series: Vec<SeriesEntry>,
     numbers: Vec<f64>,
     counts: Vec<u64>,
+    pids: String,
     stats: StoreStats,
+    cache: Cache,
 }
 
 /// A family in a [`Snapshot`].
@@ -162,7 +208,7 @@ pub enum Value<'a> {
 
 impl Snapshot {
     fn str(&self, s: Span) -> &str {
-        &self.strings[s.off as usize..(s.off + s.len) as usize]
+        &self.cache.strings[s.off as usize..(s.off + s.len) as usize]
     }
 
     /// Families in registration order.
@@ -217,14 +263,13 @@ impl<'a> FamilyView<'a> {
     /// The label names declared for the family.
     pub fn label_names(&self) -> impl ExactSizeIterator<Item = &'a str> + 'a {
         let snap = self.snap;
-        self.snap.spans[self.f.label_names.start as usize..self.f.label_names.end as usize]
-            .iter()
-            .map(move |s| snap.str(*s))
+        let r = self.f.label_names.start as usize..self.f.label_names.end as usize;
+        snap.cache.spans[r].iter().map(move |s| snap.str(*s))
     }
 
     /// Histogram bucket bounds, without `+Inf`.
     pub fn buckets(&self) -> &'a [f64] {
-        &self.snap.bounds[self.f.bounds.start as usize..self.f.bounds.end as usize]
+        &self.snap.cache.bounds[self.f.bounds.start as usize..self.f.bounds.end as usize]
     }
 
     /// Series in creation order.
@@ -245,9 +290,8 @@ impl<'a> SeriesView<'a> {
     /// The label values, in the order of the family's label names.
     pub fn label_values(&self) -> impl ExactSizeIterator<Item = &'a str> + 'a {
         let snap = self.snap;
-        snap.spans[self.s.values.start as usize..self.s.values.end as usize]
-            .iter()
-            .map(move |s| snap.str(*s))
+        let r = self.s.values.start as usize..self.s.values.end as usize;
+        snap.cache.spans[r].iter().map(move |s| snap.str(*s))
     }
 
     /// All labels as (name, value) pairs: the family's, then `pid` (gauge
@@ -257,7 +301,10 @@ impl<'a> SeriesView<'a> {
         let names = FamilyView { snap, f: self.f }.label_names();
         let extra = match self.s.extra {
             Extra::None => None,
-            Extra::Pid(span) => Some((PID_LABEL, snap.str(span))),
+            Extra::Pid(s) => Some((
+                PID_LABEL,
+                &snap.pids[s.off as usize..(s.off + s.len) as usize],
+            )),
             Extra::Overflow => Some((OVERFLOW_LABEL, "true")),
         };
         names.zip(self.label_values()).chain(extra)
@@ -301,21 +348,11 @@ impl<'a> SeriesView<'a> {
 }
 
 /// What a slot is, for merging.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SlotLife {
     Unused,
     Live,
     Dead,
-}
-
-/// A family as the reader decoded it from the store.
-struct RawFamily {
-    out: u32,
-    kind: Kind,
-    mode: GaugeMode,
-    shape: Shape,
-    overflow_series: u32,
-    overflows: u64,
 }
 
 impl Store {
@@ -331,12 +368,29 @@ impl Store {
     /// several attempts; [`ErrorKind::Corrupt`] if the allocation counters
     /// are out of range.
     pub fn snapshot(&self) -> Result<Snapshot> {
+        let mut snap = Snapshot::default();
+        self.snapshot_into(&mut snap)?;
+        Ok(snap)
+    }
+
+    /// Refreshes `snap` to the store's current contents, reusing its
+    /// buffers and the records it already decoded. `snap` may come from
+    /// any store (it is rebuilt if it is not from this one).
+    ///
+    /// # Errors
+    /// As [`Store::snapshot`]. On error, `snap` is left empty.
+    pub fn snapshot_into(&self, snap: &mut Snapshot) -> Result<()> {
         for _ in 0..16 {
-            if let Some(s) = self.try_snapshot()? {
-                return Ok(s);
+            match self.try_refresh(snap) {
+                Ok(true) => return Ok(()),
+                Ok(false) => std::thread::yield_now(),
+                Err(e) => {
+                    *snap = Snapshot::default();
+                    return Err(e);
+                }
             }
-            std::thread::yield_now();
         }
+        *snap = Snapshot::default();
         Err(Error::new(
             ErrorKind::Busy,
             "the store was wiped during every snapshot attempt",
@@ -346,15 +400,18 @@ impl Store {
 
     /// Counts and capacities, without reading the series.
     pub fn stats(&self) -> StoreStats {
-        let life = self.slot_lives();
+        let mut life = Vec::new();
+        self.slot_lives(&mut life);
         self.stats_with(&life)
     }
 
     /// Every writer slot that was ever claimed.
     pub fn writers(&self) -> Vec<WriterInfo> {
-        let life = self.slot_lives();
+        let mut life = Vec::new();
+        self.slot_lives(&mut life);
         let slots = self.map.slots();
         (1..life.len())
+            .filter(|i| life[*i] != SlotLife::Unused)
             .map(|i| WriterInfo {
                 slot: i as u32,
                 pid: slots[i].pid.load(Relaxed),
@@ -364,7 +421,7 @@ impl Store {
             .collect()
     }
 
-    fn slot_lives(&self) -> Vec<SlotLife> {
+    fn slot_lives(&self, life: &mut Vec<SlotLife>) {
         let hwm = self
             .map
             .header()
@@ -372,9 +429,9 @@ impl Store {
             .slots_hwm
             .load(Acquire)
             .min(self.map.fixed().max_slots);
-        let slots = self.map.slots();
-        let mut life = vec![SlotLife::Live];
-        for s in &slots[1..=hwm as usize] {
+        life.clear();
+        life.push(SlotLife::Live); // the shared slot
+        for s in &self.map.slots()[1..=hwm as usize] {
             life.push(match s.state.load(Acquire) {
                 slot_state::FREE => SlotLife::Unused,
                 slot_state::LIVE
@@ -385,7 +442,6 @@ impl Store {
                 _ => SlotLife::Dead,
             });
         }
-        life
     }
 
     fn stats_with(&self, life: &[SlotLife]) -> StoreStats {
@@ -414,19 +470,32 @@ impl Store {
         }
     }
 
-    /// One attempt; `None` if a wipe interfered.
-    fn try_snapshot(&self) -> Result<Option<Snapshot>> {
+    /// One attempt; `Ok(false)` if a wipe interfered.
+    fn try_refresh(&self, snap: &mut Snapshot) -> Result<bool> {
         let h = self.map.header();
         let fx = self.map.fixed();
         let epoch = h.hot.epoch.load(Acquire);
         if h.hot.wipe_pending.load(Acquire) != 0 {
-            return Ok(None);
+            return Ok(false);
+        }
+        if snap.cache.owner != Some((self.tag, epoch)) {
+            // Another store, or a wipe since: start over (keeping capacity).
+            let c = &mut snap.cache;
+            c.owner = Some((self.tag, epoch));
+            c.strings.clear();
+            c.spans.clear();
+            c.bounds.clear();
+            c.families_done = 0;
+            c.family_out.clear();
+            c.series_done = 0;
+            c.members.clear();
+            snap.families.clear();
         }
         let fam_used = h.alloc.families_used.load(Acquire);
         let series_used = h.alloc.series_used.load(Acquire);
-        let cap = fx.cells_per_slot;
-        let ints_used = h.alloc.int_cells_used.load(Acquire);
-        let floats_used = h.alloc.float_cells_used.load(Acquire);
+        let cap = fx.cells_per_slot as usize;
+        let ints_used = h.alloc.int_cells_used.load(Acquire) as usize;
+        let floats_used = h.alloc.float_cells_used.load(Acquire) as usize;
         if fam_used > fx.max_families
             || series_used > fx.max_series
             || ints_used.saturating_add(floats_used) > cap
@@ -437,112 +506,111 @@ impl Store {
             )
             .with_path(self.path()));
         }
-        let (ints_used, floats_used) = (ints_used as usize, floats_used as usize);
-        let float_base = cap as usize - floats_used;
-        let life = self.slot_lives();
-        let mut snap = Snapshot {
-            stats: self.stats_with(&life),
-            ..Snapshot::default()
-        };
+        let float_base = cap - floats_used;
+        self.decode_new_families(snap, fam_used);
+        self.decode_new_series(snap, series_used, ints_used, float_base, cap);
 
-        // Families, in registration order.
-        let mut raw: Vec<Option<RawFamily>> = Vec::with_capacity(fam_used as usize);
-        for f in &self.map.families()[..fam_used as usize] {
-            raw.push(self.read_family(f, &mut snap));
-        }
-
-        // Live series, grouped by family in creation order: a counting
-        // sort, no comparisons.
-        let recs = &self.map.series()[..series_used as usize];
-        let mut picked: Vec<(u32, u32)> = Vec::with_capacity(recs.len()); // (family out, id)
-        for (id, rec) in recs.iter().enumerate() {
-            if rec.state.load(Acquire) != state::LIVE {
-                continue;
-            }
-            let Some(Some(rf)) = raw.get(rec.family.load(Relaxed) as usize) else {
-                continue;
-            };
-            let (io, fo) = (
-                rec.int_off.load(Relaxed) as usize,
-                rec.float_off.load(Relaxed) as usize,
-            );
-            // Cells outside the used ranges mean a corrupt record: skip it.
-            if io + rf.shape.ints as usize > ints_used
-                || fo < float_base
-                || fo + rf.shape.floats as usize > cap as usize
-            {
-                continue;
-            }
-            if id as u32 == rf.overflow_series && rf.overflows == 0 {
-                continue; // an unused overflow series is not exported
-            }
-            picked.push((rf.out, id as u32));
-        }
-        let n_out = snap.families.len();
-        let mut starts = vec![0u32; n_out + 1];
-        for p in &picked {
-            starts[p.0 as usize + 1] += 1;
-        }
-        for i in 1..starts.len() {
-            starts[i] += starts[i - 1];
-        }
-        let mut order = vec![0u32; picked.len()];
-        let mut next = starts.clone();
-        for &(fam, id) in &picked {
-            order[next[fam as usize] as usize] = id;
-            next[fam as usize] += 1;
-        }
+        let mut life = std::mem::take(&mut snap.cache.life);
+        self.slot_lives(&mut life);
+        snap.stats = self.stats_with(&life);
 
         // Sum every slot that was ever used, dead ones included (a dead
-        // process's counts stay counted): integer cells and float cells
-        // each in one sequential pass per slot. Gauge cells are summed too
-        // but not used; gauges are combined per slot below.
-        let mut acc_i = vec![0u64; ints_used];
-        let mut acc_f = vec![0f64; floats_used];
-        for (slot, l) in life.iter().enumerate() {
-            if *l == SlotLife::Unused {
-                continue;
+        // process's counts stay counted): the integer cells and the float
+        // cells each in one sequential pass per slot. Gauge cells are summed
+        // too but unused; gauges are combined per slot below.
+        let acc_i = &mut snap.cache.acc_ints;
+        let acc_f = &mut snap.cache.acc_floats;
+        acc_i.clear();
+        acc_i.resize(ints_used, 0);
+        acc_f.clear();
+        acc_f.resize(floats_used, 0.0);
+        // Four slots per pass: the accumulators are read and written once
+        // per four slots instead of once per slot, which matters because
+        // the merge is bound by memory bandwidth.
+        let regions: Vec<&[AtomicU64]> = (life.iter().enumerate())
+            .filter(|(_, l)| **l != SlotLife::Unused)
+            .map(|(slot, _)| self.map.cells(slot as u32))
+            .collect();
+        let n_int = acc_i.len();
+        for group in regions.chunks(4) {
+            let r: Vec<&[AtomicU64]> = group.iter().map(|c| &c[..n_int]).collect();
+            let ld = |c: &AtomicU64| c.load(Relaxed);
+            match r[..] {
+                [a, b, c, d] => {
+                    for (i, acc) in acc_i.iter_mut().enumerate() {
+                        let sum = ld(&a[i])
+                            .wrapping_add(ld(&b[i]))
+                            .wrapping_add(ld(&c[i]))
+                            .wrapping_add(ld(&d[i]));
+                        *acc = acc.wrapping_add(sum);
+                    }
+                }
+                _ => {
+                    for region in r {
+                        for (acc, c) in acc_i.iter_mut().zip(region) {
+                            *acc = acc.wrapping_add(ld(c));
+                        }
+                    }
+                }
             }
-            let cells = self.map.cells(slot as u32);
-            for (a, c) in acc_i.iter_mut().zip(&cells[..ints_used]) {
-                *a = a.wrapping_add(c.load(Relaxed));
-            }
-            for (a, c) in acc_f.iter_mut().zip(&cells[float_base..]) {
-                *a += f64::from_bits(c.load(Relaxed));
+        }
+        for group in regions.chunks(4) {
+            let r: Vec<&[AtomicU64]> = group.iter().map(|c| &c[float_base..]).collect();
+            let ld = |c: &AtomicU64| f64::from_bits(c.load(Relaxed));
+            match r[..] {
+                [a, b, c, d] => {
+                    for (i, acc) in acc_f.iter_mut().enumerate() {
+                        *acc += (ld(&a[i]) + ld(&b[i])) + (ld(&c[i]) + ld(&d[i]));
+                    }
+                }
+                _ => {
+                    for region in r {
+                        for (acc, c) in acc_f.iter_mut().zip(region) {
+                            *acc += ld(c);
+                        }
+                    }
+                }
             }
         }
 
-        // Emit series family by family.
-        let mut by_out: Vec<&RawFamily> = raw.iter().flatten().collect();
-        by_out.sort_by_key(|r| r.out);
+        // Emit this refresh's series, family by family.
+        snap.series.clear();
+        snap.numbers.clear();
+        snap.counts.clear();
+        snap.pids.clear();
+        let recs = self.map.series();
+        let fam_recs = self.map.families();
         let slots = self.map.slots();
-        for (fi, rf) in by_out.iter().enumerate() {
+        for (fi, fam) in snap.families.iter_mut().enumerate() {
+            fam.overflows = fam_recs[fam.raw as usize].overflows.load(Relaxed);
             let first = snap.series.len() as u32;
-            for &id in &order[starts[fi] as usize..starts[fi + 1] as usize] {
-                let rec = &recs[id as usize];
-                let Some(values) = self.read_values(rec, &mut snap) else {
-                    continue;
-                };
-                let io = rec.int_off.load(Relaxed) as usize;
-                let fo = rec.float_off.load(Relaxed) as usize;
+            for m in &snap.cache.members[fi] {
+                if recs[m.id as usize].state.load(Acquire) != state::LIVE {
+                    continue; // deleted since it was decoded
+                }
+                let overflow = m.id == fam.overflow_series;
+                if overflow && fam.overflows == 0 {
+                    continue; // an unused overflow series is not exported
+                }
+                let (io, fo) = (m.int_off as usize, m.float_off as usize);
                 let mut entry = SeriesEntry {
-                    values,
-                    extra: if id == rf.overflow_series {
+                    values: m.values.clone(),
+                    extra: if overflow {
                         Extra::Overflow
                     } else {
                         Extra::None
                     },
                     number: snap.numbers.len() as u32,
                     counts: snap.counts.len() as u32,
-                    created_unix_ns: rec.created_unix_ns.load(Relaxed),
+                    created_unix_ns: m.created_unix_ns,
                 };
                 let float = acc_f[fo - float_base];
-                match rf.kind {
+                match fam.kind {
                     // Integral increments, plus fractional ones.
                     Kind::Counter => snap.numbers.push(acc_i[io] as f64 + float),
                     Kind::Histogram => {
                         let mut running = 0u64;
-                        for c in &acc_i[io..io + rf.shape.ints as usize] {
+                        for c in &acc_i[io..io + fam.shape.ints as usize] {
                             running = running.wrapping_add(*c);
                             snap.counts.push(running);
                         }
@@ -553,12 +621,12 @@ impl Store {
                         snap.numbers.push(float);
                     }
                     Kind::Gauge => {
-                        let shared = rf.mode == GaugeMode::Shared;
+                        let mode = fam.mode;
                         let per_slot = life.iter().enumerate().filter_map(|(slot, l)| {
                             let wanted = match l {
                                 SlotLife::Unused => false,
-                                _ if shared => slot == 0,
-                                SlotLife::Dead => !rf.mode.live_only(),
+                                _ if mode == GaugeMode::Shared => slot == 0,
+                                SlotLife::Dead => !mode.live_only(),
                                 SlotLife::Live => true,
                             };
                             let cells = self.map.cells(slot as u32);
@@ -566,42 +634,66 @@ impl Store {
                             (wanted && mark != 0)
                                 .then(|| (slot, f64::from_bits(cells[fo].load(Relaxed)), mark))
                         });
-                        if rf.mode.per_process() {
+                        if mode.per_process() {
                             for (slot, v, _) in per_slot {
-                                let pid = match slot {
-                                    0 => "shared".to_string(),
-                                    _ => slots[slot].pid.load(Relaxed).to_string(),
+                                let off = snap.pids.len() as u32;
+                                if slot == 0 {
+                                    snap.pids.push_str("shared");
+                                } else {
+                                    use std::fmt::Write;
+                                    let _ = write!(snap.pids, "{}", slots[slot].pid.load(Relaxed));
+                                }
+                                let span = Span {
+                                    off,
+                                    len: snap.pids.len() as u32 - off,
                                 };
-                                entry.extra = Extra::Pid(push_str(&mut snap.strings, &pid));
+                                entry.extra = Extra::Pid(span);
                                 entry.number = snap.numbers.len() as u32;
                                 snap.numbers.push(v);
                                 snap.series.push(entry.clone());
                             }
                             continue;
                         }
-                        let v = combine_gauge(rf.mode, per_slot.map(|(_, v, m)| (v, m)));
-                        snap.numbers.push(v);
+                        snap.numbers
+                            .push(combine_gauge(mode, per_slot.map(|(_, v, m)| (v, m))));
                     }
                 }
                 snap.series.push(entry);
             }
-            snap.families[fi].series = first..snap.series.len() as u32;
+            fam.series = first..snap.series.len() as u32;
         }
+        snap.cache.life = life;
 
         if h.hot.epoch.load(Acquire) != epoch || h.hot.wipe_pending.load(Acquire) != 0 {
-            return Ok(None);
+            snap.cache.owner = None;
+            return Ok(false);
         }
-        Ok(Some(snap))
+        Ok(true)
     }
 
-    fn read_family(
-        &self,
-        f: &crate::shm::layout::FamilyRec,
-        snap: &mut Snapshot,
-    ) -> Option<RawFamily> {
-        if f.state.load(Acquire) != state::LIVE {
-            return None;
+    /// Decodes family records added since the last refresh. Stops at a
+    /// record still being written, to come back to it next time.
+    fn decode_new_families(&self, snap: &mut Snapshot, fam_used: u32) {
+        let recs = self.map.families();
+        while snap.cache.families_done < fam_used {
+            let f = &recs[snap.cache.families_done as usize];
+            let out = match f.state.load(Acquire) {
+                state::INIT => return,
+                state::LIVE => self.decode_family(snap, snap.cache.families_done, f),
+                _ => None,
+            };
+            if let Some(entry) = out {
+                snap.cache.family_out.push(Some(snap.families.len() as u32));
+                snap.families.push(entry);
+                snap.cache.members.push(Vec::new());
+            } else {
+                snap.cache.family_out.push(None);
+            }
+            snap.cache.families_done += 1;
         }
+    }
+
+    fn decode_family(&self, snap: &mut Snapshot, raw: u32, f: &FamilyRec) -> Option<FamilyEntry> {
         let kind = Kind::from_u32(f.kind.load(Relaxed))?;
         let mode = GaugeMode::from_u32(f.gauge_mode.load(Relaxed))?;
         let n_bounds = f.buckets.len.load(Relaxed);
@@ -618,87 +710,120 @@ impl Store {
         {
             return None;
         }
-        let mark = (snap.strings.len(), snap.spans.len(), snap.bounds.len());
-        let result = (|| {
-            let name = push_str(
-                &mut snap.strings,
-                std::str::from_utf8(self.arena_str(&f.name)?).ok()?,
-            );
-            let help = push_str(
-                &mut snap.strings,
-                std::str::from_utf8(self.arena_str(&f.help)?).ok()?,
-            );
-            let unit = push_str(
-                &mut snap.strings,
-                std::str::from_utf8(self.arena_str(&f.unit)?).ok()?,
-            );
-            let first = snap.spans.len() as u32;
+        let c = &mut snap.cache;
+        let mark = (c.strings.len(), c.spans.len(), c.bounds.len());
+        let entry = (|| {
+            let name = push_str(&mut c.strings, self.arena_utf8(&f.name)?);
+            let help = push_str(&mut c.strings, self.arena_utf8(&f.help)?);
+            let unit = push_str(&mut c.strings, self.arena_utf8(&f.unit)?);
+            let first = c.spans.len() as u32;
             for s in decode_strs(self.arena_str(&f.label_names)?) {
-                let span = push_str(&mut snap.strings, std::str::from_utf8(s?).ok()?);
-                snap.spans.push(span);
+                let span = push_str(&mut c.strings, std::str::from_utf8(s?).ok()?);
+                c.spans.push(span);
             }
-            let label_names = first..snap.spans.len() as u32;
+            let label_names = first..c.spans.len() as u32;
             if label_names.len() != f.n_labels.load(Relaxed) as usize {
                 return None;
             }
-            let b0 = snap.bounds.len() as u32;
+            let b0 = c.bounds.len() as u32;
             if kind == Kind::Histogram {
-                snap.bounds
+                c.bounds
                     .extend_from_slice(self.map.arena_f64s(f.buckets.off.load(Relaxed), n_bounds)?);
             }
-            let bounds = b0..snap.bounds.len() as u32;
             Some(FamilyEntry {
+                raw,
                 name,
                 help,
                 unit,
                 kind,
                 mode,
+                shape,
+                overflow_series: f.overflow_series.load(Relaxed).wrapping_sub(1),
                 label_names,
-                bounds,
+                bounds: b0..c.bounds.len() as u32,
                 series: 0..0,
-                overflows: f.overflows.load(Relaxed),
+                overflows: 0,
             })
         })();
-        let Some(entry) = result else {
-            // Corrupt record: drop whatever was pushed for it.
-            snap.strings.truncate(mark.0);
-            snap.spans.truncate(mark.1);
-            snap.bounds.truncate(mark.2);
-            return None;
-        };
-        let out = snap.families.len() as u32;
-        let overflows = entry.overflows;
-        snap.families.push(entry);
-        Some(RawFamily {
-            out,
-            kind,
-            mode,
-            shape,
-            overflow_series: f.overflow_series.load(Relaxed).wrapping_sub(1),
-            overflows,
-        })
+        if entry.is_none() {
+            // A corrupt record: drop whatever was pushed for it.
+            c.strings.truncate(mark.0);
+            c.spans.truncate(mark.1);
+            c.bounds.truncate(mark.2);
+        }
+        entry
     }
 
-    fn read_values(
+    fn arena_utf8(&self, r: &crate::shm::layout::ArenaRef) -> Option<&str> {
+        std::str::from_utf8(self.arena_str(r)?).ok()
+    }
+
+    /// Decodes series records added since the last refresh, appending each
+    /// live one to its family's member list. Stops at a record still being
+    /// written (or whose family is), to come back to it next time.
+    fn decode_new_series(
         &self,
-        rec: &crate::shm::layout::SeriesRec,
         snap: &mut Snapshot,
-    ) -> Option<Range<u32>> {
-        let mark = (snap.strings.len(), snap.spans.len());
-        let first = snap.spans.len() as u32;
+        series_used: u32,
+        ints_used: usize,
+        float_base: usize,
+        cap: usize,
+    ) {
+        let recs = self.map.series();
+        while snap.cache.series_done < series_used {
+            let id = snap.cache.series_done;
+            let rec = &recs[id as usize];
+            match rec.state.load(Acquire) {
+                state::INIT => return,
+                state::LIVE => {
+                    let fam = rec.family.load(Relaxed);
+                    if fam >= snap.cache.families_done {
+                        return; // its family is still being registered
+                    }
+                    if let Some(out) = snap.cache.family_out[fam as usize] {
+                        let shape = snap.families[out as usize].shape;
+                        let io = rec.int_off.load(Relaxed) as usize;
+                        let fo = rec.float_off.load(Relaxed) as usize;
+                        // Cells outside the used ranges mean a corrupt
+                        // record: skip it.
+                        let cells_ok = io + shape.ints as usize <= ints_used
+                            && fo >= float_base
+                            && fo + shape.floats as usize <= cap;
+                        if cells_ok {
+                            if let Some(values) = self.decode_values(&mut snap.cache, rec) {
+                                snap.cache.members[out as usize].push(CachedSeries {
+                                    id,
+                                    values,
+                                    int_off: io as u32,
+                                    float_off: fo as u32,
+                                    created_unix_ns: rec.created_unix_ns.load(Relaxed),
+                                });
+                            }
+                        }
+                    }
+                }
+                _ => {} // deleted or abandoned: never exported
+            }
+            snap.cache.series_done += 1;
+        }
+    }
+
+    fn decode_values(&self, c: &mut Cache, rec: &SeriesRec) -> Option<Range<u32>> {
+        let mark = (c.strings.len(), c.spans.len());
+        let first = c.spans.len() as u32;
         let ok = (|| {
             for s in decode_strs(self.arena_str(&rec.labels)?) {
-                let span = push_str(&mut snap.strings, std::str::from_utf8(s?).ok()?);
-                snap.spans.push(span);
+                let span = push_str(&mut c.strings, std::str::from_utf8(s?).ok()?);
+                c.spans.push(span);
             }
             Some(())
         })();
         if ok.is_none() {
-            snap.strings.truncate(mark.0);
-            snap.spans.truncate(mark.1);
+            c.strings.truncate(mark.0);
+            c.spans.truncate(mark.1);
             return None;
         }
-        Some(first..snap.spans.len() as u32)
+        Some(first..c.spans.len() as u32)
     }
 }
 
