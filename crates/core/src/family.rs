@@ -39,7 +39,8 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub(crate) fn from_u32(v: u32) -> Option<Kind> {
+    /// The kind with this numeric value (its `repr(u32)`), if any.
+    pub fn from_u32(v: u32) -> Option<Kind> {
         Some(match v {
             1 => Kind::Counter,
             2 => Kind::Gauge,
@@ -111,8 +112,22 @@ impl GaugeMode {
         GaugeMode::Shared,
     ];
 
-    pub(crate) fn from_u32(v: u32) -> Option<GaugeMode> {
-        GaugeMode::ALL.into_iter().find(|m| *m as u32 == v)
+    /// The mode with this numeric value (its `repr(u32)`), if any.
+    pub fn from_u32(v: u32) -> Option<GaugeMode> {
+        Some(match v {
+            1 => GaugeMode::All,
+            2 => GaugeMode::LiveAll,
+            3 => GaugeMode::Sum,
+            4 => GaugeMode::LiveSum,
+            5 => GaugeMode::Max,
+            6 => GaugeMode::LiveMax,
+            7 => GaugeMode::Min,
+            8 => GaugeMode::LiveMin,
+            9 => GaugeMode::MostRecent,
+            10 => GaugeMode::LiveMostRecent,
+            11 => GaugeMode::Shared,
+            _ => return None,
+        })
     }
 
     /// The prometheus_client name of the mode (`"livesum"`, ...).

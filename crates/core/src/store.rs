@@ -707,6 +707,13 @@ impl Store {
                 "the family handle is from before a wipe or from another Store; register it again",
             ));
         }
+        // Only a forged handle (through the C ABI's raw form) fails this.
+        if family.index >= self.map.header().alloc.families_used.load(Acquire) {
+            return Err(Error::new(
+                ErrorKind::StaleHandle,
+                "the family handle names no registered family",
+            ));
+        }
         Ok(())
     }
 
@@ -1158,5 +1165,109 @@ impl<'a> ArenaAlloc<'a> {
             .alloc
             .arena_used
             .store(self.used, Release);
+    }
+}
+
+// ===== Raw handle conversion: a stopgap for the C ABI (crates/ffi) =========
+//
+// `shmetrics-ffi` hands `Family` and `Series` to C callers as plain
+// integers. These two pairs are all it needs from core; nothing else here
+// uses them, and they are to be replaced by whatever accessor the core API
+// settles on. The layout of the arrays is private to this build: only
+// `from_raw` of the same build reads what `to_raw` wrote.
+//
+// A handle forged through `from_raw` cannot cause memory unsafety: enum
+// fields are validated here, every update checks the handle's store tag,
+// epoch and cell offsets against the mapping (`Store::cells_checked`), and
+// every other use of a handle's integers indexes with bounds checks. It
+// can still write to cells that belong to other series of the same store.
+
+fn pack(lo: u32, hi: u32) -> u64 {
+    lo as u64 | (hi as u64) << 32
+}
+
+fn unpack(v: u64) -> (u32, u32) {
+    (v as u32, (v >> 32) as u32)
+}
+
+impl Family {
+    /// The handle as plain integers, for the C ABI. Read back only with
+    /// [`Family::from_raw`] of the same build.
+    #[doc(hidden)]
+    pub fn to_raw(&self) -> [u64; 6] {
+        [
+            pack(self.tag, self.epoch),
+            pack(self.index, self.kind as u32),
+            pack(self.mode as u32, self.n_labels),
+            pack(self.shape.ints, self.shape.floats),
+            pack(self.n_bounds, self.overflow),
+            self.bounds_off,
+        ]
+    }
+
+    /// Rebuilds a handle from [`Family::to_raw`]; `None` if its kind or
+    /// gauge mode is not valid. A forged handle gets an error, or at worst
+    /// adds series or updates cells of the same store it does not own;
+    /// never a memory-safety problem.
+    #[doc(hidden)]
+    pub fn from_raw(raw: [u64; 6]) -> Option<Family> {
+        let (tag, epoch) = unpack(raw[0]);
+        let (index, kind) = unpack(raw[1]);
+        let (mode, n_labels) = unpack(raw[2]);
+        let (ints, floats) = unpack(raw[3]);
+        let (n_bounds, overflow) = unpack(raw[4]);
+        Some(Family {
+            tag,
+            epoch,
+            index,
+            kind: Kind::from_u32(kind)?,
+            mode: GaugeMode::from_u32(mode)?,
+            n_labels,
+            shape: Shape { ints, floats },
+            n_bounds,
+            bounds_off: raw[5],
+            overflow,
+        })
+    }
+}
+
+impl Series {
+    /// The handle as plain integers, for the C ABI. Read back only with
+    /// [`Series::from_raw`] of the same build.
+    #[doc(hidden)]
+    pub fn to_raw(&self) -> [u64; 6] {
+        [
+            pack(self.tag, self.epoch),
+            pack(self.id, self.family),
+            pack(self.int_off, self.float_off),
+            pack(self.kind as u32, self.mode as u32),
+            self.n_bounds as u64,
+            self.bounds_off,
+        ]
+    }
+
+    /// Rebuilds a handle from [`Series::to_raw`]; `None` if its kind or
+    /// gauge mode is not valid. A forged handle gets an error, or at worst
+    /// updates cells of the same store it does not own; never a
+    /// memory-safety problem.
+    #[doc(hidden)]
+    #[inline]
+    pub fn from_raw(raw: [u64; 6]) -> Option<Series> {
+        let (tag, epoch) = unpack(raw[0]);
+        let (id, family) = unpack(raw[1]);
+        let (int_off, float_off) = unpack(raw[2]);
+        let (kind, mode) = unpack(raw[3]);
+        Some(Series {
+            tag,
+            epoch,
+            id,
+            family,
+            int_off,
+            float_off,
+            kind: Kind::from_u32(kind)?,
+            mode: GaugeMode::from_u32(mode)?,
+            n_bounds: raw[4] as u32,
+            bounds_off: raw[5],
+        })
     }
 }

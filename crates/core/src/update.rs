@@ -156,7 +156,7 @@ impl Store {
     /// [`ErrorKind::InvalidValue`] if `v` is negative or NaN.
     #[inline]
     pub fn counter_add(&self, s: Series, v: f64) -> Result<()> {
-        if !(v >= 0.0) {
+        if v.is_nan() || v < 0.0 {
             return Err(if v.is_nan() {
                 nan_error("a counter cannot be increased by")
             } else {
@@ -244,10 +244,12 @@ impl Store {
                 if s.tag != self.tag {
                     return Err(handle_error(self, &s, &[Kind::Histogram, Kind::Summary]));
                 }
+                // Cells first: that checks the epoch, so a handle from
+                // before a wipe never reads the (since rewritten) bounds.
+                let c = self.cells_checked(&s)?;
                 let Some(bounds) = self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
                     return Err(handle_error(self, &s, &[Kind::Histogram]));
                 };
-                let c = self.cells_checked(&s)?;
                 // The first bucket whose upper bound is >= v (`le` is
                 // inclusive); n is the +Inf bucket.
                 c.int(bucket_index(bounds, v)).fetch_add(1, Relaxed);

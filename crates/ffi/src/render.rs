@@ -1,0 +1,155 @@
+//! Rendering the store in a Prometheus exposition format.
+
+use std::ffi::c_char;
+use std::sync::{Mutex, MutexGuard};
+
+use shmetrics_expo::Format;
+
+use crate::error::{ffi_body, shmetrics_result, FfiError};
+use crate::ptr::{self, Out, OutBuf};
+use crate::types::{shmetrics_buf, shmetrics_format, shmetrics_store, RenderCache};
+
+fn format_from_u32(v: u32) -> Result<Format, FfiError> {
+    match v {
+        x if x == shmetrics_format::SHMETRICS_FORMAT_PROMETHEUS_TEXT as u32 => {
+            Ok(Format::PrometheusText)
+        }
+        x if x == shmetrics_format::SHMETRICS_FORMAT_OPENMETRICS as u32 => Ok(Format::OpenMetrics),
+        _ => Err(FfiError::Other(
+            shmetrics_result::SHMETRICS_INVALID_ARGUMENT,
+            format!(
+                "format {v} is not an exposition format; use SHMETRICS_FORMAT_PROMETHEUS_TEXT (0) \
+                 or SHMETRICS_FORMAT_OPENMETRICS (1)"
+            ),
+        )),
+    }
+}
+
+/// The render cache, started afresh if a panic left it poisoned.
+fn lock(m: &Mutex<RenderCache>) -> MutexGuard<'_, RenderCache> {
+    m.lock().unwrap_or_else(|poisoned| {
+        let mut g = poisoned.into_inner();
+        *g = RenderCache::default();
+        m.clear_poison();
+        g
+    })
+}
+
+/// Takes a snapshot of the store and renders it in `format` (a
+/// `SHMETRICS_FORMAT_*` value) into `buf`, which has room for `cap` bytes.
+/// `*len` is set to the exposition's length in bytes; no NUL is written.
+///
+/// If the exposition is longer than `cap`, nothing is copied, `*len` says
+/// how long it is, and the call returns `SHMETRICS_BUFFER_TOO_SMALL`: call
+/// again with a larger buffer (`buf` may be NULL when `cap` is 0, to ask
+/// for the size). The store may grow in between, so allow some slack, or
+/// loop. `shmetrics_render_alloc` avoids the second call.
+///
+/// Reading takes no lock on the store and never blocks a writer. The
+/// handle keeps the last snapshot to refresh it cheaply next time; calls
+/// on one handle render one at a time.
+#[no_mangle]
+pub extern "C" fn shmetrics_render(
+    store: *const shmetrics_store,
+    format: u32,
+    buf: *mut c_char,
+    cap: usize,
+    len: *mut usize,
+) -> shmetrics_result {
+    ffi_body!("shmetrics_render", {
+        let len = Out::new(len, "len")?;
+        len.write(0);
+        let store = ptr::object(store, "store")?;
+        let format = format_from_u32(format)?;
+        let buf = OutBuf::new(buf, cap, "buf")?;
+        let mut cache = lock(&store.render);
+        let RenderCache { snap, out } = &mut *cache;
+        store.store.snapshot_into(snap)?;
+        out.clear();
+        shmetrics_expo::encode(snap, format, out);
+        len.write(out.len());
+        if out.len() > buf.cap() {
+            return Err(FfiError::Other(
+                shmetrics_result::SHMETRICS_BUFFER_TOO_SMALL,
+                format!(
+                    "the exposition is {} bytes, the buffer has room for {}; call again with a \
+                     larger buffer",
+                    out.len(),
+                    buf.cap()
+                ),
+            ));
+        }
+        buf.write(out);
+        Ok(())
+    })
+}
+
+/// Takes a snapshot of the store and renders it in `format` (a
+/// `SHMETRICS_FORMAT_*` value) into a new buffer owned by the library:
+/// `*out` is the buffer on success, NULL on failure. Read it with
+/// `shmetrics_buf_data` and `shmetrics_buf_len`, then free it with
+/// `shmetrics_buf_free`. This is the simpler choice for PHP and LuaJIT:
+/// copy it into a string (`FFI::string`, `ffi.string`) and free it at once.
+#[no_mangle]
+pub extern "C" fn shmetrics_render_alloc(
+    store: *const shmetrics_store,
+    format: u32,
+    out: *mut *mut shmetrics_buf,
+) -> shmetrics_result {
+    ffi_body!("shmetrics_render_alloc", {
+        let out = Out::new(out, "out")?;
+        out.write(std::ptr::null_mut());
+        let store = ptr::object(store, "store")?;
+        let format = format_from_u32(format)?;
+        let mut cache = lock(&store.render);
+        store.store.snapshot_into(&mut cache.snap)?;
+        let mut data = Vec::new();
+        shmetrics_expo::encode(&cache.snap, format, &mut data);
+        data.push(0); // for C callers that want a string; not counted
+        out.write(ptr::into_raw(Box::new(shmetrics_buf { data })));
+        Ok(())
+    })
+}
+
+/// The bytes of a buffer from `shmetrics_render_alloc`, followed by a NUL
+/// that `shmetrics_buf_len` does not count; NULL for a NULL buffer. Valid
+/// until the buffer is freed. (The type is `uint8_t` rather than `char` so
+/// that PHP FFI hands back a pointer for `FFI::string($p, $len)` instead of
+/// converting it to a string itself.)
+#[no_mangle]
+pub extern "C" fn shmetrics_buf_data(buf: *const shmetrics_buf) -> *const u8 {
+    match ptr::object(buf, "buf") {
+        Ok(b) => b.data.as_ptr(),
+        Err(_) => std::ptr::null(),
+    }
+}
+
+/// The length in bytes of a buffer from `shmetrics_render_alloc`; 0 for a
+/// NULL buffer.
+#[no_mangle]
+pub extern "C" fn shmetrics_buf_len(buf: *const shmetrics_buf) -> usize {
+    ptr::object(buf, "buf").map_or(0, |b| b.data.len() - 1)
+}
+
+/// Frees a buffer from `shmetrics_render_alloc`. NULL is ignored.
+#[no_mangle]
+pub extern "C" fn shmetrics_buf_free(buf: *mut shmetrics_buf) {
+    let _ = ffi_body!("shmetrics_buf_free", {
+        ptr::free(buf);
+        Ok(())
+    });
+}
+
+/// The HTTP `Content-Type` to send with an exposition in `format` (a
+/// `SHMETRICS_FORMAT_*` value), or NULL for an unknown format. The string
+/// is static: do not free it.
+#[no_mangle]
+pub extern "C" fn shmetrics_format_content_type(format: u32) -> *const c_char {
+    match format_from_u32(format) {
+        Ok(Format::PrometheusText) => c"text/plain; version=0.0.4; charset=utf-8".as_ptr(),
+        Ok(Format::OpenMetrics) => {
+            c"application/openmetrics-text; version=1.0.0; charset=utf-8".as_ptr()
+        }
+        Err(_) => std::ptr::null(),
+    }
+}

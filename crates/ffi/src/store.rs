@@ -1,0 +1,137 @@
+//! Opening and closing a store, and whole-store operations.
+
+use std::ffi::{c_char, CStr, OsStr};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use shmetrics_core::{Options, Store};
+
+use crate::error::{ffi_body, shmetrics_result};
+use crate::ptr::{self, Out};
+use crate::types::{shmetrics_options, shmetrics_stats, shmetrics_store, RenderCache};
+
+const VERSION: &CStr =
+    match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+        Ok(v) => v,
+        Err(_) => panic!("the version has a NUL"),
+    };
+
+/// The library's version, for example "0.1.0". The string is static: do
+/// not free it.
+#[no_mangle]
+pub extern "C" fn shmetrics_version() -> *const c_char {
+    VERSION.as_ptr()
+}
+
+/// Fills `*out` with the default options: create the file if missing,
+/// read-write, mode 0600, 4096 families, 65536 series, 16 MiB of label
+/// bytes, 128 writers, 16 value cells per series.
+#[no_mangle]
+pub extern "C" fn shmetrics_options_default(out: *mut shmetrics_options) -> shmetrics_result {
+    ffi_body!("shmetrics_options_default", {
+        Out::new(out, "out")?.write(shmetrics_options::from(&Options::default()));
+        Ok(())
+    })
+}
+
+/// Opens the store file at `path` (`path_len` bytes, no NUL needed),
+/// creating it if `opts->create` is set and it does not exist. `path` may
+/// be NULL with `path_len` 0 for the default path: `$SHMETRICS_STORE` if
+/// set, else `/dev/shm/shmetrics`. `opts` may be NULL for the defaults.
+///
+/// On success `*out` is a new store handle, to be freed with
+/// `shmetrics_store_close`; on failure it is NULL. A file that is not a
+/// store (`SHMETRICS_FOREIGN_FILE`), is cut short, corrupt or from another
+/// layout version is never overwritten.
+///
+/// A process should open a store once and share the handle between its
+/// threads: each handle claims its own writer slot.
+#[no_mangle]
+pub extern "C" fn shmetrics_store_open(
+    path: *const c_char,
+    path_len: usize,
+    opts: *const shmetrics_options,
+    out: *mut *mut shmetrics_store,
+) -> shmetrics_result {
+    ffi_body!("shmetrics_store_open", {
+        let out = Out::new(out, "out")?;
+        out.write(std::ptr::null_mut());
+        let path = if path.is_null() && path_len == 0 {
+            Store::default_path()
+        } else {
+            PathBuf::from(OsStr::from_bytes(ptr::bytes(path, path_len, "path")?))
+        };
+        let options = if opts.is_null() {
+            Options::default()
+        } else {
+            Options::from(&ptr::read(opts, "opts")?)
+        };
+        let store = Store::open(&path, &options)?;
+        out.write(ptr::into_raw(Box::new(shmetrics_store {
+            store,
+            render: Mutex::new(RenderCache::default()),
+        })));
+        Ok(())
+    })
+}
+
+/// Closes a store handle and frees it, releasing this handle's writer slot
+/// (counter and histogram values stay counted; live gauge modes drop its
+/// gauges). NULL is ignored. No other call may use the handle during or
+/// after this one; handles of families and series made through it become
+/// useless.
+#[no_mangle]
+pub extern "C" fn shmetrics_store_close(store: *mut shmetrics_store) {
+    let _ = ffi_body!("shmetrics_store_close", {
+        ptr::free(store);
+        Ok(())
+    });
+}
+
+/// Sets every value of every series to zero, in all writer slots.
+/// Families, series and handles stay valid.
+#[no_mangle]
+pub extern "C" fn shmetrics_store_reset(store: *const shmetrics_store) -> shmetrics_result {
+    ffi_body!("shmetrics_store_reset", {
+        ptr::object(store, "store")?.store.reset()?;
+        Ok(())
+    })
+}
+
+/// Removes every family and series (PromPHP's `wipeStorage`), in every
+/// process. All family and series handles become stale: updates through
+/// them fail with `SHMETRICS_STALE_HANDLE`, and families must be
+/// registered again.
+#[no_mangle]
+pub extern "C" fn shmetrics_store_wipe(store: *const shmetrics_store) -> shmetrics_result {
+    ffi_body!("shmetrics_store_wipe", {
+        ptr::object(store, "store")?.store.wipe()?;
+        Ok(())
+    })
+}
+
+/// Gives up this handle's writer slot, for example before a worker exits
+/// cleanly, so that live gauge modes drop its values at once and another
+/// process may reuse the slot. The next update claims a slot again.
+#[no_mangle]
+pub extern "C" fn shmetrics_store_release_slot(store: *const shmetrics_store) -> shmetrics_result {
+    ffi_body!("shmetrics_store_release_slot", {
+        ptr::object(store, "store")?.store.release_slot()?;
+        Ok(())
+    })
+}
+
+/// Fills `*out` with the store's counts and capacities.
+#[no_mangle]
+pub extern "C" fn shmetrics_store_stats(
+    store: *const shmetrics_store,
+    out: *mut shmetrics_stats,
+) -> shmetrics_result {
+    ffi_body!("shmetrics_store_stats", {
+        let store = ptr::object(store, "store")?;
+        let out = Out::new(out, "out")?;
+        out.write(shmetrics_stats::from(&store.store.stats()));
+        Ok(())
+    })
+}

@@ -1,0 +1,437 @@
+//! The plain-data types of the ABI and their conversions to and from the
+//! store's types.
+
+#![allow(non_camel_case_types)]
+
+use std::ffi::c_char;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use shmetrics_core::{
+    Family, FamilyDesc, GaugeMode, Kind, Options, Series, Snapshot, Store, StoreStats,
+};
+
+use crate::error::{shmetrics_result, FfiError};
+use crate::ptr;
+
+/// An open store. Made by `shmetrics_store_open`, freed by
+/// `shmetrics_store_close`. Every other function may be called on it from
+/// any number of threads at once.
+#[derive(Debug)]
+pub struct shmetrics_store {
+    pub(crate) store: Store,
+    /// What rendering reuses between calls.
+    pub(crate) render: Mutex<RenderCache>,
+}
+
+/// A snapshot and an output buffer that `shmetrics_render` refreshes in
+/// place instead of building anew each time.
+#[derive(Debug, Default)]
+pub(crate) struct RenderCache {
+    pub(crate) snap: Snapshot,
+    pub(crate) out: Vec<u8>,
+}
+
+/// An exposition made by `shmetrics_render_alloc`: read it with
+/// `shmetrics_buf_data` and `shmetrics_buf_len`, free it with
+/// `shmetrics_buf_free`.
+#[derive(Debug)]
+pub struct shmetrics_buf {
+    /// The exposition and a NUL after it; never empty.
+    pub(crate) data: Vec<u8>,
+}
+
+/// A string as a pointer and a length in bytes, without a terminating NUL
+/// (one may follow; it is not read). `ptr` may be NULL when `len` is 0.
+/// Names, help texts and label values must be UTF-8.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct shmetrics_str {
+    /// The first byte.
+    pub ptr: *const c_char,
+    /// The length in bytes.
+    pub len: usize,
+}
+
+impl shmetrics_str {
+    /// The string as UTF-8.
+    pub(crate) fn to_str<'a>(self, param: &'static str) -> Result<&'a str, FfiError> {
+        let b = ptr::bytes(self.ptr, self.len, param)?;
+        std::str::from_utf8(b).map_err(|_| FfiError::Utf8(param))
+    }
+}
+
+/// Metric types: the values of `shmetrics_family_desc.kind`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum shmetrics_kind {
+    /// A monotonic counter.
+    SHMETRICS_KIND_COUNTER = 1,
+    /// A value that goes up and down.
+    SHMETRICS_KIND_GAUGE = 2,
+    /// A classic histogram with fixed bucket bounds.
+    SHMETRICS_KIND_HISTOGRAM = 3,
+    /// A summary (`_count` and `_sum`).
+    SHMETRICS_KIND_SUMMARY = 4,
+}
+
+/// How a gauge's per-process values combine: the values of
+/// `shmetrics_family_desc.gauge_mode`, as in prometheus_client's
+/// multiprocess mode. Modes named `LIVE` count only live processes.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum shmetrics_gauge_mode {
+    /// The default: `SHMETRICS_GAUGE_LIVESUM`. The only value allowed for
+    /// families that are not gauges.
+    SHMETRICS_GAUGE_DEFAULT = 0,
+    /// One series per process, labelled `pid`.
+    SHMETRICS_GAUGE_ALL = 1,
+    /// One series per live process, labelled `pid`.
+    SHMETRICS_GAUGE_LIVEALL = 2,
+    /// The sum over all processes.
+    SHMETRICS_GAUGE_SUM = 3,
+    /// The sum over live processes.
+    SHMETRICS_GAUGE_LIVESUM = 4,
+    /// The maximum over all processes.
+    SHMETRICS_GAUGE_MAX = 5,
+    /// The maximum over live processes.
+    SHMETRICS_GAUGE_LIVEMAX = 6,
+    /// The minimum over all processes.
+    SHMETRICS_GAUGE_MIN = 7,
+    /// The minimum over live processes.
+    SHMETRICS_GAUGE_LIVEMIN = 8,
+    /// The value most recently set by any process.
+    SHMETRICS_GAUGE_MOSTRECENT = 9,
+    /// The value most recently set by a live process.
+    SHMETRICS_GAUGE_LIVEMOSTRECENT = 10,
+    /// One value shared by all processes (PromPHP APCu semantics).
+    SHMETRICS_GAUGE_SHARED = 11,
+}
+
+/// Exposition formats: the `format` argument of `shmetrics_render`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum shmetrics_format {
+    /// The Prometheus text format 0.0.4.
+    SHMETRICS_FORMAT_PROMETHEUS_TEXT = 0,
+    /// OpenMetrics 1.0 text.
+    SHMETRICS_FORMAT_OPENMETRICS = 1,
+}
+
+// The C values are the store's own.
+const _: () = {
+    use shmetrics_gauge_mode::*;
+    use shmetrics_kind::*;
+    assert!(SHMETRICS_KIND_COUNTER as u32 == Kind::Counter as u32);
+    assert!(SHMETRICS_KIND_GAUGE as u32 == Kind::Gauge as u32);
+    assert!(SHMETRICS_KIND_HISTOGRAM as u32 == Kind::Histogram as u32);
+    assert!(SHMETRICS_KIND_SUMMARY as u32 == Kind::Summary as u32);
+    assert!(SHMETRICS_GAUGE_ALL as u32 == GaugeMode::All as u32);
+    assert!(SHMETRICS_GAUGE_LIVEALL as u32 == GaugeMode::LiveAll as u32);
+    assert!(SHMETRICS_GAUGE_SUM as u32 == GaugeMode::Sum as u32);
+    assert!(SHMETRICS_GAUGE_LIVESUM as u32 == GaugeMode::LiveSum as u32);
+    assert!(SHMETRICS_GAUGE_MAX as u32 == GaugeMode::Max as u32);
+    assert!(SHMETRICS_GAUGE_LIVEMAX as u32 == GaugeMode::LiveMax as u32);
+    assert!(SHMETRICS_GAUGE_MIN as u32 == GaugeMode::Min as u32);
+    assert!(SHMETRICS_GAUGE_LIVEMIN as u32 == GaugeMode::LiveMin as u32);
+    assert!(SHMETRICS_GAUGE_MOSTRECENT as u32 == GaugeMode::MostRecent as u32);
+    assert!(SHMETRICS_GAUGE_LIVEMOSTRECENT as u32 == GaugeMode::LiveMostRecent as u32);
+    assert!(SHMETRICS_GAUGE_SHARED as u32 == GaugeMode::Shared as u32);
+};
+
+pub(crate) fn kind_from_u32(v: u32) -> Result<Kind, FfiError> {
+    [Kind::Counter, Kind::Gauge, Kind::Histogram, Kind::Summary]
+        .into_iter()
+        .find(|k| *k as u32 == v)
+        .ok_or_else(|| {
+            FfiError::Other(
+                shmetrics_result::SHMETRICS_INVALID_OPTIONS,
+                format!("kind {v} is not a metric type; use a SHMETRICS_KIND_* value (1 to 4)"),
+            )
+        })
+}
+
+pub(crate) fn gauge_mode_from_u32(v: u32) -> Result<GaugeMode, FfiError> {
+    if v == shmetrics_gauge_mode::SHMETRICS_GAUGE_DEFAULT as u32 {
+        return Ok(GaugeMode::default());
+    }
+    GaugeMode::ALL
+        .into_iter()
+        .find(|m| *m as u32 == v)
+        .ok_or_else(|| {
+            FfiError::Other(
+                shmetrics_result::SHMETRICS_INVALID_OPTIONS,
+                format!(
+                    "gauge_mode {v} is not a gauge mode; use a SHMETRICS_GAUGE_* value (0 to 11)"
+                ),
+            )
+        })
+}
+
+/// How to open a store: a mirror of the store's options. Get the defaults
+/// with `shmetrics_options_default`, then change what you need. Capacities
+/// apply only when the file is created; an existing store keeps its own.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct shmetrics_options {
+    /// Create the file if it does not exist (default true).
+    pub create: bool,
+    /// Map the file read-only: every write then fails with
+    /// `SHMETRICS_READ_ONLY`. An exporter needs only this.
+    pub read_only: bool,
+    /// The file mode on creation: 0600 (default) or 0660.
+    pub mode: u32,
+    /// Most families (default 4096).
+    pub max_families: u32,
+    /// Most series over all families, overflow series included (default
+    /// 65536).
+    pub max_series: u32,
+    /// Bytes for names, help texts, label names and values (default 16 MiB).
+    pub label_bytes: u64,
+    /// Most processes writing at once (default 128); more still work,
+    /// sharing one spare slot.
+    pub max_writers: u32,
+    /// 8-byte value cells per writer; 0 (default) picks 16 per series.
+    pub cells_per_writer: u64,
+}
+
+impl From<&Options> for shmetrics_options {
+    fn from(o: &Options) -> shmetrics_options {
+        shmetrics_options {
+            create: o.create,
+            read_only: o.read_only,
+            mode: o.mode,
+            max_families: o.max_families,
+            max_series: o.max_series,
+            label_bytes: o.label_bytes,
+            max_writers: o.max_writers,
+            cells_per_writer: o.cells_per_writer,
+        }
+    }
+}
+
+impl From<&shmetrics_options> for Options {
+    fn from(o: &shmetrics_options) -> Options {
+        Options {
+            create: o.create,
+            read_only: o.read_only,
+            mode: o.mode,
+            max_families: o.max_families,
+            max_series: o.max_series,
+            label_bytes: o.label_bytes,
+            max_writers: o.max_writers,
+            cells_per_writer: o.cells_per_writer,
+        }
+    }
+}
+
+/// A family definition for `shmetrics_register`. A zeroed struct is a valid
+/// start: every field left 0 (or NULL with a count of 0) means its default,
+/// except `name` and `kind`, which must be set.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct shmetrics_family_desc {
+    /// The metric name, `[a-zA-Z_:][a-zA-Z0-9_:]*`. A counter's trailing
+    /// `_total` is removed (the exposition adds it back).
+    pub name: shmetrics_str,
+    /// The help text (any UTF-8; may be empty).
+    pub help: shmetrics_str,
+    /// The unit (OpenMetrics `# UNIT`), or empty. When set, the name must
+    /// end in `_<unit>`.
+    pub unit: shmetrics_str,
+    /// The label names, in the order label values are given: an array of
+    /// `label_count` strings (NULL when 0).
+    pub label_names: *const shmetrics_str,
+    /// How many label names.
+    pub label_count: usize,
+    /// The metric type: a `SHMETRICS_KIND_*` value.
+    pub kind: u32,
+    /// For gauges: a `SHMETRICS_GAUGE_*` value (0 = default, live sum).
+    /// Must be 0 for other types.
+    pub gauge_mode: u32,
+    /// Histogram bucket upper bounds, strictly increasing, without +Inf:
+    /// an array of `bucket_count` doubles. 0 buckets = the Prometheus
+    /// client defaults (0.005 to 10). Must be 0 for other types.
+    pub buckets: *const f64,
+    /// How many bucket bounds.
+    pub bucket_count: usize,
+    /// Summary quantiles to report, each in [0, 1], strictly increasing
+    /// (stored for a later layout; none are exported yet).
+    pub quantiles: *const f64,
+    /// How many quantiles.
+    pub quantile_count: usize,
+    /// Summary window in milliseconds; 0 = default (10 minutes).
+    pub max_age_ms: u64,
+    /// Summary window buckets; 0 = default (5).
+    pub age_buckets: u32,
+    /// The most series this family may hold besides its overflow series;
+    /// 0 = only the store's capacity limits it.
+    pub max_series: u32,
+}
+
+impl shmetrics_family_desc {
+    pub(crate) fn to_core(self) -> Result<FamilyDesc, FfiError> {
+        let kind = kind_from_u32(self.kind)?;
+        let mut d = FamilyDesc::new(self.name.to_str("desc.name")?, kind);
+        d.help = self.help.to_str("desc.help")?.to_owned();
+        d.unit = self.unit.to_str("desc.unit")?.to_owned();
+        d.label_names = ptr::slice(self.label_names, self.label_count, "desc.label_names")?
+            .iter()
+            .map(|s| s.to_str("desc.label_names").map(str::to_owned))
+            .collect::<Result<_, _>>()?;
+        d.gauge_mode = gauge_mode_from_u32(self.gauge_mode)?;
+        d.buckets = ptr::slice(self.buckets, self.bucket_count, "desc.buckets")?.to_vec();
+        d.summary.quantiles =
+            ptr::slice(self.quantiles, self.quantile_count, "desc.quantiles")?.to_vec();
+        if self.max_age_ms != 0 {
+            d.summary.max_age = Duration::from_millis(self.max_age_ms);
+        }
+        if self.age_buckets != 0 {
+            d.summary.age_buckets = self.age_buckets;
+        }
+        d.max_series = self.max_series;
+        Ok(d)
+    }
+}
+
+/// A registered family: a small value to copy and keep. Valid for the
+/// store handle that made it until the store is wiped.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct shmetrics_family {
+    /// The metric type (a `SHMETRICS_KIND_*` value), for information.
+    pub kind: u32,
+    /// How many label values a series of this family takes, for
+    /// information.
+    pub label_count: u32,
+    /// The handle itself; its contents are private to the library.
+    pub opaque: [u64; 6],
+}
+
+impl From<Family> for shmetrics_family {
+    fn from(f: Family) -> shmetrics_family {
+        shmetrics_family {
+            kind: f.kind() as u32,
+            label_count: f.label_count() as u32,
+            opaque: f.to_raw(),
+        }
+    }
+}
+
+impl shmetrics_family {
+    pub(crate) fn to_core(self) -> Result<Family, FfiError> {
+        Family::from_raw(self.opaque).ok_or_else(|| {
+            FfiError::Other(
+                shmetrics_result::SHMETRICS_STALE_HANDLE,
+                "the family handle was not made by shmetrics_register (it is zeroed or \
+                 damaged); register the family again"
+                    .to_owned(),
+            )
+        })
+    }
+}
+
+/// A series handle for updates: a small value to copy and keep. Valid for
+/// the store handle that made it until the store is wiped.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct shmetrics_series {
+    /// The handle itself; its contents are private to the library.
+    pub opaque: [u64; 6],
+}
+
+impl From<Series> for shmetrics_series {
+    #[inline]
+    fn from(s: Series) -> shmetrics_series {
+        shmetrics_series { opaque: s.to_raw() }
+    }
+}
+
+impl shmetrics_series {
+    #[inline]
+    pub(crate) fn to_core(self) -> Result<Series, FfiError> {
+        match Series::from_raw(self.opaque) {
+            Some(s) => Ok(s),
+            None => Err(bad_series()),
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn bad_series() -> FfiError {
+    FfiError::Other(
+        shmetrics_result::SHMETRICS_STALE_HANDLE,
+        "the series handle was not made by shmetrics_series_get (it is zeroed or damaged); \
+         get the series again"
+            .to_owned(),
+    )
+}
+
+/// Counts and capacities of a store: a mirror of the store's statistics.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct shmetrics_stats {
+    /// The file's layout version.
+    pub layout_version: u32,
+    /// Families registered.
+    pub families: u32,
+    /// Most families.
+    pub families_capacity: u32,
+    /// Series allocated, overflow and deleted series included.
+    pub series_allocated: u32,
+    /// Most series.
+    pub series_capacity: u32,
+    /// Writer slots (not counting the shared slot).
+    pub writers_capacity: u32,
+    /// Slots owned by a live process.
+    pub writers_live: u32,
+    /// Slots whose process died or released them, awaiting reuse.
+    pub writers_dead: u32,
+    /// The file's size in bytes (mostly sparse).
+    pub file_size: u64,
+    /// Label bytes used.
+    pub label_bytes_used: u64,
+    /// Label bytes available.
+    pub label_bytes_capacity: u64,
+    /// Value cells used per writer.
+    pub cells_used: u64,
+    /// Value cells per writer.
+    pub cells_capacity: u64,
+    /// Slot claims since creation.
+    pub writer_claims_total: u64,
+    /// Claims that reused a dead process's slot.
+    pub writer_reuses_total: u64,
+    /// Processes that found no free slot and shared the spare one.
+    pub writers_exhausted_total: u64,
+    /// New label sets sent to an overflow series.
+    pub overflows_total: u64,
+    /// Times a process died holding the store lock and the store was
+    /// repaired.
+    pub lock_recoveries_total: u64,
+}
+
+impl From<&StoreStats> for shmetrics_stats {
+    fn from(s: &StoreStats) -> shmetrics_stats {
+        shmetrics_stats {
+            layout_version: s.layout_version,
+            families: s.families,
+            families_capacity: s.families_capacity,
+            series_allocated: s.series_allocated,
+            series_capacity: s.series_capacity,
+            writers_capacity: s.writers_capacity,
+            writers_live: s.writers_live,
+            writers_dead: s.writers_dead,
+            file_size: s.file_size,
+            label_bytes_used: s.label_bytes_used,
+            label_bytes_capacity: s.label_bytes_capacity,
+            cells_used: s.cells_used,
+            cells_capacity: s.cells_capacity,
+            writer_claims_total: s.writer_claims_total,
+            writer_reuses_total: s.writer_reuses_total,
+            writers_exhausted_total: s.writers_exhausted_total,
+            overflows_total: s.overflows_total,
+            lock_recoveries_total: s.lock_recoveries_total,
+        }
+    }
+}

@@ -1,0 +1,213 @@
+//! The C ABI from outside Rust: `tests/c/smoke.c` built with the system C
+//! compiler against the cdylib and run under valgrind; the generated
+//! headers checked to be current and to compile as C and C++; and the
+//! cdef loaded by PHP FFI and LuaJIT when they are installed.
+//!
+//! Needs `cc`, `valgrind` and cbindgen 0.29.4 (`cargo install cbindgen
+//! --version 0.29.4 --locked`). The PHP and LuaJIT checks run when `php`
+//! (with FFI) and `luajit` are on the PATH and are skipped otherwise, unless
+//! `SHMETRICS_REQUIRE_PHP_LUAJIT=1` makes their absence a failure.
+
+#![cfg(target_os = "linux")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The crate's directory.
+fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The cdylib cargo built for this test run. Cargo builds the library
+/// with all its crate types into `deps`, next to the test binary (even
+/// under `CARGO_TARGET_DIR`), but copies it up to `target/debug` only on
+/// `cargo build`.
+fn cdylib() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let lib = exe
+        .parent()
+        .expect("deps directory")
+        .join("libshmetrics.so");
+    assert!(
+        lib.exists(),
+        "{} is missing; cargo test should have built it",
+        lib.display()
+    );
+    lib
+}
+
+fn run(cmd: &mut Command) -> Output {
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    eprintln!(
+        "$ {cmd:?}\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn have(program: &str) -> bool {
+    let flag = if program == "luajit" {
+        "-v"
+    } else {
+        "--version"
+    };
+    Command::new(program)
+        .arg(flag)
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn optional_tool(program: &str) -> bool {
+    if have(program) {
+        return true;
+    }
+    if std::env::var_os("SHMETRICS_REQUIRE_PHP_LUAJIT").is_some_and(|v| v == "1") {
+        panic!("{program} is required (SHMETRICS_REQUIRE_PHP_LUAJIT=1) but not installed");
+    }
+    eprintln!("skipped: {program} is not installed");
+    false
+}
+
+fn cc() -> String {
+    std::env::var("CC").unwrap_or_else(|_| "cc".to_owned())
+}
+
+#[test]
+fn c_smoke_test_passes_under_valgrind() {
+    let lib = cdylib();
+    let tmp = tempfile::tempdir().unwrap();
+    let exe = tmp.path().join("smoke");
+    let dir = lib.parent().unwrap();
+    let out = run(Command::new(cc())
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-I"])
+        .arg(crate_dir().join("include"))
+        .arg(crate_dir().join("tests/c/smoke.c"))
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(dir)
+        .arg("-lshmetrics")
+        .arg(format!("-Wl,-rpath,{}", dir.display())));
+    assert!(out.status.success(), "smoke.c does not compile");
+
+    let out = run(Command::new("valgrind")
+        .args([
+            "-q",
+            "--error-exitcode=1",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite,indirect,possible",
+        ])
+        .arg(&exe));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let last = stdout.lines().last().unwrap_or("");
+    assert!(
+        out.status.success(),
+        "smoke test failed under valgrind: {last}"
+    );
+    assert!(
+        last.ends_with(" passed, 0 failed") && !last.starts_with("0 "),
+        "unexpected summary: {last}"
+    );
+}
+
+#[test]
+fn generated_headers_are_current() {
+    let out = run(Command::new("bash")
+        .arg(crate_dir().join("gen-header.sh"))
+        .arg("--check"));
+    assert!(
+        out.status.success(),
+        "crates/ffi/include is stale or cbindgen is missing; see the output above"
+    );
+}
+
+#[test]
+fn header_compiles_as_c99_c23_and_cpp() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("h.c");
+    std::fs::write(
+        &src,
+        "#include \"shmetrics.h\"\nint main(void) { return (int)SHMETRICS_OK; }\n",
+    )
+    .unwrap();
+    let include = crate_dir().join("include");
+    for std in ["-std=c99", "-std=c2x"] {
+        let out = run(Command::new(cc())
+            .args([
+                std,
+                "-Wall",
+                "-Wextra",
+                "-pedantic",
+                "-Werror",
+                "-fsyntax-only",
+                "-I",
+            ])
+            .arg(&include)
+            .arg(&src));
+        assert!(
+            out.status.success(),
+            "shmetrics.h does not compile with {std}"
+        );
+    }
+    if have("c++") {
+        let out = run(Command::new("c++")
+            .args([
+                "-x",
+                "c++",
+                "-std=c++11",
+                "-Wall",
+                "-Wextra",
+                "-Werror",
+                "-fsyntax-only",
+            ])
+            .arg("-I")
+            .arg(&include)
+            .arg(&src));
+        assert!(out.status.success(), "shmetrics.h does not compile as C++");
+    }
+}
+
+fn script(rel: &str) -> PathBuf {
+    crate_dir().join(rel)
+}
+
+fn store_path(dir: &Path) -> String {
+    dir.join("store").to_str().unwrap().to_owned()
+}
+
+#[test]
+fn cdef_loads_in_php_ffi() {
+    if !optional_tool("php") {
+        return;
+    }
+    let lib = cdylib();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(Command::new("php")
+        // FFI is on for the CLI by default (ffi.enable=preload); be explicit.
+        .args(["-d", "ffi.enable=1"])
+        .arg(script("tests/php/smoke.php"))
+        .arg(script("include/shmetrics.cdef.h"))
+        .arg(&lib)
+        .arg(store_path(tmp.path())));
+    assert!(out.status.success(), "the PHP FFI smoke test failed");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("php ok"));
+}
+
+#[test]
+fn cdef_loads_in_luajit() {
+    if !optional_tool("luajit") {
+        return;
+    }
+    let lib = cdylib();
+    let tmp = tempfile::tempdir().unwrap();
+    let out = run(Command::new("luajit")
+        .arg(script("tests/lua/smoke.lua"))
+        .arg(script("include/shmetrics.cdef.h"))
+        .arg(&lib)
+        .arg(store_path(tmp.path())));
+    assert!(out.status.success(), "the LuaJIT smoke test failed");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("luajit ok"));
+}
