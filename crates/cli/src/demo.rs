@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use shmetrics_core::{Family, FamilyDesc, GaugeMode, Kind, Options, Series, Store, Value};
-use shmetrics_expo::Format;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
 
 use crate::AnyResult;
 
@@ -38,6 +39,9 @@ pub struct DemoArgs {
     /// The store file (default: a new file under /dev/shm, removed at exit).
     #[arg(long)]
     store: Option<PathBuf>,
+    /// Where the exporter listens.
+    #[arg(long, default_value = shmetrics_exporter::DEFAULT_LISTEN)]
+    listen: std::net::SocketAddr,
 }
 
 /// Options of the hidden `demo-worker` command.
@@ -55,7 +59,9 @@ pub struct WorkerArgs {
 }
 
 const ROUTES: [&str; 5] = ["/", "/api/users", "/api/orders", "/static/app.js", "/login"];
-const LATENCY_BUCKETS: [f64; 12] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0];
+const LATENCY_BUCKETS: [f64; 12] = [
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0,
+];
 
 struct DemoFamilies {
     requests: Family,
@@ -109,7 +115,13 @@ impl Rng {
 /// The worker: serves simulated requests until it reaches its quota or
 /// its parent goes away.
 pub fn worker(args: WorkerArgs) -> AnyResult {
-    let store = Store::open(&args.store, &Options { create: false, ..Options::default() })?;
+    let store = Store::open(
+        &args.store,
+        &Options {
+            create: false,
+            ..Options::default()
+        },
+    )?;
     let fams = families(&store)?;
     let parent = std::os::unix::process::parent_id();
     let mut rng = Rng(args.seed | 1);
@@ -129,9 +141,16 @@ pub fn worker(args: WorkerArgs) -> AnyResult {
             store.gauge_add(in_flight, 1.0)?;
             let route = (rng.next() % ROUTES.len() as u64) as usize;
             let roll = rng.unit();
-            let status = if roll < 0.01 { "500" } else if roll < 0.05 { "404" } else { "200" };
+            let status = if roll < 0.01 {
+                "500"
+            } else if roll < 0.05 {
+                "404"
+            } else {
+                "200"
+            };
             // Log-normal-ish latency around 20 ms with a long tail.
-            let latency = 0.02 * (-(rng.unit().max(1e-12)).ln()).powf(1.5) * (1.0 + route as f64 * 0.3);
+            let latency =
+                0.02 * (-(rng.unit().max(1e-12)).ln()).powf(1.5) * (1.0 + route as f64 * 0.3);
             let key = (route, status);
             let c = match counters.get(&key) {
                 Some(c) => *c,
@@ -173,7 +192,11 @@ fn totals(store: &Store) -> shmetrics_core::Result<(Totals, shmetrics_core::Stor
     let t = Instant::now();
     let snap = store.snapshot()?;
     let took = t.elapsed();
-    let mut out = Totals { requests: 0.0, observations: 0, in_flight: 0.0 };
+    let mut out = Totals {
+        requests: 0.0,
+        observations: 0,
+        in_flight: 0.0,
+    };
     for f in snap.families() {
         for s in f.series() {
             match (f.name(), s.value()) {
@@ -193,7 +216,10 @@ fn totals(store: &Store) -> shmetrics_core::Result<(Totals, shmetrics_core::Stor
 pub fn run(args: DemoArgs) -> AnyResult {
     let (path, temporary) = match args.store {
         Some(p) => (p, false),
-        None => (PathBuf::from(format!("/dev/shm/shmetrics-demo-{}", std::process::id())), true),
+        None => (
+            PathBuf::from(format!("/dev/shm/shmetrics-demo-{}", std::process::id())),
+            true,
+        ),
     };
     let store = Store::open(&path, &Options::default())?;
     let fams = families(&store)?;
@@ -204,12 +230,17 @@ pub fn run(args: DemoArgs) -> AnyResult {
     }
     let exe = std::env::current_exe()?;
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ std::process::id() as u64);
-    let mut spawn = |reason: &str, rng: &mut Rng| -> Result<Child, Box<dyn std::error::Error>> {
+    let spawn = |reason: &str, rng: &mut Rng| -> Result<Child, Box<dyn std::error::Error>> {
         let quota = args.rate * (5 + rng.next() % 10); // retire after 5 to 15 s of work
         let child = Command::new(&exe)
             .args(["demo-worker", "--store"])
             .arg(&path)
-            .args(["--seed", &rng.next().to_string(), "--rate", &args.rate.to_string()])
+            .args([
+                "--seed",
+                &rng.next().to_string(),
+                "--rate",
+                &args.rate.to_string(),
+            ])
             .args(["--max-requests", &quota.to_string()])
             .stdin(Stdio::null())
             .spawn()?;
@@ -217,11 +248,36 @@ pub fn run(args: DemoArgs) -> AnyResult {
         Ok(child)
     };
 
-    println!("shmetrics demo: {} workers writing to {}", args.workers, path.display());
+    let mut exporter = Command::new(&exe)
+        .args(["serve", "--store"])
+        .arg(&path)
+        .args(["--listen", &args.listen.to_string()])
+        .stdin(Stdio::null())
+        .spawn()?;
+    wait_until_serving(args.listen, &mut exporter)?;
+    println!(
+        "shmetrics demo: {} workers writing to {}",
+        args.workers,
+        path.display()
+    );
+    println!("the exporter (a separate process) serves http://{}/metrics and a status page at http://{}/", args.listen, args.listen);
     println!("every {}s a random worker is killed with SIGKILL; workers also retire after a quota of requests", args.crash_every);
-    println!("inspect it from another shell: shmetrics inspect --store {}", path.display());
+    println!(
+        "inspect it from another shell: shmetrics inspect --store {}",
+        path.display()
+    );
     println!();
-    println!("{:>6} {:>12} {:>10} {:>12} {:>9} {:>13} {:>9} {:>10}", "time", "requests", "req/s", "observations", "in-flight", "writers l/d", "restarts", "snapshot");
+    println!(
+        "{:>6} {:>12} {:>10} {:>12} {:>9} {:>13} {:>9} {:>10}",
+        "time",
+        "requests",
+        "req/s",
+        "observations",
+        "in-flight",
+        "writers l/d",
+        "restarts",
+        "snapshot"
+    );
 
     let mut workers: Vec<Child> = Vec::new();
     for _ in 0..args.workers {
@@ -283,19 +339,68 @@ pub fn run(args: DemoArgs) -> AnyResult {
         st.writer_claims_total
     );
     println!();
-    println!("a sample of the exposition (Prometheus text format):");
-    let mut text = Vec::new();
-    shmetrics_expo::encode(&store.snapshot()?, Format::PrometheusText, &mut text);
-    let text = String::from_utf8_lossy(&text);
-    for line in text.lines().filter(|l| !l.contains("_bucket") || l.contains("route=\"/\"")).take(40) {
+    println!(
+        "a sample of http://{}/metrics, as Prometheus would scrape it:",
+        args.listen
+    );
+    let text = http_get(args.listen, "/metrics")?;
+    let sample = text
+        .lines()
+        .filter(|l| l.contains("demo_") && (!l.contains("_bucket") || l.contains("route=\"/\"")))
+        .take(36);
+    for line in sample {
         println!("  {line}");
     }
+    let _ = exporter.kill();
+    let _ = exporter.wait();
     if temporary {
         drop(store);
         std::fs::remove_file(&path)?;
     } else {
         println!();
-        println!("the store is kept at {}; try `shmetrics inspect --store {}`", path.display(), path.display());
+        println!(
+            "the store is kept at {}; try `shmetrics inspect --store {}`",
+            path.display(),
+            path.display()
+        );
     }
     Ok(())
+}
+
+/// A minimal HTTP/1.0 GET, enough for the demo to show what the exporter
+/// serves without another dependency.
+fn http_get(addr: SocketAddr, path: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let mut conn = TcpStream::connect_timeout(&addr, Duration::from_secs(2))?;
+    conn.set_read_timeout(Some(Duration::from_secs(10)))?;
+    write!(conn, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n")?;
+    let mut response = String::new();
+    conn.read_to_string(&mut response)?;
+    let (head, body) = response
+        .split_once("\r\n\r\n")
+        .ok_or("malformed HTTP response")?;
+    if !head.starts_with("HTTP/1.0 200") && !head.starts_with("HTTP/1.1 200") {
+        return Err(format!("GET {path}: {}", head.lines().next().unwrap_or("")).into());
+    }
+    Ok(body.to_string())
+}
+
+/// Waits for the exporter to answer `/healthz`; fails if it exits.
+fn wait_until_serving(addr: SocketAddr, exporter: &mut Child) -> AnyResult {
+    let start = Instant::now();
+    loop {
+        if http_get(addr, "/healthz").is_ok() {
+            return Ok(());
+        }
+        if let Some(status) = exporter.try_wait()? {
+            return Err(format!(
+                "the exporter exited ({status}); is {addr} in use? pick another with --listen"
+            )
+            .into());
+        }
+        if start.elapsed() > Duration::from_secs(10) {
+            let _ = exporter.kill();
+            return Err(format!("the exporter did not answer on {addr} within 10 s").into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -13,7 +13,11 @@ use shmetrics_core::{Options, Store};
 use shmetrics_expo::Format;
 
 #[derive(Parser, Debug)]
-#[command(name = "shmetrics", version, about = "Metrics for multi-process servers, in shared memory")]
+#[command(
+    name = "shmetrics",
+    version,
+    about = "Metrics for multi-process servers, in shared memory"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -24,6 +28,25 @@ enum Command {
     /// Run several worker processes that record web-request metrics into
     /// one store, restart some of them, and show the merged result.
     Demo(demo::DemoArgs),
+    /// Serve a store to Prometheus: /metrics, /healthz and a status page
+    /// at /. Maps the store read-only.
+    Serve {
+        /// The store file.
+        #[arg(long, env = "SHMETRICS_STORE")]
+        store: PathBuf,
+        /// The address to listen on (loopback by default).
+        #[arg(long, default_value = shmetrics_exporter::DEFAULT_LISTEN)]
+        listen: std::net::SocketAddr,
+        /// Connections served at once; more are closed at once.
+        #[arg(long, default_value_t = 64)]
+        max_connections: usize,
+        /// Seconds a client has to send its request head.
+        #[arg(long, default_value_t = 5.0)]
+        header_timeout: f64,
+        /// Seconds a connection may last, keep-alive included.
+        #[arg(long, default_value_t = 30.0)]
+        request_timeout: f64,
+    },
     /// Print the store's exposition.
     Dump {
         /// The store file.
@@ -49,6 +72,20 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(args) => demo::run(args),
         Command::DemoWorker(args) => demo::worker(args),
+        Command::Serve {
+            store,
+            listen,
+            max_connections,
+            header_timeout,
+            request_timeout,
+        } => {
+            let mut config = shmetrics_exporter::Config::new(store);
+            config.listen = listen;
+            config.max_connections = max_connections.max(1);
+            config.header_timeout = std::time::Duration::from_secs_f64(header_timeout.max(0.1));
+            config.request_timeout = std::time::Duration::from_secs_f64(request_timeout.max(0.1));
+            shmetrics_exporter::serve(config).map_err(|e| e as Box<dyn std::error::Error>)
+        }
         Command::Dump { store, format } => dump(&store, &format),
         Command::Inspect { store } => inspect(&store),
     };
@@ -64,11 +101,19 @@ fn main() -> ExitCode {
 type AnyResult = Result<(), Box<dyn std::error::Error>>;
 
 fn open_read_only(path: &PathBuf) -> Result<Store, shmetrics_core::Error> {
-    Store::open(path, &Options { create: false, read_only: true, ..Options::default() })
+    Store::open(
+        path,
+        &Options {
+            create: false,
+            read_only: true,
+            ..Options::default()
+        },
+    )
 }
 
 fn dump(path: &PathBuf, format: &str) -> AnyResult {
-    let format = Format::parse(format).ok_or_else(|| format!("unknown format {format:?}: use prometheus or openmetrics"))?;
+    let format = Format::parse(format)
+        .ok_or_else(|| format!("unknown format {format:?}: use prometheus or openmetrics"))?;
     let store = open_read_only(path)?;
     let snap = store.snapshot()?;
     let mut out = Vec::new();
@@ -81,26 +126,76 @@ fn inspect(path: &PathBuf) -> AnyResult {
     let store = open_read_only(path)?;
     let snap = store.snapshot()?;
     let st = snap.stats();
-    let pct = |a: u64, b: u64| if b == 0 { 0.0 } else { 100.0 * a as f64 / b as f64 };
+    let pct = |a: u64, b: u64| {
+        if b == 0 {
+            0.0
+        } else {
+            100.0 * a as f64 / b as f64
+        }
+    };
     println!("store         {}", path.display());
     println!("layout        version {}", st.layout_version);
     println!("file size     {} bytes (sparse)", st.file_size);
-    println!("families      {} of {} ({:.1}%)", st.families, st.families_capacity, pct(st.families as u64, st.families_capacity as u64));
-    println!("series        {} of {} allocated ({:.1}%), {} exported", st.series_allocated, st.series_capacity, pct(st.series_allocated as u64, st.series_capacity as u64), snap.series_count());
-    println!("label bytes   {} of {} ({:.1}%)", st.label_bytes_used, st.label_bytes_capacity, pct(st.label_bytes_used, st.label_bytes_capacity));
-    println!("value cells   {} of {} per writer ({:.1}%)", st.cells_used, st.cells_capacity, pct(st.cells_used, st.cells_capacity));
-    println!("writers       {} live, {} dead, {} slots; {} claims, {} reuses, {} found no free slot", st.writers_live, st.writers_dead, st.writers_capacity, st.writer_claims_total, st.writer_reuses_total, st.writers_exhausted_total);
+    println!(
+        "families      {} of {} ({:.1}%)",
+        st.families,
+        st.families_capacity,
+        pct(st.families as u64, st.families_capacity as u64)
+    );
+    println!(
+        "series        {} of {} allocated ({:.1}%), {} exported",
+        st.series_allocated,
+        st.series_capacity,
+        pct(st.series_allocated as u64, st.series_capacity as u64),
+        snap.series_count()
+    );
+    println!(
+        "label bytes   {} of {} ({:.1}%)",
+        st.label_bytes_used,
+        st.label_bytes_capacity,
+        pct(st.label_bytes_used, st.label_bytes_capacity)
+    );
+    println!(
+        "value cells   {} of {} per writer ({:.1}%)",
+        st.cells_used,
+        st.cells_capacity,
+        pct(st.cells_used, st.cells_capacity)
+    );
+    println!(
+        "writers       {} live, {} dead, {} slots; {} claims, {} reuses, {} found no free slot",
+        st.writers_live,
+        st.writers_dead,
+        st.writers_capacity,
+        st.writer_claims_total,
+        st.writer_reuses_total,
+        st.writers_exhausted_total
+    );
     println!("overflows     {}", st.overflows_total);
     println!("lock repairs  {}", st.lock_recoveries_total);
     println!();
-    println!("{:<48} {:<10} {:>8} {:>10}", "family", "type", "series", "overflows");
+    println!(
+        "{:<48} {:<10} {:>8} {:>10}",
+        "family", "type", "series", "overflows"
+    );
     for f in snap.families() {
-        println!("{:<48} {:<10} {:>8} {:>10}", f.name(), f.kind().as_str(), f.series().len(), f.overflows());
+        println!(
+            "{:<48} {:<10} {:>8} {:>10}",
+            f.name(),
+            f.kind().as_str(),
+            f.series().len(),
+            f.overflows()
+        );
     }
     println!();
     println!("{:>5} {:>8} {:<5} {:>7}", "slot", "pid", "state", "claims");
     for w in store.writers() {
-        println!("{:>5} {:>8} {:<5} {:>7}", w.slot, w.pid, if w.live { "live" } else { "dead" }, w.claims);
+        println!(
+            "{:>5} {:>8} {:<5} {:>7}",
+            w.slot,
+            w.pid,
+            if w.live { "live" } else { "dead" },
+            w.claims
+        );
     }
     Ok(())
 }

@@ -845,7 +845,9 @@ fn combine_gauge(mode: GaugeMode, vals: impl Iterator<Item = (f64, u64)>) -> f64
         | GaugeMode::LiveSum
         | GaugeMode::Shared
         | GaugeMode::All
-        | GaugeMode::LiveAll => vals.map(|v| v.0).sum(),
+        // Folded from +0.0: `sum()` of nothing is -0.0, which would print
+        // as "-0" for a gauge that no process has set.
+        | GaugeMode::LiveAll => vals.fold(0.0, |acc, v| acc + v.0),
         GaugeMode::Max | GaugeMode::LiveMax => vals.map(|v| v.0).reduce(f64::max).unwrap_or(0.0),
         GaugeMode::Min | GaugeMode::LiveMin => vals.map(|v| v.0).reduce(f64::min).unwrap_or(0.0),
         GaugeMode::MostRecent | GaugeMode::LiveMostRecent => {

@@ -1,0 +1,573 @@
+//! Exposition formats for [`shmetrics_core::Snapshot`]: the Prometheus text
+//! format 0.0.4 and OpenMetrics 1.0 text.
+//!
+//! This crate does no I/O. [`encode`] appends a whole exposition to a
+//! `Vec<u8>`, which the caller sends however it likes; [`negotiate`] picks
+//! the format from the `Accept` header of a scrape.
+//!
+//! ```
+//! use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+//! use shmetrics_expo::{encode, negotiate, Format};
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let path = dir.path().join("store");
+//! let store = Store::open(&path, &Options::default())?;
+//! let family = store.register(&FamilyDesc::new("jobs", Kind::Counter).help("Jobs run."))?;
+//! store.counter_add(store.series(&family, &[])?, 3.0)?;
+//!
+//! let format = negotiate(Some("text/plain;version=0.0.4;q=0.5,*/*;q=0.1"));
+//! assert_eq!(format, Format::PrometheusText);
+//! let mut body = Vec::new();
+//! encode(&store.snapshot()?, format, &mut body);
+//! assert_eq!(
+//!     String::from_utf8(body).unwrap(),
+//!     "# HELP jobs_total Jobs run.\n# TYPE jobs_total counter\njobs_total 3\n"
+//! );
+//! # Ok::<(), shmetrics_core::Error>(())
+//! ```
+//!
+//! The output follows the client libraries where the specs leave room:
+//!
+//! - Families come in the snapshot's order (registration order) and series
+//!   in creation order; nothing is sorted.
+//! - A family with an empty help text gets no `HELP` line; a family with no
+//!   series gets its metadata lines only.
+//! - In the text format a counter's `HELP` and `TYPE` lines and its sample
+//!   all use `name_total`, as client_python does; no `_created` series are
+//!   written (they would be separate gauges there).
+//! - In OpenMetrics, the counter's `TYPE` names the family without
+//!   `_total`; counters, histograms and summaries get a `_created` sample
+//!   with the series' creation time; `UNIT` is written when the family has
+//!   a unit.
+//! - `le` label values use the canonical OpenMetrics rendering
+//!   ([`write_canonical_float`]) in both formats: `le="0.005"`,
+//!   `le="1.0"`, `le="+Inf"`.
+//! - OpenMetrics forbids a negative or NaN `_sum`, and a `_sum` on a
+//!   histogram with a negative bucket bound (and a histogram's `_count` goes
+//!   together with its `_sum`). Where that would happen, the `_sum` (and
+//!   for a histogram the `_count`, which always equals the `+Inf` bucket)
+//!   is left out of that OpenMetrics sample set rather than making the
+//!   whole exposition invalid. The text format writes them as they are.
+
+mod num;
+
+use shmetrics_core::{FamilyView, Kind, SeriesView, Snapshot, Value};
+
+pub use num::{write_canonical_float, write_float, write_u64, write_unix_nanos_as_seconds};
+
+/// An exposition format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// The Prometheus text format, version 0.0.4.
+    PrometheusText,
+    /// OpenMetrics 1.0.0 text.
+    OpenMetrics,
+}
+
+impl Format {
+    /// The `Content-Type` to send with an exposition in this format.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Format::PrometheusText => "text/plain; version=0.0.4; charset=utf-8",
+            Format::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        }
+    }
+
+    /// The format for a name given on a command line or in a config:
+    /// `prometheus` or `text` for [`Format::PrometheusText`], `openmetrics`
+    /// for [`Format::OpenMetrics`] (ASCII case ignored).
+    pub fn parse(name: &str) -> Option<Format> {
+        let is = |s: &str| name.eq_ignore_ascii_case(s);
+        if is("prometheus") || is("text") {
+            Some(Format::PrometheusText)
+        } else if is("openmetrics") {
+            Some(Format::OpenMetrics)
+        } else {
+            None
+        }
+    }
+}
+
+/// Picks the format for a scrape from its HTTP `Accept` header, as
+/// Prometheus sends it, for example (Prometheus 2.x):
+///
+/// ```text
+/// application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1
+/// ```
+///
+/// The media range with the highest `q` that this crate can serve wins; on
+/// a tie, the one listed first. `application/openmetrics-text` (versions
+/// `0.0.1` and `1.0.0`, or none) gives [`Format::OpenMetrics`];
+/// `text/plain` (versions `0.0.4` and `1.0.0`, or none), `text/*` and
+/// `*/*` give [`Format::PrometheusText`]. Ranges with `q=0`, an invalid
+/// `q` or a version this crate does not write are skipped, and so is the
+/// protobuf format for now. Without a header, or with nothing usable in
+/// it, the answer is [`Format::PrometheusText`].
+///
+/// The `escaping` parameter of Prometheus 3 is ignored: metric and label
+/// names in a store always match the legacy character set, so every
+/// escaping scheme leaves them as they are.
+pub fn negotiate(accept: Option<&str>) -> Format {
+    let Some(accept) = accept else {
+        return Format::PrometheusText;
+    };
+    let mut best: Option<(u16, Format)> = None;
+    for range in accept.split(',') {
+        let Some((format, q)) = media_range(range) else {
+            continue;
+        };
+        if q > 0 && best.map_or(true, |(bq, _)| q > bq) {
+            best = Some((q, format));
+        }
+    }
+    best.map_or(Format::PrometheusText, |(_, f)| f)
+}
+
+/// One media range of an `Accept` header: the format it asks for (if this
+/// crate writes it) and its weight in thousandths.
+fn media_range(range: &str) -> Option<(Format, u16)> {
+    let mut params = range.split(';');
+    let media = params.next()?.trim();
+    let mut q = 1000;
+    let mut version = None;
+    for p in params {
+        let Some((key, value)) = p.split_once('=') else {
+            continue; // a parameter without a value: ignored
+        };
+        let (key, value) = (key.trim(), value.trim().trim_matches('"'));
+        if key.eq_ignore_ascii_case("q") {
+            q = parse_qvalue(value)?;
+        } else if key.eq_ignore_ascii_case("version") {
+            version = Some(value);
+        }
+    }
+    let is = |s: &str| media.eq_ignore_ascii_case(s);
+    let format = if is("application/openmetrics-text") {
+        match version {
+            None | Some("1.0.0") | Some("0.0.1") => Format::OpenMetrics,
+            Some(_) => return None,
+        }
+    } else if is("text/plain") {
+        match version {
+            None | Some("0.0.4") | Some("1.0.0") => Format::PrometheusText,
+            Some(_) => return None,
+        }
+    } else if is("*/*") || is("text/*") {
+        Format::PrometheusText
+    } else {
+        // `application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited`
+        // is the protobuf format, which Prometheus asks for first when it
+        // scrapes native histograms. When this crate gains a protobuf
+        // encoder, recognize it here (checking `proto` and `encoding`) and
+        // return `Format::Protobuf`. Until then it is skipped and the next
+        // best range wins (OpenMetrics, in every header that Prometheus
+        // 2.5 and later sends).
+        return None;
+    };
+    Some((format, q))
+}
+
+/// Parses an HTTP qvalue (`0`, `0.5`, `1`, `1.000`) into thousandths.
+fn parse_qvalue(s: &str) -> Option<u16> {
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    if frac.len() > 3 || !frac.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let mut milli: u16 = match int {
+        "0" => 0,
+        "1" => 1000,
+        _ => return None,
+    };
+    let mut scale = 100;
+    for b in frac.bytes() {
+        milli += u16::from(b - b'0') * scale;
+        scale /= 10;
+    }
+    (milli <= 1000).then_some(milli)
+}
+
+/// Appends a label value with the escaping both formats use: backslash,
+/// double quote and line feed become `\\`, `\"` and `\n`; everything else,
+/// any UTF-8 included, is copied as it is.
+///
+/// ```
+/// let mut out = Vec::new();
+/// shmetrics_expo::write_escaped_label_value(&mut out, "a\\b\"c\nd é");
+/// assert_eq!(out, "a\\\\b\\\"c\\nd é".as_bytes());
+/// ```
+pub fn write_escaped_label_value(out: &mut Vec<u8>, value: &str) {
+    escape(out, value.as_bytes(), true);
+}
+
+/// Whether `s` holds a byte to escape: `\`, line feed, and `"` if `QUOTE`.
+/// Tests 8 bytes at a time (SWAR), as label values are mostly short.
+#[inline]
+fn needs_escape<const QUOTE: bool>(s: &[u8]) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    // Whether any byte of `w` equals `b` (exact: no false positives).
+    let has = |w: u64, b: u8| {
+        let x = w ^ (LO * u64::from(b));
+        x.wrapping_sub(LO) & !x & HI != 0
+    };
+    let special = |w: u64| has(w, b'\\') | has(w, b'\n') | (QUOTE && has(w, b'"'));
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
+    if s.len() < 8 {
+        return s
+            .iter()
+            .any(|&c| c == b'\\' || c == b'\n' || (QUOTE && c == b'"'));
+    }
+    let mut words = s.chunks_exact(8);
+    if words.by_ref().any(|w| special(word(w))) {
+        return true;
+    }
+    // The last 1 to 7 bytes: test the last 8, overlapping.
+    !words.remainder().is_empty() && special(word(&s[s.len() - 8..]))
+}
+
+/// Appends `s` escaping `\` and line feed, and `"` too if `quote`.
+#[inline]
+fn escape(out: &mut Vec<u8>, s: &[u8], quote: bool) {
+    // Nearly every string needs no escaping: one quick scan, one copy.
+    let special = if quote {
+        needs_escape::<true>(s)
+    } else {
+        needs_escape::<false>(s)
+    };
+    if !special {
+        out.extend_from_slice(s);
+        return;
+    }
+    let mut start = 0;
+    for (i, &c) in s.iter().enumerate() {
+        let esc: &[u8] = match c {
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'"' if quote => b"\\\"",
+            _ => continue,
+        };
+        out.extend_from_slice(&s[start..i]);
+        out.extend_from_slice(esc);
+        start = i + 1;
+    }
+    out.extend_from_slice(&s[start..]);
+}
+
+/// Appends the whole exposition of `snapshot` in `format` to `out`. An
+/// OpenMetrics exposition ends with `# EOF\n`.
+///
+/// Writes straight into `out` (reserving an estimate of the size up front)
+/// and allocates nothing per series.
+pub fn encode(snapshot: &Snapshot, format: Format, out: &mut Vec<u8>) {
+    encode_with(snapshot, &[], format, out);
+}
+
+/// A family that does not live in a store, such as an exporter's own
+/// metrics. Only counters and gauges; each sample is one series.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExtraFamily<'a> {
+    /// The name, without `_total` for counters.
+    pub name: &'a str,
+    /// The help text.
+    pub help: &'a str,
+    /// [`Kind::Counter`] or [`Kind::Gauge`]; other kinds are written as
+    /// gauges.
+    pub kind: Kind,
+    /// The series.
+    pub samples: Vec<ExtraSample<'a>>,
+}
+
+/// One series of an [`ExtraFamily`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExtraSample<'a> {
+    /// Label names and values.
+    pub labels: Vec<(&'a str, &'a str)>,
+    /// The value.
+    pub value: f64,
+}
+
+/// Like [`encode`], with `extra` families after the store's (and before
+/// OpenMetrics' `# EOF`).
+///
+/// ```
+/// use shmetrics_core::{Kind, Snapshot};
+/// use shmetrics_expo::{encode_with, ExtraFamily, ExtraSample, Format};
+/// let extra = [ExtraFamily {
+///     name: "exporter_scrapes",
+///     help: "Scrapes served.",
+///     kind: Kind::Counter,
+///     samples: vec![ExtraSample { labels: vec![("format", "text")], value: 3.0 }],
+/// }];
+/// let mut out = Vec::new();
+/// encode_with(&Snapshot::default(), &extra, Format::OpenMetrics, &mut out);
+/// let expected = concat!(
+///     "# TYPE exporter_scrapes counter\n",
+///     "# HELP exporter_scrapes Scrapes served.\n",
+///     "exporter_scrapes_total{format=\"text\"} 3\n",
+///     "# EOF\n",
+/// );
+/// assert_eq!(String::from_utf8(out).unwrap(), expected);
+/// ```
+pub fn encode_with(
+    snapshot: &Snapshot,
+    extra: &[ExtraFamily<'_>],
+    format: Format,
+    out: &mut Vec<u8>,
+) {
+    out.reserve(estimate(snapshot, format));
+    let mut enc = Encoder {
+        om: format == Format::OpenMetrics,
+        labels: Vec::with_capacity(256),
+        le: Vec::new(),
+        le_ends: Vec::new(),
+        bucket_prefix: Vec::with_capacity(256),
+    };
+    for family in snapshot.families() {
+        enc.family(&family, out);
+    }
+    for family in extra {
+        enc.extra_family(family, out);
+    }
+    if enc.om {
+        out.extend_from_slice(b"# EOF\n");
+    }
+}
+
+/// A rough size of the exposition, to reserve it at once.
+fn estimate(snapshot: &Snapshot, format: Format) -> usize {
+    let om = usize::from(format == Format::OpenMetrics);
+    snapshot
+        .families()
+        .map(|f| {
+            let lines = match f.kind() {
+                Kind::Counter => 1 + om,
+                Kind::Gauge => 1,
+                Kind::Histogram => f.buckets().len() + 3 + om,
+                Kind::Summary => 2 + om,
+            };
+            let labels: usize = f.label_names().map(|l| l.len() + 12).sum();
+            let line = f.name().len() + labels + 28;
+            f.help().len() + 2 * f.name().len() + 40 + f.series().len() * lines * line
+        })
+        .sum()
+}
+
+/// Scratch space reused across series and families.
+struct Encoder {
+    om: bool,
+    /// The current series' labels, rendered: `a="x",b="y"`.
+    labels: Vec<u8>,
+    /// The current histogram family's `le="…"} ` fragments, one after the
+    /// other; `le_ends[i]` is where fragment `i` ends (the last is `+Inf`).
+    le: Vec<u8>,
+    le_ends: Vec<usize>,
+    /// The current histogram series' `name_bucket{labels,`.
+    bucket_prefix: Vec<u8>,
+}
+
+impl Encoder {
+    fn extra_family(&mut self, f: &ExtraFamily<'_>, out: &mut Vec<u8>) {
+        let name = f.name.as_bytes();
+        let (kind, suffix): (Kind, &[u8]) = match f.kind {
+            Kind::Counter => (Kind::Counter, b"_total"),
+            _ => (Kind::Gauge, b""),
+        };
+        self.metadata(name, f.help.as_bytes(), b"", kind, out);
+        for s in &f.samples {
+            let buf = &mut self.labels;
+            buf.clear();
+            for (name, value) in &s.labels {
+                if !buf.is_empty() {
+                    buf.push(b',');
+                }
+                buf.extend_from_slice(name.as_bytes());
+                buf.extend_from_slice(b"=\"");
+                escape(buf, value.as_bytes(), true);
+                buf.push(b'"');
+            }
+            self.sample_start(out, name, suffix);
+            write_float(out, s.value);
+            out.push(b'\n');
+        }
+    }
+
+    fn family(&mut self, f: &FamilyView<'_>, out: &mut Vec<u8>) {
+        let name = f.name().as_bytes();
+        let kind = f.kind();
+        self.metadata(name, f.help().as_bytes(), f.unit().as_bytes(), kind, out);
+        match kind {
+            Kind::Counter => {
+                for s in f.series() {
+                    self.render_labels(&s);
+                    if let Value::Counter(v) = s.value() {
+                        self.sample_start(out, name, b"_total");
+                        write_float(out, v);
+                        out.push(b'\n');
+                    }
+                    self.created(&s, name, out);
+                }
+            }
+            Kind::Gauge => {
+                for s in f.series() {
+                    self.render_labels(&s);
+                    if let Value::Gauge(v) = s.value() {
+                        self.sample_start(out, name, b"");
+                        write_float(out, v);
+                        out.push(b'\n');
+                    }
+                }
+            }
+            Kind::Histogram => {
+                let bounds = f.buckets();
+                self.prepare_le(bounds);
+                // OpenMetrics: no `_sum` with a negative bucket bound.
+                let negative_bucket = bounds.first().is_some_and(|b| *b < 0.0);
+                for s in f.series() {
+                    self.render_labels(&s);
+                    if let Value::Histogram {
+                        cumulative, sum, ..
+                    } = s.value()
+                    {
+                        self.buckets(out, name, cumulative);
+                        let count = cumulative.last().copied().unwrap_or(0);
+                        if !self.om || (!negative_bucket && sum >= 0.0) {
+                            self.sample_start(out, name, b"_count");
+                            write_u64(out, count);
+                            out.push(b'\n');
+                            self.sample_start(out, name, b"_sum");
+                            write_float(out, sum);
+                            out.push(b'\n');
+                        }
+                    }
+                    self.created(&s, name, out);
+                }
+            }
+            Kind::Summary => {
+                for s in f.series() {
+                    self.render_labels(&s);
+                    if let Value::Summary { count, sum } = s.value() {
+                        self.sample_start(out, name, b"_count");
+                        write_u64(out, count);
+                        out.push(b'\n');
+                        if !self.om || sum >= 0.0 {
+                            self.sample_start(out, name, b"_sum");
+                            write_float(out, sum);
+                            out.push(b'\n');
+                        }
+                    }
+                    self.created(&s, name, out);
+                }
+            }
+        }
+    }
+
+    /// `HELP` and `TYPE` (text); `TYPE`, `UNIT` and `HELP` (OpenMetrics,
+    /// in the order its spec recommends).
+    fn metadata(&self, name: &[u8], help: &[u8], unit: &[u8], kind: Kind, out: &mut Vec<u8>) {
+        let line = |out: &mut Vec<u8>, keyword: &[u8]| {
+            out.extend_from_slice(keyword);
+            out.extend_from_slice(name);
+            if !self.om && kind == Kind::Counter {
+                out.extend_from_slice(b"_total");
+            }
+            out.push(b' ');
+        };
+        if !self.om && !help.is_empty() {
+            line(out, b"# HELP ");
+            escape(out, help, false);
+            out.push(b'\n');
+        }
+        line(out, b"# TYPE ");
+        out.extend_from_slice(kind.as_str().as_bytes());
+        out.push(b'\n');
+        if self.om {
+            if !unit.is_empty() {
+                line(out, b"# UNIT ");
+                out.extend_from_slice(unit);
+                out.push(b'\n');
+            }
+            if !help.is_empty() {
+                line(out, b"# HELP ");
+                escape(out, help, true);
+                out.push(b'\n');
+            }
+        }
+    }
+
+    /// Renders the series' labels (the family's, then `pid` or
+    /// `shmetrics_overflow`) into `self.labels`.
+    #[inline]
+    fn render_labels(&mut self, s: &SeriesView<'_>) {
+        let buf = &mut self.labels;
+        buf.clear();
+        for (name, value) in s.labels() {
+            if !buf.is_empty() {
+                buf.push(b',');
+            }
+            buf.extend_from_slice(name.as_bytes());
+            buf.extend_from_slice(b"=\"");
+            escape(buf, value.as_bytes(), true);
+            buf.push(b'"');
+        }
+    }
+
+    /// `name_suffix{labels} ` (no braces without labels).
+    #[inline]
+    fn sample_start(&self, out: &mut Vec<u8>, name: &[u8], suffix: &[u8]) {
+        out.extend_from_slice(name);
+        out.extend_from_slice(suffix);
+        if !self.labels.is_empty() {
+            out.push(b'{');
+            out.extend_from_slice(&self.labels);
+            out.push(b'}');
+        }
+        out.push(b' ');
+    }
+
+    /// Renders `le="…"} ` once per histogram family.
+    fn prepare_le(&mut self, bounds: &[f64]) {
+        self.le.clear();
+        self.le_ends.clear();
+        for &b in bounds.iter().chain(&[f64::INFINITY]) {
+            self.le.extend_from_slice(b"le=\"");
+            write_canonical_float(&mut self.le, b);
+            self.le.extend_from_slice(b"\"} ");
+            self.le_ends.push(self.le.len());
+        }
+    }
+
+    /// The `_bucket` lines: one per bound and `+Inf`, `le` last.
+    #[inline]
+    fn buckets(&mut self, out: &mut Vec<u8>, name: &[u8], cumulative: &[u64]) {
+        let prefix = &mut self.bucket_prefix;
+        prefix.clear();
+        prefix.extend_from_slice(name);
+        prefix.extend_from_slice(b"_bucket{");
+        if !self.labels.is_empty() {
+            prefix.extend_from_slice(&self.labels);
+            prefix.push(b',');
+        }
+        let mut start = 0;
+        for (&end, &count) in self.le_ends.iter().zip(cumulative) {
+            out.extend_from_slice(&self.bucket_prefix);
+            out.extend_from_slice(&self.le[start..end]);
+            write_u64(out, count);
+            out.push(b'\n');
+            start = end;
+        }
+    }
+
+    /// OpenMetrics `name_created{labels} seconds`, if the creation time is
+    /// known.
+    #[inline]
+    fn created(&self, s: &SeriesView<'_>, name: &[u8], out: &mut Vec<u8>) {
+        let ns = s.created_unix_ns();
+        if self.om && ns != 0 {
+            self.sample_start(out, name, b"_created");
+            write_unix_nanos_as_seconds(out, ns);
+            out.push(b'\n');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

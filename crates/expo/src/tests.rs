@@ -1,0 +1,814 @@
+//! Golden tests: small stores written through a real `Store`, rendered and
+//! compared with the exact expected text.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use shmetrics_core::{FamilyDesc, GaugeMode, Kind, Options, Store};
+
+use super::*;
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    store: Store,
+    t0: f64,
+}
+
+fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options {
+        max_series: 256,
+        label_bytes: 1 << 16,
+        max_writers: 4,
+        ..Options::default()
+    };
+    let store = Store::open(dir.path().join("store"), &opts).unwrap();
+    Fixture {
+        _dir: dir,
+        store,
+        t0: now() - 1.0,
+    }
+}
+
+impl Fixture {
+    /// Renders the store. `_created` values are checked to be a time
+    /// between the fixture's creation and now, then replaced by `T`.
+    fn render(&self, format: Format) -> String {
+        let mut out = b"prefix\n".to_vec();
+        encode(&self.store.snapshot().unwrap(), format, &mut out);
+        let text = String::from_utf8(out).unwrap();
+        let text = text.strip_prefix("prefix\n").expect("encode appends");
+        let t1 = now() + 1.0;
+        let mut normalized = String::new();
+        for line in text.lines() {
+            let (series, value) = line.rsplit_once(' ').unwrap();
+            let name = series.split('{').next().unwrap();
+            if !line.starts_with('#') && name.ends_with("_created") {
+                assert_eq!(format, Format::OpenMetrics, "{line}");
+                let t: f64 = value.parse().unwrap();
+                assert!(
+                    self.t0 <= t && t <= t1,
+                    "{line}: not in [{}, {t1}]",
+                    self.t0
+                );
+                let (secs, frac) = value.split_once('.').expect("created has a point");
+                assert!(
+                    !secs.is_empty() && !frac.is_empty() && frac.len() <= 9,
+                    "{value}"
+                );
+                assert!(frac == "0" || !frac.ends_with('0'), "{value}");
+                normalized.push_str(series);
+                normalized.push_str(" T\n");
+            } else {
+                normalized.push_str(line);
+                normalized.push('\n');
+            }
+        }
+        assert_eq!(
+            normalized.len(),
+            text.len() - count_created_digits(text),
+            "{text}"
+        );
+        normalized
+    }
+}
+
+/// How many characters the `T` substitution removes.
+fn count_created_digits(text: &str) -> usize {
+    text.lines()
+        .filter(|l| {
+            !l.starts_with('#') && l.split([' ', '{']).next().unwrap().ends_with("_created")
+        })
+        .map(|l| l.rsplit_once(' ').unwrap().1.len() - 1)
+        .sum()
+}
+
+#[test]
+fn empty_store() {
+    let f = fixture();
+    assert_eq!(f.render(Format::PrometheusText), "");
+    assert_eq!(f.render(Format::OpenMetrics), "# EOF\n");
+}
+
+#[test]
+fn counter() {
+    let f = fixture();
+    let s = &f.store;
+    let c = s
+        .register(
+            &FamilyDesc::new("http_requests_total", Kind::Counter)
+                .help("Requests served.")
+                .labels(&["route", "status"]),
+        )
+        .unwrap();
+    let ok = s.series(&c, &["/", "200"]).unwrap();
+    let err = s.series(&c, &["/login", "500"]).unwrap();
+    s.counter_add(ok, 3.0).unwrap();
+    s.counter_inc(err).unwrap();
+    s.counter_add(err, 0.5).unwrap();
+    let plain = s
+        .register(&FamilyDesc::new("jobs", Kind::Counter).help("Jobs."))
+        .unwrap();
+    s.series(&plain, &[]).unwrap();
+
+    assert_eq!(
+        f.render(Format::PrometheusText),
+        "# HELP http_requests_total Requests served.\n\
+         # TYPE http_requests_total counter\n\
+         http_requests_total{route=\"/\",status=\"200\"} 3\n\
+         http_requests_total{route=\"/login\",status=\"500\"} 1.5\n\
+         # HELP jobs_total Jobs.\n\
+         # TYPE jobs_total counter\n\
+         jobs_total 0\n"
+    );
+    assert_eq!(
+        f.render(Format::OpenMetrics),
+        "# TYPE http_requests counter\n\
+         # HELP http_requests Requests served.\n\
+         http_requests_total{route=\"/\",status=\"200\"} 3\n\
+         http_requests_created{route=\"/\",status=\"200\"} T\n\
+         http_requests_total{route=\"/login\",status=\"500\"} 1.5\n\
+         http_requests_created{route=\"/login\",status=\"500\"} T\n\
+         # TYPE jobs counter\n\
+         # HELP jobs Jobs.\n\
+         jobs_total 0\n\
+         jobs_created T\n\
+         # EOF\n"
+    );
+}
+
+#[test]
+fn gauge_with_unit_and_without_help() {
+    let f = fixture();
+    let s = &f.store;
+    let g = s
+        .register(
+            &FamilyDesc::new("queue_size_bytes", Kind::Gauge)
+                .help("Bytes queued.")
+                .unit("bytes")
+                .labels(&["queue"]),
+        )
+        .unwrap();
+    s.gauge_set(s.series(&g, &["in"]).unwrap(), 2.5).unwrap();
+    s.gauge_set(s.series(&g, &["out"]).unwrap(), -4.0).unwrap();
+    let bare = s
+        .register(&FamilyDesc::new("temperature", Kind::Gauge))
+        .unwrap();
+    s.gauge_set(s.series(&bare, &[]).unwrap(), 21.75).unwrap();
+
+    assert_eq!(
+        f.render(Format::PrometheusText),
+        "# HELP queue_size_bytes Bytes queued.\n\
+         # TYPE queue_size_bytes gauge\n\
+         queue_size_bytes{queue=\"in\"} 2.5\n\
+         queue_size_bytes{queue=\"out\"} -4\n\
+         # TYPE temperature gauge\n\
+         temperature 21.75\n"
+    );
+    assert_eq!(
+        f.render(Format::OpenMetrics),
+        "# TYPE queue_size_bytes gauge\n\
+         # UNIT queue_size_bytes bytes\n\
+         # HELP queue_size_bytes Bytes queued.\n\
+         queue_size_bytes{queue=\"in\"} 2.5\n\
+         queue_size_bytes{queue=\"out\"} -4\n\
+         # TYPE temperature gauge\n\
+         temperature 21.75\n\
+         # EOF\n"
+    );
+}
+
+#[test]
+fn histogram() {
+    let f = fixture();
+    let s = &f.store;
+    let h = s
+        .register(
+            &FamilyDesc::new("latency_seconds", Kind::Histogram)
+                .help("Latency.")
+                .unit("seconds")
+                .labels(&["method"])
+                .buckets(&[0.005, 1.0, 2.5]),
+        )
+        .unwrap();
+    let get = s.series(&h, &["GET"]).unwrap();
+    for v in [0.00390625, 0.5, 3.0] {
+        s.observe(get, v).unwrap();
+    }
+    s.series(&h, &["POST"]).unwrap();
+    let bare = s
+        .register(&FamilyDesc::new("size", Kind::Histogram).buckets(&[1e6, 1e7]))
+        .unwrap();
+    s.observe(s.series(&bare, &[]).unwrap(), 2e6).unwrap();
+
+    assert_eq!(
+        f.render(Format::PrometheusText),
+        "# HELP latency_seconds Latency.\n\
+         # TYPE latency_seconds histogram\n\
+         latency_seconds_bucket{method=\"GET\",le=\"0.005\"} 1\n\
+         latency_seconds_bucket{method=\"GET\",le=\"1.0\"} 2\n\
+         latency_seconds_bucket{method=\"GET\",le=\"2.5\"} 2\n\
+         latency_seconds_bucket{method=\"GET\",le=\"+Inf\"} 3\n\
+         latency_seconds_count{method=\"GET\"} 3\n\
+         latency_seconds_sum{method=\"GET\"} 3.50390625\n\
+         latency_seconds_bucket{method=\"POST\",le=\"0.005\"} 0\n\
+         latency_seconds_bucket{method=\"POST\",le=\"1.0\"} 0\n\
+         latency_seconds_bucket{method=\"POST\",le=\"2.5\"} 0\n\
+         latency_seconds_bucket{method=\"POST\",le=\"+Inf\"} 0\n\
+         latency_seconds_count{method=\"POST\"} 0\n\
+         latency_seconds_sum{method=\"POST\"} 0\n\
+         # TYPE size histogram\n\
+         size_bucket{le=\"1e+06\"} 0\n\
+         size_bucket{le=\"1e+07\"} 1\n\
+         size_bucket{le=\"+Inf\"} 1\n\
+         size_count 1\n\
+         size_sum 2000000\n"
+    );
+    assert_eq!(
+        f.render(Format::OpenMetrics),
+        "# TYPE latency_seconds histogram\n\
+         # UNIT latency_seconds seconds\n\
+         # HELP latency_seconds Latency.\n\
+         latency_seconds_bucket{method=\"GET\",le=\"0.005\"} 1\n\
+         latency_seconds_bucket{method=\"GET\",le=\"1.0\"} 2\n\
+         latency_seconds_bucket{method=\"GET\",le=\"2.5\"} 2\n\
+         latency_seconds_bucket{method=\"GET\",le=\"+Inf\"} 3\n\
+         latency_seconds_count{method=\"GET\"} 3\n\
+         latency_seconds_sum{method=\"GET\"} 3.50390625\n\
+         latency_seconds_created{method=\"GET\"} T\n\
+         latency_seconds_bucket{method=\"POST\",le=\"0.005\"} 0\n\
+         latency_seconds_bucket{method=\"POST\",le=\"1.0\"} 0\n\
+         latency_seconds_bucket{method=\"POST\",le=\"2.5\"} 0\n\
+         latency_seconds_bucket{method=\"POST\",le=\"+Inf\"} 0\n\
+         latency_seconds_count{method=\"POST\"} 0\n\
+         latency_seconds_sum{method=\"POST\"} 0\n\
+         latency_seconds_created{method=\"POST\"} T\n\
+         # TYPE size histogram\n\
+         size_bucket{le=\"1e+06\"} 0\n\
+         size_bucket{le=\"1e+07\"} 1\n\
+         size_bucket{le=\"+Inf\"} 1\n\
+         size_count 1\n\
+         size_sum 2000000\n\
+         size_created T\n\
+         # EOF\n"
+    );
+}
+
+#[test]
+fn default_buckets() {
+    let f = fixture();
+    let s = &f.store;
+    let h = s.register(&FamilyDesc::new("d", Kind::Histogram)).unwrap();
+    s.observe(s.series(&h, &[]).unwrap(), 0.02).unwrap();
+    let text = f.render(Format::PrometheusText);
+    let les: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("d_bucket{le=\""))
+        .map(|l| l.split('"').next().unwrap())
+        .collect();
+    assert_eq!(
+        les,
+        [
+            "0.005", "0.01", "0.025", "0.05", "0.1", "0.25", "0.5", "1.0", "2.5", "5.0", "10.0",
+            "+Inf"
+        ]
+    );
+    assert!(
+        text.contains("d_bucket{le=\"0.01\"} 0\nd_bucket{le=\"0.025\"} 1\n"),
+        "{text}"
+    );
+}
+
+#[test]
+fn summary() {
+    let f = fixture();
+    let s = &f.store;
+    let sm = s
+        .register(
+            &FamilyDesc::new("rpc_seconds", Kind::Summary)
+                .help("RPC time.")
+                .labels(&["service"]),
+        )
+        .unwrap();
+    let a = s.series(&sm, &["a"]).unwrap();
+    s.observe(a, 1.5).unwrap();
+    s.observe(a, 2.5).unwrap();
+
+    assert_eq!(
+        f.render(Format::PrometheusText),
+        "# HELP rpc_seconds RPC time.\n\
+         # TYPE rpc_seconds summary\n\
+         rpc_seconds_count{service=\"a\"} 2\n\
+         rpc_seconds_sum{service=\"a\"} 4\n"
+    );
+    assert_eq!(
+        f.render(Format::OpenMetrics),
+        "# TYPE rpc_seconds summary\n\
+         # HELP rpc_seconds RPC time.\n\
+         rpc_seconds_count{service=\"a\"} 2\n\
+         rpc_seconds_sum{service=\"a\"} 4\n\
+         rpc_seconds_created{service=\"a\"} T\n\
+         # EOF\n"
+    );
+}
+
+#[test]
+fn families_without_series_keep_their_metadata() {
+    let f = fixture();
+    let s = &f.store;
+    // Registration order, not alphabetical.
+    s.register(&FamilyDesc::new("zeta", Kind::Counter).help("Z."))
+        .unwrap();
+    s.register(&FamilyDesc::new("alpha_seconds", Kind::Histogram).unit("seconds"))
+        .unwrap();
+    s.register(&FamilyDesc::new("mid", Kind::Summary).help("M."))
+        .unwrap();
+    s.register(&FamilyDesc::new("beta", Kind::Gauge)).unwrap();
+    assert_eq!(
+        f.render(Format::PrometheusText),
+        "# HELP zeta_total Z.\n\
+         # TYPE zeta_total counter\n\
+         # TYPE alpha_seconds histogram\n\
+         # HELP mid M.\n\
+         # TYPE mid summary\n\
+         # TYPE beta gauge\n"
+    );
+    assert_eq!(
+        f.render(Format::OpenMetrics),
+        "# TYPE zeta counter\n\
+         # HELP zeta Z.\n\
+         # TYPE alpha_seconds histogram\n\
+         # UNIT alpha_seconds seconds\n\
+         # TYPE mid summary\n\
+         # HELP mid M.\n\
+         # TYPE beta gauge\n\
+         # EOF\n"
+    );
+}
+
+#[test]
+fn escaping() {
+    let f = fixture();
+    let s = &f.store;
+    let g = s
+        .register(
+            &FamilyDesc::new("esc", Kind::Gauge)
+                .help("Line one\nback\\slash \"quoted\" é \\n")
+                .labels(&["v"]),
+        )
+        .unwrap();
+    for (i, v) in ["a\\b", "say \"hi\"", "two\nlines", "日本 ü", "", "\\n\"\n"]
+        .iter()
+        .enumerate()
+    {
+        s.gauge_set(s.series(&g, &[v]).unwrap(), i as f64).unwrap();
+    }
+    let samples = "esc{v=\"a\\\\b\"} 0\n\
+                   esc{v=\"say \\\"hi\\\"\"} 1\n\
+                   esc{v=\"two\\nlines\"} 2\n\
+                   esc{v=\"日本 ü\"} 3\n\
+                   esc{v=\"\"} 4\n\
+                   esc{v=\"\\\\n\\\"\\n\"} 5\n";
+    assert_eq!(
+        f.render(Format::PrometheusText),
+        format!(
+            "# HELP esc Line one\\nback\\\\slash \"quoted\" é \\\\n\n\
+             # TYPE esc gauge\n{samples}"
+        )
+    );
+    assert_eq!(
+        f.render(Format::OpenMetrics),
+        format!(
+            "# TYPE esc gauge\n\
+             # HELP esc Line one\\nback\\\\slash \\\"quoted\\\" é \\\\n\n\
+             {samples}# EOF\n"
+        )
+    );
+}
+
+#[test]
+fn pid_label() {
+    let f = fixture();
+    let s = &f.store;
+    let g = s
+        .register(
+            &FamilyDesc::new("workers_busy", Kind::Gauge)
+                .labels(&["pool"])
+                .gauge_mode(GaugeMode::All),
+        )
+        .unwrap();
+    s.gauge_set(s.series(&g, &["web"]).unwrap(), 7.0).unwrap();
+    let pid = std::process::id();
+    let want = format!("# TYPE workers_busy gauge\nworkers_busy{{pool=\"web\",pid=\"{pid}\"}} 7\n");
+    assert_eq!(f.render(Format::PrometheusText), want);
+    assert_eq!(f.render(Format::OpenMetrics), format!("{want}# EOF\n"));
+}
+
+#[test]
+fn overflow_label() {
+    let f = fixture();
+    let s = &f.store;
+    let c = s
+        .register(
+            &FamilyDesc::new("hits", Kind::Counter)
+                .labels(&["user"])
+                .max_series(1),
+        )
+        .unwrap();
+    s.counter_inc(s.series(&c, &["ann"]).unwrap()).unwrap();
+    let over = s.series_or_overflow(&c, &["bob"]).unwrap();
+    s.counter_add(over, 2.0).unwrap();
+    let h = s
+        .register(
+            &FamilyDesc::new("lat", Kind::Histogram)
+                .buckets(&[1.0])
+                .max_series(1),
+        )
+        .unwrap();
+    s.observe(s.series(&h, &[]).unwrap(), 0.5).unwrap();
+    // The overflow series is allocated when the family is registered, so it
+    // comes first in creation order.
+    assert_eq!(
+        f.render(Format::PrometheusText),
+        "# TYPE hits_total counter\n\
+         hits_total{user=\"\",shmetrics_overflow=\"true\"} 2\n\
+         hits_total{user=\"ann\"} 1\n\
+         # TYPE lat histogram\n\
+         lat_bucket{le=\"1.0\"} 1\n\
+         lat_bucket{le=\"+Inf\"} 1\n\
+         lat_count 1\n\
+         lat_sum 0.5\n"
+    );
+    assert_eq!(
+        f.render(Format::OpenMetrics),
+        "# TYPE hits counter\n\
+         hits_total{user=\"\",shmetrics_overflow=\"true\"} 2\n\
+         hits_created{user=\"\",shmetrics_overflow=\"true\"} T\n\
+         hits_total{user=\"ann\"} 1\n\
+         hits_created{user=\"ann\"} T\n\
+         # TYPE lat histogram\n\
+         lat_bucket{le=\"1.0\"} 1\n\
+         lat_bucket{le=\"+Inf\"} 1\n\
+         lat_count 1\n\
+         lat_sum 0.5\n\
+         lat_created T\n\
+         # EOF\n"
+    );
+}
+
+#[test]
+fn overflowing_histogram_puts_le_after_the_overflow_label() {
+    let f = fixture();
+    let s = &f.store;
+    let h = s
+        .register(
+            &FamilyDesc::new("h", Kind::Histogram)
+                .labels(&["k"])
+                .buckets(&[1.0])
+                .max_series(1),
+        )
+        .unwrap();
+    s.series(&h, &["a"]).unwrap();
+    s.observe(s.series_or_overflow(&h, &["b"]).unwrap(), 2.0)
+        .unwrap();
+    let text = f.render(Format::PrometheusText);
+    assert!(
+        text.contains(
+            "h_bucket{k=\"\",shmetrics_overflow=\"true\",le=\"1.0\"} 0\n\
+             h_bucket{k=\"\",shmetrics_overflow=\"true\",le=\"+Inf\"} 1\n\
+             h_count{k=\"\",shmetrics_overflow=\"true\"} 1\n"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn float_edge_cases() {
+    let f = fixture();
+    let s = &f.store;
+    let g = s
+        .register(
+            &FamilyDesc::new("edge", Kind::Gauge)
+                .labels(&["case"])
+                .gauge_mode(GaugeMode::MostRecent),
+        )
+        .unwrap();
+    let cases = [
+        ("tiny", 1e-9, "1e-9"),
+        ("huge", 1e21, "1e21"),
+        ("negzero", -0.0, "-0"),
+        ("inf", f64::INFINITY, "+Inf"),
+        ("neginf", f64::NEG_INFINITY, "-Inf"),
+        ("third", 0.1 + 0.2, "0.30000000000000004"),
+        ("max", f64::MAX, "1.7976931348623157e308"),
+        ("denormal", 5e-324, "5e-324"),
+        ("big_int", 9_007_199_254_740_991.0, "9007199254740991"),
+        ("past_2_53", 9_007_199_254_740_994.0, "9007199254740994.0"),
+    ];
+    let mut want = String::from("# TYPE edge gauge\n");
+    for (case, v, text) in cases {
+        s.gauge_set(s.series(&g, &[case]).unwrap(), v).unwrap();
+        want.push_str(&format!("edge{{case=\"{case}\"}} {text}\n"));
+    }
+    assert_eq!(f.render(Format::PrometheusText), want);
+    // NaN never reaches a snapshot: the store refuses it.
+    let nan = s.series(&g, &["nan"]).unwrap();
+    assert!(s.gauge_set(nan, f64::NAN).is_err());
+}
+
+#[test]
+fn counter_float_values() {
+    let f = fixture();
+    let s = &f.store;
+    let c = s.register(&FamilyDesc::new("c", Kind::Counter)).unwrap();
+    let one = s.series(&c, &[]).unwrap();
+    s.counter_add(one, 0.25).unwrap();
+    s.counter_add(one, 1e-9).unwrap();
+    let inf = s.register(&FamilyDesc::new("i", Kind::Counter)).unwrap();
+    s.counter_add(s.series(&inf, &[]).unwrap(), f64::INFINITY)
+        .unwrap();
+    let mut want_c = Vec::new();
+    write_float(&mut want_c, 0.25 + 1e-9);
+    let want = format!(
+        "# TYPE c_total counter\nc_total {}\n# TYPE i_total counter\ni_total +Inf\n",
+        String::from_utf8(want_c).unwrap()
+    );
+    assert_eq!(f.render(Format::PrometheusText), want);
+    assert!(want.contains("c_total 0.250000001\n"), "{want}");
+}
+
+#[test]
+fn openmetrics_drops_sums_it_cannot_carry() {
+    let f = fixture();
+    let s = &f.store;
+    // A negative bucket bound: OpenMetrics allows no `_sum` (and so no
+    // `_count`).
+    let neg = s
+        .register(&FamilyDesc::new("temp", Kind::Histogram).buckets(&[-10.0, 0.0, 10.0]))
+        .unwrap();
+    s.observe(s.series(&neg, &[]).unwrap(), -5.0).unwrap();
+    // Non-negative bounds but a negative observation: a negative `_sum`.
+    let h = s
+        .register(&FamilyDesc::new("delta", Kind::Histogram).buckets(&[1.0]))
+        .unwrap();
+    s.observe(s.series(&h, &[]).unwrap(), -2.0).unwrap();
+    let sm = s
+        .register(&FamilyDesc::new("change", Kind::Summary))
+        .unwrap();
+    s.observe(s.series(&sm, &[]).unwrap(), -3.0).unwrap();
+
+    assert_eq!(
+        f.render(Format::PrometheusText),
+        "# TYPE temp histogram\n\
+         temp_bucket{le=\"-10.0\"} 0\n\
+         temp_bucket{le=\"0.0\"} 1\n\
+         temp_bucket{le=\"10.0\"} 1\n\
+         temp_bucket{le=\"+Inf\"} 1\n\
+         temp_count 1\n\
+         temp_sum -5\n\
+         # TYPE delta histogram\n\
+         delta_bucket{le=\"1.0\"} 1\n\
+         delta_bucket{le=\"+Inf\"} 1\n\
+         delta_count 1\n\
+         delta_sum -2\n\
+         # TYPE change summary\n\
+         change_count 1\n\
+         change_sum -3\n"
+    );
+    assert_eq!(
+        f.render(Format::OpenMetrics),
+        "# TYPE temp histogram\n\
+         temp_bucket{le=\"-10.0\"} 0\n\
+         temp_bucket{le=\"0.0\"} 1\n\
+         temp_bucket{le=\"10.0\"} 1\n\
+         temp_bucket{le=\"+Inf\"} 1\n\
+         temp_created T\n\
+         # TYPE delta histogram\n\
+         delta_bucket{le=\"1.0\"} 1\n\
+         delta_bucket{le=\"+Inf\"} 1\n\
+         delta_created T\n\
+         # TYPE change summary\n\
+         change_count 1\n\
+         change_created T\n\
+         # EOF\n"
+    );
+}
+
+#[test]
+fn encode_appends() {
+    let f = fixture();
+    let c = f
+        .store
+        .register(&FamilyDesc::new("x", Kind::Gauge))
+        .unwrap();
+    f.store
+        .gauge_set(f.store.series(&c, &[]).unwrap(), 1.0)
+        .unwrap();
+    let snap = f.store.snapshot().unwrap();
+    let mut out = b"keep".to_vec();
+    encode(&snap, Format::PrometheusText, &mut out);
+    encode(&snap, Format::PrometheusText, &mut out);
+    assert_eq!(out, b"keep# TYPE x gauge\nx 1\n# TYPE x gauge\nx 1\n");
+}
+
+#[test]
+fn needs_escape_finds_every_special_byte_at_every_position() {
+    for len in 0..40 {
+        let plain = vec![b'a'; len];
+        assert!(!needs_escape::<true>(&plain));
+        for pos in 0..len {
+            for (byte, in_help, in_label) in [
+                (b'\\', true, true),
+                (b'\n', true, true),
+                (b'"', false, true),
+                (b'\\' + 1, false, false),
+                (b'\n' + 1, false, false),
+                (b'"' - 1, false, false),
+                (0x80 | b'\\', false, false),
+                (0xdc, false, false),
+            ] {
+                let mut s = plain.clone();
+                s[pos] = byte;
+                assert_eq!(needs_escape::<false>(&s), in_help, "{s:?}");
+                assert_eq!(needs_escape::<true>(&s), in_label, "{s:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn write_escaped_label_value_escapes_exactly_three_characters() {
+    let mut out = Vec::new();
+    write_escaped_label_value(&mut out, "\\\"\n\t\r'é\0");
+    assert_eq!(out, "\\\\\\\"\\n\t\r'é\0".as_bytes());
+}
+
+// ----- formats and negotiation ---------------------------------------------
+
+#[test]
+fn content_types_and_names() {
+    assert_eq!(
+        Format::PrometheusText.content_type(),
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+    assert_eq!(
+        Format::OpenMetrics.content_type(),
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
+    assert_eq!(Format::parse("prometheus"), Some(Format::PrometheusText));
+    assert_eq!(Format::parse("text"), Some(Format::PrometheusText));
+    assert_eq!(Format::parse("openmetrics"), Some(Format::OpenMetrics));
+    assert_eq!(Format::parse("OpenMetrics"), Some(Format::OpenMetrics));
+    assert_eq!(Format::parse("protobuf"), None);
+    assert_eq!(Format::parse(""), None);
+}
+
+/// Accept headers exactly as Prometheus versions send them.
+const PROMETHEUS_ACCEPT: &[(&str, &str, Format)] = &[
+    (
+        "2.x, OpenMetrics 0.0.1 only",
+        "application/openmetrics-text; version=0.0.1,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+        Format::OpenMetrics,
+    ),
+    (
+        "2.x, OpenMetrics 1.0.0 added",
+        "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+        Format::OpenMetrics,
+    ),
+    (
+        "2.x, native histograms, before scrape_protocols",
+        "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+        Format::OpenMetrics,
+    ),
+    (
+        "2.x, with scrape_protocols",
+        "application/openmetrics-text;version=1.0.0;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2",
+        Format::OpenMetrics,
+    ),
+    (
+        "2.x, with scrape_protocols, native histograms",
+        "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,application/openmetrics-text;version=0.0.1;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1",
+        Format::OpenMetrics,
+    ),
+    (
+        "3.x",
+        "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2",
+        Format::OpenMetrics,
+    ),
+    (
+        "3.x, underscore escaping",
+        "application/openmetrics-text;version=1.0.0;escaping=underscores;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=underscores;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2",
+        Format::OpenMetrics,
+    ),
+    (
+        "3.x, protobuf first",
+        "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.6,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1",
+        Format::OpenMetrics,
+    ),
+    (
+        "3.3, escaping on every range",
+        "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;escaping=allow-utf-8;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;escaping=allow-utf-8;q=0.3,*/*;q=0.2",
+        Format::OpenMetrics,
+    ),
+    (
+        "3.x, scrape_protocols: [PrometheusText1.0.0, PrometheusText0.0.4, OpenMetricsText1.0.0]",
+        "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.6,text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.4,*/*;q=0.3",
+        Format::PrometheusText,
+    ),
+    (
+        "2.x, scrape_protocols: [PrometheusText0.0.4]",
+        "text/plain;version=0.0.4;q=0.5,*/*;q=0.4",
+        Format::PrometheusText,
+    ),
+    (
+        "2.0 to 2.4",
+        "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.1",
+        Format::PrometheusText,
+    ),
+];
+
+#[test]
+fn negotiate_prometheus_headers() {
+    for (version, header, want) in PROMETHEUS_ACCEPT {
+        assert_eq!(
+            negotiate(Some(header)),
+            *want,
+            "Prometheus {version}: {header}"
+        );
+    }
+}
+
+#[test]
+fn negotiate_other_clients() {
+    let cases = [
+        (None, Format::PrometheusText),
+        (Some(""), Format::PrometheusText),
+        (Some("*/*"), Format::PrometheusText),
+        // curl, a browser.
+        (
+            Some("text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8"),
+            Format::PrometheusText,
+        ),
+        (Some("application/openmetrics-text"), Format::OpenMetrics),
+        (Some("application/openmetrics-text; version=1.0.0"), Format::OpenMetrics),
+        (Some("APPLICATION/OpenMetrics-Text; Version=\"1.0.0\""), Format::OpenMetrics),
+        (Some("text/plain"), Format::PrometheusText),
+        (Some("text/*"), Format::PrometheusText),
+        // An OpenMetrics version this crate does not write.
+        (Some("application/openmetrics-text;version=2.0.0"), Format::PrometheusText),
+        (
+            Some("application/openmetrics-text;version=2.0.0,application/openmetrics-text;version=1.0.0;q=0.1"),
+            Format::OpenMetrics,
+        ),
+        // q=0 means "not acceptable".
+        (Some("application/openmetrics-text;q=0,text/plain;q=0.1"), Format::PrometheusText),
+        (Some("application/openmetrics-text;q=0.000"), Format::PrometheusText),
+        // The highest q wins, not the first listed; ties go to the first.
+        (Some("text/plain;q=0.5,application/openmetrics-text;q=0.501"), Format::OpenMetrics),
+        (Some("text/plain;q=0.9,application/openmetrics-text;q=0.8"), Format::PrometheusText),
+        (Some("application/openmetrics-text;q=0.5,text/plain;q=0.5"), Format::OpenMetrics),
+        (Some("text/plain;q=0.5,application/openmetrics-text;q=0.5"), Format::PrometheusText),
+        (Some("text/plain;q=1.0,application/openmetrics-text;q=1"), Format::PrometheusText),
+        // Invalid q values make their range unusable.
+        (Some("text/plain;q=0.2,application/openmetrics-text;q=2"), Format::PrometheusText),
+        (Some("text/plain;q=0.2,application/openmetrics-text;q=0.5555"), Format::PrometheusText),
+        (Some("text/plain;q=0.2,application/openmetrics-text;q=x"), Format::PrometheusText),
+        (Some("text/plain;q=0.2,application/openmetrics-text;q=-1"), Format::PrometheusText),
+        // A parameter without a value is ignored.
+        (Some(" application/openmetrics-text ; charset ; q=0.9 "), Format::OpenMetrics),
+        // Protobuf alone: not served yet.
+        (
+            Some("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"),
+            Format::PrometheusText,
+        ),
+    ];
+    for (header, want) in cases {
+        assert_eq!(negotiate(header), want, "{header:?}");
+    }
+}
+
+#[test]
+fn qvalues() {
+    for (s, q) in [
+        ("0", 0),
+        ("1", 1000),
+        ("0.5", 500),
+        ("0.75", 750),
+        ("0.001", 1),
+        ("1.000", 1000),
+        ("0.", 0),
+    ] {
+        assert_eq!(parse_qvalue(s), Some(q), "{s}");
+    }
+    for s in [
+        "", "2", "1.001", "0.0001", "-0.5", ".5", "0,5", "0.5x", "01",
+    ] {
+        assert_eq!(parse_qvalue(s), None, "{s}");
+    }
+}

@@ -1,0 +1,252 @@
+//! The HTTP side: accepting with a connection limit, timeouts, routes,
+//! and clean shutdown.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, VARY};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use shmetrics_core::{Options, Store};
+use tokio::net::TcpListener;
+use tokio::sync::Semaphore;
+
+use crate::render::Renderer;
+use crate::Config;
+
+type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// A bound exporter, ready to run.
+#[derive(Debug)]
+pub struct Server {
+    listener: TcpListener,
+    renderer: Arc<Renderer>,
+    config: Config,
+}
+
+impl Server {
+    /// Opens the store read-only and binds the listen address.
+    pub async fn bind(config: Config) -> Result<Server, Error> {
+        let store = Store::open(
+            &config.store,
+            &Options {
+                create: false,
+                read_only: true,
+                ..Options::default()
+            },
+        )?;
+        let listener = TcpListener::bind(config.listen)
+            .await
+            .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+        Ok(Server {
+            listener,
+            renderer: Arc::new(Renderer::new(store)),
+            config,
+        })
+    }
+
+    /// The address actually bound (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        // UNWRAP: a bound TCP listener has a local address.
+        self.listener.local_addr().expect("bound listener")
+    }
+
+    /// The renderer, for its statistics.
+    pub fn renderer(&self) -> Arc<Renderer> {
+        self.renderer.clone()
+    }
+
+    /// Serves until `shutdown` completes, then lets requests in flight
+    /// finish (bounded by the request timeout).
+    pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
+        let limit = Arc::new(Semaphore::new(self.config.max_connections));
+        let config = Arc::new(self.config);
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let (stream, _peer) = tokio::select! {
+                accepted = self.listener.accept() => match accepted {
+                    Ok(a) => a,
+                    // Out of file descriptors and the like: wait, retry.
+                    Err(_) => {
+                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => break,
+            };
+            let Ok(permit) = limit.clone().try_acquire_owned() else {
+                self.renderer
+                    .stats
+                    .rejected_connections
+                    .fetch_add(1, Relaxed);
+                drop(stream);
+                continue;
+            };
+            let _ = stream.set_nodelay(true);
+            let renderer = self.renderer.clone();
+            let config = config.clone();
+            tokio::spawn(async move {
+                let service = service_fn(move |req| handle(req, renderer.clone()));
+                let conn = http1::Builder::new()
+                    .timer(TokioTimer::new())
+                    .header_read_timeout(config.header_timeout)
+                    .max_buf_size(config.max_header_bytes.max(8192))
+                    .serve_connection(TokioIo::new(stream), service);
+                // The whole connection, keep-alive included, is bounded:
+                // a client that reads slowly or idles is cut off.
+                let _ = tokio::time::timeout(config.request_timeout, conn).await;
+                drop(permit);
+            });
+        }
+        // Wait for connections in flight: every permit back, or the
+        // request timeout.
+        let all = u32::try_from(config.max_connections).unwrap_or(u32::MAX);
+        let _ = tokio::time::timeout(config.request_timeout, limit.acquire_many(all)).await;
+        Ok(())
+    }
+}
+
+fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
+    let mut r = Response::new(Full::new(body.into()));
+    *r.status_mut() = status;
+    r.headers_mut().insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    r
+}
+
+/// Whether an `Accept-Encoding` header accepts gzip (and not with q=0).
+fn accepts_gzip(header: Option<&HeaderValue>) -> bool {
+    let Some(v) = header.and_then(|h| h.to_str().ok()) else {
+        return false;
+    };
+    v.split(',').any(|part| {
+        let mut it = part.split(';');
+        let coding = it.next().unwrap_or("").trim();
+        let q_zero = it.any(|p| {
+            p.trim()
+                .strip_prefix("q=")
+                .is_some_and(|q| q.trim().parse::<f64>().is_ok_and(|q| q == 0.0))
+        });
+        (coding.eq_ignore_ascii_case("gzip") || coding == "*") && !q_zero
+    })
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    renderer: Arc<Renderer>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
+    let arrived = Instant::now();
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD\n");
+        r.headers_mut()
+            .insert("allow", HeaderValue::from_static("GET, HEAD"));
+        return Ok(r);
+    }
+    let response = match req.uri().path() {
+        "/metrics" => {
+            let accept = req.headers().get(ACCEPT).and_then(|v| v.to_str().ok());
+            let format = shmetrics_expo::negotiate(accept);
+            let gzip = accepts_gzip(req.headers().get(ACCEPT_ENCODING));
+            let r2 = renderer.clone();
+            let rendered = tokio::task::spawn_blocking(move || r2.get(format, gzip, arrived)).await;
+            match rendered {
+                Ok(Ok(r)) => {
+                    renderer.stats.scrapes.fetch_add(1, Relaxed);
+                    renderer.stats.bytes.fetch_add(r.body.len() as u64, Relaxed);
+                    let mut resp = Response::new(Full::new(r.body));
+                    let h = resp.headers_mut();
+                    h.insert(
+                        CONTENT_TYPE,
+                        HeaderValue::from_static(format.content_type()),
+                    );
+                    h.insert(VARY, HeaderValue::from_static("Accept, Accept-Encoding"));
+                    if gzip {
+                        h.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+                    }
+                    resp
+                }
+                Ok(Err(e)) => text(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    format!("cannot read the store: {e}\n"),
+                ),
+                Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "the render failed\n"),
+            }
+        }
+        "/healthz" => {
+            let st = renderer.store().stats();
+            text(
+                StatusCode::OK,
+                format!(
+                    "ok: {} series, {} live writers\n",
+                    st.series_allocated, st.writers_live
+                ),
+            )
+        }
+        "/" => text(StatusCode::OK, renderer.status_page()),
+        _ => text(
+            StatusCode::NOT_FOUND,
+            "not found; try /metrics, /healthz or /\n",
+        ),
+    };
+    Ok(response)
+}
+
+/// Runs the exporter until SIGTERM or SIGINT.
+pub fn serve(config: Config) -> Result<(), Error> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let server = Server::bind(config).await?;
+        eprintln!(
+            "shmetrics: serving {} on http://{}/metrics",
+            server.renderer.store().path().display(),
+            server.local_addr()
+        );
+        server.run(shutdown_signal()).await
+    })
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{signal, SignalKind};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gzip_negotiation() {
+        let h = |s: &'static str| Some(HeaderValue::from_static(s));
+        assert!(accepts_gzip(h("gzip").as_ref()));
+        assert!(accepts_gzip(h("deflate, gzip;q=0.5").as_ref()));
+        assert!(accepts_gzip(h("*").as_ref()));
+        assert!(!accepts_gzip(h("gzip;q=0").as_ref()));
+        assert!(!accepts_gzip(h("identity").as_ref()));
+        assert!(!accepts_gzip(None));
+    }
+}

@@ -1,0 +1,67 @@
+//! The shmetrics exporter: a small HTTP server that maps a store read-only
+//! and serves it to Prometheus, so that scrapes never run inside a worker.
+//!
+//! Routes: `/metrics` (the exposition, negotiated from `Accept`, gzip when
+//! accepted), `/healthz`, and `/` (a plain-text status page).
+//!
+//! Behaviour worth knowing:
+//! - It binds loopback by default ([`DEFAULT_LISTEN`]).
+//! - It serves at most [`Config::max_connections`] connections at once;
+//!   further ones are closed at once and counted.
+//! - A client has [`Config::header_timeout`] to send its request head and
+//!   [`Config::request_timeout`] for the whole exchange. Request heads over
+//!   [`Config::max_header_bytes`] are refused. Request bodies are not read.
+//! - Concurrent scrapes for the same format share one render: a scrape
+//!   waits for a render that started after it arrived, and reuses it.
+//! - SIGTERM and SIGINT stop accepting, let requests in flight finish (for
+//!   up to [`Config::request_timeout`]) and exit.
+
+#![forbid(unsafe_code)]
+
+mod http;
+mod render;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use http::{serve, Server};
+pub use render::{Renderer, SelfStats};
+
+/// The default listen address. Port 9816 lies in the 9100–9999 range that
+/// Prometheus set aside for exporters; we could not check it against the
+/// project's port allocation list from here, so it is not registered there.
+/// Loopback, because a metrics endpoint should not be reachable from other
+/// hosts unless the operator says so.
+pub const DEFAULT_LISTEN: &str = "127.0.0.1:9816";
+
+/// Exporter settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The store file, opened read-only.
+    pub store: PathBuf,
+    /// Where to listen.
+    pub listen: SocketAddr,
+    /// Connections served at once.
+    pub max_connections: usize,
+    /// Time allowed to receive a request head.
+    pub header_timeout: Duration,
+    /// Time allowed for a whole request, from accept to the last byte sent.
+    pub request_timeout: Duration,
+    /// Largest request head accepted, in bytes.
+    pub max_header_bytes: usize,
+}
+
+impl Config {
+    /// Defaults for a store path.
+    pub fn new(store: PathBuf) -> Config {
+        Config {
+            store,
+            listen: DEFAULT_LISTEN.parse().expect("a valid default address"),
+            max_connections: 64,
+            header_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(30),
+            max_header_bytes: 16 * 1024,
+        }
+    }
+}

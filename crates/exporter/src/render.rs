@@ -1,0 +1,325 @@
+//! Rendering scrapes: one render shared by concurrent scrapes, and the
+//! exporter's own metrics.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use shmetrics_core::{Kind, Snapshot, Store};
+use shmetrics_expo::{ExtraFamily, ExtraSample, Format};
+
+/// A rendered exposition, shared by the scrapes that asked for it.
+#[derive(Clone, Debug)]
+pub struct Rendered {
+    /// The response body (gzip-compressed if asked).
+    pub body: Bytes,
+    /// When the render started. A scrape reuses a render that started
+    /// after the scrape arrived, so it never gets data older than itself.
+    pub started: Instant,
+    /// How long it took.
+    pub took: Duration,
+}
+
+/// The exporter's own counters.
+#[derive(Debug, Default)]
+pub struct SelfStats {
+    /// Scrapes of `/metrics` answered.
+    pub scrapes: AtomicU64,
+    /// Scrapes that reused a render started for another scrape.
+    pub shared_renders: AtomicU64,
+    /// Renders done.
+    pub renders: AtomicU64,
+    /// Time spent rendering, in nanoseconds.
+    pub render_nanos: AtomicU64,
+    /// Response body bytes sent for `/metrics`.
+    pub bytes: AtomicU64,
+    /// Connections closed at once because the limit was reached.
+    pub rejected_connections: AtomicU64,
+    /// The last render's duration in nanoseconds, and its size.
+    pub last_render_nanos: AtomicU64,
+    /// The last render's size in bytes (uncompressed).
+    pub last_render_bytes: AtomicU64,
+}
+
+struct State {
+    snap: Snapshot,
+    cache: HashMap<(Format, bool), Rendered>,
+}
+
+/// Renders the store on demand; one render at a time.
+#[derive(Debug)]
+pub struct Renderer {
+    store: Store,
+    state: Mutex<State>,
+    /// The exporter's own counters.
+    pub stats: SelfStats,
+}
+
+impl std::fmt::Debug for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("State")
+            .field("series", &self.snap.series_count())
+            .finish()
+    }
+}
+
+impl Renderer {
+    /// A renderer over an opened (normally read-only) store.
+    pub fn new(store: Store) -> Renderer {
+        Renderer {
+            store,
+            state: Mutex::new(State {
+                snap: Snapshot::default(),
+                cache: HashMap::new(),
+            }),
+            stats: SelfStats::default(),
+        }
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The exposition in `format`, rendered no earlier than `arrived`.
+    /// Blocks while another render runs, then reuses it if it is fresh
+    /// enough. Call from a blocking thread.
+    pub fn get(
+        &self,
+        format: Format,
+        gzip: bool,
+        arrived: Instant,
+    ) -> Result<Rendered, shmetrics_core::Error> {
+        // UNWRAP: a poisoned lock means a render panicked; the state is
+        // still consistent (it is rebuilt on every render), so carry on.
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let fresh = |r: &&Rendered| r.started >= arrived;
+        if let Some(r) = st.cache.get(&(format, gzip)).filter(fresh) {
+            self.stats.shared_renders.fetch_add(1, Relaxed);
+            return Ok(r.clone());
+        }
+        let plain = match st.cache.get(&(format, false)).filter(fresh) {
+            Some(r) => {
+                self.stats.shared_renders.fetch_add(1, Relaxed);
+                r.clone()
+            }
+            None => {
+                let r = self.render(&mut st, format)?;
+                st.cache.insert((format, false), r.clone());
+                r
+            }
+        };
+        if !gzip {
+            return Ok(plain);
+        }
+        let zipped = Rendered {
+            body: compress(&plain.body),
+            ..plain
+        };
+        st.cache.insert((format, true), zipped.clone());
+        Ok(zipped)
+    }
+
+    fn render(&self, st: &mut State, format: Format) -> Result<Rendered, shmetrics_core::Error> {
+        let started = Instant::now();
+        self.store.snapshot_into(&mut st.snap)?;
+        let mut out = Vec::with_capacity(
+            st.cache
+                .get(&(format, false))
+                .map_or(64 << 10, |r| r.body.len() + 4096),
+        );
+        let own = self.own_metrics(&st.snap);
+        shmetrics_expo::encode_with(&st.snap, &own, format, &mut out);
+        let took = started.elapsed();
+        self.stats.renders.fetch_add(1, Relaxed);
+        self.stats
+            .render_nanos
+            .fetch_add(took.as_nanos() as u64, Relaxed);
+        self.stats
+            .last_render_nanos
+            .store(took.as_nanos() as u64, Relaxed);
+        self.stats
+            .last_render_bytes
+            .store(out.len() as u64, Relaxed);
+        Ok(Rendered {
+            body: Bytes::from(out),
+            started,
+            took,
+        })
+    }
+
+    /// The exporter's and the store's own metrics, under `shmetrics_`.
+    fn own_metrics(&self, snap: &Snapshot) -> Vec<ExtraFamily<'static>> {
+        let s = &self.stats;
+        let st = snap.stats();
+        let counter = |name: &'static str, help: &'static str, v: f64| ExtraFamily {
+            name,
+            help,
+            kind: Kind::Counter,
+            samples: vec![ExtraSample {
+                labels: vec![],
+                value: v,
+            }],
+        };
+        let gauge = |name: &'static str, help: &'static str, samples: Vec<ExtraSample<'static>>| {
+            ExtraFamily {
+                name,
+                help,
+                kind: Kind::Gauge,
+                samples,
+            }
+        };
+        let one = |v: f64| {
+            vec![ExtraSample {
+                labels: vec![],
+                value: v,
+            }]
+        };
+        let used_cap = |used: f64, cap: f64| {
+            vec![
+                ExtraSample {
+                    labels: vec![("kind", "used")],
+                    value: used,
+                },
+                ExtraSample {
+                    labels: vec![("kind", "capacity")],
+                    value: cap,
+                },
+            ]
+        };
+        vec![
+            counter("shmetrics_exporter_scrapes", "Scrapes of /metrics answered.", s.scrapes.load(Relaxed) as f64),
+            counter("shmetrics_exporter_renders", "Renders of the exposition; concurrent scrapes share one.", s.renders.load(Relaxed) as f64),
+            counter(
+                "shmetrics_exporter_render_seconds",
+                "Time spent rendering the exposition.",
+                s.render_nanos.load(Relaxed) as f64 / 1e9,
+            ),
+            counter("shmetrics_exporter_response_bytes", "Bytes of /metrics responses sent.", s.bytes.load(Relaxed) as f64),
+            counter(
+                "shmetrics_exporter_rejected_connections",
+                "Connections closed at once because the connection limit was reached.",
+                s.rejected_connections.load(Relaxed) as f64,
+            ),
+            gauge(
+                "shmetrics_exporter_last_render_seconds",
+                "Duration of the last render.",
+                one(s.last_render_nanos.load(Relaxed) as f64 / 1e9),
+            ),
+            gauge("shmetrics_store_families", "Families registered, and the store's capacity.", used_cap(st.families as f64, st.families_capacity as f64)),
+            gauge(
+                "shmetrics_store_series",
+                "Series allocated (overflow and deleted series included), and the store's capacity.",
+                used_cap(st.series_allocated as f64, st.series_capacity as f64),
+            ),
+            gauge(
+                "shmetrics_store_label_bytes",
+                "Bytes of names and label values used, and the store's capacity.",
+                used_cap(st.label_bytes_used as f64, st.label_bytes_capacity as f64),
+            ),
+            gauge(
+                "shmetrics_store_writers",
+                "Writer slots by state: live processes, dead ones awaiting reuse, and capacity.",
+                vec![
+                    ExtraSample { labels: vec![("state", "live")], value: st.writers_live as f64 },
+                    ExtraSample { labels: vec![("state", "dead")], value: st.writers_dead as f64 },
+                    ExtraSample { labels: vec![("state", "capacity")], value: st.writers_capacity as f64 },
+                ],
+            ),
+            counter("shmetrics_store_writer_claims", "Writer slots claimed by processes.", st.writer_claims_total as f64),
+            counter("shmetrics_store_writer_reuses", "Claims that reused a dead process's slot.", st.writer_reuses_total as f64),
+            counter(
+                "shmetrics_store_writers_exhausted",
+                "Processes that found no free writer slot and shared the spare one.",
+                st.writers_exhausted_total as f64,
+            ),
+            counter("shmetrics_store_overflows", "New label sets sent to an overflow series.", st.overflows_total as f64),
+            counter(
+                "shmetrics_store_lock_recoveries",
+                "Times a process died holding the store lock and the store was repaired.",
+                st.lock_recoveries_total as f64,
+            ),
+        ]
+    }
+
+    /// A plain-text status page.
+    pub fn status_page(&self) -> String {
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let snap = &st.snap;
+        let stats = self.store.stats();
+        let mut out = Vec::new();
+        let pct = |a: f64, b: f64| if b == 0.0 { 0.0 } else { 100.0 * a / b };
+        let _ = writeln!(out, "shmetrics exporter\n");
+        let _ = writeln!(out, "store           {}", self.store.path().display());
+        let _ = writeln!(out, "layout version  {}", stats.layout_version);
+        let _ = writeln!(
+            out,
+            "series          {} of {} ({:.1}%)",
+            stats.series_allocated,
+            stats.series_capacity,
+            pct(stats.series_allocated as f64, stats.series_capacity as f64)
+        );
+        let _ = writeln!(
+            out,
+            "label bytes     {} of {} ({:.1}%)",
+            stats.label_bytes_used,
+            stats.label_bytes_capacity,
+            pct(
+                stats.label_bytes_used as f64,
+                stats.label_bytes_capacity as f64
+            )
+        );
+        let _ = writeln!(
+            out,
+            "families        {} of {}",
+            stats.families, stats.families_capacity
+        );
+        let _ = writeln!(
+            out,
+            "writers         {} live, {} dead, {} slots",
+            stats.writers_live, stats.writers_dead, stats.writers_capacity
+        );
+        let _ = writeln!(out, "overflows       {}", stats.overflows_total);
+        let _ = writeln!(
+            out,
+            "last render     {:.3} ms, {} bytes ({} renders, {} scrapes)",
+            self.stats.last_render_nanos.load(Relaxed) as f64 / 1e6,
+            self.stats.last_render_bytes.load(Relaxed),
+            self.stats.renders.load(Relaxed),
+            self.stats.scrapes.load(Relaxed)
+        );
+        let mut fams: Vec<(usize, &str, &str, u64)> = snap
+            .families()
+            .map(|f| (f.series().len(), f.name(), f.kind().as_str(), f.overflows()))
+            .collect();
+        fams.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        let _ = writeln!(out, "\ntop families by series (as of the last render)");
+        for (n, name, kind, ov) in fams.iter().take(20) {
+            let _ = writeln!(
+                out,
+                "  {n:>9}  {name} ({kind}){}",
+                if *ov > 0 {
+                    format!(", {ov} overflows")
+                } else {
+                    String::new()
+                }
+            );
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+fn compress(body: &[u8]) -> Bytes {
+    // Level 1: scrape bodies compress well at the fastest level, and a
+    // slower level would add tens of milliseconds to a large scrape.
+    let mut enc = flate2::write::GzEncoder::new(
+        Vec::with_capacity(body.len() / 4),
+        flate2::Compression::fast(),
+    );
+    // UNWRAP: writing to a Vec cannot fail.
+    enc.write_all(body).expect("write to Vec");
+    Bytes::from(enc.finish().expect("write to Vec"))
+}
