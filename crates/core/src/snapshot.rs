@@ -456,8 +456,11 @@ impl Store {
             series_capacity: fx.max_series,
             label_bytes_used: h.alloc.arena_used.load(Relaxed),
             label_bytes_capacity: fx.arena_bytes,
-            cells_used: h.alloc.int_cells_used.load(Relaxed)
-                + h.alloc.float_cells_used.load(Relaxed),
+            cells_used: h
+                .alloc
+                .int_cells_used
+                .load(Relaxed)
+                .saturating_add(h.alloc.float_cells_used.load(Relaxed)),
             cells_capacity: fx.cells_per_slot,
             writers_capacity: fx.max_slots,
             writers_live: life[1..].iter().filter(|l| **l == SlotLife::Live).count() as u32,
@@ -491,24 +494,29 @@ impl Store {
             c.members.clear();
             snap.families.clear();
         }
-        let fam_used = h.alloc.families_used.load(Acquire);
-        let series_used = h.alloc.series_used.load(Acquire);
-        let cap = fx.cells_per_slot as usize;
-        let ints_used = h.alloc.int_cells_used.load(Acquire) as usize;
-        let floats_used = h.alloc.float_cells_used.load(Acquire) as usize;
-        if fam_used > fx.max_families
-            || series_used > fx.max_series
-            || ints_used.saturating_add(floats_used) > cap
-        {
-            return Err(Error::new(
+        let corrupt = || {
+            Error::new(
                 ErrorKind::Corrupt,
                 "an allocation counter is past its capacity",
             )
-            .with_path(self.path()));
+            .with_path(self.path())
+        };
+        let fam_used = h.alloc.families_used.load(Acquire);
+        let series_used = h.alloc.series_used.load(Acquire);
+        if fam_used > fx.max_families || series_used > fx.max_series {
+            return Err(corrupt());
+        }
+        self.decode_new_families(snap, fam_used);
+        self.decode_new_series(snap, series_used);
+        // The cell counts are read only now. A series is published LIVE
+        // after it took its cells, so these counts cover every series just
+        // decoded.
+        let cap = fx.cells_per_slot as usize;
+        let (ints_used, floats_used) = self.cell_counts();
+        if ints_used.saturating_add(floats_used) > cap {
+            return Err(corrupt());
         }
         let float_base = cap - floats_used;
-        self.decode_new_families(snap, fam_used);
-        self.decode_new_series(snap, series_used, ints_used, float_base, cap);
 
         let mut life = std::mem::take(&mut snap.cache.life);
         self.slot_lives(&mut life);
@@ -604,20 +612,27 @@ impl Store {
                     counts: snap.counts.len() as u32,
                     created_unix_ns: m.created_unix_ns,
                 };
-                let float = acc_f[fo - float_base];
+                // Checked indexing: the offsets were validated when the
+                // record was decoded, but a corrupt store may since have
+                // moved its counters backwards.
+                let ints = acc_i.get(io..io.saturating_add(fam.shape.ints as usize));
+                let float = fo.checked_sub(float_base).and_then(|i| acc_f.get(i));
+                let (Some(ints), Some(&float)) = (ints, float) else {
+                    continue;
+                };
                 match fam.kind {
                     // Integral increments, plus fractional ones.
-                    Kind::Counter => snap.numbers.push(acc_i[io] as f64 + float),
+                    Kind::Counter => snap.numbers.push(ints[0] as f64 + float),
                     Kind::Histogram => {
                         let mut running = 0u64;
-                        for c in &acc_i[io..io + fam.shape.ints as usize] {
+                        for c in ints {
                             running = running.wrapping_add(*c);
                             snap.counts.push(running);
                         }
                         snap.numbers.push(float);
                     }
                     Kind::Summary => {
-                        snap.counts.push(acc_i[io]);
+                        snap.counts.push(ints[0]);
                         snap.numbers.push(float);
                     }
                     Kind::Gauge => {
@@ -761,15 +776,17 @@ impl Store {
     /// Decodes series records added since the last refresh, appending each
     /// live one to its family's member list. Stops at a record still being
     /// written (or whose family is), to come back to it next time.
-    fn decode_new_series(
-        &self,
-        snap: &mut Snapshot,
-        series_used: u32,
-        ints_used: usize,
-        float_base: usize,
-        cap: usize,
-    ) {
+    fn decode_new_series(&self, snap: &mut Snapshot, series_used: u32) {
         let recs = self.map.series();
+        let cap = self.map.fixed().cells_per_slot;
+        // Whether a series' cells lie within the allocated ranges.
+        let fits = |io: u64, fo: u64, shape: Shape| {
+            let (ints_used, floats_used) = self.cell_counts();
+            let float_base = (cap as usize).saturating_sub(floats_used) as u64;
+            io.saturating_add(shape.ints as u64) <= ints_used as u64
+                && fo >= float_base
+                && fo.saturating_add(shape.floats as u64) <= cap
+        };
         while snap.cache.series_done < series_used {
             let id = snap.cache.series_done;
             let rec = &recs[id as usize];
@@ -782,14 +799,12 @@ impl Store {
                     }
                     if let Some(out) = snap.cache.family_out[fam as usize] {
                         let shape = snap.families[out as usize].shape;
-                        let io = rec.int_off.load(Relaxed) as usize;
-                        let fo = rec.float_off.load(Relaxed) as usize;
-                        // Cells outside the used ranges mean a corrupt
-                        // record: skip it.
-                        let cells_ok = io + shape.ints as usize <= ints_used
-                            && fo >= float_base
-                            && fo + shape.floats as usize <= cap;
-                        if cells_ok {
+                        let io = rec.int_off.load(Relaxed);
+                        let fo = rec.float_off.load(Relaxed);
+                        // The counts are read after the record was seen
+                        // LIVE, so a live series always fits; one that does
+                        // not is corrupt, and skipped.
+                        if fits(io, fo, shape) {
                             if let Some(values) = self.decode_values(&mut snap.cache, rec) {
                                 snap.cache.members[out as usize].push(CachedSeries {
                                     id,
@@ -806,6 +821,16 @@ impl Store {
             }
             snap.cache.series_done += 1;
         }
+    }
+
+    /// The integer and float cells allocated so far.
+    fn cell_counts(&self) -> (usize, usize) {
+        let a = &self.map.header().alloc;
+        let clamp = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        (
+            clamp(a.int_cells_used.load(Acquire)),
+            clamp(a.float_cells_used.load(Acquire)),
+        )
     }
 
     fn decode_values(&self, c: &mut Cache, rec: &SeriesRec) -> Option<Range<u32>> {

@@ -86,7 +86,7 @@ impl Options {
             self.cells_per_writer
         };
         check("cells_per_writer", cells, layout::MAX_CELLS)?;
-        if self.mode & !0o660 != 0 || self.mode & 0o600 != 0o600 {
+        if self.mode != 0o600 && self.mode != 0o660 {
             return Err(opt(format!(
                 "mode must be 0o600 or 0o660, got {:#o}; stores are never world-accessible",
                 self.mode
@@ -217,9 +217,16 @@ pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sketch_cells: u32) -> Shape
         // most-recent modes), then the value.
         Kind::Gauge => (1, 1),
         // One count per bucket including +Inf, then the sum.
-        Kind::Histogram => (n_bounds as u32 + 1, 1),
+        // (Saturating: the values come from the file, which may be corrupt;
+        // a saturated shape never matches, so the record is rejected.)
+        Kind::Histogram => (
+            u32::try_from(n_bounds)
+                .unwrap_or(u32::MAX)
+                .saturating_add(1),
+            1,
+        ),
         // The count and the (reserved) sketch, then the sum.
-        Kind::Summary => (1 + sketch_cells, 1),
+        Kind::Summary => (sketch_cells.saturating_add(1), 1),
     };
     Shape { ints, floats }
 }
@@ -853,7 +860,17 @@ impl Store {
         let index = self.map.index();
         let mask = index.len() - 1;
         let mut pos = hash as usize & mask;
+        let mut probes = 0;
         while !matches!(index[pos].load(Relaxed), 0 | TOMBSTONE) {
+            // The index has twice as many entries as there can be series,
+            // so only a corrupt index has no free entry.
+            probes += 1;
+            if probes >= index.len() {
+                return Err(
+                    Error::new(ErrorKind::Corrupt, "the series index has no free entry")
+                        .with_path(self.path()),
+                );
+            }
             pos = (pos + 1) & mask;
         }
         // Order matters for recovery (see `recover`): the record is INIT

@@ -1,0 +1,129 @@
+//! The hot path: an update through a cached handle, a lookup plus an
+//! update, and a histogram observation; alone and from two threads of one
+//! process (which share the process's writer slot, and here one series:
+//! the contended case).
+
+use std::hint::black_box;
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+
+mod common;
+
+/// Observed values spread over the 12 buckets (and beyond the last bound).
+fn spread_values() -> Vec<f64> {
+    (0..1024)
+        .map(|i| {
+            let bucket = i % 12;
+            let lo = if bucket == 0 {
+                0.0
+            } else {
+                common::BOUNDS[bucket - 1]
+            };
+            let hi = common::BOUNDS.get(bucket).copied().unwrap_or(10.0);
+            lo + (hi - lo) * ((i * 37 % 100) as f64 / 100.0)
+        })
+        .collect()
+}
+
+/// Runs `op(thread, i)` `iters` times on each of `n` threads at once and
+/// returns the wall time: criterion then reports the time per operation
+/// while `n` threads run.
+fn on_threads(n: usize, iters: u64, op: &(dyn Fn(usize, u64) + Sync)) -> Duration {
+    let barrier = Barrier::new(n + 1);
+    std::thread::scope(|scope| {
+        for t in 0..n {
+            let barrier = &barrier;
+            scope.spawn(move || {
+                barrier.wait();
+                for i in 0..iters {
+                    op(t, i);
+                }
+                barrier.wait();
+            });
+        }
+        barrier.wait();
+        let start = Instant::now();
+        barrier.wait();
+        start.elapsed()
+    })
+}
+
+fn updates(c: &mut Criterion) {
+    let dir = common::tempdir();
+    let store = Store::open(dir.path().join("store"), &Options::default()).unwrap();
+    let requests = store
+        .register(
+            &FamilyDesc::new("http_requests", Kind::Counter).labels(&["method", "route", "status"]),
+        )
+        .unwrap();
+    let latency = store
+        .register(
+            &FamilyDesc::new("http_latency_seconds", Kind::Histogram)
+                .labels(&["route"])
+                .buckets(&common::BOUNDS),
+        )
+        .unwrap();
+    // Some neighbours, so that lookups probe a populated index.
+    for i in 0..1000 {
+        store
+            .series(&requests, &["GET", &format!("/r/{i}"), "200"])
+            .unwrap();
+    }
+    let labels = ["GET", "/api/v1/users", "200"];
+    let counter = store.series(&requests, &labels).unwrap();
+    let hist = store.series(&latency, &["/api/v1/users"]).unwrap();
+    let values = spread_values();
+    store.counter_inc(counter).unwrap(); // claim the slot outside the timing
+
+    let mut g = c.benchmark_group("update");
+    g.bench_function("counter_inc", |b| {
+        b.iter(|| store.counter_inc(black_box(counter)).unwrap())
+    });
+    g.bench_function("get_or_create+inc (3 labels, existing)", |b| {
+        b.iter(|| {
+            let s = store.series(&requests, black_box(&labels)).unwrap();
+            store.counter_inc(s).unwrap()
+        })
+    });
+    let mut i = 0;
+    g.bench_function("histogram_observe (12 buckets)", |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            store.observe(black_box(hist), values[i]).unwrap()
+        })
+    });
+
+    g.bench_function("counter_inc, 2 threads (same series)", |b| {
+        b.iter_custom(|iters| {
+            on_threads(2, iters, &|_, _| {
+                store.counter_inc(black_box(counter)).unwrap()
+            })
+        })
+    });
+    g.bench_function("get_or_create+inc, 2 threads", |b| {
+        b.iter_custom(|iters| {
+            on_threads(2, iters, &|_, _| {
+                let s = store.series(&requests, black_box(&labels)).unwrap();
+                store.counter_inc(s).unwrap()
+            })
+        })
+    });
+    g.bench_function("histogram_observe, 2 threads (same series)", |b| {
+        b.iter_custom(|iters| {
+            on_threads(2, iters, &|t, i| {
+                let v = values[(i as usize * 2 + t) & 1023];
+                store.observe(black_box(hist), v).unwrap()
+            })
+        })
+    });
+    g.finish();
+}
+
+fn main() {
+    let mut c = Criterion::default().configure_from_args();
+    updates(&mut c);
+    c.final_summary();
+}

@@ -1,0 +1,21 @@
+//! Integration tests of `shmetrics-core`, in one binary (one link, one
+//! process), as ripgrep does. The modules live in `tests/suite/` so that
+//! Cargo does not also build each of them as a test binary of its own.
+
+#[path = "suite/common.rs"]
+mod common;
+
+#[path = "suite/capacity.rs"]
+mod capacity;
+#[path = "suite/corruption.rs"]
+mod corruption;
+#[path = "suite/file_mode.rs"]
+mod file_mode;
+#[path = "suite/fuzz.rs"]
+mod fuzz;
+#[path = "suite/names.rs"]
+mod names;
+#[path = "suite/snapshot_cache.rs"]
+mod snapshot_cache;
+#[path = "suite/values.rs"]
+mod values;

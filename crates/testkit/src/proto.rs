@@ -1,0 +1,148 @@
+//! What the worker and the tests agree on: family definitions, label
+//! values and the meaning of each ack word.
+
+use shmetrics_core::{FamilyDesc, GaugeMode, Kind};
+
+/// Ack words.
+pub mod word {
+    /// Acknowledged counter increments.
+    pub const COUNTER: usize = 0;
+    /// Acknowledged histogram observations.
+    pub const HIST: usize = 1;
+    /// Sum of acknowledged observed values, scaled by [`super::SUM_SCALE`].
+    pub const HIST_SUM: usize = 2;
+    /// Set by the test: the worker stops and exits cleanly.
+    pub const STOP: usize = 3;
+    /// Set by the worker when its work is done (it then waits for STOP or
+    /// its death, or exits, depending on the mode).
+    pub const DONE: usize = 4;
+    /// The worker's pid.
+    pub const PID: usize = 5;
+    /// Set by the worker once it holds all its handles.
+    pub const READY: usize = 6;
+    /// `create` mode: series created and incremented so far (series
+    /// `"{id}-{n}"` for every `n` below this value exist).
+    pub const CREATED: usize = 7;
+    /// `fork` mode: the first child's pid (it updates).
+    pub const CHILD_A_PID: usize = 8;
+    /// `fork` mode: the first child's acknowledged increments.
+    pub const CHILD_A_ACKS: usize = 9;
+    /// `fork` mode: the second child's pid (it never updates).
+    pub const CHILD_B_PID: usize = 10;
+    /// `fork` mode: the children's exit statuses as waitpid reported them,
+    /// plus one (0 = not reaped).
+    pub const CHILD_A_STATUS: usize = 11;
+    /// `fork` mode: see [`CHILD_A_STATUS`].
+    pub const CHILD_B_STATUS: usize = 12;
+    /// `create` mode: set once the incarnation's own family is registered.
+    pub const FAMILY_DONE: usize = 13;
+}
+
+/// Observed values are multiples of `1 / SUM_SCALE`, so that their sums
+/// are exact in f64 and can be acknowledged as integers.
+pub const SUM_SCALE: f64 = 4.0;
+
+/// `churn` mode: series per family.
+pub const CHURN_SERIES: usize = 1000;
+/// `churn` mode: the counter family (labels `a`, `b`).
+pub const CHURN_COUNTER: &str = "tk_churn_ops";
+/// `churn` mode: the histogram family (label `r`).
+pub const CHURN_HIST: &str = "tk_churn_latency";
+/// Bucket bounds of the test histograms: 11 bounds, 12 buckets with +Inf.
+pub const BUCKETS: [f64; 11] = [
+    1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0,
+];
+/// Largest observed value (exclusive), before scaling: values spread over
+/// every bucket including +Inf.
+pub const MAX_OBSERVED: u64 = 2048;
+
+/// The churn counter family.
+pub fn churn_counter() -> FamilyDesc {
+    FamilyDesc::new(CHURN_COUNTER, Kind::Counter)
+        .help("Operations of the churn test.")
+        .labels(&["a", "b"])
+}
+
+/// The churn histogram family.
+pub fn churn_hist() -> FamilyDesc {
+    FamilyDesc::new(CHURN_HIST, Kind::Histogram)
+        .help("Latency of the churn test.")
+        .labels(&["r"])
+        .buckets(&BUCKETS)
+}
+
+/// Label values of churn counter series `i`.
+pub fn churn_counter_labels(i: usize) -> [String; 2] {
+    [format!("a{}", i % 25), format!("b{}", i / 25)]
+}
+
+/// Label value of churn histogram series `i`.
+pub fn churn_hist_label(i: usize) -> String {
+    format!("r{i}")
+}
+
+/// `observe` mode: the histogram family (label `s`).
+pub const OBS_HIST: &str = "tk_obs_latency";
+/// `observe` mode: number of series.
+pub const OBS_SERIES: usize = 6;
+
+/// The observe-mode histogram family.
+pub fn obs_hist() -> FamilyDesc {
+    FamilyDesc::new(OBS_HIST, Kind::Histogram)
+        .labels(&["s"])
+        .buckets(&BUCKETS)
+}
+
+/// `incs` mode: the counter family (label `k`, one series `k="x"`).
+pub const REUSE_COUNTER: &str = "tk_reuse_incs";
+
+/// The incs-mode counter family.
+pub fn reuse_counter() -> FamilyDesc {
+    FamilyDesc::new(REUSE_COUNTER, Kind::Counter).labels(&["k"])
+}
+
+/// `gauge` mode: the family a worker `set`s, for a mode.
+pub fn gauge_set_family(mode: GaugeMode) -> FamilyDesc {
+    FamilyDesc::new(format!("tk_gauge_set_{}", mode.as_str()), Kind::Gauge)
+        .labels(&["g"])
+        .gauge_mode(mode)
+}
+
+/// `gauge` mode: the family a worker increments (adds to), for a mode.
+pub fn gauge_inc_family(mode: GaugeMode) -> FamilyDesc {
+    FamilyDesc::new(format!("tk_gauge_inc_{}", mode.as_str()), Kind::Gauge)
+        .labels(&["g"])
+        .gauge_mode(mode)
+}
+
+/// `gauge` mode with `claim=1`: a counter whose increment claims a slot.
+pub fn claim_counter() -> FamilyDesc {
+    FamilyDesc::new("tk_claim", Kind::Counter)
+}
+
+/// `create` mode: the counter family whose series are created (label `k`).
+pub const CREATE_COUNTER: &str = "tk_created";
+
+/// The create-mode counter family.
+pub fn create_counter() -> FamilyDesc {
+    FamilyDesc::new(CREATE_COUNTER, Kind::Counter).labels(&["k"])
+}
+
+/// The label value of the `n`-th series created by create-mode incarnation
+/// `id`.
+pub fn create_label(id: u64, n: u64) -> String {
+    format!("{id}-{n}")
+}
+
+/// The family that create-mode incarnation `id` registers (registration
+/// takes the store lock, too).
+pub fn create_family(id: u64) -> FamilyDesc {
+    FamilyDesc::new(format!("tk_fam_{id}"), Kind::Gauge)
+        .labels(&["x"])
+        .gauge_mode(GaugeMode::Sum)
+}
+
+/// `fork` mode: the counter family (no labels).
+pub fn fork_counter() -> FamilyDesc {
+    FamilyDesc::new("tk_fork_incs", Kind::Counter)
+}

@@ -1,0 +1,196 @@
+//! Test 1: eight workers update counters and histograms while a random one
+//! is SIGKILLed every few milliseconds and restarted; a reader snapshots
+//! all along. No acknowledged update may be lost, and at most one
+//! unacknowledged update per kill may appear.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+use shmetrics_core::{Options, Snapshot, Store};
+use shmetrics_testkit::check::{check_snapshot, totals, Monotone};
+use shmetrics_testkit::proto::{self, word};
+use shmetrics_testkit::rng::Rng;
+
+use crate::common::{create_store, long_mode, tempdir, Worker};
+
+const WORKERS: usize = 8;
+
+/// What the reader thread saw.
+struct ReaderReport {
+    snapshots: u64,
+    error: Option<String>,
+}
+
+/// Snapshots continuously until `stop`, alternating fresh snapshots and
+/// refreshes of one kept snapshot; checks each.
+fn reader(path: PathBuf, stop: Arc<AtomicBool>) -> ReaderReport {
+    let opts = Options {
+        read_only: true,
+        create: false,
+        ..Options::default()
+    };
+    let store = Store::open(&path, &opts).expect("reader open");
+    let mut kept = Snapshot::default();
+    let (mut mono_fresh, mut mono_kept) = (Monotone::default(), Monotone::default());
+    let mut snapshots = 0;
+    let error = loop {
+        if stop.load(SeqCst) {
+            break None;
+        }
+        let r = if snapshots % 2 == 0 {
+            store
+                .snapshot()
+                .map_err(|e| format!("snapshot: {e}"))
+                .and_then(|s| {
+                    check_snapshot(&s)?;
+                    mono_fresh.check(&s)
+                })
+        } else {
+            store
+                .snapshot_into(&mut kept)
+                .map_err(|e| format!("snapshot_into: {e}"))
+                .and_then(|()| {
+                    check_snapshot(&kept)?;
+                    mono_kept.check(&kept)
+                })
+        };
+        snapshots += 1;
+        if let Err(e) = r {
+            break Some(format!("snapshot #{snapshots}: {e}"));
+        }
+    };
+    ReaderReport { snapshots, error }
+}
+
+#[test]
+fn counters_and_histograms_stay_exact_under_sigkill() {
+    let dir = tempdir();
+    let path = dir.path().join("store");
+    let opts = Options {
+        max_series: 8192,
+        max_writers: 64,
+        ..Options::default()
+    };
+    let store = create_store(&path, &opts);
+    let min_kills: u64 = if long_mode() { 10_000 } else { 200 };
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (path, stop) = (path.clone(), stop.clone());
+        std::thread::spawn(move || reader(path, stop))
+    };
+
+    let ack_path = |i: usize| dir.path().join(format!("ack-{i}"));
+    let spawn = |i: usize| Worker::spawn("churn", &path, &ack_path(i), true, &[]);
+    let mut workers: Vec<Worker> = (0..WORKERS).map(spawn).collect();
+    let mut rng = Rng::from_entropy();
+    let (mut kills, mut kills_after_ready) = (0u64, 0u64);
+    let mut max_writers_seen = 0;
+    while kills < min_kills {
+        std::thread::sleep(Duration::from_micros(rng.range(500, 4000)));
+        let i = rng.below(WORKERS as u64) as usize;
+        if workers[i].ack.get(word::READY) != 0 {
+            kills_after_ready += 1;
+        }
+        workers[i].kill_expecting_running();
+        kills += 1;
+        workers[i] = spawn(i);
+        if kills % 50 == 0 {
+            max_writers_seen = max_writers_seen.max(store.writers().len());
+        }
+    }
+    // Let every last incarnation get going, then stop all cleanly.
+    for w in &mut workers {
+        w.wait_word(word::READY, 1);
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    for w in &mut workers {
+        w.stop();
+    }
+    stop.store(true, SeqCst);
+    let report = reader.join().expect("reader thread panicked");
+
+    let acks = |w: usize| -> u64 {
+        (0..WORKERS)
+            .map(|i| {
+                shmetrics_testkit::AckFile::open(ack_path(i))
+                    .unwrap()
+                    .get(w)
+            })
+            .sum()
+    };
+    let (acked_c, acked_h, acked_sum) = (
+        acks(word::COUNTER) as f64,
+        acks(word::HIST) as f64,
+        acks(word::HIST_SUM) as f64 / proto::SUM_SCALE,
+    );
+    let snap = store.snapshot().expect("final snapshot");
+    let c = totals(&snap, proto::CHURN_COUNTER);
+    let h = totals(&snap, proto::CHURN_HIST);
+    let writers = store.writers();
+    let stats = store.stats();
+    eprintln!(
+        "kill storm: {kills} kills ({kills_after_ready} after the worker was ready), \
+         acked {acked_c} incs / {acked_h} observes, store {} / {}, \
+         {} reader snapshots, {} writer slots used, {} claims, {} lock recoveries",
+        c.count,
+        h.count,
+        report.snapshots,
+        writers.len(),
+        stats.writer_claims_total,
+        stats.lock_recoveries_total
+    );
+
+    assert_eq!(
+        report.error, None,
+        "the reader saw an inconsistent snapshot"
+    );
+    assert!(report.snapshots > 0);
+    check_snapshot(&snap).unwrap();
+    assert_eq!(c.series, proto::CHURN_SERIES, "counter series");
+    assert_eq!(h.series, proto::CHURN_SERIES, "histogram series");
+    let k = kills as f64;
+    assert!(
+        acked_c > k,
+        "the workers made too little progress to test anything: {acked_c} acks"
+    );
+    assert!(
+        acked_c <= c.count && c.count <= acked_c + k,
+        "counter total {} outside [acked {acked_c}, acked + kills {}]",
+        c.count,
+        acked_c + k
+    );
+    assert!(
+        acked_h <= h.count && h.count <= acked_h + k,
+        "histogram count {} outside [acked {acked_h}, acked + kills {}]",
+        h.count,
+        acked_h + k
+    );
+    // A kill between an observation's bucket and its sum, or between the
+    // two acks, moves the sum by at most one value per kill.
+    let slack = k * proto::MAX_OBSERVED as f64;
+    assert!(
+        (h.sum - acked_sum).abs() <= slack,
+        "histogram sum {} vs acked {acked_sum}: off by more than {slack}",
+        h.sum
+    );
+
+    // Slots: at most WORKERS alive at once (each killed worker is reaped
+    // before its successor starts), so at most WORKERS slots, plus a
+    // little slack; far below the number of incarnations.
+    let bound = WORKERS + 2;
+    assert!(
+        writers.len() <= bound && max_writers_seen <= bound,
+        "{} writer slots used (max {max_writers_seen} seen during the storm) for {WORKERS} \
+         concurrent workers: {writers:?}",
+        writers.len()
+    );
+    assert!(writers.iter().all(|w| w.slot as usize <= bound));
+    assert!(
+        writers.iter().all(|w| !w.live),
+        "all workers stopped: {writers:?}"
+    );
+    assert_eq!(stats.writers_exhausted_total, 0);
+}

@@ -1,0 +1,13 @@
+//! Multi-process tests of the shmetrics store: real worker processes
+//! (`shmetrics-testworker`), killed with SIGKILL at random instants.
+//!
+//! `SHMETRICS_LONG=1` makes the kill storms long (10,000 kills).
+
+mod common;
+
+mod concurrent_read;
+mod fork;
+mod gauge_modes;
+mod kill_storm;
+mod lock_holder;
+mod slot_reuse;
