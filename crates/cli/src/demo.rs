@@ -331,7 +331,7 @@ pub fn run(args: DemoArgs) -> AnyResult {
     println!();
     println!(
         "final: {:.0} requests, {} latency observations, in-flight {:.0} (no live workers left), \
-         {} writer slots used for {} worker starts",
+         {} writer slots served {} slot claims",
         t.requests,
         t.observations,
         t.in_flight,
