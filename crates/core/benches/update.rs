@@ -79,6 +79,12 @@ fn updates(c: &mut Criterion) {
     store.counter_inc(counter).unwrap(); // claim the slot outside the timing
 
     let mut g = c.benchmark_group("update");
+    // The floor: one atomic add on a cell, which every counter_inc does.
+    // Report the store's figures as a ratio to this one, from the same run.
+    let cell = std::sync::atomic::AtomicU64::new(0);
+    g.bench_function("baseline: AtomicU64::fetch_add", |b| {
+        b.iter(|| black_box(&cell).fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+    });
     g.bench_function("counter_inc", |b| {
         b.iter(|| store.counter_inc(black_box(counter)).unwrap())
     });

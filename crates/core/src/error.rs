@@ -85,6 +85,13 @@ impl ErrorKind {
 /// and the store file's path where one is involved.
 #[derive(Clone)]
 pub struct Error {
+    // Boxed, so that `Result<(), Error>` is one word and the hot path's
+    // `Ok(())` comes back in a register.
+    inner: Box<Inner>,
+}
+
+#[derive(Clone)]
+struct Inner {
     kind: ErrorKind,
     message: String,
     path: Option<PathBuf>,
@@ -93,16 +100,19 @@ pub struct Error {
 
 impl Error {
     pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+        let message = message.into();
         Error {
-            kind,
-            message: message.into(),
-            path: None,
-            overflow: None,
+            inner: Box::new(Inner {
+                kind,
+                message,
+                path: None,
+                overflow: None,
+            }),
         }
     }
 
     pub(crate) fn with_path(mut self, path: &Path) -> Error {
-        self.path = Some(path.to_path_buf());
+        self.inner.path = Some(path.to_path_buf());
         self
     }
 
@@ -111,52 +121,55 @@ impl Error {
     }
 
     pub(crate) fn overflow(message: String, series: Series) -> Error {
-        Error {
+        let inner = Inner {
             kind: ErrorKind::Overflow,
             message,
             path: None,
             overflow: Some(series),
+        };
+        Error {
+            inner: Box::new(inner),
         }
     }
 
     /// The kind of error.
     pub fn kind(&self) -> ErrorKind {
-        self.kind
+        self.inner.kind
     }
 
     /// The message alone, without the kind or path.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.inner.message
     }
 
     /// The store file the error is about, if any.
     pub fn path(&self) -> Option<&Path> {
-        self.path.as_deref()
+        self.inner.path.as_deref()
     }
 
     /// For [`ErrorKind::Overflow`]: the family's overflow series. Updates
     /// made through it are counted under the family's overflow label set, so
     /// nothing is lost while the caller reports the problem.
     pub fn overflow_series(&self) -> Option<Series> {
-        self.overflow
+        self.inner.overflow
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(path) = &self.path {
+        if let Some(path) = &self.inner.path {
             write!(f, "{}: ", path.display())?;
         }
-        write!(f, "{}: {}", self.kind.describe(), self.message)
+        write!(f, "{}: {}", self.inner.kind.describe(), self.inner.message)
     }
 }
 
 impl fmt::Debug for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Error")
-            .field("kind", &self.kind)
-            .field("message", &self.message)
-            .field("path", &self.path)
+            .field("kind", &self.inner.kind)
+            .field("message", &self.inner.message)
+            .field("path", &self.inner.path)
             .finish()
     }
 }

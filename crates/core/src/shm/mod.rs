@@ -176,24 +176,8 @@ impl Mapping {
         &self.path
     }
 
-    /// A typed reference at a byte offset, checked for bounds and alignment.
-    fn at<T: SharedRecord>(&self, off: u64) -> &T {
-        let end = off.checked_add(std::mem::size_of::<T>() as u64);
-        assert!(
-            end.is_some_and(|e| e <= self.fixed.file_size)
-                && off % std::mem::align_of::<T>() as u64 == 0,
-            "record outside the mapping"
-        );
-        // SAFETY: the range is inside the mapping (checked above, and the
-        // mapping is at least `file_size` long, checked at open), aligned
-        // for `T` (the mapping is page-aligned and `off` is a multiple of
-        // `T`'s alignment), and `T` is a `SharedRecord`: made only of
-        // atomics and plain integers, for which every bit pattern is valid
-        // and concurrent access from other processes is through atomics.
-        unsafe { &*(self.map.as_ptr().add(off as usize) as *const T) }
-    }
-
-    /// A slice of records at a byte offset, checked like [`Self::at`].
+    /// A slice of records at a byte offset, checked for bounds and
+    /// alignment.
     fn slice_at<T: SharedRecord>(&self, off: u64, n: u64) -> &[T] {
         let bytes = n.checked_mul(std::mem::size_of::<T>() as u64);
         let end = bytes.and_then(|b| off.checked_add(b));
@@ -202,14 +186,28 @@ impl Mapping {
                 && off % std::mem::align_of::<T>() as u64 == 0,
             "records outside the mapping"
         );
-        // SAFETY: as in `at`, for `n` consecutive records.
+        // SAFETY: the range is inside the mapping (checked above, and the
+        // mapping is at least `file_size` long, checked at open), aligned
+        // for `T` (the mapping is page-aligned and `off` is a multiple of
+        // `T`'s alignment), and `T` is a `SharedRecord`: made only of
+        // atomics and plain integers, for which every bit pattern is valid
+        // and concurrent access from other processes is through atomics.
         unsafe {
             std::slice::from_raw_parts(self.map.as_ptr().add(off as usize) as *const T, n as usize)
         }
     }
 
+    /// The header page. On the hot path (every update reads the epoch), so
+    /// without the checks of [`Self::slice_at`].
+    #[inline]
     pub fn header(&self) -> &Header {
-        self.at(0)
+        // SAFETY: every mapping is at least `file_size` bytes, and a
+        // consistent layout (checked at open, true by construction at
+        // create) puts the first region at `PAGE`, so the file holds a
+        // whole page, which holds a `Header` (a compile-time assertion in
+        // layout.rs). The mapping is page-aligned. `Header` is a
+        // `SharedRecord`.
+        unsafe { &*(self.map.as_ptr() as *const Header) }
     }
 
     /// Slot records, index 0 being the shared slot.
