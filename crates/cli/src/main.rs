@@ -43,7 +43,8 @@ enum Command {
         /// Seconds a client has to send its request head.
         #[arg(long, default_value_t = 5.0)]
         header_timeout: f64,
-        /// Seconds a connection may last, keep-alive included.
+        /// Seconds a request may take, from accept to the last byte sent
+        /// (each connection serves one request).
         #[arg(long, default_value_t = 30.0)]
         request_timeout: f64,
     },

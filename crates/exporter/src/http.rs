@@ -16,6 +16,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::server::graceful::GracefulShutdown;
 use shmetrics_core::{Options, Store};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
@@ -65,15 +66,23 @@ impl Server {
         self.renderer.clone()
     }
 
-    /// Serves until `shutdown` completes, then lets requests in flight
-    /// finish (bounded by the request timeout).
+    /// Serves until `shutdown` completes. Then it stops listening at once
+    /// (new connections are refused, not left waiting), asks every open
+    /// connection to finish, and waits for requests in flight, for at most
+    /// the request timeout.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
-        let limit = Arc::new(Semaphore::new(self.config.max_connections));
-        let config = Arc::new(self.config);
+        let Server {
+            listener,
+            renderer,
+            config,
+        } = self;
+        let limit = Arc::new(Semaphore::new(config.max_connections));
+        let config = Arc::new(config);
+        let graceful = GracefulShutdown::new();
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
             let (stream, _peer) = tokio::select! {
-                accepted = self.listener.accept() => match accepted {
+                accepted = listener.accept() => match accepted {
                     Ok(a) => a,
                     // Out of file descriptors and the like: wait, retry.
                     Err(_) => {
@@ -84,33 +93,31 @@ impl Server {
                 () = &mut shutdown => break,
             };
             let Ok(permit) = limit.clone().try_acquire_owned() else {
-                self.renderer
-                    .stats
-                    .rejected_connections
-                    .fetch_add(1, Relaxed);
+                renderer.stats.rejected_connections.fetch_add(1, Relaxed);
                 drop(stream);
                 continue;
             };
             let _ = stream.set_nodelay(true);
-            let renderer = self.renderer.clone();
-            let config = config.clone();
+            let service_renderer = renderer.clone();
+            let service = service_fn(move |req| handle(req, service_renderer.clone()));
+            let conn = http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(config.header_timeout)
+                .max_buf_size(config.max_header_bytes.max(8192))
+                // One request per connection, so that the request timeout
+                // bounds exactly one request and no idle connection lingers.
+                .keep_alive(false)
+                .serve_connection(TokioIo::new(stream), service);
+            let conn = graceful.watch(conn);
+            let timeout = config.request_timeout;
             tokio::spawn(async move {
-                let service = service_fn(move |req| handle(req, renderer.clone()));
-                let conn = http1::Builder::new()
-                    .timer(TokioTimer::new())
-                    .header_read_timeout(config.header_timeout)
-                    .max_buf_size(config.max_header_bytes.max(8192))
-                    .serve_connection(TokioIo::new(stream), service);
-                // The whole connection, keep-alive included, is bounded:
-                // a client that reads slowly or idles is cut off.
-                let _ = tokio::time::timeout(config.request_timeout, conn).await;
+                // A client that reads slowly is cut off.
+                let _ = tokio::time::timeout(timeout, conn).await;
                 drop(permit);
             });
         }
-        // Wait for connections in flight: every permit back, or the
-        // request timeout.
-        let all = u32::try_from(config.max_connections).unwrap_or(u32::MAX);
-        let _ = tokio::time::timeout(config.request_timeout, limit.acquire_many(all)).await;
+        drop(listener);
+        let _ = tokio::time::timeout(config.request_timeout, graceful.shutdown()).await;
         Ok(())
     }
 }

@@ -9,12 +9,14 @@
 //! - It serves at most [`Config::max_connections`] connections at once;
 //!   further ones are closed at once and counted.
 //! - A client has [`Config::header_timeout`] to send its request head and
-//!   [`Config::request_timeout`] for the whole exchange. Request heads over
+//!   [`Config::request_timeout`] for the whole exchange. Connections serve
+//!   one request each (no keep-alive), so neither an idle client nor a
+//!   slow reader holds a connection longer than that. Request heads over
 //!   [`Config::max_header_bytes`] are refused. Request bodies are not read.
 //! - Concurrent scrapes for the same format share one render: a scrape
 //!   waits for a render that started after it arrived, and reuses it.
-//! - SIGTERM and SIGINT stop accepting, let requests in flight finish (for
-//!   up to [`Config::request_timeout`]) and exit.
+//! - SIGTERM and SIGINT close the listener at once, let requests in flight
+//!   finish (for up to [`Config::request_timeout`]) and exit.
 
 #![forbid(unsafe_code)]
 
@@ -46,7 +48,8 @@ pub struct Config {
     pub max_connections: usize,
     /// Time allowed to receive a request head.
     pub header_timeout: Duration,
-    /// Time allowed for a whole request, from accept to the last byte sent.
+    /// Time allowed for a whole request, from accept to the last byte sent
+    /// (each connection serves one request).
     pub request_timeout: Duration,
     /// Largest request head accepted, in bytes.
     pub max_header_bytes: usize,

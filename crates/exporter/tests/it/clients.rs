@@ -1,0 +1,261 @@
+//! Slow, idle and excess clients: the header timeout closes connections
+//! that send nothing or dribble their request head, the connection limit
+//! closes extra connections at once and counts them, and an oversized
+//! request head is refused. Normal scrapes keep working meanwhile.
+
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+
+use crate::util::*;
+
+/// A generous bound for the server to close a connection it should close
+/// after one second (or at once).
+const CLOSE_BOUND: Duration = Duration::from_secs(10);
+
+fn small_store(path: &Path) -> Store {
+    let store = Store::open(
+        path,
+        &Options {
+            max_series: 64,
+            max_writers: 4,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let f = store
+        .register(&FamilyDesc::new("pings_total", Kind::Counter).help("Pings."))
+        .unwrap();
+    store
+        .counter_add(store.series(&f, &[]).unwrap(), 7.0)
+        .unwrap();
+    store
+}
+
+fn scrape_ok(addr: std::net::SocketAddr, what: &str) {
+    let r = get(addr, "/metrics", &[]);
+    assert_eq!(r.status, 200, "{what}");
+    assert!(
+        r.text().contains("\npings_total 7\n"),
+        "{what}: {}",
+        r.text()
+    );
+}
+
+/// Whatever the server sent before closing must not be a success.
+fn assert_not_served(got: &[u8], what: &str) {
+    let text = String::from_utf8_lossy(got);
+    assert!(
+        !text.starts_with("HTTP/1.1 2"),
+        "{what}: the server answered with success:\n{text}"
+    );
+}
+
+#[test]
+fn idle_and_slow_clients_are_cut_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let _store = small_store(&path);
+    let server = TestServer::start(&path, |c| {
+        c.max_connections = 16;
+        c.header_timeout = Duration::from_secs(1);
+        // Long, so that only the header timeout can close them in time.
+        c.request_timeout = Duration::from_secs(120);
+    });
+    let addr = server.addr;
+
+    // Ten connections that send nothing.
+    let mut idle: Vec<TcpStream> = (0..10).map(|_| connect(addr)).collect();
+
+    // One that sends its request head a byte every 300 ms: 80 bytes would
+    // take 24 s.
+    let slow = std::thread::spawn(move || {
+        let mut head = request_head("GET", "/metrics", &[("X-Pad", &"p".repeat(30))], true);
+        head.truncate(80); // never complete
+        let mut s = connect(addr);
+        let start = Instant::now();
+        let mut sent = 0;
+        for b in &head {
+            if s.write_all(&[*b]).is_err() {
+                return (sent, start.elapsed(), Vec::new());
+            }
+            sent += 1;
+            if let Some(got) = wait_closed(&mut s, Duration::from_millis(300)) {
+                return (sent, start.elapsed(), got);
+            }
+            assert!(
+                start.elapsed() < CLOSE_BOUND,
+                "the slow client is still served"
+            );
+        }
+        panic!(
+            "the server let a client take {:?} over its request head",
+            start.elapsed()
+        );
+    });
+
+    // Meanwhile normal scrapes succeed (5 of the 16 connections are free).
+    for i in 0..5 {
+        scrape_ok(addr, &format!("scrape {i} beside the idle clients"));
+    }
+
+    for (i, s) in idle.iter_mut().enumerate() {
+        let got = wait_closed(s, CLOSE_BOUND)
+            .unwrap_or_else(|| panic!("idle connection {i} still open after {CLOSE_BOUND:?}"));
+        assert_not_served(&got, &format!("idle connection {i}"));
+    }
+    let (sent, took, got) = slow.join().unwrap();
+    assert!(sent < 80, "the slow client sent its whole head");
+    assert_not_served(&got, "the slow client");
+    eprintln!("slow client cut off after {sent} bytes, {took:?}");
+
+    // The closed connections gave their places back: 16 clients at once
+    // are served. (A place is given back just after the server closes, so
+    // a client may still be turned away for a moment: it retries, and each
+    // such refusal must show in the rejection count.)
+    let many: Vec<_> = (0..16)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let mut refused = 0u64;
+                let start = Instant::now();
+                loop {
+                    match request(addr, "GET", "/healthz", &[]) {
+                        Ok(r) => {
+                            assert_eq!(r.status, 200);
+                            return refused;
+                        }
+                        Err(_) if start.elapsed() < CLOSE_BOUND => refused += 1,
+                        Err(e) => panic!("no place after {CLOSE_BOUND:?}: {e}"),
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            })
+        })
+        .collect();
+    let refused: u64 = many.into_iter().map(|t| t.join().unwrap()).sum();
+
+    // Request heads: a large one under the limit is served, those over it
+    // are refused (431, or the connection closed), never served.
+    let r = get(addr, "/metrics", &[("X-Big", &"b".repeat(4 * 1024))]);
+    assert_eq!(r.status, 200, "a 4 KiB request head");
+    for size in [20 * 1024, 64 * 1024, 1024 * 1024] {
+        let what = format!("a {} KiB request head", size / 1024);
+        let head = request_head("GET", "/metrics", &[("X-Big", &"b".repeat(size))], true);
+        let mut s = connect(addr);
+        // The server may close while we still write: that is a refusal.
+        let _ = s.write_all(&head);
+        let got = wait_closed(&mut s, CLOSE_BOUND)
+            .unwrap_or_else(|| panic!("{what}: the connection stayed open"));
+        assert_not_served(&got, &what);
+        let text = String::from_utf8_lossy(&got);
+        assert!(
+            text.is_empty() || text.starts_with("HTTP/1.1 431"),
+            "{what}: {text}"
+        );
+    }
+    scrape_ok(addr, "after the oversized heads");
+    assert_eq!(
+        server
+            .renderer
+            .stats
+            .rejected_connections
+            .load(std::sync::atomic::Ordering::Relaxed),
+        refused,
+        "rejections: only the retried ones above went over the limit"
+    );
+    server.stop();
+}
+
+#[test]
+fn connections_over_the_limit_are_closed_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let _store = small_store(&path);
+    const LIMIT: usize = 16;
+    const EXTRA: usize = 5;
+    let server = TestServer::start(&path, |c| {
+        c.max_connections = LIMIT;
+        // Long timeouts: nothing but the limit closes a connection here.
+        c.header_timeout = Duration::from_secs(60);
+        c.request_timeout = Duration::from_secs(120);
+    });
+    let addr = server.addr;
+
+    // Fill every place with a connection that has sent nothing yet (the
+    // exporter serves one request per connection, so a served one would
+    // close). Each holds its place until the 60 s header timeout. A
+    // holder whose /healthz answer arrived proves it was accepted; here
+    // the head is sent only after the extras were refused, below.
+    let holders: Vec<TcpStream> = (0..LIMIT).map(|_| connect(addr)).collect();
+    // Let the exporter accept all of them before the extras arrive.
+    wait_for(
+        "the holders to be accepted",
+        CLOSE_BOUND,
+        Duration::from_millis(20),
+        || {
+            let probe = connect(addr);
+            let got = wait_closed(&mut { probe }, Duration::from_secs(2));
+            // A probe over the limit is closed unanswered at once.
+            got.filter(|g| g.is_empty()).map(|_| ())
+        },
+    );
+    let probes = server
+        .renderer
+        .stats
+        .rejected_connections
+        .load(std::sync::atomic::Ordering::Relaxed);
+
+    // The extra ones are closed at once, unanswered, even with a request.
+    for i in 0..EXTRA {
+        let mut s = connect(addr);
+        let _ = s.write_all(&request_head("GET", "/metrics", &[], false));
+        let got = wait_closed(&mut s, CLOSE_BOUND)
+            .unwrap_or_else(|| panic!("extra connection {i} is still open after {CLOSE_BOUND:?}"));
+        assert!(got.is_empty(), "extra connection {i} got an answer");
+    }
+    assert_eq!(
+        server
+            .renderer
+            .stats
+            .rejected_connections
+            .load(std::sync::atomic::Ordering::Relaxed),
+        probes + EXTRA as u64,
+        "each connection over the limit is counted"
+    );
+
+    // A holder that sends its request is served, and the count shows in
+    // the exposition.
+    let mut h = BufReader::new(holders.into_iter().next().unwrap());
+    h.get_mut()
+        .write_all(&request_head("GET", "/metrics", &[], false))
+        .unwrap();
+    let r = read_response(&mut h, false).unwrap();
+    assert_eq!(r.status, 200);
+    let body = r.text();
+    let line = format!(
+        "shmetrics_exporter_rejected_connections_total {}",
+        probes + EXTRA as u64
+    );
+    assert!(
+        body.lines().any(|l| l == line),
+        "the rejected connections are not counted:\n{body}"
+    );
+    let holders = vec![h];
+
+    // Places come back when holders leave.
+    drop(holders);
+    wait_for(
+        "a place to free up",
+        CLOSE_BOUND,
+        Duration::from_millis(50),
+        || match request(addr, "GET", "/healthz", &[]) {
+            Ok(r) if r.status == 200 => Some(()),
+            _ => None,
+        },
+    );
+    scrape_ok(addr, "after the holders left");
+    server.stop();
+}

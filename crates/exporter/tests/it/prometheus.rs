@@ -1,0 +1,380 @@
+//! A real Prometheus (Debian's `prometheus`) scrapes the exporter while
+//! the store holds what this process and two worker processes wrote; the
+//! values are then read back through Prometheus' query API.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+
+use crate::util::*;
+
+const BOUNDS: [f64; 5] = [0.1, 0.2, 0.5, 1.0, 2.0];
+/// What this process observes.
+const PARENT_OBS: [f64; 8] = [0.05, 0.05, 0.15, 0.3, 0.3, 0.7, 1.5, 3.0];
+/// What each worker observes.
+const WORKER_OBS: [f64; 4] = [0.15, 0.15, 0.3, 0.4];
+const WORKERS: usize = 2;
+/// Each worker's increments of `jobs_processed_total{queue="email"}`.
+const WORKER_EMAIL: u64 = 250;
+/// Each worker's gauge value (live-sum mode: the values add up).
+const WORKER_POOL: f64 = 1.25;
+
+const TRICKY_ROUTE: &str = "/a\"b\\c\nd";
+const TRICKY_STATUS: &str = "é日本";
+
+fn jobs() -> FamilyDesc {
+    FamilyDesc::new("jobs_processed_total", Kind::Counter)
+        .help("Jobs processed.")
+        .labels(&["queue"])
+}
+
+fn durations() -> FamilyDesc {
+    FamilyDesc::new("job_duration_seconds", Kind::Histogram)
+        .help("Job durations.")
+        .buckets(&BOUNDS)
+}
+
+fn pool() -> FamilyDesc {
+    FamilyDesc::new("pool_size", Kind::Gauge).help("Pool size, summed over live processes.")
+}
+
+/// The worker side (see `tests.rs`): `arg` is the worker's number, 1 or 2.
+pub fn worker(path: &Path, arg: &str) {
+    let n: u64 = arg.parse().unwrap();
+    let store = Store::open(
+        path,
+        &Options {
+            create: false,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let j = store.register(&jobs()).unwrap();
+    let email = store.series(&j, &["email"]).unwrap();
+    for _ in 0..WORKER_EMAIL {
+        store.counter_inc(email).unwrap();
+    }
+    store
+        .counter_add(store.series(&j, &["sms"]).unwrap(), (10 * n) as f64)
+        .unwrap();
+    let h = store.register(&durations()).unwrap();
+    let s = store.series(&h, &[]).unwrap();
+    for o in WORKER_OBS {
+        store.observe(s, o).unwrap();
+    }
+    let p = store.register(&pool()).unwrap();
+    store
+        .gauge_set(store.series(&p, &[]).unwrap(), WORKER_POOL)
+        .unwrap();
+    worker_ready();
+    // Stay alive (a live-sum gauge counts live writers) until told.
+    wait_stdin_closed();
+}
+
+/// `histogram_quantile` as Prometheus (2.x, classic buckets) computes it
+/// over cumulative `(upper bound, count)` pairs ending with `+Inf`.
+fn prometheus_quantile(q: f64, buckets: &[(f64, f64)]) -> f64 {
+    let total = buckets.last().unwrap().1;
+    let rank = q * total;
+    let b = buckets[..buckets.len() - 1]
+        .iter()
+        .position(|(_, c)| *c >= rank)
+        .unwrap_or(buckets.len() - 1);
+    if b == buckets.len() - 1 {
+        return buckets[buckets.len() - 2].0;
+    }
+    if b == 0 && buckets[0].0 <= 0.0 {
+        return buckets[0].0;
+    }
+    let (mut start, end, mut count, mut rank) = (0.0, buckets[b].0, buckets[b].1, rank);
+    if b > 0 {
+        start = buckets[b - 1].0;
+        count -= buckets[b - 1].1;
+        rank -= buckets[b - 1].1;
+    }
+    start + (end - start) * (rank / count)
+}
+
+/// A running Prometheus, killed when dropped.
+struct Prometheus {
+    process: KillOnDrop,
+    addr: std::net::SocketAddr,
+    log: std::path::PathBuf,
+}
+
+impl Prometheus {
+    fn start(dir: &Path, target: std::net::SocketAddr) -> Prometheus {
+        let config = dir.join("prometheus.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1m\n\
+                 scrape_configs:\n  - job_name: shmetrics\n    static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+        .unwrap();
+        // The port was free a moment ago; if another process took it in
+        // between, Prometheus exits and gets another one.
+        for attempt in 0.. {
+            let addr: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+            let log = dir.join(format!("prometheus-{attempt}.log"));
+            let data = dir.join(format!("data-{attempt}"));
+            let child = Command::new("/usr/bin/prometheus")
+                .arg(format!("--config.file={}", config.display()))
+                .arg(format!("--storage.tsdb.path={}", data.display()))
+                .arg(format!("--web.listen-address={addr}"))
+                .stdin(Stdio::null())
+                .stdout(std::fs::File::create(&log).unwrap())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .unwrap_or_else(|e| {
+                    panic!("cannot run /usr/bin/prometheus ({e}): install the Debian package `prometheus` (./run-tests does)")
+                });
+            let mut p = Prometheus {
+                process: KillOnDrop(child),
+                addr,
+                log,
+            };
+            let ready = wait_for(
+                "Prometheus to be ready",
+                Duration::from_secs(90),
+                Duration::from_millis(200),
+                || {
+                    if let Some(status) = p.process.0.try_wait().unwrap() {
+                        return Some(Err(status));
+                    }
+                    match request(addr, "GET", "/-/ready", &[]) {
+                        Ok(r) if r.status == 200 => Some(Ok(())),
+                        _ => None,
+                    }
+                },
+            );
+            match ready {
+                Ok(()) => return p,
+                Err(status) if attempt < 3 => {
+                    eprintln!("prometheus exited ({status}), retrying:\n{}", p.log_text());
+                    p.process.0.wait().ok();
+                }
+                Err(status) => panic!("prometheus exited ({status}):\n{}", p.log_text()),
+            }
+        }
+        unreachable!()
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// An instant query; returns the result vector. Panics on an error.
+    fn query(&self, q: &str) -> Vec<serde_json::Value> {
+        let path = format!("/api/v1/query?query={}", url_encode(q));
+        let r = get(self.addr, &path, &[]);
+        let body = r.text();
+        assert_eq!(r.status, 200, "query {q}: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["status"], "success", "query {q}: {body}");
+        assert_eq!(v["data"]["resultType"], "vector", "query {q}: {body}");
+        v["data"]["result"].as_array().unwrap().clone()
+    }
+
+    /// The single value of a query that must return one sample.
+    fn value(&self, q: &str) -> f64 {
+        let result = self.query(q);
+        assert_eq!(result.len(), 1, "query {q}: {result:?}");
+        result[0]["value"][1].as_str().unwrap().parse().unwrap()
+    }
+}
+
+#[test]
+fn real_prometheus_scrape() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let store = Store::open(
+        &path,
+        &Options {
+            max_series: 256,
+            max_writers: 8,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+
+    // This process's writes.
+    let j = store.register(&jobs()).unwrap();
+    let email = store.series(&j, &["email"]).unwrap();
+    for _ in 0..100 {
+        store.counter_inc(email).unwrap();
+    }
+    store.counter_add(email, 0.5).unwrap();
+    let h = store.register(&durations()).unwrap();
+    let s = store.series(&h, &[]).unwrap();
+    for o in PARENT_OBS {
+        store.observe(s, o).unwrap();
+    }
+    let p = store.register(&pool()).unwrap();
+    store
+        .gauge_set(store.series(&p, &[]).unwrap(), 7.5)
+        .unwrap();
+    let http = store
+        .register(
+            &FamilyDesc::new("http_requests_total", Kind::Counter)
+                .help("Requests.")
+                .labels(&["route", "status"]),
+        )
+        .unwrap();
+    store
+        .counter_add(
+            store.series(&http, &[TRICKY_ROUTE, TRICKY_STATUS]).unwrap(),
+            3.0,
+        )
+        .unwrap();
+
+    // The workers' writes; they stay alive until the end.
+    let workers: Vec<Worker> = (1..=WORKERS)
+        .map(|n| Worker::start("prometheus", &path, &n.to_string()))
+        .collect();
+    let written_at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+
+    let server = TestServer::start(&path, |_| {});
+    let prom = Prometheus::start(dir.path(), server.addr);
+
+    // Wait for a successful scrape that started after every write.
+    let scraped_at = wait_for(
+        "Prometheus to scrape the exporter",
+        Duration::from_secs(90),
+        Duration::from_millis(250),
+        || {
+            let r = prom.query("timestamp(up{job=\"shmetrics\"} == 1)");
+            let t: f64 = r.first()?["value"][1].as_str()?.parse().ok()?;
+            (t > written_at + 0.001).then_some(t)
+        },
+    );
+    eprintln!("scraped at {scraped_at}, written at {written_at}");
+
+    // The target is healthy.
+    let r = get(prom.addr, "/api/v1/targets", &[]);
+    let targets: serde_json::Value = serde_json::from_str(&r.text()).unwrap();
+    let active = targets["data"]["activeTargets"].as_array().unwrap();
+    assert_eq!(active.len(), 1, "{targets}");
+    assert_eq!(active[0]["health"], "up", "{targets}\n{}", prom.log_text());
+    assert_eq!(active[0]["lastError"], "", "{targets}");
+
+    // Counters: what this process and the workers added.
+    let workers_sms: u64 = (1..=WORKERS as u64).map(|n| 10 * n).sum();
+    let email_total = 100.5 + (WORKERS as u64 * WORKER_EMAIL) as f64;
+    assert_eq!(
+        prom.value("jobs_processed_total{job=\"shmetrics\",queue=\"email\"}"),
+        email_total
+    );
+    assert_eq!(
+        prom.value("jobs_processed_total{job=\"shmetrics\",queue=\"sms\"}"),
+        workers_sms as f64
+    );
+    assert_eq!(
+        prom.value("sum(jobs_processed_total{job=\"shmetrics\"})"),
+        email_total + workers_sms as f64
+    );
+
+    // The gauge: live sum over this process and the workers.
+    assert_eq!(
+        prom.value("pool_size{job=\"shmetrics\"}"),
+        7.5 + WORKERS as f64 * WORKER_POOL
+    );
+
+    // The histogram, from the raw cumulative buckets.
+    let mut all: Vec<f64> = PARENT_OBS.to_vec();
+    for _ in 0..WORKERS {
+        all.extend_from_slice(&WORKER_OBS);
+    }
+    let buckets: Vec<(f64, f64)> = BOUNDS
+        .iter()
+        .chain(&[f64::INFINITY])
+        .map(|b| (*b, all.iter().filter(|o| **o <= *b).count() as f64))
+        .collect();
+    assert_eq!(
+        prom.value("job_duration_seconds_count{job=\"shmetrics\"}"),
+        all.len() as f64
+    );
+    let sum = prom.value("job_duration_seconds_sum{job=\"shmetrics\"}");
+    assert!(
+        (sum - all.iter().sum::<f64>()).abs() < 1e-9,
+        "sum {sum}, expected {}",
+        all.iter().sum::<f64>()
+    );
+    let got = prom.query("job_duration_seconds_bucket{job=\"shmetrics\"}");
+    assert_eq!(got.len(), buckets.len(), "{got:?}");
+    for (b, n) in &buckets {
+        let le = if b.is_infinite() {
+            "+Inf".to_string()
+        } else {
+            b.to_string()
+        };
+        let found = got
+            .iter()
+            .find(|s| {
+                let v = s["metric"]["le"].as_str().unwrap();
+                let v: f64 = if v == "+Inf" {
+                    f64::INFINITY
+                } else {
+                    v.parse().unwrap()
+                };
+                v == *b
+            })
+            .unwrap_or_else(|| panic!("no bucket le={le}: {got:?}"));
+        let value: f64 = found["value"][1].as_str().unwrap().parse().unwrap();
+        assert_eq!(value, *n, "bucket le={le}");
+    }
+    // Worked by hand: 16 observations, cumulative 2, 7, 13, 14, 15, 16.
+    // q=0.75: rank 12 falls in (0.2, 0.5], 5 of its 6 → 0.2 + 0.3 × 5/6.
+    // q=0.5: rank 8 → 0.2 + 0.3 × 1/6. q=0.99: rank 15.84 is in +Inf →
+    // the highest finite bound, 2.
+    for (q, by_hand) in [(0.75, 0.45), (0.5, 0.25), (0.99, 2.0)] {
+        let expected = prometheus_quantile(q, &buckets);
+        assert!((expected - by_hand).abs() < 1e-12, "{q}: {expected}");
+        let got = prom.value(&format!(
+            "histogram_quantile({q}, sum by (le) (job_duration_seconds_bucket{{job=\"shmetrics\"}}))"
+        ));
+        assert!(
+            (got - expected).abs() < 1e-9,
+            "histogram_quantile({q}) = {got}, expected {expected}"
+        );
+    }
+
+    // Label values that need escaping arrive intact.
+    let r = prom.query("http_requests_total{job=\"shmetrics\"}");
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0]["metric"]["route"], TRICKY_ROUTE, "{r:?}");
+    assert_eq!(r[0]["metric"]["status"], TRICKY_STATUS, "{r:?}");
+    assert_eq!(r[0]["value"][1], "3", "{r:?}");
+
+    // Prometheus negotiated OpenMetrics: only that format has `_created`.
+    let r = prom.query("jobs_processed_created{job=\"shmetrics\"}");
+    assert_eq!(
+        r.len(),
+        2,
+        "no _created series: was OpenMetrics negotiated? {r:?}"
+    );
+
+    // The exporter's own metrics were scraped too.
+    // (The first scrape reports the scrapes answered before it: none.)
+    assert!(prom.value("shmetrics_exporter_scrapes_total{job=\"shmetrics\"}") >= 0.0);
+    assert_eq!(
+        prom.value("shmetrics_store_series{job=\"shmetrics\",kind=\"capacity\"}"),
+        256.0
+    );
+    assert_eq!(
+        prom.value("shmetrics_store_writers{job=\"shmetrics\",state=\"live\"}"),
+        1.0 + WORKERS as f64
+    );
+
+    drop(prom);
+    for w in workers {
+        w.finish();
+    }
+    server.stop();
+}

@@ -1,0 +1,236 @@
+//! The real `shmetrics serve` binary: SIGTERM and SIGINT stop it cleanly
+//! (exit 0, port released), and it refuses to start on a missing or
+//! foreign store file with an error naming the file. An idle keep-alive
+//! connection must neither hold up the exit nor leave new connections
+//! hanging during the drain.
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+
+use crate::util::*;
+
+/// A generous bound for the exporter to exit.
+const EXIT_BOUND: Duration = Duration::from_secs(30);
+
+#[test]
+fn serve_stops_cleanly_on_sigterm_and_sigint() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let store = Store::open(
+        &path,
+        &Options {
+            max_series: 64,
+            max_writers: 4,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let f = store
+        .register(&FamilyDesc::new("signals_total", Kind::Counter).help("Signals."))
+        .unwrap();
+    store
+        .counter_add(store.series(&f, &[]).unwrap(), 2.0)
+        .unwrap();
+
+    for (name, sig) in [("SIGTERM", libc::SIGTERM), ("SIGINT", libc::SIGINT)] {
+        let mut serve = ServeProcess::start(&path, &[]);
+        let addr = serve.addr;
+        let r = get(addr, "/metrics", &[]);
+        assert_eq!(r.status, 200);
+        assert!(r.text().contains("\nsignals_total 2\n"), "{}", r.text());
+
+        signal(&serve.process.0, sig);
+        let status = wait_exit(&mut serve.process.0, EXIT_BOUND, "shmetrics serve");
+        assert!(
+            status.success(),
+            "{name}: shmetrics serve exited with {status}:\n{}",
+            serve.stderr()
+        );
+        // The port is free: nothing accepts on it, and it can be bound.
+        assert!(
+            std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)).is_err(),
+            "{name}: something still accepts on {addr}"
+        );
+        std::net::TcpListener::bind(addr)
+            .unwrap_or_else(|e| panic!("{name}: {addr} is not free after exit: {e}"));
+    }
+}
+
+/// Prometheus keeps its connection to a target open between scrapes. Such
+/// an idle keep-alive connection has no request in flight, so it must not
+/// hold up the shutdown: the exporter documents that SIGTERM "lets
+/// requests in flight finish" and exits. With long timeouts configured
+/// (as an operator may for big stores) it must still exit promptly; the
+/// bound here is generous, far below the configured timeouts.
+#[test]
+fn sigterm_is_not_held_up_by_idle_keepalive_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let store = Store::open(
+        &path,
+        &Options {
+            max_series: 64,
+            max_writers: 4,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let f = store
+        .register(&FamilyDesc::new("idle_total", Kind::Counter).help("Idle."))
+        .unwrap();
+    store.counter_inc(store.series(&f, &[]).unwrap()).unwrap();
+
+    let mut serve = ServeProcess::start(
+        &path,
+        &["--header-timeout", "600", "--request-timeout", "600"],
+    );
+    // A scrape on a kept-alive connection, answered; then the connection
+    // idles, as Prometheus' does between scrapes.
+    let mut conn = connect(serve.addr);
+    std::io::Write::write_all(&mut conn, &request_head("GET", "/metrics", &[], false)).unwrap();
+    let mut conn = std::io::BufReader::new(conn);
+    let r = read_response(&mut conn, false).unwrap();
+    assert_eq!(r.status, 200);
+    assert!(r.text().contains("\nidle_total 1\n"));
+
+    signal(&serve.process.0, libc::SIGTERM);
+    let status = wait_exit(
+        &mut serve.process.0,
+        EXIT_BOUND,
+        "shmetrics serve, with an idle keep-alive connection open, after SIGTERM",
+    );
+    assert!(status.success(), "{status}: {}", serve.stderr());
+}
+
+/// After SIGTERM, while the exporter drains, a new connection must be
+/// refused (or served): never accepted by the kernel and then left without
+/// an answer, which is what a listener kept open but no longer accepted on
+/// does. An idle keep-alive connection keeps the drain going here.
+#[test]
+fn connections_during_shutdown_are_not_left_hanging() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let store = Store::open(
+        &path,
+        &Options {
+            max_series: 64,
+            max_writers: 4,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    store
+        .register(&FamilyDesc::new("drain_total", Kind::Counter).help("Drain."))
+        .unwrap();
+    let mut serve = ServeProcess::start(
+        &path,
+        &["--header-timeout", "600", "--request-timeout", "600"],
+    );
+    let addr = serve.addr;
+    let mut conn = connect(addr);
+    std::io::Write::write_all(&mut conn, &request_head("GET", "/healthz", &[], false)).unwrap();
+    let mut conn = std::io::BufReader::new(conn);
+    assert_eq!(read_response(&mut conn, false).unwrap().status, 200);
+
+    signal(&serve.process.0, libc::SIGTERM);
+    // Until the port refuses connections, every connection that gets in
+    // is answered or closed within the bound.
+    let start = std::time::Instant::now();
+    loop {
+        let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)) else {
+            break; // refused: the listener is closed
+        };
+        std::io::Write::write_all(&mut s, &request_head("GET", "/healthz", &[], true)).unwrap();
+        assert!(
+            wait_closed(&mut s, Duration::from_secs(10)).is_some(),
+            "a connection made after SIGTERM was accepted and left hanging; stderr:\n{}",
+            serve.stderr()
+        );
+        assert!(
+            start.elapsed() < EXIT_BOUND,
+            "the port still accepts {EXIT_BOUND:?} after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(conn);
+    let status = wait_exit(
+        &mut serve.process.0,
+        EXIT_BOUND,
+        "shmetrics serve after SIGTERM",
+    );
+    assert!(status.success(), "{status}: {}", serve.stderr());
+}
+
+/// Runs `shmetrics serve` where it must refuse to start; returns stderr.
+fn refused(store: &std::path::Path) -> String {
+    let mut p = Command::new(shmetrics_bin())
+        .arg("serve")
+        .arg("--store")
+        .arg(store)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = p.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
+        s
+    });
+    let status = wait_exit(&mut p, EXIT_BOUND, "shmetrics serve on a bad store");
+    let err = reader.join().unwrap();
+    assert!(
+        !status.success(),
+        "it started on {}: {err}",
+        store.display()
+    );
+    assert!(
+        err.contains(&store.display().to_string()),
+        "the error does not name {}: {err}",
+        store.display()
+    );
+    assert!(!err.contains("serving"), "{err}");
+    err
+}
+
+#[test]
+fn serve_refuses_missing_and_foreign_stores() {
+    let dir = tempfile::tempdir().unwrap();
+
+    let missing = dir.path().join("no-such-store");
+    let err = refused(&missing);
+    assert!(
+        !missing.exists(),
+        "the exporter created {}",
+        missing.display()
+    );
+    eprintln!("missing: {err}");
+
+    let foreign = dir.path().join("foreign");
+    let content: Vec<u8> = b"this is not a shmetrics store\n"
+        .iter()
+        .copied()
+        .cycle()
+        .take(64 * 1024)
+        .collect();
+    std::fs::write(&foreign, &content).unwrap();
+    let err = refused(&foreign);
+    assert!(
+        err.contains("not a shmetrics store") || err.contains("magic"),
+        "the error does not say what is wrong: {err}"
+    );
+    assert_eq!(
+        std::fs::read(&foreign).unwrap(),
+        content,
+        "the foreign file was modified"
+    );
+
+    let empty = dir.path().join("empty");
+    std::fs::write(&empty, b"").unwrap();
+    refused(&empty);
+    assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
+}

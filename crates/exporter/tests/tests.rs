@@ -1,0 +1,41 @@
+//! Integration tests of the exporter against real peers: HTTP clients,
+//! promtool, prometheus_client's parsers, a real Prometheus server, writer
+//! processes, slow and idle clients, signals.
+//!
+//! Every tool these tests use must be installed (`./run-tests` installs
+//! them): a missing one fails the test, it never skips.
+//!
+//! The modules live under `tests/it/` so that Cargo builds one test binary.
+
+#[path = "it/clients.rs"]
+mod clients;
+#[path = "it/concurrent.rs"]
+mod concurrent;
+#[path = "it/formats.rs"]
+mod formats;
+#[path = "it/prometheus.rs"]
+mod prometheus;
+#[path = "it/read_only.rs"]
+mod read_only;
+#[path = "it/signals.rs"]
+mod signals;
+#[path = "it/util.rs"]
+mod util;
+
+/// Not a test: the body of the worker processes that some tests start
+/// (this binary run again with `--exact worker_process`, see
+/// [`util::Worker`]). Without the environment variable, as in a normal
+/// `cargo test`, it does nothing.
+#[test]
+fn worker_process() {
+    let Ok(mode) = std::env::var(util::WORKER_MODE) else {
+        return;
+    };
+    let store = std::path::PathBuf::from(std::env::var_os(util::WORKER_STORE).unwrap());
+    let arg = std::env::var(util::WORKER_ARG).unwrap_or_default();
+    match mode.as_str() {
+        "prometheus" => prometheus::worker(&store, &arg),
+        "churn" => concurrent::worker(&store, &arg),
+        other => panic!("unknown worker mode {other:?}"),
+    }
+}
