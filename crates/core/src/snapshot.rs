@@ -14,7 +14,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::family::{GaugeMode, Kind, OVERFLOW_LABEL, PID_LABEL};
 use crate::proc;
 use crate::shm::layout::{slot_state, state, FamilyRec, SeriesRec, LAYOUT_VERSION};
-use crate::store::{cells_for, decode_strs, Shape, Store};
+use crate::store::{decode_strs, FamilyType, Shape, Store};
 
 /// Counts and capacities of a store: its self-telemetry.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -709,22 +709,13 @@ impl Store {
     }
 
     fn decode_family(&self, snap: &mut Snapshot, raw: u32, f: &FamilyRec) -> Option<FamilyEntry> {
-        let kind = Kind::from_u32(f.kind.load(Relaxed))?;
-        let mode = GaugeMode::from_u32(f.gauge_mode.load(Relaxed))?;
-        let n_bounds = f.buckets.len.load(Relaxed);
-        let shape = Shape {
-            ints: f.int_cells.load(Relaxed),
-            floats: f.float_cells.load(Relaxed),
-        };
-        if shape
-            != cells_for(
-                kind,
-                n_bounds as usize,
-                f.summary_sketch_cells.load(Relaxed),
-            )
-        {
-            return None;
-        }
+        let FamilyType {
+            kind,
+            mode,
+            n_bounds,
+            shape,
+            ..
+        } = self.family_type(f)?;
         let c = &mut snap.cache;
         let mark = (c.strings.len(), c.spans.len(), c.bounds.len());
         let entry = (|| {

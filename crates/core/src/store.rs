@@ -208,6 +208,15 @@ pub(crate) struct Shape {
     pub floats: u32,
 }
 
+/// What a family record says of its type: see [`Store::family_type`].
+pub(crate) struct FamilyType {
+    pub kind: Kind,
+    pub mode: GaugeMode,
+    pub n_bounds: u64,
+    pub bounds_off: u64,
+    pub shape: Shape,
+}
+
 /// The cell shape of a series of a family.
 pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sketch_cells: u32) -> Shape {
     let (ints, floats) = match kind {
@@ -510,6 +519,30 @@ impl Store {
         .with_path(self.path())
     }
 
+    /// A family record's type, checked for consistency: the record comes
+    /// from a file that may be corrupt.
+    pub(crate) fn family_type(&self, f: &FamilyRec) -> Option<FamilyType> {
+        let kind = Kind::from_u32(f.kind.load(Relaxed))?;
+        let mode = GaugeMode::from_u32(f.gauge_mode.load(Relaxed))?;
+        let n_bounds = f.buckets.len.load(Relaxed);
+        let bounds_off = f.buckets.off.load(Relaxed);
+        if kind == Kind::Histogram && self.map.arena_f64s(bounds_off, n_bounds).is_none() {
+            return None;
+        }
+        let shape = Shape {
+            ints: f.int_cells.load(Relaxed),
+            floats: f.float_cells.load(Relaxed),
+        };
+        let sketch = f.summary_sketch_cells.load(Relaxed);
+        (shape == cells_for(kind, n_bounds as usize, sketch)).then_some(FamilyType {
+            kind,
+            mode,
+            n_bounds,
+            bounds_off,
+            shape,
+        })
+    }
+
     fn family_handle(&self, index: u32, f: &FamilyRec, epoch: u32) -> Result<Family> {
         let corrupt = || {
             Error::new(
@@ -518,26 +551,13 @@ impl Store {
             )
             .with_path(self.path())
         };
-        let kind = Kind::from_u32(f.kind.load(Relaxed)).ok_or_else(corrupt)?;
-        let mode = GaugeMode::from_u32(f.gauge_mode.load(Relaxed)).ok_or_else(corrupt)?;
-        let n_bounds = f.buckets.len.load(Relaxed);
-        let bounds_off = f.buckets.off.load(Relaxed);
-        if kind == Kind::Histogram && self.map.arena_f64s(bounds_off, n_bounds).is_none() {
-            return Err(corrupt());
-        }
-        let shape = Shape {
-            ints: f.int_cells.load(Relaxed),
-            floats: f.float_cells.load(Relaxed),
-        };
-        if shape
-            != cells_for(
-                kind,
-                n_bounds as usize,
-                f.summary_sketch_cells.load(Relaxed),
-            )
-        {
-            return Err(corrupt());
-        }
+        let FamilyType {
+            kind,
+            mode,
+            n_bounds,
+            bounds_off,
+            shape,
+        } = self.family_type(f).ok_or_else(corrupt)?;
         Ok(Family {
             tag: self.tag,
             epoch,

@@ -373,17 +373,7 @@ impl Encoder {
         };
         self.metadata(name, f.help.as_bytes(), b"", kind, out);
         for s in &f.samples {
-            let buf = &mut self.labels;
-            buf.clear();
-            for (name, value) in &s.labels {
-                if !buf.is_empty() {
-                    buf.push(b',');
-                }
-                buf.extend_from_slice(name.as_bytes());
-                buf.extend_from_slice(b"=\"");
-                escape(buf, value.as_bytes(), true);
-                buf.push(b'"');
-            }
+            self.render_labels(s.labels.iter().copied());
             self.sample_start(out, name, suffix);
             write_float(out, s.value);
             out.push(b'\n');
@@ -397,7 +387,7 @@ impl Encoder {
         match kind {
             Kind::Counter => {
                 for s in f.series() {
-                    self.render_labels(&s);
+                    self.render_labels(s.labels());
                     if let Value::Counter(v) = s.value() {
                         self.sample_start(out, name, b"_total");
                         write_float(out, v);
@@ -408,7 +398,7 @@ impl Encoder {
             }
             Kind::Gauge => {
                 for s in f.series() {
-                    self.render_labels(&s);
+                    self.render_labels(s.labels());
                     if let Value::Gauge(v) = s.value() {
                         self.sample_start(out, name, b"");
                         write_float(out, v);
@@ -422,7 +412,7 @@ impl Encoder {
                 // OpenMetrics: no `_sum` with a negative bucket bound.
                 let negative_bucket = bounds.first().is_some_and(|b| *b < 0.0);
                 for s in f.series() {
-                    self.render_labels(&s);
+                    self.render_labels(s.labels());
                     if let Value::Histogram {
                         cumulative, sum, ..
                     } = s.value()
@@ -443,7 +433,7 @@ impl Encoder {
             }
             Kind::Summary => {
                 for s in f.series() {
-                    self.render_labels(&s);
+                    self.render_labels(s.labels());
                     if let Value::Summary { count, sum } = s.value() {
                         self.sample_start(out, name, b"_count");
                         write_u64(out, count);
@@ -496,10 +486,10 @@ impl Encoder {
     /// Renders the series' labels (the family's, then `pid` or
     /// `shmetrics_overflow`) into `self.labels`.
     #[inline]
-    fn render_labels(&mut self, s: &SeriesView<'_>) {
+    fn render_labels<'a>(&mut self, labels: impl Iterator<Item = (&'a str, &'a str)>) {
         let buf = &mut self.labels;
         buf.clear();
-        for (name, value) in s.labels() {
+        for (name, value) in labels {
             if !buf.is_empty() {
                 buf.push(b',');
             }
