@@ -20,8 +20,9 @@
 //!   (or `len` of them) for the duration of the call, out-pointers overlap
 //!   no input, and an opaque handle came from this library and was not
 //!   freed.
-//! - Family and series handles are small plain structs, copied by value
-//!   and never freed. They belong to the store handle that made them. A
+//! - Family and series handles are small plain structs, copied freely and
+//!   never freed; updates take a pointer to the series, so that LuaJIT can
+//!   compile the call. They belong to the store handle that made them. A
 //!   zeroed or damaged handle is refused (`SHMETRICS_STALE_HANDLE`), and a
 //!   forged one can at worst update the wrong series of the same store:
 //!   every update is bounds-checked against the store.
