@@ -10,4 +10,5 @@ mod fork;
 mod gauge_modes;
 mod kill_storm;
 mod lock_holder;
+mod scrape_during_kills;
 mod slot_reuse;
