@@ -52,3 +52,21 @@ ensure_cbindgen() {
     cargo install --quiet --locked cbindgen --version "$CBINDGEN_VERSION"
   fi
 }
+
+# ensure_python_env: a virtualenv under target/ with the test tools and the
+# Python binding installed from bindings/python by pip (maturin from PyPI,
+# Rust from this machine), exactly as a user would install it. Sets VENV.
+ensure_python_env() {
+  VENV="$PWD/target/python-venv"
+  if ! python3 -c "import venv, ensurepip" 2>/dev/null; then
+    ensure_apt python3-venv
+  fi
+  if [ ! -x "$VENV/bin/python" ]; then
+    say "python3 -m venv $VENV"
+    python3 -m venv "$VENV"
+  fi
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    pytest prometheus_client gunicorn maturin mypy
+  say "pip install ./bindings/python"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
+}

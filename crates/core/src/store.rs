@@ -947,6 +947,44 @@ impl Store {
         Ok(true)
     }
 
+    /// Deletes every series of the family, as prometheus_client's `clear()`
+    /// does; the family itself and its overflow series stay. Returns how
+    /// many series were deleted. What [`Store::delete`] says of handles holds
+    /// for each of them.
+    pub fn clear(&self, family: &Family) -> Result<usize> {
+        self.check_family(family)?;
+        self.check_writable()?;
+        let _guard = self.lock()?;
+        self.check_family(family)?;
+        let used = self
+            .map
+            .header()
+            .alloc
+            .series_used
+            .load(Acquire)
+            .min(self.map.fixed().max_series) as usize;
+        let mut deleted = 0u32;
+        for (id, rec) in self.map.series()[..used].iter().enumerate() {
+            let id = id as u32;
+            if id == family.overflow
+                || rec.family.load(Relaxed) != family.index
+                || rec.state.load(Acquire) != state::LIVE
+            {
+                continue;
+            }
+            rec.state.store(state::DEAD, Release);
+            if let Some(pos) = self.index_position(id, rec.hash.load(Relaxed)) {
+                self.map.index()[pos].store(TOMBSTONE, Release);
+            }
+            deleted += 1;
+        }
+        let f = &self.map.families()[family.index as usize];
+        let _ = f
+            .series_count
+            .fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_sub(deleted)));
+        Ok(deleted as usize)
+    }
+
     /// Sets every value of every series to zero, in all slots. Families,
     /// series and handles stay as they are.
     pub fn reset(&self) -> Result<()> {

@@ -293,6 +293,7 @@ fn handles_from_before_a_wipe_are_stale() {
         expect_err(store.counter_add(s, 1.0), ErrorKind::StaleHandle);
         expect_err(store.series(&f, &["x"]), ErrorKind::StaleHandle);
         expect_err(store.delete(&f, &["x"]), ErrorKind::StaleHandle);
+        expect_err(store.clear(&f), ErrorKind::StaleHandle);
     }
     assert_eq!(a.snapshot().unwrap().families().len(), 0);
     // Registering again gives fresh, working handles, starting from zero.
@@ -327,6 +328,7 @@ fn a_read_only_store_refuses_every_write() {
     expect_err(ro.series(&fro, &["new"]), ErrorKind::ReadOnly);
     expect_err(ro.series_or_overflow(&fro, &["new"]), ErrorKind::ReadOnly);
     expect_err(ro.delete(&fro, &["x"]), ErrorKind::ReadOnly);
+    expect_err(ro.clear(&fro), ErrorKind::ReadOnly);
     expect_err(ro.reset(), ErrorKind::ReadOnly);
     expect_err(ro.wipe(), ErrorKind::ReadOnly);
     expect_err(ro.release_slot(), ErrorKind::ReadOnly);

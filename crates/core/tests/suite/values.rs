@@ -245,6 +245,25 @@ fn a_kept_snapshot_follows_deletes_resets_overflows_and_wipes() {
     store.counter_inc(ov).unwrap();
     check(&mut kept, "overflow");
     assert!(view(&kept).iter().any(|(_, o, v)| *o && *v == 1.0));
+    // Clear deletes every labelled series, keeps the overflow series and
+    // the family; new series start from zero and count against the limit
+    // again.
+    let other = store
+        .register(&FamilyDesc::new("other", Kind::Counter).labels(&["k"]))
+        .unwrap();
+    store
+        .counter_inc(store.series(&other, &["x"]).unwrap())
+        .unwrap();
+    assert_eq!(store.clear(&f).unwrap(), 2);
+    check(&mut kept, "clear");
+    let names: Vec<String> = view(&kept).into_iter().map(|(n, _, _)| n).collect();
+    assert_eq!(names, ["c[\"\"]", "other[\"x\"]"], "{names:?}");
+    assert_eq!(store.clear(&f).unwrap(), 0);
+    for k in ["p", "q"] {
+        let s = store.series(&f, &[k]).unwrap();
+        store.counter_inc(s).unwrap();
+    }
+    check(&mut kept, "after clear");
     store.reset().unwrap();
     check(&mut kept, "reset");
     assert!(view(&kept).iter().all(|(_, _, v)| *v == 0.0));

@@ -1,0 +1,53 @@
+"""shmetrics: Prometheus metrics for pre-fork Python servers.
+
+prometheus_client's API on one shared-memory store: every process of a
+gunicorn or uWSGI server writes its metrics there without locks, and one
+exporter (``shmetrics serve``) serves the sum of all of them.
+
+    import shmetrics
+    shmetrics.configure("/dev/shm/myapp.shm")   # or set SHMETRICS_STORE
+    REQUESTS = shmetrics.Counter("requests", "Requests served.", ["route"])
+    REQUESTS.labels("/").inc()
+"""
+
+from ._native import (
+    DEFAULT_BUCKETS,
+    LAYOUT_VERSION,
+    CapacityError,
+    ConflictError,
+    InvalidNameError,
+    InvalidOptionsError,
+    InvalidValueError,
+    LabelError,
+    NotConfiguredError,
+    StaleHandleError,
+    Store,
+    StoreFileError,
+    WrongTypeError,
+    __version__,
+)
+from ._config import configure, default_store
+from ._metrics import Counter, Enum, Gauge, Histogram, Info, Summary
+from ._exposition import (
+    CONTENT_TYPE_LATEST,
+    CONTENT_TYPE_OPENMETRICS,
+    REGISTRY,
+    choose_encoder,
+    generate_latest,
+    generate_openmetrics,
+    make_asgi_app,
+    make_wsgi_app,
+    start_http_server,
+    start_wsgi_server,
+)
+
+__all__ = [
+    "Counter", "Gauge", "Histogram", "Summary", "Info", "Enum",
+    "configure", "default_store", "Store", "REGISTRY",
+    "generate_latest", "generate_openmetrics", "choose_encoder",
+    "make_wsgi_app", "make_asgi_app", "start_http_server", "start_wsgi_server",
+    "CONTENT_TYPE_LATEST", "CONTENT_TYPE_OPENMETRICS", "DEFAULT_BUCKETS", "LAYOUT_VERSION",
+    "InvalidNameError", "LabelError", "InvalidValueError", "InvalidOptionsError",
+    "ConflictError", "CapacityError", "WrongTypeError", "StaleHandleError",
+    "StoreFileError", "NotConfiguredError", "__version__",
+]

@@ -1,0 +1,142 @@
+"""Exposition: the whole store, summed over all processes, as
+prometheus_client's helpers serve it. Rendering is native and releases the
+GIL; usually the ``shmetrics serve`` exporter serves the store instead, so
+no worker renders at all."""
+
+from __future__ import annotations
+
+import gzip
+import threading
+from typing import Any, Callable, Iterable, List, Optional, Tuple
+from urllib.parse import parse_qs
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from socketserver import ThreadingMixIn
+
+from . import _native
+
+CONTENT_TYPE_LATEST: str = _native.content_type("text")
+"""The Content-Type of the Prometheus text format 0.0.4."""
+
+CONTENT_TYPE_OPENMETRICS: str = _native.content_type("openmetrics")
+"""The Content-Type of OpenMetrics 1.0 text."""
+
+
+class _DefaultRegistry:
+    """Stands for the default store wherever prometheus_client takes a
+    registry: ``generate_latest(REGISTRY)`` renders the configured store."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "shmetrics.REGISTRY"
+
+
+REGISTRY = _DefaultRegistry()
+
+
+def _store(registry: Any) -> _native.Store:
+    if isinstance(registry, _native.Store):
+        return registry
+    return _native.default_store()
+
+
+def generate_latest(registry: Any = REGISTRY) -> bytes:
+    """The Prometheus text exposition of the store (``registry`` may be a
+    ``Store``; anything else means the default store)."""
+    return _store(registry).render("text")
+
+
+def generate_openmetrics(registry: Any = REGISTRY) -> bytes:
+    """The OpenMetrics exposition of the store."""
+    return _store(registry).render("openmetrics")
+
+
+def choose_encoder(accept_header: Optional[str]) -> Tuple[Callable[[Any], bytes], str]:
+    """The encoder and Content-Type for a scrape's ``Accept`` header."""
+    fmt, content_type = _native.negotiate(accept_header)
+    if fmt == "openmetrics":
+        return generate_openmetrics, content_type
+    return generate_latest, content_type
+
+
+def _answer(registry: Any, accept: Optional[str], accept_encoding: Optional[str],
+            disable_compression: bool) -> Tuple[bytes, List[Tuple[str, str]]]:
+    fmt, content_type = _native.negotiate(accept)
+    body = _store(registry).render(fmt)
+    headers = [("Content-Type", content_type)]
+    if not disable_compression and "gzip" in (accept_encoding or ""):
+        body = gzip.compress(body, compresslevel=1)
+        headers.append(("Content-Encoding", "gzip"))
+    headers.append(("Content-Length", str(len(body))))
+    return body, headers
+
+
+def make_wsgi_app(registry: Any = REGISTRY, disable_compression: bool = False) -> Callable[..., Iterable[bytes]]:
+    """A WSGI app that serves the store: content negotiation from
+    ``Accept``, gzip when the client takes it."""
+
+    def app(environ: dict, start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if environ.get("PATH_INFO") == "/favicon.ico":
+            start_response("200 OK", [("Content-Type", "text/plain")])
+            return [b""]
+        query = parse_qs(environ.get("QUERY_STRING", ""))
+        if query.get("name[]"):
+            start_response("400 Bad Request", [("Content-Type", "text/plain")])
+            return [b"name[] filtering is not supported; scrape the whole store\n"]
+        body, headers = _answer(registry, environ.get("HTTP_ACCEPT"),
+                                environ.get("HTTP_ACCEPT_ENCODING"), disable_compression)
+        start_response("200 OK", headers)
+        return [body]
+
+    return app
+
+
+def make_asgi_app(registry: Any = REGISTRY, disable_compression: bool = False) -> Callable[..., Any]:
+    """An ASGI app that serves the store (rendering releases the GIL, and
+    runs in a thread so the event loop keeps going)."""
+    import asyncio
+
+    async def app(scope: dict, receive: Callable[..., Any], send: Callable[..., Any]) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        assert scope["type"] == "http"
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        body, out = await asyncio.get_running_loop().run_in_executor(
+            None, _answer, registry, headers.get("accept"), headers.get("accept-encoding"),
+            disable_compression)
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(k.lower().encode(), v.encode()) for k, v in out]})
+        await send({"type": "http.response.body", "body": body})
+
+    return app
+
+
+class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _SilentHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def start_http_server(port: int, addr: str = "127.0.0.1", registry: Any = REGISTRY) -> Tuple[WSGIServer, threading.Thread]:
+    """Serves the store over HTTP from a daemon thread of this process.
+
+    It binds loopback unless told otherwise (prometheus_client binds all
+    interfaces). With several worker processes, prefer the exporter
+    (``shmetrics serve``), which renders outside the workers."""
+    httpd = make_server(addr, port, make_wsgi_app(registry), _ThreadingWSGIServer,
+                        handler_class=_SilentHandler)
+    t = threading.Thread(target=httpd.serve_forever, name="shmetrics-http", daemon=True)
+    t.start()
+    return httpd, t
+
+
+start_wsgi_server = start_http_server

@@ -1,0 +1,325 @@
+"""The metric classes: the native classes plus prometheus_client's
+conveniences (timers, exception counting, in-progress tracking), and Info
+and Enum, which are gauges underneath."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple, TypeVar
+
+from . import _native
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _Decorating:
+    """Base of the helpers that work as a context manager and as a decorator.
+
+    As a decorator, each call gets a fresh helper, so concurrent and
+    recursive calls do not share state; coroutine functions are timed until
+    they finish, not until they return a coroutine."""
+
+    __slots__ = ()
+
+    def _fresh(self) -> "_Decorating":
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        raise NotImplementedError
+
+    def __exit__(self, typ: Optional[type], value: object, tb: object) -> None:
+        raise NotImplementedError
+
+    def __call__(self, f: F) -> F:
+        if inspect.iscoroutinefunction(f):
+
+            @functools.wraps(f)
+            async def awrapped(*args: Any, **kwargs: Any) -> Any:
+                with self._fresh():
+                    return await f(*args, **kwargs)
+
+            return awrapped  # type: ignore[return-value]
+
+        @functools.wraps(f)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            with self._fresh():
+                return f(*args, **kwargs)
+
+        return wrapped  # type: ignore[return-value]
+
+
+class Timer(_Decorating):
+    """Times a block or a function and records the seconds it took."""
+
+    __slots__ = ("_record", "_start")
+
+    def __init__(self, record: Callable[[float], None]) -> None:
+        self._record = record
+        self._start = 0.0
+
+    def _fresh(self) -> "Timer":
+        return Timer(self._record)
+
+    def __enter__(self) -> "Timer":
+        self._start = time.perf_counter()
+        return self
+
+    def __exit__(self, typ: Optional[type], value: object, tb: object) -> None:
+        self._record(max(time.perf_counter() - self._start, 0.0))
+
+
+class ExceptionCounter(_Decorating):
+    """Counts the exceptions of a given type raised in a block or function
+    (and lets them propagate)."""
+
+    __slots__ = ("_counter", "_exception")
+
+    def __init__(self, counter: "Counter", exception: Any) -> None:
+        self._counter = counter
+        self._exception = exception
+
+    def _fresh(self) -> "ExceptionCounter":
+        return self
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, typ: Optional[type], value: object, tb: object) -> None:
+        if typ is not None and issubclass(typ, self._exception):
+            self._counter.inc()
+
+
+class InprogressTracker(_Decorating):
+    """Adds one to a gauge while a block or function runs."""
+
+    __slots__ = ("_gauge",)
+
+    def __init__(self, gauge: "Gauge") -> None:
+        self._gauge = gauge
+
+    def _fresh(self) -> "InprogressTracker":
+        return self
+
+    def __enter__(self) -> None:
+        self._gauge.inc()
+
+    def __exit__(self, typ: Optional[type], value: object, tb: object) -> None:
+        self._gauge.dec()
+
+
+class Counter(_native.Counter):
+    """A counter: a value that only goes up, summed over all processes.
+
+    ``Counter(name, documentation, labelnames=(), namespace='', subsystem='',
+    unit='', registry=REGISTRY)``, as in prometheus_client. A trailing
+    ``_total`` in the name is dropped; the exposition adds it back."""
+
+    __slots__ = ()
+
+    def count_exceptions(self, exception: Any = Exception) -> ExceptionCounter:
+        """Counts exceptions of type ``exception`` raised in a ``with``
+        block or a decorated function."""
+        return ExceptionCounter(self, exception)
+
+
+class Gauge(_native.Gauge):
+    """A gauge: a value that goes up and down.
+
+    ``multiprocess_mode`` says how the processes' values combine, as in
+    prometheus_client: ``all`` and ``liveall`` (a series per process,
+    labelled ``pid``), ``sum``/``livesum``, ``max``/``livemax``,
+    ``min``/``livemin``, ``mostrecent``/``livemostrecent``, and ``shared``
+    (one value all processes set and add to). The ``live`` modes count only
+    processes that are still running."""
+
+    __slots__ = ()
+
+    def track_inprogress(self) -> InprogressTracker:
+        """Adds one while a ``with`` block or a decorated function runs."""
+        return InprogressTracker(self)
+
+    def time(self) -> Timer:
+        """Sets the gauge to the seconds a ``with`` block or a decorated
+        function took."""
+        return Timer(self.set)
+
+
+class Histogram(_native.Histogram):
+    """A histogram with classic buckets (``buckets=``, default
+    ``DEFAULT_BUCKETS``), summed over all processes."""
+
+    __slots__ = ()
+
+    def time(self) -> Timer:
+        """Observes the seconds a ``with`` block or a decorated function
+        took."""
+        return Timer(self.observe)
+
+
+class Summary(_native.Summary):
+    """A summary: the count and sum of observations, summed over all
+    processes."""
+
+    __slots__ = ()
+
+    def time(self) -> Timer:
+        """Observes the seconds a ``with`` block or a decorated function
+        took."""
+        return Timer(self.observe)
+
+
+def _full_name(name: str, namespace: str, subsystem: str) -> str:
+    return "_".join(p for p in (namespace, subsystem, name) if p)
+
+
+class Info:
+    """Key-value information about the target, exposed as the gauge
+    ``<name>_info`` with the keys as labels and the value 1, as
+    prometheus_client does.
+
+    The keys become label names, so they are fixed by the first ``info()``
+    call in the store; a later call with other keys raises
+    ``ConflictError``. Across processes the series are combined with
+    ``max``: every process that sets the same info shares one series."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str = "",
+        labelnames: Iterable[str] = (),
+        namespace: str = "",
+        subsystem: str = "",
+        unit: str = "",
+        registry: Any = None,
+        _labelvalues: Optional[Sequence[str]] = None,
+    ) -> None:
+        if unit:
+            raise _native.InvalidOptionsError(f"{name}: an Info metric has no unit")
+        self._name = _full_name(name, namespace, subsystem)
+        self._documentation = documentation
+        self._labelnames = tuple(labelnames)
+        self._registry = registry
+        self._labelvalues = tuple(_labelvalues or ())
+        self._gauge: Optional[Gauge] = None
+        self._current: Optional[Tuple[str, ...]] = None
+        self._children: Dict[Tuple[Any, ...], "Info"] = {}
+
+    def labels(self, *values: Any, **kwargs: Any) -> "Info":
+        """The child for these label values."""
+        if not self._labelnames or self._labelvalues:
+            raise _native.LabelError(f"{self._name}: no labels() here")
+        if kwargs:
+            if values or set(kwargs) != set(self._labelnames):
+                raise _native.LabelError(
+                    f"{self._name}: expected label names {list(self._labelnames)}, got {list(kwargs)}"
+                )
+            values = tuple(kwargs[n] for n in self._labelnames)
+        if len(values) != len(self._labelnames):
+            raise _native.LabelError(
+                f"{self._name}: expected {len(self._labelnames)} label values, got {len(values)}"
+            )
+        key = tuple(str(v) for v in values)
+        child = self._children.get(key)
+        if child is None:
+            child = Info(self._name, self._documentation, self._labelnames,
+                         registry=self._registry, _labelvalues=key)
+            self._children[key] = child
+        return child
+
+    def info(self, val: Dict[str, str]) -> None:
+        """Sets the info. The keys must not clash with the label names."""
+        if self._labelnames and not self._labelvalues:
+            raise _native.LabelError(
+                f"{self._name} has label names {list(self._labelnames)}: call .labels(...) first"
+            )
+        if set(val) & set(self._labelnames):
+            raise _native.LabelError(
+                f"{self._name}: info keys {sorted(set(val) & set(self._labelnames))} clash with its label names"
+            )
+        keys = tuple(sorted(val))
+        gauge = Gauge(self._name + "_info", self._documentation, self._labelnames + keys,
+                      registry=self._registry, multiprocess_mode="max")
+        values = self._labelvalues + tuple(str(val[k]) for k in keys)
+        if self._current is not None and self._current != values:
+            gauge.remove(*self._current)
+        gauge.labels(*values).set(1)
+        self._current = values
+
+
+class Enum:
+    """A state set: which one of ``states`` the target is in, exposed as a
+    gauge with a label named after the metric, 1 for the current state and
+    0 for the others, as prometheus_client does. Across processes the most
+    recently set state wins.
+
+    Unlike prometheus_client, a new Enum is not put in its first state: in
+    a pre-fork server every restarting worker would reset the state that
+    the others set. It appears once ``state()`` is called."""
+
+    def __init__(
+        self,
+        name: str,
+        documentation: str = "",
+        labelnames: Iterable[str] = (),
+        namespace: str = "",
+        subsystem: str = "",
+        unit: str = "",
+        registry: Any = None,
+        _labelvalues: Optional[Sequence[str]] = None,
+        states: Optional[Sequence[str]] = None,
+    ) -> None:
+        full = _full_name(name, namespace, subsystem)
+        if unit:
+            raise _native.InvalidOptionsError(f"{full}: an Enum metric has no unit")
+        if not states:
+            raise _native.InvalidOptionsError(f"{full}: an Enum needs at least one state")
+        labelnames = tuple(labelnames)
+        if full in labelnames:
+            raise _native.InvalidNameError(f"{full}: an Enum's own name cannot be one of its labels")
+        self._states = [str(s) for s in states]
+        self._gauge = Gauge(full, documentation, labelnames + (full,), registry=registry,
+                            multiprocess_mode="mostrecent")
+        self._labelnames = labelnames
+        self._labelvalues = tuple(_labelvalues or ())
+
+    def labels(self, *values: Any, **kwargs: Any) -> "Enum":
+        """The child for these label values."""
+        if not self._labelnames or self._labelvalues:
+            raise _native.LabelError(f"{self._gauge._name}: no labels() here")
+        if kwargs:
+            if values or set(kwargs) != set(self._labelnames):
+                raise _native.LabelError(
+                    f"{self._gauge._name}: expected label names {list(self._labelnames)}, got {list(kwargs)}"
+                )
+            values = tuple(kwargs[n] for n in self._labelnames)
+        if len(values) != len(self._labelnames):
+            raise _native.LabelError(
+                f"{self._gauge._name}: expected {len(self._labelnames)} label values, got {len(values)}"
+            )
+        child = Enum.__new__(Enum)
+        child._states = self._states
+        child._gauge = self._gauge
+        child._labelnames = self._labelnames
+        child._labelvalues = tuple(str(v) for v in values)
+        return child
+
+    def state(self, state: str) -> None:
+        """Sets the current state."""
+        if self._labelnames and not self._labelvalues:
+            raise _native.LabelError(
+                f"{self._gauge._name} has label names {list(self._labelnames)}: call .labels(...) first"
+            )
+        if state not in self._states:
+            raise _native.InvalidValueError(
+                f"{self._gauge._name}: {state!r} is not one of its states {self._states}"
+            )
+        for s in self._states:
+            self._gauge.labels(*self._labelvalues, s).set(1 if s == state else 0)
+
+
+__all__ = [
+    "Counter", "Gauge", "Histogram", "Summary", "Info", "Enum",
+    "Timer", "ExceptionCounter", "InprogressTracker",
+]

@@ -1,0 +1,164 @@
+"""Type stubs of the native module (checked against it by mypy's stubtest
+in ./run-tests)."""
+
+from os import PathLike
+from typing import Any, Optional, Sequence, Tuple, TypeVar, Union, final
+
+from typing_extensions import disjoint_base
+
+__all__ = [
+    "InvalidNameError",
+    "LabelError",
+    "InvalidValueError",
+    "InvalidOptionsError",
+    "ConflictError",
+    "CapacityError",
+    "WrongTypeError",
+    "StaleHandleError",
+    "StoreFileError",
+    "NotConfiguredError",
+    "Store",
+    "Counter",
+    "Gauge",
+    "Histogram",
+    "Summary",
+    "set_default_store",
+    "default_store",
+    "content_type",
+    "negotiate",
+    "DEFAULT_BUCKETS",
+    "LAYOUT_VERSION",
+    "STORE_ENV",
+    "__version__",
+]
+
+__version__: str
+DEFAULT_BUCKETS: Tuple[float, ...]
+LAYOUT_VERSION: int
+STORE_ENV: str
+
+class InvalidNameError(ValueError): ...
+class LabelError(ValueError): ...
+class InvalidValueError(ValueError): ...
+class InvalidOptionsError(ValueError): ...
+class ConflictError(ValueError): ...
+class CapacityError(ValueError): ...
+class WrongTypeError(TypeError): ...
+class StaleHandleError(RuntimeError): ...
+class StoreFileError(OSError): ...
+class NotConfiguredError(RuntimeError): ...
+
+@final
+class Store:
+    def __new__(
+        cls,
+        path: Union[str, PathLike[str]],
+        *,
+        create: bool = True,
+        read_only: bool = False,
+        mode: int = 0o600,
+        max_series: Optional[int] = None,
+        max_families: Optional[int] = None,
+        label_bytes: Optional[int] = None,
+        max_writers: Optional[int] = None,
+    ) -> Store: ...
+    @property
+    def path(self) -> Any: ...
+    @property
+    def read_only(self) -> bool: ...
+    def render(self, format: str = "text") -> bytes: ...
+    def reset(self) -> None: ...
+    def wipe(self) -> None: ...
+
+_M = TypeVar("_M")
+
+class _Metric:
+    def labels(self: _M, *values: object, **kwargs: object) -> _M: ...
+    def remove(self, *values: object) -> None: ...
+    def clear(self) -> None: ...
+    @property
+    def _name(self) -> str: ...
+    @property
+    def _labelnames(self) -> Tuple[str, ...]: ...
+    @property
+    def _labelvalues(self) -> Tuple[str, ...]: ...
+    @property
+    def _store(self) -> Store: ...
+
+@disjoint_base
+class Counter(_Metric):
+    def __new__(
+        cls,
+        name: str,
+        documentation: str = "",
+        labelnames: Optional[Sequence[str]] = None,
+        namespace: str = "",
+        subsystem: str = "",
+        unit: str = "",
+        registry: Any = None,
+        _labelvalues: Optional[Sequence[str]] = None,
+        *,
+        _parent: Any = None,
+    ) -> Counter: ...
+    def inc(self, amount: float = 1.0) -> None: ...
+
+@disjoint_base
+class Gauge(_Metric):
+    def __new__(
+        cls,
+        name: str,
+        documentation: str = "",
+        labelnames: Optional[Sequence[str]] = None,
+        namespace: str = "",
+        subsystem: str = "",
+        unit: str = "",
+        registry: Any = None,
+        _labelvalues: Optional[Sequence[str]] = None,
+        multiprocess_mode: str = "all",
+        *,
+        _parent: Any = None,
+    ) -> Gauge: ...
+    def inc(self, amount: float = 1.0) -> None: ...
+    def dec(self, amount: float = 1.0) -> None: ...
+    def set(self, value: float) -> None: ...
+    def set_to_current_time(self) -> None: ...
+
+@disjoint_base
+class Histogram(_Metric):
+    def __new__(
+        cls,
+        name: str,
+        documentation: str = "",
+        labelnames: Optional[Sequence[str]] = None,
+        namespace: str = "",
+        subsystem: str = "",
+        unit: str = "",
+        registry: Any = None,
+        _labelvalues: Optional[Sequence[str]] = None,
+        buckets: Optional[Sequence[float]] = None,
+        *,
+        _parent: Any = None,
+    ) -> Histogram: ...
+    def observe(self, amount: float) -> None: ...
+
+@disjoint_base
+class Summary(_Metric):
+    def __new__(
+        cls,
+        name: str,
+        documentation: str = "",
+        labelnames: Optional[Sequence[str]] = None,
+        namespace: str = "",
+        subsystem: str = "",
+        unit: str = "",
+        registry: Any = None,
+        _labelvalues: Optional[Sequence[str]] = None,
+        *,
+        _parent: Any = None,
+    ) -> Summary: ...
+    def observe(self, amount: float) -> None: ...
+
+def set_default_store(store: Optional[Store]) -> None: ...
+def default_store() -> Store: ...
+def content_type(format: str) -> str: ...
+def negotiate(accept: Optional[str]) -> Tuple[str, str]: ...

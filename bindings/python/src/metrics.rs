@@ -1,0 +1,506 @@
+//! The metric classes' native part: construction, `labels()`, `remove()`,
+//! `clear()` and the updates. Each class is subclassed in Python
+//! (`python/shmetrics/_metrics.py`) only to add timers and trackers; every
+//! update runs here, straight into the store.
+
+use std::sync::Arc;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString, PyTuple};
+use shmetrics_core::{Family, FamilyDesc, GaugeMode, Kind, Series, Store};
+
+use crate::errors::{to_py, LabelError};
+use crate::store::{default_store, PyStore};
+
+/// What the parent and all children of one metric share.
+struct Def {
+    /// Keeps the store object (and so the mapping) alive.
+    store_obj: Py<PyStore>,
+    family: Family,
+    name: String,
+    label_names: Vec<String>,
+}
+
+/// One metric object: a parent (with or without labels) or a child made by
+/// `labels()`.
+struct Metric {
+    def: Arc<Def>,
+    /// The same store as `def.store_obj`, one pointer away for the updates.
+    store: Arc<Store>,
+    /// The series updates go to: set on children and on parents without
+    /// labels.
+    series: Option<Series>,
+    /// On a parent with labels: children by the tuple `labels()` was given,
+    /// so a repeated `labels(...)` is one dict lookup.
+    children: Option<Py<PyDict>>,
+    /// On a child: its label values.
+    label_values: Option<Vec<String>>,
+}
+
+/// Arguments shared by every metric constructor.
+struct Common<'a, 'py> {
+    name: &'a str,
+    documentation: &'a str,
+    labelnames: Option<Vec<String>>,
+    namespace: &'a str,
+    subsystem: &'a str,
+    unit: &'a str,
+    registry: Option<&'a Bound<'py, PyAny>>,
+}
+
+impl Common<'_, '_> {
+    /// The full name as prometheus_client builds it: namespace, subsystem
+    /// and name joined by `_`, a counter's `_total` dropped (the exposition
+    /// adds it back), and `_<unit>` appended when the name lacks it.
+    fn full_name(&self, kind: Kind) -> String {
+        let mut full = [self.namespace, self.subsystem, self.name]
+            .into_iter()
+            .filter(|p| !p.is_empty())
+            .collect::<Vec<_>>()
+            .join("_");
+        if kind == Kind::Counter && full.ends_with("_total") {
+            full.truncate(full.len() - "_total".len());
+        }
+        if !self.unit.is_empty() && !full.ends_with(&format!("_{}", self.unit)) {
+            full.push('_');
+            full.push_str(self.unit);
+        }
+        full
+    }
+
+    fn store(&self, py: Python<'_>) -> PyResult<Py<PyStore>> {
+        match self.registry {
+            Some(r) => match r.cast::<PyStore>() {
+                Ok(s) => Ok(s.clone().unbind()),
+                // prometheus_client's REGISTRY, None, or our REGISTRY
+                // stand-in: all mean the default store.
+                Err(_) => default_store(py),
+            },
+            None => default_store(py),
+        }
+    }
+}
+
+impl Metric {
+    fn new(
+        py: Python<'_>,
+        c: Common<'_, '_>,
+        kind: Kind,
+        tune: impl FnOnce(FamilyDesc) -> PyResult<FamilyDesc>,
+    ) -> PyResult<Metric> {
+        let store_obj = c.store(py)?;
+        let store = store_obj.get().inner.clone();
+        let label_names = c.labelnames.clone().unwrap_or_default();
+        let names: Vec<&str> = label_names.iter().map(String::as_str).collect();
+        let mut desc = FamilyDesc::new(c.full_name(kind), kind)
+            .help(c.documentation)
+            .labels(&names)
+            .unit(c.unit);
+        desc = tune(desc)?;
+        let family = store.register(&desc).map_err(to_py)?;
+        let (series, children) = if label_names.is_empty() {
+            (Some(store.series(&family, &[]).map_err(to_py)?), None)
+        } else {
+            (None, Some(PyDict::new(py).unbind()))
+        };
+        Ok(Metric {
+            def: Arc::new(Def {
+                store_obj,
+                family,
+                name: desc.name,
+                label_names,
+            }),
+            store,
+            series,
+            children,
+            label_values: None,
+        })
+    }
+
+    /// A child for `values` (already strings, in label-name order). A label
+    /// set beyond the family's or the store's capacity gets the family's
+    /// overflow series: the update is counted there, not lost, and the
+    /// application keeps running.
+    fn child(&self, values: Vec<String>) -> PyResult<Metric> {
+        let refs: Vec<&str> = values.iter().map(String::as_str).collect();
+        let series = self
+            .store
+            .series_or_overflow(&self.def.family, &refs)
+            .map_err(to_py)?;
+        Ok(Metric {
+            def: self.def.clone(),
+            store: self.store.clone(),
+            series: Some(series),
+            children: None,
+            label_values: Some(values),
+        })
+    }
+
+    #[inline]
+    fn series(&self) -> PyResult<Series> {
+        match self.series {
+            Some(s) => Ok(s),
+            None => Err(self.needs_labels()),
+        }
+    }
+
+    #[cold]
+    fn needs_labels(&self) -> PyErr {
+        LabelError::new_err(format!(
+            "{} has label names {:?}: update a child from .labels(...) instead",
+            self.def.name, self.def.label_names
+        ))
+    }
+
+    fn children<'py>(&self, py: Python<'py>) -> PyResult<&Bound<'py, PyDict>> {
+        match &self.children {
+            Some(c) => Ok(c.bind(py)),
+            None if self.label_values.is_some() => Err(LabelError::new_err(format!(
+                "{} is already a child with label values {:?}; call labels() on the parent",
+                self.def.name,
+                self.label_values.as_deref().unwrap_or_default()
+            ))),
+            None => Err(LabelError::new_err(format!(
+                "{} was created without label names, so it takes no label values",
+                self.def.name
+            ))),
+        }
+    }
+
+    /// The label values as a tuple in label-name order, from positional or
+    /// keyword arguments (not both), as prometheus_client takes them.
+    fn key<'py>(
+        &self,
+        values: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let py = values.py();
+        let Some(kwargs) = kwargs.filter(|k| !k.is_empty()) else {
+            return Ok(values.clone());
+        };
+        if !values.is_empty() {
+            return Err(LabelError::new_err(format!(
+                "{}: pass label values either by position or by name, not both",
+                self.def.name
+            )));
+        }
+        let mut out = Vec::with_capacity(self.def.label_names.len());
+        for name in &self.def.label_names {
+            match kwargs.get_item(name)? {
+                Some(v) => out.push(v),
+                None => {
+                    return Err(LabelError::new_err(format!(
+                        "{}: expected label names {:?}, got {:?}",
+                        self.def.name,
+                        self.def.label_names,
+                        kwargs
+                            .keys()
+                            .iter()
+                            .map(|k| k.to_string())
+                            .collect::<Vec<_>>()
+                    )))
+                }
+            }
+        }
+        if kwargs.len() != out.len() {
+            return Err(LabelError::new_err(format!(
+                "{}: expected label names {:?}, got {:?}",
+                self.def.name,
+                self.def.label_names,
+                kwargs
+                    .keys()
+                    .iter()
+                    .map(|k| k.to_string())
+                    .collect::<Vec<_>>()
+            )));
+        }
+        PyTuple::new(py, out)
+    }
+
+    /// The label values as strings (`str()` of each, as prometheus_client
+    /// does), checked against the label names.
+    fn strings(&self, key: &Bound<'_, PyTuple>) -> PyResult<Vec<String>> {
+        if key.len() != self.def.label_names.len() {
+            return Err(LabelError::new_err(format!(
+                "{}: expected {} label values for {:?}, got {}",
+                self.def.name,
+                self.def.label_names.len(),
+                self.def.label_names,
+                key.len()
+            )));
+        }
+        key.iter()
+            .map(|v| match v.cast::<PyString>() {
+                Ok(s) => Ok(s.to_str()?.to_owned()),
+                Err(_) => Ok(v.str()?.to_str()?.to_owned()),
+            })
+            .collect()
+    }
+
+    fn remove(&self, values: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let py = values.py();
+        let children = self.children(py)?;
+        let strings = self.strings(values)?;
+        let refs: Vec<&str> = strings.iter().map(String::as_str).collect();
+        self.store.delete(&self.def.family, &refs).map_err(to_py)?;
+        // Forget every cached child with these values, whatever types the
+        // values were given as.
+        let mut stale = Vec::new();
+        for (k, _) in children.iter() {
+            if self.strings(k.cast::<PyTuple>()?)? == strings {
+                stale.push(k);
+            }
+        }
+        for k in stale {
+            children.del_item(k)?;
+        }
+        Ok(())
+    }
+
+    fn clear(&self, py: Python<'_>) -> PyResult<()> {
+        let children = self.children(py)?;
+        self.store.clear(&self.def.family).map_err(to_py)?;
+        children.clear();
+        Ok(())
+    }
+
+    fn label_values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.label_values.as_deref().unwrap_or_default())
+    }
+
+    fn repr(&self, class: &str) -> String {
+        match &self.label_values {
+            Some(v) => format!(
+                "shmetrics.{class}({:?}, labels={:?})",
+                self.def.name,
+                self.def.label_names.iter().zip(v).collect::<Vec<_>>()
+            ),
+            None => format!(
+                "shmetrics.{class}({:?}, labelnames={:?})",
+                self.def.name, self.def.label_names
+            ),
+        }
+    }
+}
+
+/// Generates a metric class: its constructor (the common arguments plus
+/// `$extra`), and the methods every type has.
+macro_rules! metric_class {
+    (
+        $(#[$doc:meta])*
+        $ty:ident, $kind:expr,
+        new($($extra:ident : $extra_ty:ty = $extra_default:tt),*) => $tune:expr,
+        { $($methods:tt)* }
+    ) => {
+        $(#[$doc])*
+        #[pyclass(frozen, subclass, module = "shmetrics._native")]
+        pub(crate) struct $ty {
+            m: Metric,
+        }
+
+        #[pymethods]
+        impl $ty {
+            #[new]
+            #[pyo3(signature = (name, documentation = "", labelnames = None, namespace = "",
+                                subsystem = "", unit = "", registry = None, _labelvalues = None,
+                                $($extra = $extra_default,)* *, _parent = None))]
+            #[allow(clippy::too_many_arguments)]
+            fn new(
+                py: Python<'_>,
+                name: &str,
+                documentation: &str,
+                labelnames: Option<Vec<String>>,
+                namespace: &str,
+                subsystem: &str,
+                unit: &str,
+                registry: Option<&Bound<'_, PyAny>>,
+                _labelvalues: Option<Vec<String>>,
+                $($extra: $extra_ty,)*
+                _parent: Option<&Bound<'_, PyAny>>,
+            ) -> PyResult<Self> {
+                if let Some(parent) = _parent {
+                    // A child made by `labels()`: see Metric::child.
+                    let parent = parent.cast::<$ty>()?;
+                    let values = _labelvalues.unwrap_or_default();
+                    return Ok($ty { m: parent.get().m.child(values)? });
+                }
+                if _labelvalues.is_some() {
+                    return Err(PyValueError::new_err(
+                        "_labelvalues is internal; use .labels(...)",
+                    ));
+                }
+                let common = Common {
+                    name,
+                    documentation,
+                    labelnames,
+                    namespace,
+                    subsystem,
+                    unit,
+                    registry,
+                };
+                #[allow(clippy::redundant_closure_call)]
+                let m = Metric::new(py, common, $kind, |d| ($tune)(d, $($extra),*))?;
+                Ok($ty { m })
+            }
+
+            /// The child for these label values (positional, or by name).
+            /// Children are cached: a repeated call is one dict lookup.
+            #[pyo3(signature = (*values, **kwargs))]
+            fn labels(
+                slf: &Bound<'_, Self>,
+                values: &Bound<'_, PyTuple>,
+                kwargs: Option<&Bound<'_, PyDict>>,
+            ) -> PyResult<Py<PyAny>> {
+                let py = slf.py();
+                let m = &slf.get().m;
+                let children = m.children(py)?;
+                let key = m.key(values, kwargs)?;
+                if let Some(child) = children.get_item(&key)? {
+                    return Ok(child.unbind());
+                }
+                let strings = m.strings(&key)?;
+                // Made through the (Python) class, so the child has the
+                // subclass's methods too.
+                let kw = PyDict::new(py);
+                kw.set_item("_labelvalues", strings)?;
+                kw.set_item("_parent", slf)?;
+                let child = slf.get_type().call((&m.def.name,), Some(&kw))?;
+                children.set_item(key, &child)?;
+                Ok(child.unbind())
+            }
+
+            /// Deletes the child with these label values, in every process.
+            #[pyo3(signature = (*values))]
+            fn remove(&self, values: &Bound<'_, PyTuple>) -> PyResult<()> {
+                self.m.remove(values)
+            }
+
+            /// Deletes every child, in every process.
+            fn clear(&self, py: Python<'_>) -> PyResult<()> {
+                self.m.clear(py)
+            }
+
+            /// The metric's full name.
+            #[getter]
+            fn _name(&self) -> &str {
+                &self.m.def.name
+            }
+
+            /// The label names.
+            #[getter]
+            fn _labelnames<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+                PyTuple::new(py, &self.m.def.label_names)
+            }
+
+            /// A child's label values (empty on a parent).
+            #[getter]
+            fn _labelvalues<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+                self.m.label_values(py)
+            }
+
+            /// The store the metric lives in.
+            #[getter]
+            fn _store(&self, py: Python<'_>) -> Py<PyStore> {
+                self.m.def.store_obj.clone_ref(py)
+            }
+
+            fn __repr__(&self) -> String {
+                self.m.repr(stringify!($ty))
+            }
+
+            $($methods)*
+        }
+    };
+}
+
+metric_class! {
+    /// A counter: a value that only goes up.
+    Counter, Kind::Counter,
+    new() => Ok,
+    {
+        /// Adds `amount` (default 1; never negative or NaN).
+        #[pyo3(signature = (amount = 1.0))]
+        fn inc(&self, amount: f64) -> PyResult<()> {
+            let s = self.m.series()?;
+            let r = if amount == 1.0 {
+                self.m.store.counter_inc(s)
+            } else {
+                self.m.store.counter_add(s, amount)
+            };
+            r.map_err(to_py)
+        }
+    }
+}
+
+metric_class! {
+    /// A gauge: a value that goes up and down. `multiprocess_mode` says how
+    /// the processes' values combine, as in prometheus_client.
+    Gauge, Kind::Gauge,
+    new(multiprocess_mode: &str = "all") => |d: FamilyDesc, mode: &str| -> PyResult<FamilyDesc> {
+        let mode = GaugeMode::parse(mode).ok_or_else(|| {
+            crate::errors::InvalidOptionsError::new_err(format!(
+                "unknown multiprocess_mode {mode:?}; use one of {:?}",
+                GaugeMode::ALL.map(GaugeMode::as_str)
+            ))
+        })?;
+        Ok(d.gauge_mode(mode))
+    },
+    {
+        /// Adds `amount` (default 1).
+        #[pyo3(signature = (amount = 1.0))]
+        fn inc(&self, amount: f64) -> PyResult<()> {
+            self.m.store.gauge_add(self.m.series()?, amount).map_err(to_py)
+        }
+
+        /// Subtracts `amount` (default 1).
+        #[pyo3(signature = (amount = 1.0))]
+        fn dec(&self, amount: f64) -> PyResult<()> {
+            self.m.store.gauge_add(self.m.series()?, -amount).map_err(to_py)
+        }
+
+        /// Sets the value.
+        fn set(&self, value: f64) -> PyResult<()> {
+            self.m.store.gauge_set(self.m.series()?, value).map_err(to_py)
+        }
+
+        /// Sets the value to the current Unix time in seconds.
+        fn set_to_current_time(&self) -> PyResult<()> {
+            self.m
+                .store
+                .gauge_set_to_current_time(self.m.series()?)
+                .map_err(to_py)
+        }
+    }
+}
+
+metric_class! {
+    /// A histogram with classic buckets.
+    Histogram, Kind::Histogram,
+    new(buckets: Option<Vec<f64>> = None) => |d: FamilyDesc, buckets: Option<Vec<f64>>| -> PyResult<FamilyDesc> {
+        let mut b = buckets.unwrap_or_default();
+        // prometheus_client's buckets end in +Inf; the store adds it.
+        if b.last() == Some(&f64::INFINITY) {
+            b.pop();
+        }
+        Ok(if b.is_empty() { d } else { d.buckets(&b) })
+    },
+    {
+        /// Records one observation.
+        fn observe(&self, amount: f64) -> PyResult<()> {
+            self.m.store.observe(self.m.series()?, amount).map_err(to_py)
+        }
+    }
+}
+
+metric_class! {
+    /// A summary: the count and sum of observations.
+    Summary, Kind::Summary,
+    new() => Ok,
+    {
+        /// Records one observation.
+        fn observe(&self, amount: f64) -> PyResult<()> {
+            self.m.store.observe(self.m.series()?, amount).map_err(to_py)
+        }
+    }
+}

@@ -1,0 +1,52 @@
+"""The Python snippets in docs/python.md run as written (with the store
+path pointed at a temporary file) and do what the text says."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import REPO, samples_of
+
+DOC = REPO / "docs" / "python.md"
+
+
+def blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
+
+
+def run(code: str, tmp_path: Path) -> str:
+    store = tmp_path / "doc.shm"
+    code = code.replace("/dev/shm/myapp.shm", str(store))
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                       env={"SHMETRICS_STORE": str(store), "PATH": "/usr/bin:/bin"})
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_the_doc_has_its_snippets():
+    assert len(blocks()) == 3
+
+
+def test_migration_snippet(tmp_path):
+    out = run(blocks()[0], tmp_path)
+    s = samples_of(out)
+    assert s[("myapp_requests_total", frozenset({("route", "/users"), ("status", "200")}))] == 1
+    assert s[("myapp_request_seconds_count", frozenset({("route", "/users")}))] == 1
+    assert s[("myapp_inflight", frozenset())] == 0
+
+
+def test_gunicorn_app_snippet(tmp_path):
+    code = blocks()[1] + (
+        "\nstatus = []\n"
+        "body = app({'PATH_INFO': '/x'}, lambda s, h: status.append(s))\n"
+        "assert status == ['200 OK'] and body == [str(os.getpid()).encode()]\n"
+        "print(shmetrics.generate_latest().decode())\n")
+    s = samples_of(run(code, tmp_path))
+    assert s[("app_requests_total", frozenset({("route", "/x"), ("status", "200")}))] == 1
+
+
+def test_sizing_snippet(tmp_path):
+    run(blocks()[2] + "\nassert store.path.name == 'doc.shm'\n", tmp_path)

@@ -1,0 +1,107 @@
+"""generate_latest, the WSGI and ASGI apps and start_http_server, checked
+with prometheus_client's parsers and promtool."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import subprocess
+import urllib.request
+from wsgiref.util import setup_testing_defaults
+
+import pytest
+
+import shmetrics
+from conftest import samples_of, which
+
+PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+                     "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
+
+
+@pytest.fixture
+def populated(store):
+    c = shmetrics.Counter("requests_total", "Requests.", ["route"])
+    c.labels("/").inc(3)
+    h = shmetrics.Histogram("latency_seconds", "Latency.", buckets=[0.1, 1])
+    h.observe(0.5)
+    shmetrics.Gauge("up", "Up.", multiprocess_mode="max").set(1)
+    return store
+
+
+def test_generate_latest_matches_both_parsers_and_promtool(populated):
+    text = shmetrics.generate_latest()
+    assert text == populated.render("text")
+    s = samples_of(text.decode())
+    assert s[("requests_total", frozenset({("route", "/")}))] == 3
+    assert s[("latency_seconds_bucket", frozenset({("le", "1.0")}))] == 1
+    om = shmetrics.generate_openmetrics().decode()
+    assert om.endswith("# EOF\n")
+    assert samples_of(om, openmetrics=True)[("up", frozenset())] == 1
+    # promtool reads the Prometheus text format (OpenMetrics is checked by
+    # prometheus_client's OpenMetrics parser above).
+    r = subprocess.run([which("promtool"), "check", "metrics"], input=text, capture_output=True)
+    assert r.returncode == 0 and not r.stdout and not r.stderr, r.stderr.decode() + r.stdout.decode()
+
+
+def test_choose_encoder_follows_accept(populated):
+    enc, ct = shmetrics.choose_encoder(PROMETHEUS_ACCEPT)
+    assert ct.startswith("application/openmetrics-text") and enc().endswith(b"# EOF\n")
+    enc, ct = shmetrics.choose_encoder(None)
+    assert ct == shmetrics.CONTENT_TYPE_LATEST == "text/plain; version=0.0.4; charset=utf-8"
+
+
+def call_wsgi(app, **environ):
+    setup_testing_defaults(environ)
+    out = {}
+
+    def start_response(status, headers):
+        out["status"], out["headers"] = status, dict(headers)
+
+    body = b"".join(app(environ, start_response))
+    return out["status"], out["headers"], body
+
+
+def test_wsgi_app(populated):
+    app = shmetrics.make_wsgi_app()
+    status, headers, body = call_wsgi(app)
+    assert status == "200 OK" and headers["Content-Type"] == shmetrics.CONTENT_TYPE_LATEST
+    assert b"requests_total{route=\"/\"} 3" in body
+    status, headers, body = call_wsgi(app, HTTP_ACCEPT=PROMETHEUS_ACCEPT, HTTP_ACCEPT_ENCODING="gzip")
+    assert headers["Content-Encoding"] == "gzip"
+    assert headers["Content-Type"].startswith("application/openmetrics-text")
+    assert gzip.decompress(body).endswith(b"# EOF\n")
+    assert int(headers["Content-Length"]) == len(body)
+    _, headers, _ = call_wsgi(shmetrics.make_wsgi_app(disable_compression=True), HTTP_ACCEPT_ENCODING="gzip")
+    assert "Content-Encoding" not in headers
+
+
+def test_asgi_app(populated):
+    app = shmetrics.make_asgi_app()
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "GET", "path": "/metrics",
+             "headers": [(b"accept", PROMETHEUS_ACCEPT.encode())]}
+    asyncio.run(app(scope, receive, send))
+    assert sent[0]["status"] == 200
+    assert dict(sent[0]["headers"])[b"content-type"].startswith(b"application/openmetrics-text")
+    assert samples_of(sent[1]["body"].decode(), openmetrics=True)[("requests_total", frozenset({("route", "/")}))] == 3
+
+
+def test_start_http_server_binds_loopback(populated):
+    server, thread = shmetrics.start_http_server(0)
+    try:
+        host, port = server.server_address[:2]
+        assert host == "127.0.0.1"
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as r:
+            body = r.read()
+            assert r.headers["Content-Type"] == shmetrics.CONTENT_TYPE_LATEST
+        assert samples_of(body.decode())[("up", frozenset())] == 1
+    finally:
+        server.shutdown()
+        server.server_close()
