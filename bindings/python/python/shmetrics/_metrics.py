@@ -1,6 +1,6 @@
-"""The metric classes: the native classes plus prometheus_client's
-conveniences (timers, exception counting, in-progress tracking), and Info
-and Enum, which are gauges underneath."""
+"""prometheus_client's conveniences that the native metric classes hand
+out (timers, exception counting, in-progress tracking), and Info and Enum,
+which are gauges underneath."""
 
 from __future__ import annotations
 
@@ -76,7 +76,7 @@ class ExceptionCounter(_Decorating):
 
     __slots__ = ("_counter", "_exception")
 
-    def __init__(self, counter: "Counter", exception: Any) -> None:
+    def __init__(self, counter: _native.Counter, exception: Any) -> None:
         self._counter = counter
         self._exception = exception
 
@@ -96,7 +96,7 @@ class InprogressTracker(_Decorating):
 
     __slots__ = ("_gauge",)
 
-    def __init__(self, gauge: "Gauge") -> None:
+    def __init__(self, gauge: _native.Gauge) -> None:
         self._gauge = gauge
 
     def _fresh(self) -> "InprogressTracker":
@@ -109,65 +109,10 @@ class InprogressTracker(_Decorating):
         self._gauge.dec()
 
 
-class Counter(_native.Counter):
-    """A counter: a value that only goes up, summed over all processes.
-
-    ``Counter(name, documentation, labelnames=(), namespace='', subsystem='',
-    unit='', registry=REGISTRY)``, as in prometheus_client. A trailing
-    ``_total`` in the name is dropped; the exposition adds it back."""
-
-    __slots__ = ()
-
-    def count_exceptions(self, exception: Any = Exception) -> ExceptionCounter:
-        """Counts exceptions of type ``exception`` raised in a ``with``
-        block or a decorated function."""
-        return ExceptionCounter(self, exception)
-
-
-class Gauge(_native.Gauge):
-    """A gauge: a value that goes up and down.
-
-    ``multiprocess_mode`` says how the processes' values combine, as in
-    prometheus_client: ``all`` and ``liveall`` (a series per process,
-    labelled ``pid``), ``sum``/``livesum``, ``max``/``livemax``,
-    ``min``/``livemin``, ``mostrecent``/``livemostrecent``, and ``shared``
-    (one value all processes set and add to). The ``live`` modes count only
-    processes that are still running."""
-
-    __slots__ = ()
-
-    def track_inprogress(self) -> InprogressTracker:
-        """Adds one while a ``with`` block or a decorated function runs."""
-        return InprogressTracker(self)
-
-    def time(self) -> Timer:
-        """Sets the gauge to the seconds a ``with`` block or a decorated
-        function took."""
-        return Timer(self.set)
-
-
-class Histogram(_native.Histogram):
-    """A histogram with classic buckets (``buckets=``, default
-    ``DEFAULT_BUCKETS``), summed over all processes."""
-
-    __slots__ = ()
-
-    def time(self) -> Timer:
-        """Observes the seconds a ``with`` block or a decorated function
-        took."""
-        return Timer(self.observe)
-
-
-class Summary(_native.Summary):
-    """A summary: the count and sum of observations, summed over all
-    processes."""
-
-    __slots__ = ()
-
-    def time(self) -> Timer:
-        """Observes the seconds a ``with`` block or a decorated function
-        took."""
-        return Timer(self.observe)
+Counter = _native.Counter
+Gauge = _native.Gauge
+Histogram = _native.Histogram
+Summary = _native.Summary
 
 
 def _full_name(name: str, namespace: str, subsystem: str) -> str:
@@ -202,7 +147,7 @@ class Info:
         self._labelnames = tuple(labelnames)
         self._registry = registry
         self._labelvalues = tuple(_labelvalues or ())
-        self._gauge: Optional[Gauge] = None
+        self._gauge: Optional[_native.Gauge] = None
         self._current: Optional[Tuple[str, ...]] = None
         self._children: Dict[Tuple[Any, ...], "Info"] = {}
 

@@ -2,9 +2,7 @@
 in ./run-tests)."""
 
 from os import PathLike
-from typing import Any, Optional, Sequence, Tuple, TypeVar, Union, final
-
-from typing_extensions import disjoint_base
+from typing import Any, Callable, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
 
 __all__ = [
     "InvalidNameError",
@@ -71,6 +69,13 @@ class Store:
     def wipe(self) -> None: ...
 
 _M = TypeVar("_M")
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+class _Decorator(Protocol):
+    """A context manager that is also a decorator (shmetrics._metrics)."""
+    def __enter__(self) -> Any: ...
+    def __exit__(self, typ: Optional[type], value: object, tb: object) -> None: ...
+    def __call__(self, f: _F) -> _F: ...
 
 class _Metric:
     def labels(self: _M, *values: object, **kwargs: object) -> _M: ...
@@ -85,7 +90,7 @@ class _Metric:
     @property
     def _store(self) -> Store: ...
 
-@disjoint_base
+@final
 class Counter(_Metric):
     def __new__(
         cls,
@@ -97,12 +102,11 @@ class Counter(_Metric):
         unit: str = "",
         registry: Any = None,
         _labelvalues: Optional[Sequence[str]] = None,
-        *,
-        _parent: Any = None,
     ) -> Counter: ...
     def inc(self, amount: float = 1.0) -> None: ...
+    def count_exceptions(self, exception: Any = None) -> _Decorator: ...
 
-@disjoint_base
+@final
 class Gauge(_Metric):
     def __new__(
         cls,
@@ -115,15 +119,15 @@ class Gauge(_Metric):
         registry: Any = None,
         _labelvalues: Optional[Sequence[str]] = None,
         multiprocess_mode: str = "all",
-        *,
-        _parent: Any = None,
     ) -> Gauge: ...
     def inc(self, amount: float = 1.0) -> None: ...
     def dec(self, amount: float = 1.0) -> None: ...
     def set(self, value: float) -> None: ...
     def set_to_current_time(self) -> None: ...
+    def track_inprogress(self) -> _Decorator: ...
+    def time(self) -> _Decorator: ...
 
-@disjoint_base
+@final
 class Histogram(_Metric):
     def __new__(
         cls,
@@ -136,12 +140,11 @@ class Histogram(_Metric):
         registry: Any = None,
         _labelvalues: Optional[Sequence[str]] = None,
         buckets: Optional[Sequence[float]] = None,
-        *,
-        _parent: Any = None,
     ) -> Histogram: ...
     def observe(self, amount: float) -> None: ...
+    def time(self) -> _Decorator: ...
 
-@disjoint_base
+@final
 class Summary(_Metric):
     def __new__(
         cls,
@@ -153,10 +156,9 @@ class Summary(_Metric):
         unit: str = "",
         registry: Any = None,
         _labelvalues: Optional[Sequence[str]] = None,
-        *,
-        _parent: Any = None,
     ) -> Summary: ...
     def observe(self, amount: float) -> None: ...
+    def time(self) -> _Decorator: ...
 
 def set_default_store(store: Optional[Store]) -> None: ...
 def default_store() -> Store: ...
