@@ -202,26 +202,8 @@ impl Metric {
                 self.def.name
             )));
         }
-        let mut out = Vec::with_capacity(self.def.label_names.len());
-        for name in &self.def.label_names {
-            match kwargs.get_item(name)? {
-                Some(v) => out.push(v),
-                None => {
-                    return Err(LabelError::new_err(format!(
-                        "{}: expected label names {:?}, got {:?}",
-                        self.def.name,
-                        self.def.label_names,
-                        kwargs
-                            .keys()
-                            .iter()
-                            .map(|k| k.to_string())
-                            .collect::<Vec<_>>()
-                    )))
-                }
-            }
-        }
-        if kwargs.len() != out.len() {
-            return Err(LabelError::new_err(format!(
+        let mismatch = || {
+            LabelError::new_err(format!(
                 "{}: expected label names {:?}, got {:?}",
                 self.def.name,
                 self.def.label_names,
@@ -230,7 +212,14 @@ impl Metric {
                     .iter()
                     .map(|k| k.to_string())
                     .collect::<Vec<_>>()
-            )));
+            ))
+        };
+        if kwargs.len() != self.def.label_names.len() {
+            return Err(mismatch());
+        }
+        let mut out = Vec::with_capacity(self.def.label_names.len());
+        for name in &self.def.label_names {
+            out.push(kwargs.get_item(name)?.ok_or_else(mismatch)?);
         }
         PyTuple::new(py, out)
     }

@@ -242,3 +242,21 @@ def test_nan_and_infinite_values(store, scrape):
     h = shmetrics.Histogram("h", "x", buckets=[1])
     h.observe(math.inf)
     assert scrape().get("h_bucket", le="+Inf") == 1
+
+
+def test_info_and_enum_label_mistakes(store):
+    i = shmetrics.Info("i", "x", ["a"])
+    e = shmetrics.Enum("e", "x", ["a"], states=["s"])
+    for m in [i, e]:
+        for f, words in [(lambda: m.labels(), "expected 1 label values"),
+                         (lambda: m.labels(b="1"), "expected label names"),
+                         (lambda: m.labels("1", a="1"), "expected label names"),
+                         (lambda: m.labels("1").labels("2"), "already a child")]:
+            with pytest.raises(shmetrics.LabelError, match=words):
+                f()
+    with pytest.raises(shmetrics.LabelError, match="without label names"):
+        shmetrics.Info("j", "x").labels("1")
+    with pytest.raises(shmetrics.LabelError, match="labels"):
+        i.info({"k": "v"})
+    with pytest.raises(shmetrics.LabelError, match="labels"):
+        e.state("s")

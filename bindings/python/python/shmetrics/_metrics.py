@@ -115,6 +115,25 @@ Histogram = _native.Histogram
 Summary = _native.Summary
 
 
+def _label_values(name: str, labelnames: Tuple[str, ...], bound: Tuple[str, ...],
+                  values: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Tuple[str, ...]:
+    """The label values ``labels()`` was given, as strings in label-name
+    order, checked as the native metrics check them."""
+    if not labelnames:
+        raise _native.LabelError(f"{name} was created without label names, so it takes no label values")
+    if bound:
+        raise _native.LabelError(f"{name} is already a child with label values {list(bound)}")
+    if kwargs:
+        if values or set(kwargs) != set(labelnames):
+            raise _native.LabelError(
+                f"{name}: expected label names {list(labelnames)}, got {list(kwargs)}")
+        values = tuple(kwargs[n] for n in labelnames)
+    if len(values) != len(labelnames):
+        raise _native.LabelError(
+            f"{name}: expected {len(labelnames)} label values for {list(labelnames)}, got {len(values)}")
+    return tuple(str(v) for v in values)
+
+
 def _full_name(name: str, namespace: str, subsystem: str) -> str:
     return "_".join(p for p in (namespace, subsystem, name) if p)
 
@@ -153,19 +172,7 @@ class Info:
 
     def labels(self, *values: Any, **kwargs: Any) -> "Info":
         """The child for these label values."""
-        if not self._labelnames or self._labelvalues:
-            raise _native.LabelError(f"{self._name}: no labels() here")
-        if kwargs:
-            if values or set(kwargs) != set(self._labelnames):
-                raise _native.LabelError(
-                    f"{self._name}: expected label names {list(self._labelnames)}, got {list(kwargs)}"
-                )
-            values = tuple(kwargs[n] for n in self._labelnames)
-        if len(values) != len(self._labelnames):
-            raise _native.LabelError(
-                f"{self._name}: expected {len(self._labelnames)} label values, got {len(values)}"
-            )
-        key = tuple(str(v) for v in values)
+        key = _label_values(self._name, self._labelnames, self._labelvalues, values, kwargs)
         child = self._children.get(key)
         if child is None:
             child = Info(self._name, self._documentation, self._labelnames,
@@ -231,23 +238,12 @@ class Enum:
 
     def labels(self, *values: Any, **kwargs: Any) -> "Enum":
         """The child for these label values."""
-        if not self._labelnames or self._labelvalues:
-            raise _native.LabelError(f"{self._gauge._name}: no labels() here")
-        if kwargs:
-            if values or set(kwargs) != set(self._labelnames):
-                raise _native.LabelError(
-                    f"{self._gauge._name}: expected label names {list(self._labelnames)}, got {list(kwargs)}"
-                )
-            values = tuple(kwargs[n] for n in self._labelnames)
-        if len(values) != len(self._labelnames):
-            raise _native.LabelError(
-                f"{self._gauge._name}: expected {len(self._labelnames)} label values, got {len(values)}"
-            )
+        key = _label_values(self._gauge._name, self._labelnames, self._labelvalues, values, kwargs)
         child = Enum.__new__(Enum)
         child._states = self._states
         child._gauge = self._gauge
         child._labelnames = self._labelnames
-        child._labelvalues = tuple(str(v) for v in values)
+        child._labelvalues = key
         return child
 
     def state(self, state: str) -> None:
