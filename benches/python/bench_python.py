@@ -1,0 +1,582 @@
+#!/usr/bin/env python3
+"""shmetrics vs prometheus_client (multiprocess mode), from Python.
+
+    python3 benches/python/bench_python.py [--quick]
+
+Run it with a Python that has both `shmetrics` (pip install ./bindings/python)
+and `prometheus_client` installed. It prints three tables, with absolute
+figures and ratios (theirs / ours):
+
+1. the cost of one update (ns/op, timeit loop overhead subtracted);
+2. the time to render a whole multi-process store (series x processes);
+3. the time to render after worker restarts.
+
+Each library is measured in processes of its own, started fresh for each
+measurement: prometheus_client's always with PROMETHEUS_MULTIPROC_DIR set
+before it is imported, shmetrics' without it, and no process ever imports
+both. Store files and multiprocess directories go to a temporary directory
+(under /dev/shm when it exists), removed at the end. No figure is checked
+against a threshold; see benches/python/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from types import ModuleType
+from typing import Any
+
+THIS = os.path.abspath(__file__)
+OURS = "shmetrics"
+THEIRS = "prometheus_client"
+LIBS = (OURS, THEIRS)
+
+FAMILIES = 10  # counter families the series of sections 2 and 3 are spread over
+CODES = ("200", "201", "404", "500", "503")
+OBSERVED = 0.3  # the value Histogram.observe() records (8th of the 15 default buckets)
+
+
+def label_values(n_series: int) -> list[list[tuple[str, str]]]:
+    """The label values of `n_series` series, spread over FAMILIES families:
+    route and status code, as an HTTP request counter has."""
+    per = -(-n_series // FAMILIES)
+    out: list[list[tuple[str, str]]] = []
+    left = n_series
+    for _f in range(FAMILIES):
+        k = min(per, left)
+        out.append([(f"/api/v1/items/{j // 5}", CODES[j % 5]) for j in range(k)])
+        left -= k
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Child processes: each imports exactly one of the two libraries.
+# ---------------------------------------------------------------------------
+
+
+def child_env(lib: str, multiproc_dir: str | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    for k in ("PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir", "SHMETRICS_STORE"):
+        env.pop(k, None)
+    if lib == THEIRS:
+        assert multiproc_dir is not None
+        env["PROMETHEUS_MULTIPROC_DIR"] = multiproc_dir
+    return env
+
+
+def run_child(spec: dict, timeout: float = 3600) -> dict:
+    """Runs `spec` in a fresh interpreter and returns the JSON it prints."""
+    env = child_env(spec["lib"], spec.get("dir"))
+    p = subprocess.run([sys.executable, THIS, "--child", json.dumps(spec)], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError(f"child {spec['task']} ({spec['lib']}) failed with {p.returncode}:\n"
+                           f"{p.stderr[-4000:]}")
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+class Lib:
+    """The few calls the benchmark needs, for one library, imported here."""
+
+    mod: ModuleType
+
+    def __init__(self, spec: dict) -> None:
+        self.name = spec["lib"]
+        if self.name == OURS:
+            assert "PROMETHEUS_MULTIPROC_DIR" not in os.environ
+            import shmetrics
+            self.mod = shmetrics
+            if spec.get("store") and spec["task"] != "render":
+                n = spec.get("max_series", 1024)
+                shmetrics.configure(spec["store"], max_series=n + FAMILIES + 1024,
+                                    label_bytes=max(16 << 20, n * 128), max_writers=64)
+        else:
+            assert os.environ.get("PROMETHEUS_MULTIPROC_DIR") == spec["dir"]
+            import prometheus_client
+            from prometheus_client import values
+            # Multiprocess mode is chosen at import, from the environment.
+            assert values.ValueClass is not values.MutexValue, "not in multiprocess mode"
+            self.mod = prometheus_client
+
+    def families(self, n: int) -> list:
+        return [self.mod.Counter(f"bench_requests_{f}_total", f"Requests served by handler {f}.",
+                                 ["route", "code"]) for f in range(n)]
+
+    def check_alone(self) -> None:
+        other = THEIRS if self.name == OURS else OURS
+        assert other not in sys.modules, f"{other} was imported next to {self.name}"
+
+
+def child_ops(spec: dict) -> dict:
+    """Section 1: ns per update, timeit-style."""
+    import timeit
+    lib = Lib(spec)
+    m = lib.mod
+    c = m.Counter("bench_ops_total", "Plain counter.")
+    cl = m.Counter("bench_labelled_total", "Labelled counter.", ["a", "b"])
+    child = cl.labels("a", "b")
+    h = m.Histogram("bench_latency_seconds", "Histogram with the default buckets.")
+    g = m.Gauge("bench_gauge", "Gauge (default multiprocess_mode).")
+    ns = {"c": c, "cl": cl, "child": child, "h": h, "g": g}
+    setup = "c = M['c']; cl = M['cl']; child = M['child']; h = M['h']; g = M['g']"
+    ops = [
+        ("Counter.inc()", "c.inc()"),
+        ("child.inc() (cached child)", "child.inc()"),
+        ("labels('a','b').inc()", "cl.labels('a', 'b').inc()"),
+        (f"Histogram.observe({OBSERVED})", f"h.observe({OBSERVED})"),
+        ("Gauge.set(2.0)", "g.set(2.0)"),
+    ]
+    # Names in `setup` are locals of timeit's inner function, as in a hot loop.
+    timers = [(name, timeit.Timer(stmt, setup, globals={"M": ns})) for name, stmt in ops]
+    empty = timeit.Timer("pass", setup, globals={"M": ns})
+    target = spec["seconds_per_run"]
+    numbers = {}
+    for name, t in timers:
+        t.timeit(2000)  # warm up: first updates create files, slots, children
+        n = 1000
+        while True:
+            dt = t.timeit(n)
+            if dt >= target / 10:
+                break
+            n *= 4
+        numbers[name] = max(1000, int(n * target / dt))
+    raw: dict[str, list[float]] = {name: [] for name, _ in timers}
+    base: dict[str, list[float]] = {name: [] for name, _ in timers}
+    for _r in range(spec["repeats"]):
+        # Round-robin, so a noisy moment spreads over all operations.
+        for name, t in timers:
+            n = numbers[name]
+            base[name].append(empty.timeit(n) / n)
+            raw[name].append(t.timeit(n) / n)
+    out = {}
+    for name, _ in timers:
+        overhead = min(base[name])
+        per_op = [(x - overhead) * 1e9 for x in raw[name]]
+        out[name] = {"number": numbers[name], "overhead_ns": overhead * 1e9, "ns": per_op}
+    lib.check_alone()
+    return {"ops": out, "version": getattr(m, "__version__", "?")}
+
+
+def _writer(lib: Lib, fams: list, values: list, barrier) -> None:
+    """A worker: takes its slot (or file) first, waits until every worker has,
+    so that all of them are alive at once, touches every series once, and
+    stays alive until every worker is done."""
+    fams[0].labels(*values[0][0]).inc()
+    barrier.wait()
+    for f, fam in enumerate(fams):
+        for i, v in enumerate(values[f]):
+            if f == 0 and i == 0:
+                continue
+            fam.labels(*v).inc()
+    barrier.wait()
+
+
+def child_populate(spec: dict) -> dict:
+    """Section 2: N forked writer processes, all alive at once, each touching
+    every series once."""
+    import multiprocessing
+    lib = Lib(spec)
+    fams = lib.families(FAMILIES)
+    values = label_values(spec["series"])
+    ctx = multiprocessing.get_context("fork")
+    barrier = ctx.Barrier(spec["procs"])
+    t0 = time.perf_counter()
+    procs = [ctx.Process(target=_writer, args=(lib, fams, values, barrier))
+             for i in range(spec["procs"])]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join()
+    dt = time.perf_counter() - t0
+    bad = [p.exitcode for p in procs if p.exitcode != 0]
+    assert not bad, f"writers failed: {bad}"
+    lib.check_alone()
+    return {"populate_s": dt}
+
+
+def child_render(spec: dict) -> dict:
+    """A fresh reader: the first render (including opening the store, or
+    making the collector), then warm repeats."""
+    lib = Lib(spec)
+    t0 = time.perf_counter()
+    if lib.name == OURS:
+        store = lib.mod.Store(spec["store"], create=False, read_only=True)
+        render = lambda: store.render("text")  # what generate_latest(store) does
+    else:
+        from prometheus_client import CollectorRegistry, generate_latest, multiprocess
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path=spec["dir"])
+        render = lambda: generate_latest(registry)
+    t1 = time.perf_counter()
+    page = render()
+    first = time.perf_counter() - t1
+    setup = t1 - t0
+    warm: list[float] = []
+    spent = 0.0
+    while len(warm) < spec["warm_repeats"] and (len(warm) < 1 or spent < spec["warm_budget_s"]):
+        t = time.perf_counter()
+        render()
+        dt = time.perf_counter() - t
+        warm.append(dt)
+        spent += dt
+    # Check that both libraries export the same data: every series, each
+    # with the expected total (not timed).
+    expect = float(spec["expect"])
+    good = total = 0
+    for line in page.decode().splitlines():
+        if line.startswith("bench_requests_") and "_total{" in line and "shmetrics_overflow" not in line:
+            total += 1
+            if float(line.rsplit(" ", 1)[1]) == expect:
+                good += 1
+    lib.check_alone()
+    return {"setup_s": setup, "first_s": first, "warm_s": warm, "bytes": len(page), "series": total,
+            "good": good}
+
+
+def _restart_worker(lib: Lib, fams: list, values: list, ready, leave) -> None:
+    for f, fam in enumerate(fams):
+        for v in values[f]:
+            fam.labels(*v).inc()
+    ready.set()
+    if leave is not None:
+        leave.wait()
+
+
+def child_restarts(spec: dict) -> dict:
+    """Section 3: `live` workers stay up; one by one, short-lived workers
+    write the same series and exit, as gunicorn replaces workers; a fresh
+    reader renders after each checkpoint's number of restarts."""
+    import multiprocessing
+    lib = Lib(spec)
+    fams = lib.families(FAMILIES)
+    values = label_values(spec["series"])
+    ctx = multiprocessing.get_context("fork")
+    live = []
+    for _ in range(spec["live"]):
+        ready, leave = ctx.Event(), ctx.Event()
+        p = ctx.Process(target=_restart_worker, args=(lib, fams, values, ready, leave))
+        p.start()
+        ready.wait()
+        live.append((p, leave))
+    points = []
+    done = 0
+    restart_s = 0.0
+    for k in spec["checkpoints"]:
+        t0 = time.perf_counter()
+        while done < k:
+            ready = ctx.Event()
+            p = ctx.Process(target=_restart_worker, args=(lib, fams, values, ready, None))
+            p.start()
+            p.join()  # exited and reaped: its slot (or file) belongs to a dead process
+            assert p.exitcode == 0
+            done += 1
+        restart_s += time.perf_counter() - t0
+        r = run_child({**spec, "task": "render", "expect": spec["live"] + done})
+        r["restarts"] = done
+        r["files"] = len(os.listdir(spec["dir"])) if lib.name == THEIRS else None
+        r["slots"] = slots_used(spec.get("cli"), spec["store"]) if lib.name == OURS else None
+        points.append(r)
+    for p, leave in live:
+        leave.set()
+        p.join()
+    lib.check_alone()
+    return {"points": points, "restart_ms": 1e3 * restart_s / max(1, done)}
+
+
+def find_cli() -> str | None:
+    """The `shmetrics` command, if built, to show the store's writer slots
+    (optional): $SHMETRICS_BIN, PATH, or the repository's target directory."""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(THIS)))
+    targets = [os.environ.get("CARGO_TARGET_DIR") or "", os.path.join(repo, "target")]
+    cands = [os.environ.get("SHMETRICS_BIN") or "", shutil.which("shmetrics") or ""]
+    cands += [os.path.join(t, prof, "shmetrics") for t in targets if t for prof in ("release", "debug")]
+    return next((c for c in cands if c and os.access(c, os.X_OK)), None)
+
+
+def slots_used(cli: str | None, store: str) -> str | None:
+    """'slots used (claims)' from `shmetrics inspect`, or None."""
+    if cli is None:
+        return None
+    try:
+        out = subprocess.run([cli, "inspect", "--store", store], capture_output=True, text=True,
+                             timeout=60).stdout.splitlines()
+        head = next(i for i, l in enumerate(out) if l.split()[:3] == ["slot", "pid", "state"])
+        used = sum(1 for l in out[head + 1:] if l.split() and l.split()[0].isdigit())
+        claims = next(l for l in out if l.startswith("writers")).split(";")[1].split()[0]
+        return f"{used} ({claims} claims)"
+    except (OSError, StopIteration, IndexError, subprocess.SubprocessError):
+        return None
+
+
+def child_main(spec: dict) -> None:
+    task = {"ops": child_ops, "populate": child_populate, "render": child_render,
+            "restarts": child_restarts}[spec["task"]]
+    print(json.dumps(task(spec)))
+
+
+# ---------------------------------------------------------------------------
+# The parent: runs the children and prints the tables.
+# ---------------------------------------------------------------------------
+
+
+def fmt_ns(x: float) -> str:
+    return f"{x:,.0f}" if x >= 100 else f"{x:.1f}"
+
+
+def fmt_s(x: float) -> str:
+    if x >= 1:
+        return f"{x:.2f} s"
+    if x >= 1e-3:
+        return f"{x * 1e3:.2f} ms"
+    return f"{x * 1e6:.0f} us"
+
+
+def fmt_ratio(x: float) -> str:
+    return f"{x:,.0f}x" if x >= 100 else f"{x:.1f}x"
+
+
+def table(head: list[str], rows: list[list[str]], right: set[int] | None = None) -> str:
+    right = set(range(1, len(head))) if right is None else right
+    w = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
+    def line(r: list[str]) -> str:
+        return "  ".join(c.rjust(w[i]) if i in right else c.ljust(w[i]) for i, c in enumerate(r)).rstrip()
+    return "\n".join([line(head), "  ".join("-" * x for x in w)] + [line(r) for r in rows])
+
+
+# Targets from the issue, and the issue author's prometheus_client
+# multiprocess figures on this machine.
+TARGETS = {
+    "Counter.inc()": (100, "975"),
+    "child.inc() (cached child)": (80, None),
+    "labels('a','b').inc()": (250, "~2,000"),
+    f"Histogram.observe({OBSERVED})": (120, "~2,100"),
+    "Gauge.set(2.0)": (None, None),
+}
+
+
+def section_ops(tmp: str, quick: bool) -> None:
+    repeats = 5 if quick else 9
+    per_run = 0.05 if quick else 0.2
+    print(f"\n== 1. Update cost, ns/op ==\n"
+          f"timeit: {repeats} repeats per operation, each a loop sized to take ~{per_run} s, "
+          f"operations interleaved round-robin;\nthe empty-loop cost (timeit of 'pass' with the same "
+          f"loop size, min of {repeats}) is subtracted from every repeat.\n"
+          f"Each library in a fresh process; prometheus_client with PROMETHEUS_MULTIPROC_DIR set.")
+    res = {}
+    for lib in LIBS:
+        spec: dict[str, Any] = {"lib": lib, "task": "ops", "repeats": repeats, "seconds_per_run": per_run}
+        if lib == OURS:
+            spec["store"] = os.path.join(tmp, "ops.shm")
+        else:
+            spec["dir"] = os.path.join(tmp, "ops-multiproc")
+            os.mkdir(spec["dir"])
+        res[lib] = run_child(spec)["ops"]
+    rows = []
+    for name in res[OURS]:
+        a, b = res[OURS][name]["ns"], res[THEIRS][name]["ns"]
+        ma, mb = statistics.median(a), statistics.median(b)
+        target, ref = TARGETS[name]
+        verdict = "" if target is None else (f"<= {target}: " + ("met" if ma <= target else "NOT met"))
+        rows.append([name, fmt_ns(ma), fmt_ns(min(a)), fmt_ns(max(a)),
+                     fmt_ns(mb), fmt_ns(min(b)), fmt_ns(max(b)),
+                     fmt_ratio(mb / ma), fmt_ratio(min(b) / min(a)), verdict, ref or ""])
+    print()
+    print(table(["operation", "ours med", "min", "max", "theirs med", "min", "max",
+                 "ratio med", "ratio min", "issue target (ours, median)", "issue figure, theirs"], rows,
+                right={1, 2, 3, 4, 5, 6, 7, 8}))
+    print("\nns/op; ours = shmetrics, theirs = prometheus_client multiprocess; ratio = theirs / ours.")
+    oh = {lib: [r["overhead_ns"] for r in res[lib].values()] for lib in LIBS}
+    nums = {lib: [r["number"] for r in res[lib].values()] for lib in LIBS}
+    for lib in LIBS:
+        print(f"{lib}: loop overhead subtracted {min(oh[lib]):.1f}-{max(oh[lib]):.1f} ns/iteration; "
+              f"loop sizes {min(nums[lib]):,}-{max(nums[lib]):,} iterations")
+    for lib in LIBS:
+        spreads = [(max(r['ns']) - min(r['ns'])) / statistics.median(r['ns']) for r in res[lib].values()]
+        print(f"{lib}: spread (max-min)/median per operation: "
+              + ", ".join(f"{100 * s:.0f}%" for s in spreads))
+
+
+def render_case(tmp: str, lib: str, series: int, procs: int, quick: bool) -> dict:
+    case = f"{series}x{procs}"
+    spec: dict[str, Any] = {"lib": lib, "series": series, "procs": procs, "max_series": series}
+    if lib == OURS:
+        spec["store"] = os.path.join(tmp, f"render-{case}.shm")
+        spec["dir"] = None
+    else:
+        spec["dir"] = os.path.join(tmp, f"render-{case}-multiproc")
+        os.mkdir(spec["dir"])
+    pop = run_child({**spec, "task": "populate"})
+    r = run_child({**spec, "task": "render", "expect": procs,
+                   "warm_repeats": 5 if quick else 7,
+                   "warm_budget_s": 3 if quick else 20})
+    r.update(pop)
+    if lib == OURS:
+        os.unlink(spec["store"])
+    else:
+        shutil.rmtree(spec["dir"])
+    return r
+
+
+def section_render(tmp: str, quick: bool, skip_largest_theirs: bool) -> None:
+    sizes = [1_000, 10_000] if quick else [10_000, 100_000]
+    procs = [2, 4] if quick else [4, 16]
+    warm_n = 5 if quick else 7
+    print(f"\n== 2. Rendering the whole store, text format ==\n"
+          f"{FAMILIES} labelled counter families; N writer processes (multiprocessing, fork), all alive at once,\n"
+          f"each increment every series once and exit; then a fresh reader process renders the store.\n"
+          f"ours: Store(path, read_only=True).render('text') (what generate_latest() does). 'first' is the\n"
+          f"  first render after opening the store (opening is timed apart, below); 'warm' renders reuse\n"
+          f"  the kept snapshot (as the exporter does).\n"
+          f"theirs: CollectorRegistry + MultiProcessCollector(path) + generate_latest(); every render re-reads\n"
+          f"  all files, so first and warm do the same work.\n"
+          f"warm: median, (min-max) and count of up to {warm_n} repeats in the same reader (fewer when a render is slow).")
+    rows, info = [], []
+    for n in sizes:
+        for p in procs:
+            res: dict = {}
+            for lib in LIBS:
+                if lib == THEIRS and skip_largest_theirs and n == sizes[-1] and p == procs[-1]:
+                    res[lib] = None
+                    continue
+                res[lib] = render_case(tmp, lib, n, p, quick)
+                print(f"  [{lib} {n:,} series x {p} processes done]", file=sys.stderr, flush=True)
+            a, b = res[OURS], res[THEIRS]
+
+            def cells(r: dict | None) -> list[str]:
+                if r is None:
+                    return ["skipped", "", ""]
+                w = r["warm_s"]
+                return [fmt_s(r["first_s"]), fmt_s(statistics.median(w)),
+                        f"({fmt_s(min(w))}-{fmt_s(max(w))}, {len(w)})"]
+
+            def check(r: dict | None) -> str:
+                if r is None:
+                    return "-"
+                return "ok" if r["good"] == r["series"] == n else f"FAILED {r['good']}/{r['series']}"
+            ratios = ["", "", ""]
+            if b is not None:
+                rf = b["first_s"] / a["first_s"]
+                rw = statistics.median(b["warm_s"]) / statistics.median(a["warm_s"])
+                ratios = [fmt_ratio(rf), fmt_ratio(rw),
+                          f"warm {'met' if rw >= 100 else 'NOT met'}, first {'met' if rf >= 100 else 'NOT met'}"]
+            rows.append([f"{n:,} x {p}"] + cells(a) + cells(b) + ratios)
+            info.append([f"{n:,} x {p}", fmt_s(a["setup_s"]), f"{a['bytes'] / 1e6:.2f} MB",
+                         "-" if b is None else f"{b['bytes'] / 1e6:.2f} MB",
+                         f"{check(a)} / {check(b)}", fmt_s(a["populate_s"]),
+                         "-" if b is None else fmt_s(b["populate_s"])])
+    print()
+    print(table(["series x procs", "ours first", "ours warm", "(min-max, n)",
+                 "theirs first", "theirs warm", "(min-max, n)", "ratio first", "ratio warm",
+                 "target >= 100x"], rows, right={1, 2, 4, 5, 7, 8}))
+    print("\nratio = theirs / ours: 'first' compares the first renders, 'warm' the warm medians.\n")
+    print(table(["series x procs", "ours: open store", "page ours", "page theirs",
+                 "values checked ours / theirs", "populate ours", "populate theirs"], info,
+                right={1, 2, 3, 5, 6}))
+    print("open store: Store(path, create=False, read_only=True) in the fresh reader, before its first render\n"
+          "(an exporter does it once at startup). values checked: the page has every series, each with value =\n"
+          "number of processes.\n"
+          "populate: wall time for the N writers to start, touch every series and exit (for information).")
+    if skip_largest_theirs:
+        print(f"prometheus_client's largest case ({sizes[-1]:,} x {procs[-1]}) was skipped (--skip-largest).")
+
+
+def section_restarts(tmp: str, quick: bool) -> None:
+    series, live = 1_000, 4
+    checkpoints = [0, 50, 100, 200]
+    print(f"\n== 3. Rendering after worker restarts ==\n"
+          f"{live} long-lived workers write {series:,} series (counters, {FAMILIES} families) and stay up; then one at a time\n"
+          f"a short-lived worker (fork) writes the same {series:,} series and exits, as gunicorn replaces workers.\n"
+          f"After 0, 50, 100 and 200 restarts a fresh reader process renders the store (first render, as in\n"
+          f"section 2 without opening the store, and the warm median).")
+    cli = find_cli()
+    res = {}
+    for lib in LIBS:
+        spec: dict[str, Any] = {"lib": lib, "task": "restarts", "series": series, "max_series": series, "cli": cli,
+                "live": live, "checkpoints": checkpoints, "warm_repeats": 5, "warm_budget_s": 3}
+        if lib == OURS:
+            spec["store"] = os.path.join(tmp, "restarts.shm")
+            spec["dir"] = None
+        else:
+            spec["dir"] = os.path.join(tmp, "restarts-multiproc")
+            os.mkdir(spec["dir"])
+        res[lib] = run_child(spec)
+    rows = []
+    for a, b in zip(res[OURS]["points"], res[THEIRS]["points"]):
+        def ok(r: dict) -> str:
+            return "" if r["good"] == r["series"] == series else f" CHECK FAILED {r['good']}/{r['series']}"
+        rows.append([str(a["restarts"]),
+                     fmt_s(a["first_s"]), fmt_s(statistics.median(a["warm_s"])) + ok(a), a["slots"] or "-",
+                     fmt_s(b["first_s"]), fmt_s(statistics.median(b["warm_s"])) + ok(b), str(b["files"]),
+                     fmt_ratio(b["first_s"] / a["first_s"]),
+                     fmt_ratio(statistics.median(b["warm_s"]) / statistics.median(a["warm_s"]))])
+    print()
+    print(table(["restarts", "ours first", "ours warm", "our writer slots", "theirs first", "theirs warm", "their files",
+                 "ratio first", "ratio warm"], rows))
+    f0, fl = res[OURS]["points"][0], res[OURS]["points"][-1]
+    t0, tl = res[THEIRS]["points"][0], res[THEIRS]["points"][-1]
+    print(f"\nfrom 0 to {checkpoints[-1]} restarts, first render: ours x{fl['first_s'] / f0['first_s']:.2f}, "
+          f"theirs x{tl['first_s'] / t0['first_s']:.2f}; warm: ours "
+          f"x{statistics.median(fl['warm_s']) / statistics.median(f0['warm_s']):.2f}, theirs "
+          f"x{statistics.median(tl['warm_s']) / statistics.median(t0['warm_s']):.2f}\n"
+          f"warm = median of up to 5 repeats in the same reader. Every point checks that each series "
+          f"totals {live} + restarts.\n"
+          f"one restart (fork, write {series:,} series, exit, reap): ours {res[OURS]['restart_ms']:.1f} ms, "
+          f"theirs {res[THEIRS]['restart_ms']:.1f} ms")
+    print("our writer slots: slots ever used (claims so far), from `shmetrics inspect` "
+          + (f"({cli})" if cli else "(not shown: no shmetrics binary found; set SHMETRICS_BIN)")
+          + "; their files: *.db files in PROMETHEUS_MULTIPROC_DIR.")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true",
+                    help="smaller sizes and fewer repeats (about 30 s)")
+    ap.add_argument("--skip-largest", action="store_true",
+                    help="skip prometheus_client's largest render case (100k series x 16 processes)")
+    ap.add_argument("--only", choices=["ops", "render", "restarts"], action="append",
+                    help="run only this section (repeatable)")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child_main(json.loads(args.child))
+        return
+    sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
+    sections = args.only or ["ops", "render", "restarts"]
+    versions = {}
+    for lib in LIBS:
+        p = subprocess.run([sys.executable, "-c", f"import {lib}, importlib.metadata as m; print(m.version('{lib}'))"],
+                           env=child_env(lib, tempfile.gettempdir()), capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"{lib} is not importable by {sys.executable}:\n{p.stderr}")
+        versions[lib] = p.stdout.strip()
+    base = "/dev/shm" if os.path.isdir("/dev/shm") else None
+    tmp = tempfile.mkdtemp(prefix="shmetrics-bench-", dir=base)
+    start = time.perf_counter()
+    print(f"shmetrics Python benchmark ({'quick' if args.quick else 'full'} mode)")
+    print(f"python {platform.python_version()} ({sys.executable}); shmetrics {versions[OURS]}; "
+          f"prometheus_client {versions[THEIRS]} (multiprocess mode)")
+    print(f"{os.cpu_count()} CPUs, load average at start {os.getloadavg()[0]:.2f} "
+          f"{os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}; files under {tmp}")
+    try:
+        if "ops" in sections:
+            section_ops(tmp, args.quick)
+        if "render" in sections:
+            section_render(tmp, args.quick, args.skip_largest)
+        if "restarts" in sections:
+            section_restarts(tmp, args.quick)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"\ntotal {time.perf_counter() - start:.0f} s; load average at end "
+          f"{os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f}")
+
+
+if __name__ == "__main__":
+    main()
