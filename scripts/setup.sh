@@ -44,6 +44,13 @@ ensure_pip() {
   python3 -m pip install --quiet --disable-pip-version-check "$2"
 }
 
+# ensure_php: what the PHP binding's tests and benchmark need: php-cli
+# (with FFI and pcntl), php-fpm and nginx for the FastCGI test, phpunit,
+# and php-apcu for the APCng-shaped benchmark.
+ensure_php() {
+  ensure_apt php-cli php-fpm phpunit php-apcu nginx
+}
+
 # The cbindgen version the committed C header was generated with.
 CBINDGEN_VERSION=0.29.2
 ensure_cbindgen() {

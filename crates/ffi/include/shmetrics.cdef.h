@@ -138,6 +138,11 @@ shmetrics_result shmetrics_store_open(const char *path,
                                       const struct shmetrics_options *opts,
                                       struct shmetrics_store **out);
 
+shmetrics_result shmetrics_store_open_persistent(const char *path,
+                                                 size_t path_len,
+                                                 const struct shmetrics_options *opts,
+                                                 struct shmetrics_store **out);
+
 void shmetrics_store_close(struct shmetrics_store *store);
 
 shmetrics_result shmetrics_store_reset(const struct shmetrics_store *store);

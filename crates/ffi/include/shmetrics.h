@@ -566,11 +566,35 @@ shmetrics_result shmetrics_store_open(const char *path,
                                       struct shmetrics_store **out);
 
 /**
+ * Opens the store file at `path` for the rest of the process's life, or
+ * returns the handle an earlier call made: later calls with the same
+ * `path` and the same `opts->read_only` return the same handle, and
+ * their other options are ignored. Arguments are as for
+ * `shmetrics_store_open`.
+ *
+ * This is for runtimes that cannot keep a pointer from one request to
+ * the next, such as PHP under php-fpm: each request asks again and gets
+ * the handle of its worker process, so the store is mapped, and a writer
+ * slot claimed, once per process rather than once per request. The
+ * library is never unloaded (it is linked with `-z nodelete`), so the
+ * handle outlives the FFI object that asked for it.
+ *
+ * The handle belongs to the library: `shmetrics_store_close` ignores it.
+ * A child forked after the call gets the same handle, which claims a
+ * writer slot of its own on its first update, as every handle does.
+ */
+shmetrics_result shmetrics_store_open_persistent(const char *path,
+                                                 size_t path_len,
+                                                 const struct shmetrics_options *opts,
+                                                 struct shmetrics_store **out);
+
+/**
  * Closes a store handle and frees it, releasing this handle's writer slot
  * (counter and histogram values stay counted; live gauge modes drop its
  * gauges). NULL is ignored. No other call may use the handle during or
  * after this one; handles of families and series made through it become
- * useless.
+ * useless. A handle from `shmetrics_store_open_persistent` is ignored:
+ * it lives as long as the process.
  */
 void shmetrics_store_close(struct shmetrics_store *store);
 

@@ -71,7 +71,74 @@ pub extern "C" fn shmetrics_store_open(
         out.write(ptr::into_raw(Box::new(shmetrics_store {
             store,
             render: Mutex::new(RenderCache::default()),
+            persistent: false,
         })));
+        Ok(())
+    })
+}
+
+/// The handles made by `shmetrics_store_open_persistent`: (path,
+/// read-only, the handle's address). They are never freed, so the
+/// addresses stay valid for the life of the process (and of a child
+/// forked from it, which inherits the memory).
+static PERSISTENT: Mutex<Vec<(PathBuf, bool, usize)>> = Mutex::new(Vec::new());
+
+/// Opens the store file at `path` for the rest of the process's life, or
+/// returns the handle an earlier call made: later calls with the same
+/// `path` and the same `opts->read_only` return the same handle, and
+/// their other options are ignored. Arguments are as for
+/// `shmetrics_store_open`.
+///
+/// This is for runtimes that cannot keep a pointer from one request to
+/// the next, such as PHP under php-fpm: each request asks again and gets
+/// the handle of its worker process, so the store is mapped, and a writer
+/// slot claimed, once per process rather than once per request. The
+/// library is never unloaded (it is linked with `-z nodelete`), so the
+/// handle outlives the FFI object that asked for it.
+///
+/// The handle belongs to the library: `shmetrics_store_close` ignores it.
+/// A child forked after the call gets the same handle, which claims a
+/// writer slot of its own on its first update, as every handle does.
+#[no_mangle]
+pub extern "C" fn shmetrics_store_open_persistent(
+    path: *const c_char,
+    path_len: usize,
+    opts: *const shmetrics_options,
+    out: *mut *mut shmetrics_store,
+) -> shmetrics_result {
+    ffi_body!("shmetrics_store_open_persistent", {
+        let out = Out::new(out, "out")?;
+        out.write(std::ptr::null_mut());
+        let path = if path.is_null() && path_len == 0 {
+            Store::default_path()
+        } else {
+            PathBuf::from(OsStr::from_bytes(ptr::bytes(path, path_len, "path")?))
+        };
+        let options = if opts.is_null() {
+            Options::default()
+        } else {
+            Options::from(&ptr::read(opts, "opts")?)
+        };
+        // A panic while the lock is held leaves the list as it was before
+        // the push, so a poisoned lock is still consistent.
+        let mut open = PERSISTENT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(&(_, _, addr)) = open
+            .iter()
+            .find(|(p, ro, _)| *p == path && *ro == options.read_only)
+        {
+            out.write(addr as *mut shmetrics_store);
+            return Ok(());
+        }
+        let store = Store::open(&path, &options)?;
+        let handle = ptr::into_raw(Box::new(shmetrics_store {
+            store,
+            render: Mutex::new(RenderCache::default()),
+            persistent: true,
+        }));
+        open.push((path, options.read_only, handle as usize));
+        out.write(handle);
         Ok(())
     })
 }
@@ -80,10 +147,14 @@ pub extern "C" fn shmetrics_store_open(
 /// (counter and histogram values stay counted; live gauge modes drop its
 /// gauges). NULL is ignored. No other call may use the handle during or
 /// after this one; handles of families and series made through it become
-/// useless.
+/// useless. A handle from `shmetrics_store_open_persistent` is ignored:
+/// it lives as long as the process.
 #[no_mangle]
 pub extern "C" fn shmetrics_store_close(store: *mut shmetrics_store) {
     let _ = ffi_body!("shmetrics_store_close", {
+        if ptr::object(store, "store").is_ok_and(|h| h.persistent) {
+            return Ok(());
+        }
         ptr::free(store);
         Ok(())
     });

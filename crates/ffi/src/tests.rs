@@ -624,3 +624,65 @@ fn forged_family_handles_never_crash() {
     assert_eq!(shmetrics_counter_inc(st.ptr, &kept), SHMETRICS_OK);
     assert!(render(&st, 0).contains("c_total{a=\"kept\"} 1\n"));
 }
+
+#[test]
+fn persistent_handles_are_one_per_path_and_never_freed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("persistent");
+    let p = path.to_str().unwrap();
+    let open = |opts: &shmetrics_options| {
+        let mut out = std::ptr::NonNull::<shmetrics_store>::dangling().as_ptr();
+        let r = shmetrics_store_open_persistent(p.as_ptr().cast(), p.len(), opts, &mut out);
+        (r, out)
+    };
+    // A failure is not remembered: the next call may succeed.
+    let mut opts = default_opts();
+    opts.create = false;
+    let (r, out) = open(&opts);
+    assert_eq!(r, SHMETRICS_IO, "{}", last_error_string());
+    assert!(out.is_null());
+    opts.create = true;
+    let (r, first) = open(&opts);
+    assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+    // The same path gives the same handle, whatever the capacities asked.
+    opts.max_series = 7;
+    let (r, again) = open(&opts);
+    assert_eq!(r, SHMETRICS_OK);
+    assert_eq!(first, again);
+    // Read-only is a different handle.
+    opts.read_only = true;
+    let (r, ro) = open(&opts);
+    assert_eq!(r, SHMETRICS_OK);
+    assert_ne!(ro, first);
+    assert_eq!(shmetrics_store_wipe(ro), SHMETRICS_READ_ONLY);
+
+    // Closing a persistent handle does nothing: it still works after.
+    shmetrics_store_close(first);
+    let st = TestStore {
+        _dir: tempfile::tempdir().unwrap(),
+        path: path.clone(),
+        ptr: first,
+    };
+    let f = counter(&st, "persisted_total", &[]);
+    let (r, c) = series(&st, &f, &[]);
+    assert_eq!(r, SHMETRICS_OK);
+    assert_eq!(shmetrics_counter_inc(first, &c), SHMETRICS_OK);
+    shmetrics_store_close(first);
+    assert_eq!(shmetrics_counter_inc(first, &c), SHMETRICS_OK);
+    assert!(render(&st, 0).contains("persisted_total 2\n"));
+    // A plain handle of the same file is a handle of its own.
+    let mut plain = null_mut();
+    assert_eq!(
+        shmetrics_store_open(p.as_ptr().cast(), p.len(), null(), &mut plain),
+        SHMETRICS_OK
+    );
+    assert_ne!(plain, first);
+    shmetrics_store_close(plain);
+    // TestStore's drop closes `first` once more: still a no-op.
+    drop(st);
+    assert_eq!(shmetrics_counter_inc(first, &c), SHMETRICS_OK);
+    assert_eq!(
+        shmetrics_store_open_persistent(null(), 1, null(), &mut plain),
+        SHMETRICS_NULL_PARAMETER
+    );
+}

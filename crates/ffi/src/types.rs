@@ -22,6 +22,8 @@ pub struct shmetrics_store {
     pub(crate) store: Store,
     /// What rendering reuses between calls.
     pub(crate) render: Mutex<RenderCache>,
+    /// Made by `shmetrics_store_open_persistent`: never freed.
+    pub(crate) persistent: bool,
 }
 
 /// A snapshot and an output buffer that `shmetrics_render` refreshes in

@@ -170,6 +170,47 @@ fn header_compiles_as_c99_c23_and_cpp() {
     }
 }
 
+/// `dlclose` must not unload the library (it is linked with `-z
+/// nodelete`): PHP's `FFI::cdef` unloads its library after each request,
+/// and the persistent store handles must survive that.
+#[test]
+fn dlclose_leaves_the_library_loaded() {
+    let lib = cdylib();
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("dl.c");
+    std::fs::write(
+        &src,
+        r#"#include <dlfcn.h>
+#include <stdio.h>
+int main(int argc, char **argv) {
+    (void)argc;
+    void *h = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
+    if (!h) { printf("dlopen: %s\n", dlerror()); return 2; }
+    if (!dlsym(h, "shmetrics_store_open_persistent")) { printf("no symbol\n"); return 3; }
+    dlclose(h);
+    if (!dlopen(argv[1], RTLD_NOW | RTLD_NOLOAD)) { printf("unloaded by dlclose\n"); return 1; }
+    printf("still loaded\n");
+    return 0;
+}
+"#,
+    )
+    .unwrap();
+    let exe = tmp.path().join("dl");
+    let out = run(Command::new(cc())
+        .args(["-std=c11", "-Wall", "-Werror"])
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-ldl"));
+    assert!(out.status.success(), "dl.c does not compile");
+    let out = run(Command::new(&exe).arg(&lib));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
 fn script(rel: &str) -> PathBuf {
     crate_dir().join(rel)
 }

@@ -1,0 +1,184 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Shmetrics;
+
+use FFI;
+use FFI\CData;
+use Shmetrics\Exception\InvalidArgumentException;
+use Shmetrics\Storage\Shmetrics;
+
+/**
+ * What every metric shares: its family in the store, and the handles of
+ * its series, cached per tuple of label values so that a repeated update
+ * costs one C call and no lookup.
+ *
+ * The name is PromPHP's: "{$namespace}_{$name}", or $name when the
+ * namespace is empty. Names, label names and values are checked by the
+ * store, not here: errors carry its message.
+ */
+abstract class Collector
+{
+    /** @internal */
+    protected FFI $ffi;
+    /** @internal the `shmetrics_store *` */
+    protected CData $st;
+    /** @internal `const shmetrics_series *` by label values joined with "\xff" */
+    protected array $series = [];
+    /** @internal */
+    protected int $labelCount;
+    protected Shmetrics $storageAdapter;
+    private CData $family;
+    /** @var array<string, CData> the `shmetrics_series` the pointers in $series point to */
+    private array $owners = [];
+    private string $name;
+    private string $help;
+    /** @var list<string> */
+    private array $labels;
+
+    /**
+     * @param list<string> $labels the label names
+     * @throws InvalidArgumentException an invalid name or label name
+     * @throws Exception\MetricsRegistrationException the store has this name with another definition
+     */
+    public function __construct(Shmetrics $storage, string $namespace, string $name, string $help, array $labels = [])
+    {
+        $this->storageAdapter = $storage;
+        $this->ffi = $storage->ffi;
+        $this->st = $storage->store;
+        $this->name = ($namespace !== '' ? $namespace . '_' : '') . $name;
+        $this->help = $help;
+        $this->labels = array_values($labels);
+        $this->labelCount = count($labels);
+        $this->family = $this->register();
+    }
+
+    /** "counter", "gauge", "histogram" or "summary". */
+    abstract public function getType(): string;
+
+    /** Registers the family (again, after a wipe) and returns its handle. */
+    abstract protected function register(): CData;
+
+    public function getName(): string
+    {
+        return $this->name;
+    }
+
+    public function getHelp(): string
+    {
+        return $this->help;
+    }
+
+    /** @return list<string> */
+    public function getLabelNames(): array
+    {
+        return $this->labels;
+    }
+
+    /** A key unique to the name and label names, as PromPHP's. */
+    public function getKey(): string
+    {
+        return sha1($this->name . serialize($this->labels));
+    }
+
+    /**
+     * The series of these label values: looked up (or created) in the
+     * store once, then cached. A series that does not fit in the store
+     * resolves to the family's overflow series (exported with
+     * shmetrics_overflow="true"), so the update is not lost.
+     *
+     * @internal the slow path of every update
+     * @param array<mixed> $labels
+     */
+    protected function lookup(array $labels): CData
+    {
+        if (count($labels) !== $this->labelCount) {
+            throw new InvalidArgumentException(sprintf(
+                '%s takes %d label value%s (%s), got %d: %s',
+                $this->what(),
+                $this->labelCount,
+                $this->labelCount === 1 ? '' : 's',
+                implode(', ', $this->labels),
+                count($labels),
+                json_encode(array_values($labels), JSON_INVALID_UTF8_SUBSTITUTE | JSON_UNESCAPED_SLASHES)
+            ));
+        }
+        $values = [];
+        foreach ($labels as $v) {
+            if (is_array($v) || (is_object($v) && !$v instanceof \Stringable)) {
+                throw new InvalidArgumentException(sprintf(
+                    '%s: label values must be strings or numbers, got %s',
+                    $this->what(),
+                    get_debug_type($v)
+                ));
+            }
+            $values[] = (string) $v;
+        }
+        $key = implode("\xff", $values);
+        for ($attempt = 0;; $attempt++) {
+            [$arr, $keep] = Native::strs($this->ffi, $values);
+            $s = $this->ffi->new('shmetrics_series');
+            $rc = $this->ffi->shmetrics_series_get(
+                $this->st,
+                FFI::addr($this->family),
+                $arr === null ? null : FFI::addr($arr[0]),
+                count($values),
+                FFI::addr($s)
+            );
+            unset($keep);
+            if ($rc === Native::STALE_HANDLE && $attempt === 0) {
+                $this->reattach();
+                continue;
+            }
+            if ($rc !== Native::OK && $rc !== Native::OVERFLOW) {
+                throw Native::exception($rc, $this->what($values));
+            }
+            $this->owners[$key] = $s;
+            return $this->series[$key] = FFI::addr($s);
+        }
+    }
+
+    /**
+     * Handles a failed update: after a wipe (by any process) the handles
+     * are stale, so the family is registered again, the series looked up
+     * again, and the update applied once more. Any other failure, or a
+     * second one, is thrown.
+     *
+     * @internal
+     * @param array<mixed> $labels
+     * @param list<float> $args the update's arguments after the series
+     */
+    protected function failed(int $rc, array $labels, string $function, array $args): void
+    {
+        if ($rc === Native::STALE_HANDLE) {
+            $this->reattach();
+            $rc = $this->ffi->{$function}($this->st, $this->lookup($labels), ...$args);
+            if ($rc === Native::OK) {
+                return;
+            }
+        }
+        throw Native::exception($rc, $this->what(array_map('strval', array_values($labels))));
+    }
+
+    /** "counter app_requests{route="/"}", for messages. */
+    protected function what(?array $values = null): string
+    {
+        $s = $this->getType() . ' ' . $this->name;
+        if ($values !== null && $values !== []) {
+            $pairs = [];
+            foreach ($values as $i => $v) {
+                $pairs[] = ($this->labels[$i] ?? '?') . '=' . json_encode($v, JSON_INVALID_UTF8_SUBSTITUTE | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
+            }
+            $s .= '{' . implode(',', $pairs) . '}';
+        }
+        return $s;
+    }
+
+    private function reattach(): void
+    {
+        $this->family = $this->register();
+        $this->series = [];
+        $this->owners = [];
+    }
+}

@@ -1,0 +1,222 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Shmetrics;
+
+use Shmetrics\Exception\MetricNotFoundException;
+use Shmetrics\Exception\MetricsRegistrationException;
+use Shmetrics\Storage\Shmetrics;
+
+/**
+ * PromPHP's CollectorRegistry on a shmetrics store.
+ *
+ * Migrating from APCng is a change of namespace and of the storage:
+ * `new CollectorRegistry(new Shmetrics('/dev/shm/myapp.metrics'))` or
+ * `CollectorRegistry::getDefault()` (the store named by $SHMETRICS_STORE).
+ *
+ * register*() fails if this registry already has a metric of that name and
+ * type; getOrRegister*() returns it. Every process that registers the same
+ * definition shares the metric; a different definition under the same
+ * name (another type, labels, buckets or gauge mode) is refused with a
+ * MetricsRegistrationException that names both.
+ */
+class CollectorRegistry
+{
+    private static ?CollectorRegistry $default = null;
+
+    private Shmetrics $storage;
+    /** @var array<string, array<string, Collector>> by type, then "namespace:name" */
+    private array $metrics = ['counter' => [], 'gauge' => [], 'histogram' => [], 'summary' => []];
+
+    /**
+     * @param Shmetrics|string|null $storage a store, or its path, or null for $SHMETRICS_STORE
+     * @param bool $registerDefaultMetrics add PromPHP's php_info{version} gauge
+     */
+    public function __construct(Shmetrics|string|null $storage = null, bool $registerDefaultMetrics = true)
+    {
+        $this->storage = $storage instanceof Shmetrics ? $storage : new Shmetrics($storage);
+        if ($registerDefaultMetrics) {
+            $this->getOrRegisterGauge('', 'php_info', 'Information about the PHP environment.', ['version'])
+                ->set(1, [PHP_VERSION]);
+        }
+    }
+
+    /** The registry of the store named by $SHMETRICS_STORE (else /dev/shm/shmetrics). */
+    public static function getDefault(): CollectorRegistry
+    {
+        return self::$default ??= new self();
+    }
+
+    public function getStorage(): Shmetrics
+    {
+        return $this->storage;
+    }
+
+    /**
+     * The whole store, all processes merged: every metric any process
+     * registered, not only this registry's.
+     *
+     * @return list<Exposition>
+     */
+    public function getMetricFamilySamples(): array
+    {
+        return $this->storage->collect();
+    }
+
+    /** Removes every metric from the store, in every process. */
+    public function wipeStorage(): void
+    {
+        $this->storage->wipeStorage();
+    }
+
+    /** @param list<string> $labels */
+    public function registerCounter(string $namespace, string $name, string $help, array $labels = []): Counter
+    {
+        $this->refuseTwice('counter', $namespace, $name);
+        return $this->metrics['counter'][self::id($namespace, $name)]
+            = new Counter($this->storage, $namespace, $name, $help, $labels);
+    }
+
+    public function getCounter(string $namespace, string $name): Counter
+    {
+        $m = $this->find('counter', $namespace, $name);
+        assert($m instanceof Counter);
+        return $m;
+    }
+
+    /** @param list<string> $labels */
+    public function getOrRegisterCounter(string $namespace, string $name, string $help, array $labels = []): Counter
+    {
+        $m = $this->metrics['counter'][self::id($namespace, $name)] ?? null;
+        return $m instanceof Counter ? $m : $this->registerCounter($namespace, $name, $help, $labels);
+    }
+
+    /**
+     * @param list<string> $labels
+     * @param string $mode how processes' values combine; "shared" (one value for all, as PromPHP) by default;
+     *        see Gauge::MODES
+     */
+    public function registerGauge(string $namespace, string $name, string $help, array $labels = [], string $mode = 'shared'): Gauge
+    {
+        $this->refuseTwice('gauge', $namespace, $name);
+        return $this->metrics['gauge'][self::id($namespace, $name)]
+            = new Gauge($this->storage, $namespace, $name, $help, $labels, $mode);
+    }
+
+    public function getGauge(string $namespace, string $name): Gauge
+    {
+        $m = $this->find('gauge', $namespace, $name);
+        assert($m instanceof Gauge);
+        return $m;
+    }
+
+    /** @param list<string> $labels */
+    public function getOrRegisterGauge(string $namespace, string $name, string $help, array $labels = [], string $mode = 'shared'): Gauge
+    {
+        $m = $this->metrics['gauge'][self::id($namespace, $name)] ?? null;
+        return $m instanceof Gauge ? $m : $this->registerGauge($namespace, $name, $help, $labels, $mode);
+    }
+
+    /**
+     * @param list<string> $labels
+     * @param list<float|int>|null $buckets null for Histogram::getDefaultBuckets()
+     */
+    public function registerHistogram(string $namespace, string $name, string $help, array $labels = [], ?array $buckets = null): Histogram
+    {
+        $this->refuseTwice('histogram', $namespace, $name);
+        return $this->metrics['histogram'][self::id($namespace, $name)]
+            = new Histogram($this->storage, $namespace, $name, $help, $labels, $buckets);
+    }
+
+    public function getHistogram(string $namespace, string $name): Histogram
+    {
+        $m = $this->find('histogram', $namespace, $name);
+        assert($m instanceof Histogram);
+        return $m;
+    }
+
+    /**
+     * @param list<string> $labels
+     * @param list<float|int>|null $buckets
+     */
+    public function getOrRegisterHistogram(string $namespace, string $name, string $help, array $labels = [], ?array $buckets = null): Histogram
+    {
+        $m = $this->metrics['histogram'][self::id($namespace, $name)] ?? null;
+        return $m instanceof Histogram ? $m : $this->registerHistogram($namespace, $name, $help, $labels, $buckets);
+    }
+
+    /**
+     * @param list<string> $labels
+     * @param list<float>|null $quantiles stored with the metric; not computed yet (see Summary)
+     */
+    public function registerSummary(
+        string $namespace,
+        string $name,
+        string $help,
+        array $labels = [],
+        int $maxAgeSeconds = 86400,
+        ?array $quantiles = null
+    ): Summary {
+        $this->refuseTwice('summary', $namespace, $name);
+        return $this->metrics['summary'][self::id($namespace, $name)]
+            = new Summary($this->storage, $namespace, $name, $help, $labels, $maxAgeSeconds, $quantiles);
+    }
+
+    public function getSummary(string $namespace, string $name): Summary
+    {
+        $m = $this->find('summary', $namespace, $name);
+        assert($m instanceof Summary);
+        return $m;
+    }
+
+    /**
+     * @param list<string> $labels
+     * @param list<float>|null $quantiles
+     */
+    public function getOrRegisterSummary(
+        string $namespace,
+        string $name,
+        string $help,
+        array $labels = [],
+        int $maxAgeSeconds = 86400,
+        ?array $quantiles = null
+    ): Summary {
+        $m = $this->metrics['summary'][self::id($namespace, $name)] ?? null;
+        return $m instanceof Summary
+            ? $m
+            : $this->registerSummary($namespace, $name, $help, $labels, $maxAgeSeconds, $quantiles);
+    }
+
+    private static function id(string $namespace, string $name): string
+    {
+        return $namespace . ':' . $name;
+    }
+
+    private function refuseTwice(string $type, string $namespace, string $name): void
+    {
+        if (isset($this->metrics[$type][self::id($namespace, $name)])) {
+            throw new MetricsRegistrationException(sprintf(
+                'the %s %s is already registered in this registry; use getOrRegister%s() to get it',
+                $type,
+                ($namespace !== '' ? $namespace . '_' : '') . $name,
+                ucfirst($type)
+            ));
+        }
+    }
+
+    private function find(string $type, string $namespace, string $name): Collector
+    {
+        $m = $this->metrics[$type][self::id($namespace, $name)] ?? null;
+        if ($m === null) {
+            throw new MetricNotFoundException(sprintf(
+                'no %s %s in this registry: register it first (register%s or getOrRegister%s)',
+                $type,
+                ($namespace !== '' ? $namespace . '_' : '') . $name,
+                ucfirst($type),
+                ucfirst($type)
+            ));
+        }
+        return $m;
+    }
+}

@@ -1,0 +1,142 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Shmetrics;
+
+use FFI\CData;
+use Shmetrics\Exception\InvalidArgumentException;
+use Shmetrics\Storage\Shmetrics;
+
+/**
+ * A gauge: a value that goes up and down.
+ *
+ * How the values of the processes combine is the gauge's mode. The
+ * default, "shared", keeps one value that every process sets and adds to,
+ * as PromPHP's APCu storage does. The other modes keep one value per
+ * process and combine them as prometheus_client's multiprocess modes do:
+ * "all" and "liveall" (one series per process, labelled pid), "sum",
+ * "livesum", "max", "livemax", "min", "livemin", "mostrecent",
+ * "livemostrecent"; the "live" modes count only processes that are alive.
+ */
+final class Gauge extends Collector
+{
+    public const TYPE = 'gauge';
+
+    /** The modes, as the C ABI numbers them (enum shmetrics_gauge_mode). */
+    public const MODES = [
+        'all' => 1, 'liveall' => 2, 'sum' => 3, 'livesum' => 4, 'max' => 5, 'livemax' => 6,
+        'min' => 7, 'livemin' => 8, 'mostrecent' => 9, 'livemostrecent' => 10, 'shared' => 11,
+    ];
+
+    private string $mode;
+
+    /**
+     * @param list<string> $labels
+     * @param string $mode one of self::MODES
+     */
+    public function __construct(Shmetrics $storage, string $namespace, string $name, string $help, array $labels = [], string $mode = 'shared')
+    {
+        if (!isset(self::MODES[$mode])) {
+            throw new InvalidArgumentException(sprintf(
+                'unknown gauge mode "%s"; the modes are %s',
+                $mode,
+                implode(', ', array_keys(self::MODES))
+            ));
+        }
+        $this->mode = $mode;
+        parent::__construct($storage, $namespace, $name, $help, $labels);
+    }
+
+    public function getType(): string
+    {
+        return self::TYPE;
+    }
+
+    /** The mode the gauge was registered with. */
+    public function getMode(): string
+    {
+        return $this->mode;
+    }
+
+    /**
+     * Sets the value (not NaN).
+     *
+     * @param array<int, string|int|float> $labels
+     */
+    public function set(float $value, array $labels = []): void
+    {
+        if (\count($labels) !== $this->labelCount) {
+            $this->lookup($labels);
+        }
+        $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
+        $rc = $this->ffi->shmetrics_gauge_set($this->st, $s, $value);
+        if ($rc !== 0) {
+            $this->failed($rc, $labels, 'shmetrics_gauge_set', [$value]);
+        }
+    }
+
+    /** @param array<int, string|int|float> $labels */
+    public function inc(array $labels = []): void
+    {
+        $this->incBy(1, $labels);
+    }
+
+    /**
+     * Adds $value (negative to decrease; not NaN).
+     *
+     * @param array<int, string|int|float> $labels
+     */
+    public function incBy(int|float $value, array $labels = []): void
+    {
+        if (\count($labels) !== $this->labelCount) {
+            $this->lookup($labels);
+        }
+        $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
+        $rc = $this->ffi->shmetrics_gauge_add($this->st, $s, $value);
+        if ($rc !== 0) {
+            $this->failed($rc, $labels, 'shmetrics_gauge_add', [(float) $value]);
+        }
+    }
+
+    /** @param array<int, string|int|float> $labels */
+    public function dec(array $labels = []): void
+    {
+        $this->incBy(-1, $labels);
+    }
+
+    /** @param array<int, string|int|float> $labels */
+    public function decBy(int|float $value, array $labels = []): void
+    {
+        $this->incBy(-$value, $labels);
+    }
+
+    /**
+     * Sets the value to the current Unix time in seconds.
+     *
+     * @param array<int, string|int|float> $labels
+     */
+    public function setToCurrentTime(array $labels = []): void
+    {
+        if (\count($labels) !== $this->labelCount) {
+            $this->lookup($labels);
+        }
+        $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
+        $rc = $this->ffi->shmetrics_gauge_set_to_current_time($this->st, $s);
+        if ($rc !== 0) {
+            $this->failed($rc, $labels, 'shmetrics_gauge_set_to_current_time', []);
+        }
+    }
+
+    protected function register(): CData
+    {
+        return $this->storageAdapter->register(
+            $this->what(),
+            2,
+            $this->getName(),
+            $this->getHelp(),
+            $this->getLabelNames(),
+            self::MODES[$this->mode]
+        );
+    }
+}

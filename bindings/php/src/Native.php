@@ -1,0 +1,295 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Shmetrics;
+
+use FFI;
+use FFI\CData;
+use Shmetrics\Exception\InvalidArgumentException;
+use Shmetrics\Exception\MetricsRegistrationException;
+use Shmetrics\Exception\ShmetricsException;
+use Shmetrics\Exception\StorageException;
+
+/**
+ * The C ABI (libshmetrics) as PHP sees it: loading it through FFI, its
+ * result codes, and the mapping of each code to an exception.
+ *
+ * The FFI definitions come, in this order, from:
+ * 1. the scope "SHMETRICS", made at startup by `ffi.preload` (php-fpm with
+ *    `ffi.enable=preload`; see docs/php.md and bin/shmetrics-ffi-header);
+ * 2. FFI::cdef() of crates/ffi/include/shmetrics.cdef.h with the library,
+ *    when FFI is allowed at run time (`ffi.enable=true`, or the CLI).
+ *
+ * The library is found through configure(), else $SHMETRICS_LIBRARY, else
+ * the repository's target/release/libshmetrics.so when it exists, else
+ * "libshmetrics.so" on the system's library path. The header likewise:
+ * configure(), $SHMETRICS_CDEF, include/shmetrics.cdef.h in this package,
+ * then the repository's crates/ffi/include/shmetrics.cdef.h.
+ */
+final class Native
+{
+    /** The FFI scope name that ffi.preload headers declare. */
+    public const SCOPE = 'SHMETRICS';
+
+    // The C ABI's result codes (enum shmetrics_result). They never change;
+    // tests/NativeTest.php checks them against the header.
+    public const OK = 0;
+    public const IO = 1;
+    public const FOREIGN_FILE = 2;
+    public const VERSION_MISMATCH = 3;
+    public const TRUNCATED = 4;
+    public const CORRUPT = 5;
+    public const INVALID_NAME = 6;
+    public const LABEL_COUNT = 7;
+    public const INVALID_VALUE = 8;
+    public const INVALID_OPTIONS = 9;
+    public const CONFLICT = 10;
+    public const STORE_FULL = 11;
+    public const OVERFLOW = 12;
+    public const WRONG_TYPE = 13;
+    public const STALE_HANDLE = 14;
+    public const READ_ONLY = 15;
+    public const BUSY = 16;
+    public const ERROR = 99;
+    public const NULL_PARAMETER = 100;
+    public const INVALID_UTF8 = 101;
+    public const BUFFER_TOO_SMALL = 102;
+    public const PANIC = 103;
+    public const INVALID_ARGUMENT = 104;
+
+    /** Result codes that mean the caller passed something invalid. */
+    private const INVALID_INPUT = [
+        self::INVALID_NAME, self::LABEL_COUNT, self::INVALID_VALUE, self::INVALID_OPTIONS,
+        self::INVALID_UTF8, self::INVALID_ARGUMENT,
+    ];
+
+    private static ?FFI $ffi = null;
+    private static ?string $library = null;
+    private static ?string $cdef = null;
+
+    private function __construct()
+    {
+    }
+
+    /**
+     * Sets the library and header to load, for when the defaults do not
+     * find them. Call it before the first store is opened in the process.
+     */
+    public static function configure(?string $library = null, ?string $cdef = null): void
+    {
+        self::$library = $library;
+        self::$cdef = $cdef;
+        self::$ffi = null;
+    }
+
+    /** The FFI instance every class of this package calls through. */
+    public static function ffi(): FFI
+    {
+        return self::$ffi ??= self::load();
+    }
+
+    /** The path (or name) of the shared library FFI::cdef() would load. */
+    public static function library(): string
+    {
+        if (self::$library !== null) {
+            return self::$library;
+        }
+        $env = getenv('SHMETRICS_LIBRARY');
+        if (is_string($env) && $env !== '') {
+            return $env;
+        }
+        $repo = dirname(__DIR__, 3) . '/target/release/libshmetrics.so';
+        return is_file($repo) ? $repo : 'libshmetrics.so';
+    }
+
+    /** The path of shmetrics.cdef.h, the declarations FFI::cdef() parses. */
+    public static function cdefPath(): string
+    {
+        if (self::$cdef !== null) {
+            return self::$cdef;
+        }
+        $env = getenv('SHMETRICS_CDEF');
+        if (is_string($env) && $env !== '') {
+            return $env;
+        }
+        $bundled = dirname(__DIR__) . '/include/shmetrics.cdef.h';
+        return is_file($bundled) ? $bundled : dirname(__DIR__, 3) . '/crates/ffi/include/shmetrics.cdef.h';
+    }
+
+    /**
+     * The header to give `ffi.preload`: the declarations of
+     * shmetrics.cdef.h under FFI_SCOPE "SHMETRICS", with FFI_LIB set to
+     * $library (an absolute path, or a name on the system's library path).
+     * bin/shmetrics-ffi-header prints it.
+     */
+    public static function scopeHeader(?string $library = null): string
+    {
+        $library ??= self::library();
+        if (strpbrk($library, "\"\\\n") !== false) {
+            throw new InvalidArgumentException("the library path must not contain quotes, backslashes or newlines: $library");
+        }
+        return "#define FFI_SCOPE \"" . self::SCOPE . "\"\n"
+            . "#define FFI_LIB \"$library\"\n"
+            . self::readCdef();
+    }
+
+    /** The library's version, e.g. "0.1.0". */
+    public static function version(): string
+    {
+        return self::ffi()->shmetrics_version();
+    }
+
+    /** The calling thread's message for the last failed C call. */
+    public static function lastError(): string
+    {
+        $ffi = self::ffi();
+        $len = $ffi->new('size_t');
+        $ffi->shmetrics_last_error(null, 0, FFI::addr($len));
+        $cap = $len->cdata + 1;
+        $buf = $ffi->new("char[$cap]");
+        $ffi->shmetrics_last_error($buf, $cap, FFI::addr($len));
+        return FFI::string($buf, $len->cdata);
+    }
+
+    /**
+     * The exception for result code $code of a call that just failed on
+     * this thread, with $context (what was being done) and the library's
+     * message, which says what to fix.
+     */
+    public static function exception(int $code, string $context): ShmetricsException
+    {
+        $message = $context . ': ' . self::lastError();
+        if (in_array($code, self::INVALID_INPUT, true)) {
+            return new InvalidArgumentException($message, $code);
+        }
+        if ($code === self::CONFLICT) {
+            return new MetricsRegistrationException($message, $code);
+        }
+        return new StorageException($message, $code);
+    }
+
+    /**
+     * Copies $values into C memory as a `shmetrics_str[n]`. Returns the
+     * array (NULL when empty) and the buffers its pointers point to, which
+     * must stay referenced while the array is used: PHP FFI cannot point a
+     * struct's `const char *` at a PHP string.
+     *
+     * @param list<string> $values
+     * @return array{0: ?CData, 1: list<CData>}
+     */
+    public static function strs(FFI $ffi, array $values): array
+    {
+        $n = count($values);
+        if ($n === 0) {
+            return [null, []];
+        }
+        $arr = $ffi->new("shmetrics_str[$n]");
+        $keep = [];
+        foreach ($values as $i => $v) {
+            $len = strlen($v);
+            if ($len > 0) {
+                $buf = $ffi->new("char[$len]");
+                FFI::memcpy($buf, $v, $len);
+                $arr[$i]->ptr = $ffi->cast('const char *', $buf);
+                $keep[] = $buf;
+            }
+            $arr[$i]->len = $len;
+        }
+        return [$arr, $keep];
+    }
+
+    /**
+     * One `shmetrics_str` holding a copy of $s; keep the returned buffer.
+     *
+     * @return array{0: CData, 1: ?CData}
+     */
+    public static function str(FFI $ffi, string $s): array
+    {
+        $r = $ffi->new('shmetrics_str');
+        $n = strlen($s);
+        if ($n === 0) {
+            return [$r, null];
+        }
+        $buf = $ffi->new("char[$n]");
+        FFI::memcpy($buf, $s, $n);
+        $r->ptr = $ffi->cast('const char *', $buf);
+        $r->len = $n;
+        return [$r, $buf];
+    }
+
+    /**
+     * A `double[n]` holding $values (NULL when empty).
+     *
+     * @param list<float|int> $values
+     */
+    public static function doubles(FFI $ffi, array $values): ?CData
+    {
+        $n = count($values);
+        if ($n === 0) {
+            return null;
+        }
+        $arr = $ffi->new("double[$n]");
+        foreach (array_values($values) as $i => $v) {
+            if (!is_int($v) && !is_float($v)) {
+                throw new InvalidArgumentException('expected numbers, got ' . get_debug_type($v));
+            }
+            $arr[$i] = (float) $v;
+        }
+        return $arr;
+    }
+
+    private static function load(): FFI
+    {
+        if (!extension_loaded('ffi')) {
+            throw new StorageException(
+                "PHP's FFI extension is not loaded; enable it (extension=ffi) and set ffi.enable: see docs/php.md"
+            );
+        }
+        try {
+            return FFI::scope(self::SCOPE);
+        } catch (\FFI\Exception $e) {
+            $scopeError = $e->getMessage();
+        }
+        $enable = (string) ini_get('ffi.enable');
+        $runtime = in_array(strtolower($enable), ['1', 'on', 'true', 'yes'], true)
+            || ($enable === 'preload' && PHP_SAPI === 'cli');
+        if (!$runtime) {
+            throw new StorageException(sprintf(
+                'PHP FFI is restricted here (ffi.enable=%s, SAPI %s) and the FFI scope "%s" is not usable (%s). '
+                . 'For php-fpm set ffi.enable=preload, ffi.preload to the header printed by bin/shmetrics-ffi-header, '
+                . 'and opcache.preload to bindings/php/preload.php; or set ffi.enable=true. See docs/php.md.',
+                $enable === '' ? '0' : $enable,
+                PHP_SAPI,
+                self::SCOPE,
+                $scopeError
+            ));
+        }
+        $library = self::library();
+        try {
+            return FFI::cdef(self::readCdef(), $library);
+        } catch (\FFI\Exception $e) {
+            throw new StorageException(sprintf(
+                'cannot load the shmetrics library "%s" with the declarations of %s: %s. Build it with '
+                . '`cargo build --release -p shmetrics-ffi`, then point $SHMETRICS_LIBRARY or '
+                . 'Shmetrics\Native::configure() at target/release/libshmetrics.so (the header must match the library)',
+                $library,
+                self::cdefPath(),
+                $e->getMessage()
+            ), 0, $e);
+        }
+    }
+
+    private static function readCdef(): string
+    {
+        $path = self::cdefPath();
+        $text = is_file($path) ? file_get_contents($path) : false;
+        if ($text === false) {
+            throw new StorageException(
+                "cannot read the C declarations $path: set \$SHMETRICS_CDEF or Shmetrics\\Native::configure() "
+                . 'to crates/ffi/include/shmetrics.cdef.h'
+            );
+        }
+        return $text;
+    }
+}

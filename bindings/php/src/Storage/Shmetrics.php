@@ -1,0 +1,233 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Shmetrics\Storage;
+
+use FFI;
+use FFI\CData;
+use Shmetrics\Exception\InvalidArgumentException;
+use Shmetrics\Exposition;
+use Shmetrics\Native;
+
+/**
+ * A shmetrics store: the storage adapter, in PromPHP's terms, that takes
+ * the place of APCng. Every process that opens the same file shares its
+ * metrics; the exporter (`shmetrics serve --store PATH`) serves them.
+ *
+ * The store is opened once per process, not once per request: the library
+ * keeps the handle for the life of the worker
+ * (`shmetrics_store_open_persistent`), so constructing this object in
+ * every request costs one C call after the first. A forked child gets a
+ * writer slot of its own on its first update.
+ */
+final class Shmetrics
+{
+    /** Prometheus text format 0.0.4. */
+    public const FORMAT_TEXT = 0;
+    /** OpenMetrics 1.0 text. */
+    public const FORMAT_OPENMETRICS = 1;
+
+    /** The options a new store accepts, as in `shmetrics_options`. */
+    private const OPTIONS = [
+        'create' => 'bool', 'read_only' => 'bool', 'mode' => 'u32', 'max_families' => 'u32',
+        'max_series' => 'u32', 'label_bytes' => 'u64', 'max_writers' => 'u32', 'cells_per_writer' => 'u64',
+    ];
+
+    /** @internal */
+    public FFI $ffi;
+    /** @internal the `shmetrics_store *` */
+    public CData $store;
+    private string $path;
+
+    /**
+     * Opens the store file at $path, creating it if needed. Without a
+     * path, $SHMETRICS_STORE names it, else /dev/shm/shmetrics.
+     *
+     * $options apply when the file is created (an existing store keeps
+     * its own): `max_families` (4096), `max_series` (65536),
+     * `label_bytes` (16 MiB), `max_writers` (128), `cells_per_writer`,
+     * `mode` (0600 or 0660); plus `create` (true) and `read_only` (false).
+     *
+     * @param array<string, bool|int> $options
+     * @throws \Shmetrics\Exception\StorageException the file is missing (with create => false), foreign,
+     *         cut short, corrupt or of another layout version; the message names it
+     * @throws InvalidArgumentException an unknown option or a value out of range
+     */
+    public function __construct(?string $path = null, array $options = [])
+    {
+        if ($path === null) {
+            $env = getenv('SHMETRICS_STORE');
+            $path = is_string($env) && $env !== '' ? $env : '/dev/shm/shmetrics';
+        }
+        if ($path === '') {
+            throw new InvalidArgumentException('the store path is empty: pass a file path such as /dev/shm/myapp.metrics');
+        }
+        $this->path = $path;
+        $this->ffi = $ffi = Native::ffi();
+        $opts = $ffi->new('shmetrics_options');
+        $ffi->shmetrics_options_default(FFI::addr($opts));
+        foreach ($options as $key => $value) {
+            $type = self::OPTIONS[$key] ?? null;
+            if ($type === null) {
+                throw new InvalidArgumentException(sprintf(
+                    'unknown store option "%s"; the options are %s',
+                    $key,
+                    implode(', ', array_keys(self::OPTIONS))
+                ));
+            }
+            $ok = $type === 'bool'
+                ? is_bool($value)
+                : is_int($value) && $value >= 0 && ($type === 'u64' || $value <= 0xFFFFFFFF);
+            if (!$ok) {
+                throw new InvalidArgumentException(sprintf(
+                    'store option "%s" must be %s, got %s',
+                    $key,
+                    $type === 'bool' ? 'a bool' : ($type === 'u32' ? 'an integer from 0 to 2^32-1' : 'a non-negative integer'),
+                    var_export($value, true)
+                ));
+            }
+            $opts->{$key} = $value;
+        }
+        $out = $ffi->new('shmetrics_store *');
+        $rc = $ffi->shmetrics_store_open_persistent($path, strlen($path), FFI::addr($opts), FFI::addr($out));
+        if ($rc !== Native::OK) {
+            throw Native::exception($rc, "cannot open the store");
+        }
+        $this->store = $out;
+    }
+
+    /** The store file's path. */
+    public function path(): string
+    {
+        return $this->path;
+    }
+
+    /**
+     * Removes every metric of the store, in every process (PromPHP's
+     * wipeStorage). Metric objects stay usable: their next update
+     * registers them again.
+     */
+    public function wipeStorage(): void
+    {
+        $rc = $this->ffi->shmetrics_store_wipe($this->store);
+        if ($rc !== Native::OK) {
+            throw Native::exception($rc, "cannot wipe the store {$this->path}");
+        }
+    }
+
+    /**
+     * The whole store, all processes merged, as an exposition in $format
+     * (FORMAT_TEXT or FORMAT_OPENMETRICS), rendered by the library.
+     */
+    public function render(int $format = self::FORMAT_TEXT): string
+    {
+        $ffi = $this->ffi;
+        $buf = $ffi->new('shmetrics_buf *');
+        $rc = $ffi->shmetrics_render_alloc($this->store, $format, FFI::addr($buf));
+        if ($rc !== Native::OK) {
+            throw Native::exception($rc, "cannot render the store {$this->path}");
+        }
+        try {
+            return FFI::string($ffi->shmetrics_buf_data($buf), $ffi->shmetrics_buf_len($buf));
+        } finally {
+            $ffi->shmetrics_buf_free($buf);
+        }
+    }
+
+    /** The HTTP Content-Type of an exposition in $format. */
+    public function contentType(int $format = self::FORMAT_TEXT): string
+    {
+        $type = $this->ffi->shmetrics_format_content_type($format);
+        if ($type === null) {
+            throw new InvalidArgumentException("unknown exposition format $format; use FORMAT_TEXT or FORMAT_OPENMETRICS");
+        }
+        return $type;
+    }
+
+    /**
+     * What PromPHP's adapters return from collect(): here one Exposition
+     * of the whole store, for RenderTextFormat::render().
+     *
+     * @return list<Exposition>
+     */
+    public function collect(): array
+    {
+        return [new Exposition($this->render(self::FORMAT_TEXT))];
+    }
+
+    /**
+     * The store's counts and capacities (`shmetrics_stats`): families,
+     * series_allocated, writers_live, writer_claims_total, overflows_total...
+     *
+     * @return array<string, int>
+     */
+    public function stats(): array
+    {
+        $s = $this->ffi->new('shmetrics_stats');
+        $rc = $this->ffi->shmetrics_store_stats($this->store, FFI::addr($s));
+        if ($rc !== Native::OK) {
+            throw Native::exception($rc, "cannot read the statistics of {$this->path}");
+        }
+        $out = [];
+        foreach ([
+            'layout_version', 'families', 'families_capacity', 'series_allocated', 'series_capacity',
+            'writers_capacity', 'writers_live', 'writers_dead', 'file_size', 'label_bytes_used',
+            'label_bytes_capacity', 'cells_used', 'cells_capacity', 'writer_claims_total',
+            'writer_reuses_total', 'writers_exhausted_total', 'overflows_total', 'lock_recoveries_total',
+        ] as $field) {
+            $out[$field] = $s->{$field};
+        }
+        return $out;
+    }
+
+    /**
+     * Registers a family (or finds the same one, registered by any
+     * process) and returns its `shmetrics_family`.
+     *
+     * @internal used by the metric classes
+     * @param list<string> $labels
+     * @param list<float|int>|null $buckets
+     * @param list<float|int>|null $quantiles
+     */
+    public function register(
+        string $what,
+        int $kind,
+        string $name,
+        string $help,
+        array $labels,
+        int $gaugeMode = 0,
+        ?array $buckets = null,
+        ?array $quantiles = null,
+        int $maxAgeMs = 0
+    ): CData {
+        $ffi = $this->ffi;
+        $d = $ffi->new('shmetrics_family_desc');
+        [$d->name, $keepName] = Native::str($ffi, $name);
+        [$d->help, $keepHelp] = Native::str($ffi, $help);
+        foreach ($labels as $l) {
+            if (!is_string($l)) {
+                throw new InvalidArgumentException("$what: label names must be strings, got " . get_debug_type($l));
+            }
+        }
+        [$names, $keepLabels] = Native::strs($ffi, array_values($labels));
+        $d->label_names = $names === null ? null : $ffi->cast('const shmetrics_str *', $names);
+        $d->label_count = count($labels);
+        $d->kind = $kind;
+        $d->gauge_mode = $gaugeMode;
+        $b = $buckets === null ? null : Native::doubles($ffi, $buckets);
+        $d->buckets = $b === null ? null : $ffi->cast('const double *', $b);
+        $d->bucket_count = $buckets === null ? 0 : count($buckets);
+        $q = $quantiles === null ? null : Native::doubles($ffi, $quantiles);
+        $d->quantiles = $q === null ? null : $ffi->cast('const double *', $q);
+        $d->quantile_count = $quantiles === null ? 0 : count($quantiles);
+        $d->max_age_ms = $maxAgeMs;
+        $family = $ffi->new('shmetrics_family');
+        $rc = $ffi->shmetrics_register($this->store, FFI::addr($d), FFI::addr($family));
+        if ($rc !== Native::OK) {
+            throw Native::exception($rc, "cannot register $what");
+        }
+        unset($keepName, $keepHelp, $keepLabels);
+        return $family;
+    }
+}

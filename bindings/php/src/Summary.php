@@ -1,0 +1,89 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Shmetrics;
+
+use FFI\CData;
+use Shmetrics\Exception\InvalidArgumentException;
+use Shmetrics\Storage\Shmetrics;
+
+/**
+ * A summary. The store keeps its `_count` and `_sum`, merged over all
+ * processes, in constant space (no key per observation, as APCng keeps).
+ * The quantiles and the window are stored with the family; their values
+ * are not computed yet: they come with the store's next layout.
+ */
+final class Summary extends Collector
+{
+    public const TYPE = 'summary';
+
+    /** @var list<float> */
+    private array $quantiles;
+    private int $maxAgeSeconds;
+
+    /**
+     * @param list<string> $labels
+     * @param int $maxAgeSeconds the window quantiles will cover
+     * @param list<float>|null $quantiles each in [0, 1], increasing; null for getDefaultQuantiles()
+     */
+    public function __construct(
+        Shmetrics $storage,
+        string $namespace,
+        string $name,
+        string $help,
+        array $labels = [],
+        int $maxAgeSeconds = 86400,
+        ?array $quantiles = null
+    ) {
+        if ($maxAgeSeconds <= 0) {
+            throw new InvalidArgumentException("summary $name: maxAgeSeconds must be above 0, got $maxAgeSeconds");
+        }
+        $this->maxAgeSeconds = $maxAgeSeconds;
+        $this->quantiles = array_values($quantiles ?? self::getDefaultQuantiles());
+        parent::__construct($storage, $namespace, $name, $help, $labels);
+    }
+
+    public function getType(): string
+    {
+        return self::TYPE;
+    }
+
+    /** @return list<float> */
+    public static function getDefaultQuantiles(): array
+    {
+        return [0.01, 0.05, 0.5, 0.95, 0.99];
+    }
+
+    /**
+     * Records an observation (not NaN).
+     *
+     * @param array<int, string|int|float> $labels
+     */
+    public function observe(float $value, array $labels = []): void
+    {
+        if (\count($labels) !== $this->labelCount) {
+            $this->lookup($labels);
+        }
+        $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
+        $rc = $this->ffi->shmetrics_observe($this->st, $s, $value);
+        if ($rc !== 0) {
+            $this->failed($rc, $labels, 'shmetrics_observe', [$value]);
+        }
+    }
+
+    protected function register(): CData
+    {
+        return $this->storageAdapter->register(
+            $this->what(),
+            4,
+            $this->getName(),
+            $this->getHelp(),
+            $this->getLabelNames(),
+            0,
+            null,
+            $this->quantiles,
+            $this->maxAgeSeconds * 1000
+        );
+    }
+}

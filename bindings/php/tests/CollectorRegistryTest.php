@@ -1,0 +1,118 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Shmetrics\Tests;
+
+use Shmetrics\CollectorRegistry;
+use Shmetrics\Counter;
+use Shmetrics\Exception\MetricNotFoundException;
+use Shmetrics\Exception\MetricsRegistrationException;
+use Shmetrics\Gauge;
+use Shmetrics\Histogram;
+use Shmetrics\Native;
+use Shmetrics\Storage\Shmetrics;
+use Shmetrics\Summary;
+use Shmetrics\Tests\Support\TestCase;
+
+final class CollectorRegistryTest extends TestCase
+{
+    /** @return iterable<string, array{string, class-string}> */
+    public static function types(): iterable
+    {
+        yield 'counter' => ['Counter', Counter::class];
+        yield 'gauge' => ['Gauge', Gauge::class];
+        yield 'histogram' => ['Histogram', Histogram::class];
+        yield 'summary' => ['Summary', Summary::class];
+    }
+
+    /** @dataProvider types */
+    public function testRegisterGetAndGetOrRegister(string $type, string $class): void
+    {
+        $reg = $this->registry();
+        $m = $reg->{"register$type"}('app', 'thing', 'A thing.', ['l']);
+        self::assertInstanceOf($class, $m);
+        self::assertSame($m, $reg->{"get$type"}('app', 'thing'));
+        self::assertSame($m, $reg->{"getOrRegister$type"}('app', 'thing', 'A thing.', ['l']));
+        $other = $reg->{"getOrRegister$type"}('app', 'other', 'Another.', []);
+        self::assertInstanceOf($class, $other);
+        self::assertSame($other, $reg->{"get$type"}('app', 'other'));
+        try {
+            $reg->{"register$type"}('app', 'thing', 'A thing.', ['l']);
+            self::fail('registered twice');
+        } catch (MetricsRegistrationException $e) {
+            self::assertStringContainsString('already registered in this registry', $e->getMessage());
+        }
+        try {
+            $reg->{"get$type"}('app', 'missing');
+            self::fail('found a metric never registered');
+        } catch (MetricNotFoundException $e) {
+            self::assertStringContainsString('app_missing', $e->getMessage());
+        }
+    }
+
+    public function testTheSameDefinitionIsSharedAndAnotherIsRefused(): void
+    {
+        $path = $this->dir . '/store';
+        $a = new CollectorRegistry($path, false);
+        $b = new CollectorRegistry(new Shmetrics($path), false);
+        $a->registerCounter('', 'hits', 'Hits.', ['page'])->inc(['x']);
+        $b->registerCounter('', 'hits', 'Hits.', ['page'])->inc(['x']);
+        self::assertSame(2.0, $this->dumped($path)['hits_total{page="x"}']);
+        foreach ([
+            fn () => $b->registerGauge('', 'hits', 'Hits.', ['page']),
+            fn () => $b->registerHistogram('', 'hits', 'Hits.', ['page']),
+        ] as $conflicting) {
+            try {
+                $conflicting();
+                self::fail('a conflicting definition was accepted');
+            } catch (MetricsRegistrationException $e) {
+                self::assertSame(Native::CONFLICT, $e->getCode());
+                self::assertStringContainsString('already registered as a counter', $e->getMessage());
+            }
+        }
+        $c = new CollectorRegistry($path, false);
+        $this->expectException(MetricsRegistrationException::class);
+        $c->registerCounter('', 'hits', 'Hits.', ['page', 'extra']);
+    }
+
+    public function testDefaultMetricsAndGetDefault(): void
+    {
+        $path = $this->dir . '/default';
+        putenv("SHMETRICS_STORE=$path");
+        try {
+            $reg = CollectorRegistry::getDefault();
+            self::assertSame($reg, CollectorRegistry::getDefault());
+            self::assertSame($path, $reg->getStorage()->path());
+            $reg->getOrRegisterCounter('', 'via_default', 'Through getDefault.')->inc();
+        } finally {
+            putenv('SHMETRICS_STORE');
+        }
+        $s = $this->dumped($path);
+        self::assertSame(1.0, $s['php_info{version="' . PHP_VERSION . '"}']);
+        self::assertSame(1.0, $s['via_default_total']);
+    }
+
+    public function testWipeStorageThenUpdatesRegisterAgain(): void
+    {
+        $path = $this->dir . '/store';
+        $reg = new CollectorRegistry($path, false);
+        $c = $reg->registerCounter('', 'c', 'C.', ['l']);
+        $h = $reg->registerHistogram('', 'h', 'H.', [], [1]);
+        $c->inc(['a']);
+        $h->observe(0.5);
+        $reg->wipeStorage();
+        self::assertSame([], $this->dumped($path));
+        $c->inc(['a']);
+        $h->observe(2);
+        $s = $this->dumped($path);
+        self::assertSame(1.0, $s['c_total{l="a"}']);
+        self::assertSame(0.0, $s['h_bucket{le="1.0"}']);
+        self::assertSame(1.0, $s['h_count']);
+
+        // A wipe by another process too.
+        self::command([PHP_BINARY, __DIR__ . '/scripts/wipe.php', $path]);
+        $c->incBy(2, ['b']);
+        self::assertSame(['c_total{l="b"}' => 2.0], $this->dumped($path));
+    }
+}

@@ -1,0 +1,63 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Shmetrics\Tests;
+
+use Shmetrics\Tests\Support\TestCase;
+
+/**
+ * The PHP snippets of docs/php.md run as written (store paths pointed at
+ * a temporary directory) and do what the text says. Its ini blocks are
+ * run by FpmTest.
+ */
+final class DocsTest extends TestCase
+{
+    /** @return list<string> */
+    private static function blocks(): array
+    {
+        $doc = file_get_contents(dirname(__DIR__, 3) . '/docs/php.md');
+        preg_match_all('/```php\n(.*?)```/s', $doc, $m);
+        return $m[1];
+    }
+
+    private function runSnippet(string $code, array $env = []): string
+    {
+        $file = $this->dir . '/snippet.php';
+        $code = str_replace('/dev/shm/myapp.metrics', $this->dir . '/doc.metrics', $code);
+        $autoload = var_export(dirname(__DIR__) . '/autoload.php', true);
+        file_put_contents($file, preg_replace('/^<\?php\n/', "<?php\nrequire $autoload;\n", $code, 1));
+        return self::command([PHP_BINARY, $file], null, $env + array_filter([
+            'SHMETRICS_LIBRARY' => getenv('SHMETRICS_LIBRARY'),
+            'PATH' => getenv('PATH'),
+        ]));
+    }
+
+    public function testTheDocHasItsSnippets(): void
+    {
+        self::assertCount(3, self::blocks());
+    }
+
+    public function testMigrationSnippet(): void
+    {
+        $s = self::samples($this->runSnippet(self::blocks()[0]));
+        self::assertSame(3.0, $s['myapp_requests_total{route="/users",status="200"}']);
+        self::assertSame(1.0, $s['myapp_request_seconds_count{route="/users"}']);
+        self::assertSame(0.0, $s['myapp_inflight']);
+        self::assertSame(1.0, $s['php_info{version="' . PHP_VERSION . '"}']);
+    }
+
+    public function testFpmAppSnippet(): void
+    {
+        $this->runSnippet(self::blocks()[1], ['SHMETRICS_STORE' => $this->dir . '/doc.metrics']);
+        self::assertSame(1.0, $this->dumped($this->dir . '/doc.metrics')['app_requests_total{route="/"}']);
+    }
+
+    public function testSizingSnippet(): void
+    {
+        $this->runSnippet(self::blocks()[2] . "\n" . 'echo json_encode($storage->stats());');
+        $stats = (new \Shmetrics\Storage\Shmetrics($this->dir . '/doc.metrics'))->stats();
+        self::assertSame(200000, $stats['series_capacity']);
+        self::assertSame(64, $stats['writers_capacity']);
+    }
+}

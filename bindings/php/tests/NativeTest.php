@@ -1,0 +1,122 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Shmetrics\Tests;
+
+use Shmetrics\Exception\InvalidArgumentException;
+use Shmetrics\Exception\MetricsRegistrationException;
+use Shmetrics\Exception\ShmetricsException;
+use Shmetrics\Exception\StorageException;
+use Shmetrics\Native;
+use Shmetrics\Storage\Shmetrics;
+use Shmetrics\Tests\Support\TestCase;
+
+final class NativeTest extends TestCase
+{
+    /** @return array<string, int> every result code the header declares */
+    private static function headerCodes(): array
+    {
+        $cdef = file_get_contents(Native::cdefPath());
+        self::assertSame(1, preg_match('/enum shmetrics_result \{(.*?)\};/s', $cdef, $m));
+        preg_match_all('/SHMETRICS_([A-Z0-9_]+) = (\d+)/', $m[1], $all, PREG_SET_ORDER);
+        $codes = [];
+        foreach ($all as [, $name, $value]) {
+            $codes[$name] = (int) $value;
+        }
+        return $codes;
+    }
+
+    public function testResultCodesMatchTheHeader(): void
+    {
+        $ours = (new \ReflectionClass(Native::class))->getConstants();
+        $ours = array_filter($ours, 'is_int');
+        self::assertSame(self::headerCodes(), $ours);
+    }
+
+    public function testEveryCodeMapsToAnExceptionWithTheLibrarysMessage(): void
+    {
+        $invalid = ['INVALID_NAME', 'LABEL_COUNT', 'INVALID_VALUE', 'INVALID_OPTIONS', 'INVALID_UTF8', 'INVALID_ARGUMENT'];
+        // Make a real failure so that the thread has a last error.
+        try {
+            new Shmetrics($this->dir . '/missing', ['create' => false]);
+        } catch (StorageException) {
+        }
+        $message = Native::lastError();
+        self::assertStringContainsString('missing', $message);
+        foreach (self::headerCodes() as $name => $code) {
+            if ($code === Native::OK) {
+                continue;
+            }
+            $e = Native::exception($code, 'doing X');
+            self::assertInstanceOf(ShmetricsException::class, $e);
+            $want = match (true) {
+                in_array($name, $invalid, true) => InvalidArgumentException::class,
+                $name === 'CONFLICT' => MetricsRegistrationException::class,
+                default => StorageException::class,
+            };
+            self::assertSame($want, get_class($e), $name);
+            self::assertSame($code, $e->getCode());
+            self::assertSame("doing X: $message", $e->getMessage());
+        }
+        self::assertInstanceOf(\InvalidArgumentException::class, Native::exception(Native::INVALID_NAME, 'x'));
+    }
+
+    public function testTheStoreOpensOncePerProcessNotPerRequest(): void
+    {
+        $path = $this->dir . '/requests';
+        $out = json_decode(self::command([PHP_BINARY, '-d', 'ffi.enable=1', __DIR__ . '/scripts/requests.php', $path, '20']), true);
+        self::assertSame(['distinct_handles' => 1, 'library_mapped' => true], $out);
+        $s = $this->dumped($path);
+        self::assertSame(20.0, $s['requests_total']);
+        $stats = (new Shmetrics($path))->stats();
+        self::assertSame(1, $stats['writer_claims_total'], 'one writer slot claimed, not one per request');
+    }
+
+    public function testRestrictedFfiSaysWhatToSet(): void
+    {
+        $p = proc_open(
+            [PHP_BINARY, '-d', 'ffi.enable=0', '-r', 'require "' . dirname(__DIR__) . '/autoload.php"; '
+                . 'try { new Shmetrics\Storage\Shmetrics("' . $this->dir . '/x"); } '
+                . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }'],
+            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
+            $pipes
+        );
+        $out = stream_get_contents($pipes[1]);
+        proc_close($p);
+        self::assertStringContainsString('PHP FFI is restricted here (ffi.enable=0', $out);
+        self::assertStringContainsString('ffi.preload', $out);
+    }
+
+    public function testMissingLibrarySaysHowToBuildIt(): void
+    {
+        $p = proc_open(
+            [PHP_BINARY, '-r', 'require "' . dirname(__DIR__) . '/autoload.php"; '
+                . 'Shmetrics\Native::configure("/nonexistent/libshmetrics.so"); '
+                . 'try { Shmetrics\Native::version(); } '
+                . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }'],
+            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
+            $pipes
+        );
+        $out = stream_get_contents($pipes[1]);
+        proc_close($p);
+        self::assertStringContainsString('cannot load the shmetrics library "/nonexistent/libshmetrics.so"', $out);
+        self::assertStringContainsString('cargo build --release -p shmetrics-ffi', $out);
+    }
+
+    public function testScopeHeaderForFfiPreload(): void
+    {
+        $h = Native::scopeHeader('/opt/lib/libshmetrics.so');
+        self::assertStringStartsWith("#define FFI_SCOPE \"SHMETRICS\"\n#define FFI_LIB \"/opt/lib/libshmetrics.so\"\n", $h);
+        self::assertStringEndsWith(file_get_contents(Native::cdefPath()), $h);
+        $out = self::command([PHP_BINARY, dirname(__DIR__) . '/bin/shmetrics-ffi-header', Native::library()]);
+        self::assertSame(Native::scopeHeader(realpath(Native::library())), $out);
+        $this->expectException(InvalidArgumentException::class);
+        Native::scopeHeader("/bad\"path");
+    }
+
+    public function testVersion(): void
+    {
+        self::assertMatchesRegularExpression('/^\d+\.\d+\.\d+/', Native::version());
+    }
+}

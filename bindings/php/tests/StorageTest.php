@@ -1,0 +1,168 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Shmetrics\Tests;
+
+use Shmetrics\CollectorRegistry;
+use Shmetrics\Exception\InvalidArgumentException;
+use Shmetrics\Exception\StorageException;
+use Shmetrics\Native;
+use Shmetrics\Storage\Shmetrics;
+use Shmetrics\Tests\Support\TestCase;
+
+/** Store files that cannot be used, options, capacity: never a crash, always a message. */
+final class StorageTest extends TestCase
+{
+    private function assertOpenFails(string $path, int $code, string $text, array $options = []): void
+    {
+        $before = is_file($path) ? hash_file('sha256', $path) : null;
+        try {
+            new Shmetrics($path, $options);
+            self::fail("opening $path succeeded");
+        } catch (StorageException $e) {
+            self::assertSame($code, $e->getCode(), $e->getMessage());
+            self::assertStringContainsString(dirname($path), $e->getMessage());
+            self::assertStringContainsString($text, $e->getMessage());
+        }
+        // The file is never changed, let alone reinitialised.
+        self::assertSame($before, is_file($path) ? hash_file('sha256', $path) : null);
+    }
+
+    /** A valid store file, made by another process (the CLI cannot make one; PHP can). */
+    private function validStoreFile(string $name): string
+    {
+        $path = $this->dir . "/$name";
+        $this->store([], $name);
+        return $path;
+    }
+
+    public function testMissingFilesAndDirectories(): void
+    {
+        $this->assertOpenFails($this->dir . '/no/such/dir/store', Native::IO, 'no/such/dir');
+        $this->assertOpenFails($this->dir . '/absent', Native::IO, 'absent', ['create' => false]);
+    }
+
+    public function testForeignFile(): void
+    {
+        $path = $this->dir . '/foreign';
+        file_put_contents($path, str_repeat('not a store ', 1000));
+        $this->assertOpenFails($path, Native::FOREIGN_FILE, 'not a shmetrics store');
+        file_put_contents($path, '');
+        $this->assertOpenFails($path, Native::FOREIGN_FILE, 'foreign');
+    }
+
+    public function testOtherLayoutVersion(): void
+    {
+        $path = $this->validStoreFile('v');
+        $copy = $this->dir . '/v2';
+        $bytes = file_get_contents($path, false, null, 0, 1 << 16);
+        $bytes = substr_replace($bytes, pack('V', 99), 8, 4);  // layout_version after the 8-byte magic
+        file_put_contents($copy, $bytes);
+        $this->assertOpenFails($copy, Native::VERSION_MISMATCH, '99');
+    }
+
+    public function testCorruptHeader(): void
+    {
+        $path = $this->validStoreFile('c');
+        $copy = $this->dir . '/c2';
+        copy($path, $copy);
+        $f = fopen($copy, 'r+');
+        fseek($f, 20);
+        $b = fread($f, 1);
+        fseek($f, 20);
+        fwrite($f, chr(ord($b) ^ 0x40));
+        fclose($f);
+        $this->assertOpenFails($copy, Native::CORRUPT, 'corrupt');
+    }
+
+    public function testTruncatedFile(): void
+    {
+        $path = $this->validStoreFile('t');
+        $copy = $this->dir . '/t2';
+        file_put_contents($copy, file_get_contents($path, false, null, 0, 1 << 16));
+        $this->assertOpenFails($copy, Native::TRUNCATED, 'truncated: the file is 65536 bytes');
+    }
+
+    public function testOptions(): void
+    {
+        foreach ([
+            [['max_series' => 10, 'nope' => 1], 'unknown store option "nope"'],
+            [['max_series' => -1], 'store option "max_series" must be an integer from 0 to 2^32-1'],
+            [['max_series' => 1 << 33], 'from 0 to 2^32-1'],
+            [['create' => 'yes'], 'must be a bool'],
+        ] as [$options, $text]) {
+            try {
+                $this->store($options, 'opts');
+                self::fail('accepted ' . json_encode($options));
+            } catch (InvalidArgumentException $e) {
+                self::assertStringContainsString($text, $e->getMessage());
+            }
+        }
+        try {
+            $this->store(['max_series' => 0], 'zero');
+            self::fail('a store with room for no series was made');
+        } catch (InvalidArgumentException $e) {
+            self::assertSame(Native::INVALID_OPTIONS, $e->getCode());
+        }
+        $this->expectException(InvalidArgumentException::class);
+        new Shmetrics('');
+    }
+
+    public function testAFullStoreRefusesFamiliesAndOverflowsSeries(): void
+    {
+        $reg = new CollectorRegistry($this->store(['max_families' => 2, 'max_series' => 6]), false);
+        $c = $reg->registerCounter('', 'c', 'C.', ['id']);
+        $reg->registerGauge('', 'g', 'G.');
+        try {
+            $reg->registerCounter('', 'third', 'One family too many.');
+            self::fail('a third family fitted');
+        } catch (StorageException $e) {
+            self::assertSame(Native::STORE_FULL, $e->getCode());
+        }
+        // Series beyond the capacity go to the overflow series: nothing is lost, nothing throws.
+        for ($i = 0; $i < 50; $i++) {
+            $c->inc(["id$i"]);
+        }
+        $s = $this->dumped($this->dir . '/store');
+        $counted = array_sum(array_filter($s, fn ($k) => str_starts_with($k, 'c_total'), ARRAY_FILTER_USE_KEY));
+        self::assertSame(50.0, $counted);
+        $overflow = $s['c_total{id="",shmetrics_overflow="true"}'];
+        self::assertGreaterThan(0, $overflow);
+        self::assertSame((int) $overflow, $reg->getStorage()->stats()['overflows_total']);
+    }
+
+    public function testReadOnlyStore(): void
+    {
+        $path = $this->validStoreFile('ro');
+        (new CollectorRegistry($path, false))->registerCounter('', 'c', 'C.')->inc();
+        $ro = new Shmetrics($path, ['read_only' => true]);
+        // An existing family is found; writing to it is refused.
+        $c = new CollectorRegistry($ro, false);
+        try {
+            $c->registerCounter('', 'c', 'C.')->inc();
+            self::fail('a read-only store was written');
+        } catch (StorageException $e) {
+            self::assertSame(Native::READ_ONLY, $e->getCode());
+        }
+        try {
+            $ro->wipeStorage();
+            self::fail('a read-only store was wiped');
+        } catch (StorageException $e) {
+            self::assertSame(Native::READ_ONLY, $e->getCode());
+        }
+        self::assertStringContainsString("c_total 1\n", $ro->render());
+    }
+
+    public function testStats(): void
+    {
+        $reg = $this->registry();
+        $reg->registerCounter('', 'a', 'A.', ['x'])->inc(['1']);
+        $stats = $reg->getStorage()->stats();
+        self::assertSame(1, $stats['layout_version']);
+        self::assertSame(1, $stats['families']);
+        self::assertSame(1, $stats['writers_live']);
+        self::assertSame(1, $stats['writer_claims_total']);
+        self::assertCount(18, $stats);
+    }
+}

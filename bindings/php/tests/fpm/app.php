@@ -1,0 +1,24 @@
+<?php
+
+// The application FpmTest serves through nginx and php-fpm: counts the
+// request by route, observes its duration, tracks it in flight, and
+// answers with the worker's pid.
+
+declare(strict_types=1);
+
+if (!class_exists(Shmetrics\CollectorRegistry::class)) {
+    require dirname(__DIR__, 2) . '/autoload.php';  // not preloaded (ffi.enable=true)
+}
+
+use Shmetrics\CollectorRegistry;
+
+$start = hrtime(true);
+$route = $_SERVER['DOCUMENT_URI'] ?? '/';
+$registry = CollectorRegistry::getDefault();
+$inflight = $registry->getOrRegisterGauge('fpm', 'inflight', 'Requests in progress.', [], 'livesum');
+$inflight->inc();
+$registry->getOrRegisterCounter('fpm', 'requests', 'Requests served.', ['route', 'status'])->inc([$route, '200']);
+$registry->getOrRegisterHistogram('fpm', 'request_seconds', 'Request latency.', ['route'], [0.001, 0.01, 0.1, 1])
+    ->observe((hrtime(true) - $start) / 1e9, [$route]);
+$inflight->dec();
+echo getmypid(), "\n";
