@@ -128,8 +128,29 @@ fn updates(c: &mut Criterion) {
     g.finish();
 }
 
+/// Registering a family that is already there, as PHP does for every
+/// metric on every request, in a store of 2,500 families. The last one
+/// registered is the one a scan of the family records reaches last.
+fn registration(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("store"), &Options::default()).unwrap();
+    let descs: Vec<FamilyDesc> = (0..2500)
+        .map(|i| FamilyDesc::new(format!("app_metric_{i}"), Kind::Counter).labels(&["route"]))
+        .collect();
+    for d in &descs {
+        store.register(d).unwrap();
+    }
+    let last = descs.last().unwrap();
+    let mut g = c.benchmark_group("register");
+    g.bench_function("existing family, 2,500 in the store", |b| {
+        b.iter(|| store.register(black_box(last)).unwrap())
+    });
+    g.finish();
+}
+
 fn main() {
     let mut c = Criterion::default().configure_from_args();
     updates(&mut c);
+    registration(&mut c);
     c.final_summary();
 }

@@ -2,8 +2,10 @@
 //! the per-process writer slot. Updates live in [`crate::update`], reading
 //! in [`crate::snapshot`].
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use std::sync::{Mutex, TryLockError};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::family::{FamilyDesc, GaugeMode, Kind};
@@ -121,6 +123,11 @@ pub struct Store {
     /// The fork generation (high 32 bits) and slot (low 32 bits) this
     /// process writes through.
     local: AtomicU64,
+    /// Where this process last found each family, by name, so that
+    /// registering an already registered family (which PHP does on every
+    /// request) does not scan every family record. Only a hint: each hit is
+    /// checked against the record, and a miss falls back to the scan.
+    family_hints: Mutex<HashMap<String, u32>>,
 }
 
 /// A registered family. Cheap to copy; valid for the [`Store`] that made it
@@ -342,6 +349,7 @@ impl Store {
             map,
             tag: NEXT_TAG.fetch_add(1, Relaxed),
             local: AtomicU64::new(u64::MAX),
+            family_hints: Mutex::new(HashMap::new()),
         })
     }
 
@@ -469,25 +477,58 @@ impl Store {
         if let Some(f) = self.find_family(&d, hash, epoch)? {
             return Ok(f);
         }
-        self.insert_family(&d, hash, epoch)
+        let f = self.insert_family(&d, hash, epoch)?;
+        self.set_family_hint(&d.name, f.index);
+        Ok(f)
     }
 
     /// Looks a family up by name without the lock.
     fn find_family(&self, d: &FamilyDesc, hash: u64, epoch: u32) -> Result<Option<Family>> {
-        for (i, f) in self.live_range_families().iter().enumerate() {
-            if f.state.load(Acquire) != state::LIVE {
-                continue;
-            }
-            let name = self.arena_str(&f.name);
-            if name != Some(d.name.as_bytes()) {
-                continue;
-            }
-            if f.def_hash.load(Relaxed) != hash {
-                return Err(self.conflict(d, f));
-            }
-            return Ok(Some(self.family_handle(i as u32, f, epoch)?));
+        let families = self.live_range_families();
+        let is_it = |f: &FamilyRec| {
+            f.state.load(Acquire) == state::LIVE
+                && self.arena_str(&f.name) == Some(d.name.as_bytes())
+        };
+        let found = match self.family_hint(&d.name) {
+            Some(i) if families.get(i as usize).is_some_and(is_it) => Some(i as usize),
+            _ => families.iter().position(is_it),
+        };
+        let Some(i) = found else {
+            return Ok(None);
+        };
+        let f = &families[i];
+        if f.def_hash.load(Relaxed) != hash {
+            return Err(self.conflict(d, f));
         }
-        Ok(None)
+        self.set_family_hint(&d.name, i as u32);
+        Ok(Some(self.family_handle(i as u32, f, epoch)?))
+    }
+
+    /// The hint for `name`. The lock is only tried: after a `fork()` from
+    /// a process where another thread held it, it stays locked for good in
+    /// the child, which then goes without hints.
+    fn family_hint(&self, name: &str) -> Option<u32> {
+        match self.family_hints.try_lock() {
+            Ok(hints) => hints.get(name).copied(),
+            Err(TryLockError::Poisoned(p)) => p.into_inner().get(name).copied(),
+            Err(TryLockError::WouldBlock) => None,
+        }
+    }
+
+    fn set_family_hint(&self, name: &str, index: u32) {
+        let mut hints = match self.family_hints.try_lock() {
+            Ok(h) => h,
+            Err(TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(TryLockError::WouldBlock) => return,
+        };
+        if hints.get(name) != Some(&index) {
+            // Names of families wiped since are stale: bound the map by
+            // the store's family capacity.
+            if hints.len() >= self.map.fixed().max_families as usize {
+                hints.clear();
+            }
+            hints.insert(name.to_owned(), index);
+        }
     }
 
     fn conflict(&self, d: &FamilyDesc, f: &FamilyRec) -> Error {

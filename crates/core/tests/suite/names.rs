@@ -449,3 +449,34 @@ fn any_utf8_label_value_round_trips() {
     let n = snap.family("utf8").unwrap().series().len();
     assert_eq!(n, sets.len());
 }
+
+#[test]
+fn registering_again_finds_the_family_among_many_and_after_a_wipe() {
+    let (_d, store) = store();
+    let desc = |i: usize| FamilyDesc::new(format!("m_{i}"), Kind::Counter).labels(&["k"]);
+    let first: Vec<_> = (0..300)
+        .map(|i| store.register(&desc(i)).unwrap())
+        .collect();
+    for (i, f) in first.iter().enumerate() {
+        assert_eq!(store.register(&desc(i)).unwrap(), *f, "family {i}");
+    }
+    // A conflict is found through the remembered position too.
+    expect_err(
+        store.register(&FamilyDesc::new("m_7", Kind::Gauge)),
+        ErrorKind::Conflict,
+    );
+    // After a wipe the remembered positions are stale: m_299 now sits
+    // where m_0 was, and m_0 is gone until registered again.
+    store.wipe().unwrap();
+    let moved = store.register(&desc(299)).unwrap();
+    store
+        .counter_inc(store.series(&moved, &["x"]).unwrap())
+        .unwrap();
+    let again = store.register(&desc(299)).unwrap();
+    assert_eq!(again, moved);
+    let zero = store.register(&desc(0)).unwrap();
+    assert_ne!(zero, moved);
+    let snap = store.snapshot().unwrap();
+    let names: Vec<&str> = snap.families().map(|f| f.name()).collect();
+    assert_eq!(names, ["m_299", "m_0"]);
+}
