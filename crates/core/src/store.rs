@@ -123,11 +123,67 @@ pub struct Store {
     /// The fork generation (high 32 bits) and slot (low 32 bits) this
     /// process writes through.
     local: AtomicU64,
-    /// Where this process last found each family, by name, so that
-    /// registering an already registered family (which PHP does on every
-    /// request) does not scan every family record. Only a hint: each hit is
-    /// checked against the record, and a miss falls back to the scan.
-    family_hints: Mutex<HashMap<String, u32>>,
+    /// This process's index of the family records by name, so that
+    /// registering (which PHP does for every metric on every request) does
+    /// not scan every record: see [`FamilyIndex`].
+    family_index: Mutex<FamilyIndex>,
+}
+
+/// Family record positions by name, as read from the records by this
+/// process. Records are only ever appended between wipes and a live
+/// record's name never changes, so the index reads each record once: it
+/// catches up on the records appended since, and starts over after a wipe.
+#[derive(Debug, Default)]
+struct FamilyIndex {
+    epoch: u32,
+    /// Records before this one are indexed. It stops at a record still
+    /// being inserted, so that record is read again once it is done.
+    read_up_to: usize,
+    by_name: HashMap<Box<[u8]>, u32>,
+}
+
+impl FamilyIndex {
+    /// The position of the live family that `is_it` recognises by its
+    /// name, if there is one. Every answer is checked against the record.
+    fn find(
+        &mut self,
+        store: &Store,
+        families: &[FamilyRec],
+        epoch: u32,
+        name: &str,
+        is_it: impl Fn(&FamilyRec) -> bool,
+    ) -> Option<usize> {
+        let check = |i: u32| Some(i as usize).filter(|&i| families.get(i).is_some_and(&is_it));
+        if self.epoch == epoch {
+            if let Some(i) = self.by_name.get(name.as_bytes()).and_then(|&i| check(i)) {
+                return Some(i);
+            }
+        } else {
+            *self = FamilyIndex {
+                epoch,
+                ..FamilyIndex::default()
+            };
+        }
+        while let Some(f) = families.get(self.read_up_to) {
+            match f.state.load(Acquire) {
+                state::INIT => break,
+                state::LIVE => {
+                    if let Some(n) = store.arena_str(&f.name) {
+                        self.by_name.insert(n.into(), self.read_up_to as u32);
+                    }
+                }
+                _ => {}
+            }
+            self.read_up_to += 1;
+        }
+        match self.by_name.get(name.as_bytes()).and_then(|&i| check(i)) {
+            Some(i) => Some(i),
+            // Not indexed, or indexed under a stale position (a record
+            // still being inserted when last read): the full scan decides.
+            None if self.read_up_to < families.len() => families.iter().position(is_it),
+            None => None,
+        }
+    }
 }
 
 /// A registered family. Cheap to copy; valid for the [`Store`] that made it
@@ -349,7 +405,7 @@ impl Store {
             map,
             tag: NEXT_TAG.fetch_add(1, Relaxed),
             local: AtomicU64::new(u64::MAX),
-            family_hints: Mutex::new(HashMap::new()),
+            family_index: Mutex::new(FamilyIndex::default()),
         })
     }
 
@@ -477,9 +533,7 @@ impl Store {
         if let Some(f) = self.find_family(&d, hash, epoch)? {
             return Ok(f);
         }
-        let f = self.insert_family(&d, hash, epoch)?;
-        self.set_family_hint(&d.name, f.index);
-        Ok(f)
+        self.insert_family(&d, hash, epoch)
     }
 
     /// Looks a family up by name without the lock.
@@ -489,9 +543,17 @@ impl Store {
             f.state.load(Acquire) == state::LIVE
                 && self.arena_str(&f.name) == Some(d.name.as_bytes())
         };
-        let found = match self.family_hint(&d.name) {
-            Some(i) if families.get(i as usize).is_some_and(is_it) => Some(i as usize),
-            _ => families.iter().position(is_it),
+        let found = match self.family_index.try_lock() {
+            Ok(mut index) => index.find(self, families, epoch, &d.name, is_it),
+            Err(TryLockError::Poisoned(p)) => {
+                let mut index = p.into_inner();
+                *index = FamilyIndex::default();
+                index.find(self, families, epoch, &d.name, is_it)
+            }
+            // Only after a fork() from a process where another thread held
+            // the lock: it stays locked for good in the child, which then
+            // scans.
+            Err(TryLockError::WouldBlock) => families.iter().position(is_it),
         };
         let Some(i) = found else {
             return Ok(None);
@@ -500,35 +562,7 @@ impl Store {
         if f.def_hash.load(Relaxed) != hash {
             return Err(self.conflict(d, f));
         }
-        self.set_family_hint(&d.name, i as u32);
         Ok(Some(self.family_handle(i as u32, f, epoch)?))
-    }
-
-    /// The hint for `name`. The lock is only tried: after a `fork()` from
-    /// a process where another thread held it, it stays locked for good in
-    /// the child, which then goes without hints.
-    fn family_hint(&self, name: &str) -> Option<u32> {
-        match self.family_hints.try_lock() {
-            Ok(hints) => hints.get(name).copied(),
-            Err(TryLockError::Poisoned(p)) => p.into_inner().get(name).copied(),
-            Err(TryLockError::WouldBlock) => None,
-        }
-    }
-
-    fn set_family_hint(&self, name: &str, index: u32) {
-        let mut hints = match self.family_hints.try_lock() {
-            Ok(h) => h,
-            Err(TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(TryLockError::WouldBlock) => return,
-        };
-        if hints.get(name) != Some(&index) {
-            // Names of families wiped since are stale: bound the map by
-            // the store's family capacity.
-            if hints.len() >= self.map.fixed().max_families as usize {
-                hints.clear();
-            }
-            hints.insert(name.to_owned(), index);
-        }
     }
 
     fn conflict(&self, d: &FamilyDesc, f: &FamilyRec) -> Error {
