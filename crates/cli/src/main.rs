@@ -29,9 +29,11 @@ enum Command {
     /// one store, restart some of them, and show the merged result.
     Demo(demo::DemoArgs),
     /// Serve a store to Prometheus: /metrics, /healthz and a status page
-    /// at /. Maps the store read-only.
+    /// at /. Maps the store read-only. The store need not exist yet: until
+    /// it does, /healthz answers 503 and /metrics has only the exporter's
+    /// own metrics.
     Serve {
-        /// The store file.
+        /// The store file (it may appear after the exporter starts).
         #[arg(long, env = "SHMETRICS_STORE")]
         store: PathBuf,
         /// The address to listen on (loopback by default).
@@ -47,6 +49,12 @@ enum Command {
         /// (each connection serves one request).
         #[arg(long, default_value_t = 30.0)]
         request_timeout: f64,
+        /// A web configuration file in Prometheus exporter-toolkit's
+        /// format: TLS (tls_server_config), client certificates, basic
+        /// auth (basic_auth_users, bcrypt) and http_server_config.headers.
+        /// See docs/exporter.md.
+        #[arg(long = "web.config.file", value_name = "FILE")]
+        web_config_file: Option<PathBuf>,
     },
     /// Print the store's exposition.
     Dump {
@@ -79,14 +87,24 @@ fn main() -> ExitCode {
             max_connections,
             header_timeout,
             request_timeout,
-        } => {
-            let mut config = shmetrics_exporter::Config::new(store);
-            config.listen = listen;
-            config.max_connections = max_connections.max(1);
-            config.header_timeout = std::time::Duration::from_secs_f64(header_timeout.max(0.1));
-            config.request_timeout = std::time::Duration::from_secs_f64(request_timeout.max(0.1));
-            shmetrics_exporter::serve(config).map_err(|e| e as Box<dyn std::error::Error>)
-        }
+            web_config_file,
+        } => match web_config_file
+            .map(shmetrics_exporter::WebConfig::load)
+            .transpose()
+        {
+            // The file names itself in the message.
+            Err(e) => Err(e.into()),
+            Ok(web) => {
+                let mut config = shmetrics_exporter::Config::new(store);
+                config.web = web.map(std::sync::Arc::new);
+                config.listen = listen;
+                config.max_connections = max_connections.max(1);
+                config.header_timeout = std::time::Duration::from_secs_f64(header_timeout.max(0.1));
+                config.request_timeout =
+                    std::time::Duration::from_secs_f64(request_timeout.max(0.1));
+                shmetrics_exporter::serve(config).map_err(|e| e as Box<dyn std::error::Error>)
+            }
+        },
         Command::Dump { store, format } => dump(&store, &format),
         Command::Inspect { store } => inspect(&store),
     };

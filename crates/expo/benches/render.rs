@@ -1,16 +1,33 @@
-//! Rendering throughput: a store of 100k series (counters and default-bucket
-//! histograms, mixed), written by 16 processes, so that 16 writer slots are
-//! in use, encoded as Prometheus text and as OpenMetrics.
+//! Rendering throughput, in two shapes of store, each written by 16
+//! processes (so 16 writer slots are in use) and encoded as Prometheus text
+//! and as OpenMetrics.
+//!
+//! - `render_100k_series` (and `render_1M_series` with
+//!   `SHMETRICS_BENCH_1M=1`): 100k store series, 60% counters with three
+//!   long labels and 40% histograms with the 11 default buckets. Each
+//!   histogram is 14 lines, so the page is ~60 MB: a stress case.
+//! - `render_issue_100k_series` and `render_issue_1M_series`: the shape of
+//!   the rendering target ("100k series, counters and histograms mixed,
+//!   ≤ 15 ms; 1M series ≤ 200 ms; a 100k-series page is ~5 MB"). A series
+//!   is one sample line, as Prometheus counts them: 80% of the lines are
+//!   counters with two short labels (`route`, `code`), 20% are lines of
+//!   histograms with 5 bounds (8 lines each: 6 buckets, sum, count). About
+//!   50 bytes a line, so ~5 MB per 100k series in the text format
+//!   (OpenMetrics adds a `_created` line per counter and histogram).
 //!
 //! ```text
 //! cargo bench -p shmetrics-expo --bench render
-//! SHMETRICS_BENCH_1M=1 cargo bench -p shmetrics-expo --bench render   # also 1M series
+//! SHMETRICS_BENCH_1M=1 cargo bench -p shmetrics-expo --bench render   # also the 60 MB-per-100k shape at 1M
+//! cargo bench -p shmetrics-expo --bench render -- render_issue        # only the target's shape
 //! ```
 //!
-//! Only the encoding is measured: the snapshot is taken once beforehand
-//! (its time is printed), and the output buffer is reused between
-//! iterations, as an exporter that keeps its buffer would. Throughput is in
-//! bytes of exposition.
+//! `prometheus_text` and `openmetrics` measure the encoding alone: the
+//! snapshot is taken once beforehand (its time is printed), and the output
+//! buffer is reused between iterations, as an exporter that keeps its
+//! buffer would. For the target's shape, `scrape_prometheus_text` measures
+//! what the exporter does per scrape: refresh a kept snapshot from the
+//! store (`Store::snapshot_into`, which merges the 16 slots) and encode.
+//! Throughput is in bytes of exposition.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -22,6 +39,126 @@ use shmetrics_expo::{encode, Format};
 
 /// Processes that write, each through its own slot.
 const WRITERS: usize = 16;
+
+/// A store's shape: its families, and each series' family and labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Shape {
+    /// 60% counters with three long labels, 40% default-bucket histograms
+    /// (store series).
+    Heavy,
+    /// The rendering target's shape: ~50-byte lines, 80% counter lines
+    /// and 20% histogram lines (exposition series).
+    Issue,
+}
+
+// ----- the target's shape ------------------------------------------------------
+
+const ISSUE_COUNTER_FAMILIES: usize = 8;
+const ISSUE_HISTOGRAM_FAMILIES: usize = 2;
+const ISSUE_BOUNDS: [f64; 5] = [0.005, 0.025, 0.1, 0.5, 2.5];
+/// Lines of one such histogram: 6 buckets, sum, count.
+const ISSUE_HISTOGRAM_LINES: usize = ISSUE_BOUNDS.len() + 3;
+const CODES: [&str; 5] = ["200", "201", "302", "404", "500"];
+
+fn issue_descs() -> Vec<FamilyDesc> {
+    let mut v = Vec::new();
+    for i in 0..ISSUE_COUNTER_FAMILIES {
+        v.push(
+            FamilyDesc::new(format!("http_requests_{i}_total"), Kind::Counter)
+                .help("Requests served, by route and code.")
+                .labels(&["route", "code"]),
+        );
+    }
+    for i in 0..ISSUE_HISTOGRAM_FAMILIES {
+        v.push(
+            FamilyDesc::new(format!("http_latency_{i}_seconds"), Kind::Histogram)
+                .help("Request latency, by route.")
+                .labels(&["route"])
+                .buckets(&ISSUE_BOUNDS),
+        );
+    }
+    v
+}
+
+/// For `lines` exposition series: (counter store series, histogram store
+/// series).
+fn issue_counts(lines: usize) -> (usize, usize) {
+    let histogram_lines = lines / 5;
+    (
+        lines - histogram_lines,
+        histogram_lines / ISSUE_HISTOGRAM_LINES,
+    )
+}
+
+/// Store series `k` of the target's shape with `lines` exposition series.
+fn issue_series_of(k: usize, lines: usize) -> (usize, [String; 3]) {
+    let (counters, _) = issue_counts(lines);
+    if k < counters {
+        // (family, route, code) is unique per k.
+        let fam = k % ISSUE_COUNTER_FAMILIES;
+        let rest = k / ISSUE_COUNTER_FAMILIES;
+        let code = CODES[rest % CODES.len()].to_string();
+        let route = format!("/api/r{}", rest / CODES.len());
+        (fam, [route, code, String::new()])
+    } else {
+        let h = k - counters;
+        (
+            ISSUE_COUNTER_FAMILIES + h % ISSUE_HISTOGRAM_FAMILIES,
+            [
+                format!("/api/r{}", h / ISSUE_HISTOGRAM_FAMILIES),
+                String::new(),
+                String::new(),
+            ],
+        )
+    }
+}
+
+impl Shape {
+    fn descs(self) -> Vec<FamilyDesc> {
+        match self {
+            Shape::Heavy => descs(),
+            Shape::Issue => issue_descs(),
+        }
+    }
+
+    /// Store series for a fixture of `size` (store series for `Heavy`,
+    /// exposition series for `Issue`).
+    fn store_series(self, size: usize) -> usize {
+        match self {
+            Shape::Heavy => size,
+            Shape::Issue => {
+                let (c, h) = issue_counts(size);
+                c + h
+            }
+        }
+    }
+
+    fn series_of(self, k: usize, size: usize) -> (usize, [String; 3]) {
+        match self {
+            Shape::Heavy => series_of(k, size),
+            Shape::Issue => issue_series_of(k, size),
+        }
+    }
+
+    fn counter_families(self) -> usize {
+        match self {
+            Shape::Heavy => COUNTER_FAMILIES,
+            Shape::Issue => ISSUE_COUNTER_FAMILIES,
+        }
+    }
+
+    fn label_values(self, fam: usize, v: &[String; 3]) -> Vec<&str> {
+        let n = match self {
+            Shape::Heavy if fam < COUNTER_FAMILIES => 3,
+            Shape::Heavy => 2,
+            Shape::Issue if fam < ISSUE_COUNTER_FAMILIES => 2,
+            Shape::Issue => 1,
+        };
+        v[..n].iter().map(String::as_str).collect()
+    }
+}
+
+// ----- the stress shape --------------------------------------------------------
 const COUNTER_FAMILIES: usize = 6;
 const HISTOGRAM_FAMILIES: usize = 4;
 
@@ -71,11 +208,6 @@ fn series_of(k: usize, total: usize) -> (usize, [String; 3]) {
     }
 }
 
-fn label_values(fam: usize, v: &[String; 3]) -> Vec<&str> {
-    let n = if fam < COUNTER_FAMILIES { 3 } else { 2 };
-    v[..n].iter().map(String::as_str).collect()
-}
-
 fn open(path: &Path, total: usize) -> Store {
     let opts = Options {
         max_families: 64,
@@ -89,13 +221,13 @@ fn open(path: &Path, total: usize) -> Store {
 
 /// One writer process's share: series `[from, to)`, each updated a few
 /// times.
-fn write_block(store: &Store, fams: &[Family], total: usize, from: usize, to: usize) {
+fn write_block(shape: Shape, store: &Store, fams: &[Family], size: usize, from: usize, to: usize) {
     for k in from..to {
-        let (fam, values) = series_of(k, total);
+        let (fam, values) = shape.series_of(k, size);
         let s = store
-            .series(&fams[fam], &label_values(fam, &values))
+            .series(&fams[fam], &shape.label_values(fam, &values))
             .unwrap();
-        if fam < COUNTER_FAMILIES {
+        if fam < shape.counter_families() {
             store.counter_add(s, (k % 1000) as f64).unwrap();
             store.counter_inc(s).unwrap();
         } else {
@@ -108,14 +240,18 @@ fn write_block(store: &Store, fams: &[Family], total: usize, from: usize, to: us
 
 struct Fixture {
     _dir: tempfile::TempDir,
-    series: usize,
+    shape: Shape,
+    /// The size it was built for (see [`Shape::store_series`]).
+    size: usize,
+    store: Store,
     snapshot: Snapshot,
 }
 
 /// Creates every series in this process, then forks `WRITERS` children
 /// that each open the store and write a block of the series. Must run
 /// before any thread is started.
-fn build(total: usize) -> Fixture {
+fn build(shape: Shape, size: usize) -> Fixture {
+    let total = shape.store_series(size);
     let dir = if Path::new("/dev/shm").is_dir() {
         tempfile::tempdir_in("/dev/shm")
     } else {
@@ -126,11 +262,15 @@ fn build(total: usize) -> Fixture {
     let t = Instant::now();
     {
         let store = open(&path, total);
-        let fams: Vec<Family> = descs().iter().map(|d| store.register(d).unwrap()).collect();
+        let fams: Vec<Family> = shape
+            .descs()
+            .iter()
+            .map(|d| store.register(d).unwrap())
+            .collect();
         for k in 0..total {
-            let (fam, values) = series_of(k, total);
+            let (fam, values) = shape.series_of(k, size);
             store
-                .series(&fams[fam], &label_values(fam, &values))
+                .series(&fams[fam], &shape.label_values(fam, &values))
                 .unwrap();
         }
     }
@@ -144,12 +284,16 @@ fn build(total: usize) -> Fixture {
         if pid == 0 {
             let ok = std::panic::catch_unwind(|| {
                 let store = open(&path, total);
-                let fams: Vec<Family> =
-                    descs().iter().map(|d| store.register(d).unwrap()).collect();
+                let fams: Vec<Family> = shape
+                    .descs()
+                    .iter()
+                    .map(|d| store.register(d).unwrap())
+                    .collect();
                 write_block(
+                    shape,
                     &store,
                     &fams,
-                    total,
+                    size,
                     w * total / WRITERS,
                     (w + 1) * total / WRITERS,
                 );
@@ -187,11 +331,13 @@ fn build(total: usize) -> Fixture {
     assert_eq!(snapshot.series_count(), total);
     assert!(snapshot.stats().writer_claims_total >= WRITERS as u64);
     eprintln!(
-        "{total} series: store written by {WRITERS} processes in {built:.2?}; snapshot took {snap_time:.2?}"
+        "{shape:?} shape, {total} store series: written by {WRITERS} processes in {built:.2?}; snapshot took {snap_time:.2?}"
     );
     Fixture {
         _dir: dir,
-        series: total,
+        shape,
+        size,
+        store,
         snapshot,
     }
 }
@@ -205,8 +351,12 @@ fn label(n: usize) -> String {
 }
 
 fn bench(c: &mut Criterion, f: &Fixture) {
-    let mut group = c.benchmark_group(format!("render_{}_series", label(f.series)));
-    group.sample_size(if f.series >= 1_000_000 { 10 } else { 30 });
+    let name = match f.shape {
+        Shape::Heavy => format!("render_{}_series", label(f.size)),
+        Shape::Issue => format!("render_issue_{}_series", label(f.size)),
+    };
+    let mut group = c.benchmark_group(name);
+    group.sample_size(if f.size >= 1_000_000 { 10 } else { 30 });
     for (name, format) in [
         ("prometheus_text", Format::PrometheusText),
         ("openmetrics", Format::OpenMetrics),
@@ -216,11 +366,17 @@ fn bench(c: &mut Criterion, f: &Fixture) {
         encode(&f.snapshot, format, &mut out);
         let first = t.elapsed();
         let lines = out.iter().filter(|b| **b == b'\n').count();
+        let samples = out
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty() && l[0] != b'#')
+            .count();
         eprintln!(
-            "{name}, {} series: {} bytes ({:.1} MiB), {lines} lines; first render (fresh buffer) {first:.2?}",
-            f.series,
+            "{:?} shape, {name}: {} store series, {samples} sample lines ({lines} lines), {} bytes ({:.1} MiB, {:.0} bytes a sample line); first render (fresh buffer) {first:.2?}",
+            f.shape,
+            f.snapshot.series_count(),
             out.len(),
-            out.len() as f64 / (1 << 20) as f64
+            out.len() as f64 / (1 << 20) as f64,
+            out.len() as f64 / samples as f64,
         );
         group.throughput(Throughput::Bytes(out.len() as u64));
         group.bench_function(name, |b| {
@@ -230,17 +386,36 @@ fn bench(c: &mut Criterion, f: &Fixture) {
                 black_box(out.len())
             })
         });
+        if f.shape == Shape::Issue && format == Format::PrometheusText {
+            // What the exporter does per scrape: refresh the kept
+            // snapshot (merging 16 slots), then encode.
+            let mut snap = Snapshot::default();
+            f.store.snapshot_into(&mut snap).unwrap();
+            group.bench_function("scrape_prometheus_text", |b| {
+                b.iter(|| {
+                    f.store.snapshot_into(&mut snap).unwrap();
+                    out.clear();
+                    encode(black_box(&snap), format, &mut out);
+                    black_box(out.len())
+                })
+            });
+        }
     }
     group.finish();
 }
 
 fn main() {
-    let mut sizes = vec![100_000];
+    let mut fixtures = vec![(Shape::Heavy, 100_000)];
     if std::env::var("SHMETRICS_BENCH_1M").as_deref() == Ok("1") {
-        sizes.push(1_000_000);
+        fixtures.push((Shape::Heavy, 1_000_000));
     }
+    fixtures.push((Shape::Issue, 100_000));
+    fixtures.push((Shape::Issue, 1_000_000));
     // Every fork happens here, before criterion starts any thread.
-    let fixtures: Vec<Fixture> = sizes.into_iter().map(build).collect();
+    let fixtures: Vec<Fixture> = fixtures
+        .into_iter()
+        .map(|(shape, size)| build(shape, size))
+        .collect();
     let mut c = Criterion::default().configure_from_args();
     for f in &fixtures {
         bench(&mut c, f);

@@ -1,28 +1,31 @@
-//! The HTTP side: accepting with a connection limit, timeouts, routes,
-//! and clean shutdown.
+//! The HTTP side: accepting with a connection limit, TLS, timeouts,
+//! authentication, routes, and clean shutdown.
 
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
-use hyper::header::{HeaderValue, ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_TYPE, VARY};
+use hyper::header::{
+    HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_ENCODING, CONTENT_TYPE, VARY,
+    WWW_AUTHENTICATE,
+};
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::server::graceful::GracefulShutdown;
-use shmetrics_core::{Options, Store};
+use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 
 use crate::render::Renderer;
-use crate::Config;
+use crate::{Config, WebConfig};
 
 type Error = Box<dyn std::error::Error + Send + Sync>;
 
@@ -35,24 +38,29 @@ pub struct Server {
 }
 
 impl Server {
-    /// Opens the store read-only and binds the listen address.
+    /// Binds the listen address and tries to open the store read-only. A
+    /// store that cannot be opened yet is no error: requests try again
+    /// (see [`Renderer::attach`]).
     pub async fn bind(config: Config) -> Result<Server, Error> {
-        let store = Store::open(
-            &config.store,
-            &Options {
-                create: false,
-                read_only: true,
-                ..Options::default()
-            },
-        )?;
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+        let renderer = Arc::new(Renderer::detached(config.store.clone()));
+        let _ = renderer.attach();
         Ok(Server {
             listener,
-            renderer: Arc::new(Renderer::new(store)),
+            renderer,
             config,
         })
+    }
+
+    /// `http` or `https`.
+    pub fn scheme(&self) -> &'static str {
+        if self.config.web.as_ref().is_some_and(|w| w.is_tls()) {
+            "https"
+        } else {
+            "http"
+        }
     }
 
     /// The address actually bound (useful with port 0).
@@ -77,6 +85,7 @@ impl Server {
             config,
         } = self;
         let limit = Arc::new(Semaphore::new(config.max_connections));
+        let tls = config.web.as_ref().and_then(|w| w.acceptor());
         let config = Arc::new(config);
         let graceful = GracefulShutdown::new();
         let mut shutdown = std::pin::pin!(shutdown);
@@ -86,7 +95,7 @@ impl Server {
                     Ok(a) => a,
                     // Out of file descriptors and the like: wait, retry.
                     Err(_) => {
-                        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                        tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
                     }
                 },
@@ -98,21 +107,37 @@ impl Server {
                 continue;
             };
             let _ = stream.set_nodelay(true);
-            let service_renderer = renderer.clone();
-            let service = service_fn(move |req| handle(req, service_renderer.clone()));
-            let conn = http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(config.header_timeout)
-                .max_buf_size(config.max_header_bytes.max(8192))
-                // One request per connection, so that the request timeout
-                // bounds exactly one request and no idle connection lingers.
-                .keep_alive(false)
-                .serve_connection(TokioIo::new(stream), service);
-            let conn = graceful.watch(conn);
-            let timeout = config.request_timeout;
+            let renderer = renderer.clone();
+            let config = config.clone();
+            let tls = tls.clone();
+            let watcher = graceful.watcher();
             tokio::spawn(async move {
-                // A client that reads slowly is cut off.
-                let _ = tokio::time::timeout(timeout, conn).await;
+                // The connection holds its place (`permit`) through the TLS
+                // handshake too. The whole exchange, handshake included,
+                // is cut off at the request timeout; the handshake alone
+                // at the header timeout, as a slow request head is.
+                let deadline = tokio::time::Instant::now() + config.request_timeout;
+                let exchange = async {
+                    match tls {
+                        None => serve_connection(stream, renderer, &config, watcher).await,
+                        Some(acceptor) => {
+                            let handshake = tokio::time::timeout(
+                                config.header_timeout,
+                                acceptor.accept(stream),
+                            );
+                            match handshake.await {
+                                Ok(Ok(stream)) => {
+                                    serve_connection(stream, renderer, &config, watcher).await
+                                }
+                                // A failed or slow handshake: drop the connection.
+                                Ok(Err(_)) | Err(_) => {
+                                    renderer.stats.tls_handshake_failures.fetch_add(1, Relaxed);
+                                }
+                            }
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout_at(deadline, exchange).await;
                 drop(permit);
             });
         }
@@ -120,6 +145,25 @@ impl Server {
         let _ = tokio::time::timeout(config.request_timeout, graceful.shutdown()).await;
         Ok(())
     }
+}
+
+/// Serves one request on an accepted (and, with TLS, handshaken)
+/// connection.
+async fn serve_connection<S>(stream: S, renderer: Arc<Renderer>, config: &Config, watcher: Watcher)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let web = config.web.clone();
+    let service = service_fn(move |req| handle(req, renderer.clone(), web.clone()));
+    let conn = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_timeout)
+        .max_buf_size(config.max_header_bytes.max(8192))
+        // One request per connection, so that the request timeout bounds
+        // exactly one request and no idle connection lingers.
+        .keep_alive(false)
+        .serve_connection(TokioIo::new(stream), service);
+    let _ = watcher.watch(conn).await;
 }
 
 fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
@@ -152,13 +196,34 @@ fn accepts_gzip(header: Option<&HeaderValue>) -> bool {
 async fn handle(
     req: Request<Incoming>,
     renderer: Arc<Renderer>,
+    web: Option<Arc<WebConfig>>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    let Some(web) = web else {
+        return Ok(route(req, renderer).await);
+    };
+    // As exporter-toolkit: basic auth guards every path, and the
+    // configured headers go on every response, refusals included.
+    let mut response = if web.authorize(req.headers().get(AUTHORIZATION)).await {
+        route(req, renderer).await
+    } else {
+        let mut r = text(StatusCode::UNAUTHORIZED, "401 Unauthorized\n");
+        r.headers_mut()
+            .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Basic"));
+        r
+    };
+    for (name, value) in web.headers() {
+        response.headers_mut().insert(name, value.clone());
+    }
+    Ok(response)
+}
+
+async fn route(req: Request<Incoming>, renderer: Arc<Renderer>) -> Response<Full<Bytes>> {
     let arrived = Instant::now();
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD\n");
         r.headers_mut()
             .insert("allow", HeaderValue::from_static("GET, HEAD"));
-        return Ok(r);
+        return r;
     }
     let response = match req.uri().path() {
         "/metrics" => {
@@ -190,23 +255,29 @@ async fn handle(
                 Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "the render failed\n"),
             }
         }
-        "/healthz" => {
-            let st = renderer.store().stats();
-            text(
-                StatusCode::OK,
-                format!(
-                    "ok: {} series, {} live writers\n",
-                    st.series_allocated, st.writers_live
-                ),
-            )
-        }
+        "/healthz" => match renderer.attach() {
+            Ok(store) => {
+                let st = store.stats();
+                text(
+                    StatusCode::OK,
+                    format!(
+                        "ok: {} series, {} live writers\n",
+                        st.series_allocated, st.writers_live
+                    ),
+                )
+            }
+            Err(why) => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("not ready: {why}\n"),
+            ),
+        },
         "/" => text(StatusCode::OK, renderer.status_page()),
         _ => text(
             StatusCode::NOT_FOUND,
             "not found; try /metrics, /healthz or /\n",
         ),
     };
-    Ok(response)
+    response
 }
 
 /// Runs the exporter until SIGTERM or SIGINT.
@@ -217,9 +288,23 @@ pub fn serve(config: Config) -> Result<(), Error> {
         .build()?;
     rt.block_on(async move {
         let server = Server::bind(config).await?;
+        let mut extras = String::new();
+        if let Some(web) = &server.config.web {
+            extras = format!(
+                " ({}{}, from {})",
+                if web.is_tls() { "TLS" } else { "no TLS" },
+                if web.requires_basic_auth() {
+                    ", basic auth"
+                } else {
+                    ""
+                },
+                web.path().display()
+            );
+        }
         eprintln!(
-            "shmetrics: serving {} on http://{}/metrics",
-            server.renderer.store().path().display(),
+            "shmetrics: serving {} on {}://{}/metrics{extras}",
+            server.renderer.path().display(),
+            server.scheme(),
             server.local_addr()
         );
         server.run(shutdown_signal()).await

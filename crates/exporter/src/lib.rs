@@ -17,18 +17,27 @@
 //!   waits for a render that started after it arrived, and reuses it.
 //! - SIGTERM and SIGINT close the listener at once, let requests in flight
 //!   finish (for up to [`Config::request_timeout`]) and exit.
+//! - The store may not exist yet when the exporter starts (a sidecar may
+//!   start before the application). Until it can be opened, `/healthz`
+//!   answers 503 saying why, `/metrics` serves the exporter's own metrics
+//!   with `shmetrics_store_attached 0`, and every request tries again.
+//! - An optional [`WebConfig`] (`--web.config.file`, in exporter-toolkit's
+//!   format) adds TLS, client certificates, basic auth and headers.
 
 #![forbid(unsafe_code)]
 
 mod http;
 mod render;
+pub mod web_config;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use http::{serve, Server};
 pub use render::{Renderer, SelfStats};
+pub use web_config::{WebConfig, WebConfigError};
 
 /// The default listen address. Port 9816 lies in the 9100–9999 range that
 /// Prometheus set aside for exporters; we could not check it against the
@@ -40,7 +49,8 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:9816";
 /// Exporter settings.
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// The store file, opened read-only.
+    /// The store file, opened read-only. It need not exist yet: the
+    /// exporter attaches to it once it can be opened.
     pub store: PathBuf,
     /// Where to listen.
     pub listen: SocketAddr,
@@ -53,6 +63,9 @@ pub struct Config {
     pub request_timeout: Duration,
     /// Largest request head accepted, in bytes.
     pub max_header_bytes: usize,
+    /// TLS, basic auth and extra headers (`--web.config.file`); `None`
+    /// serves plain HTTP to anyone who can connect.
+    pub web: Option<Arc<WebConfig>>,
 }
 
 impl Config {
@@ -65,6 +78,7 @@ impl Config {
             header_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(30),
             max_header_bytes: 16 * 1024,
+            web: None,
         }
     }
 }

@@ -3,12 +3,13 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use shmetrics_core::{Kind, Snapshot, Store};
+use shmetrics_core::{ErrorKind, Kind, Options, Snapshot, Store};
 use shmetrics_expo::{ExtraFamily, ExtraSample, Format};
 
 /// A rendered exposition, shared by the scrapes that asked for it.
@@ -38,6 +39,10 @@ pub struct SelfStats {
     pub bytes: AtomicU64,
     /// Connections closed at once because the limit was reached.
     pub rejected_connections: AtomicU64,
+    /// TLS handshakes that failed or did not finish within the header
+    /// timeout (a client without a required certificate, a plain-HTTP
+    /// client on an HTTPS port, a stalled client).
+    pub tls_handshake_failures: AtomicU64,
     /// The last render's duration in nanoseconds, and its size.
     pub last_render_nanos: AtomicU64,
     /// The last render's size in bytes (uncompressed).
@@ -50,9 +55,17 @@ struct State {
 }
 
 /// Renders the store on demand; one render at a time.
+///
+/// The store may not exist yet: the renderer then attaches to it (opens it
+/// read-only) on the first request that finds it, and until then renders
+/// only the exporter's own metrics.
 #[derive(Debug)]
 pub struct Renderer {
-    store: Store,
+    path: PathBuf,
+    store: OnceLock<Store>,
+    /// Why the last attempt to open the store failed; `None` once attached
+    /// (or before the first attempt).
+    attach_error: Mutex<Option<String>>,
     state: Mutex<State>,
     /// The exporter's own counters.
     pub stats: SelfStats,
@@ -69,8 +82,19 @@ impl std::fmt::Debug for State {
 impl Renderer {
     /// A renderer over an opened (normally read-only) store.
     pub fn new(store: Store) -> Renderer {
+        let r = Renderer::detached(store.path().to_path_buf());
+        // UNWRAP: the cell was just made, empty.
+        r.store.set(store).expect("an empty cell");
+        r
+    }
+
+    /// A renderer for the store at `path`, not opened yet: it is opened
+    /// read-only by [`Renderer::attach`].
+    pub fn detached(path: PathBuf) -> Renderer {
         Renderer {
-            store,
+            path,
+            store: OnceLock::new(),
+            attach_error: Mutex::new(None),
             state: Mutex::new(State {
                 snap: Snapshot::default(),
                 cache: HashMap::new(),
@@ -79,9 +103,56 @@ impl Renderer {
         }
     }
 
-    /// The store.
-    pub fn store(&self) -> &Store {
-        &self.store
+    /// The store's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The store, if attached.
+    pub fn store(&self) -> Option<&Store> {
+        self.store.get()
+    }
+
+    /// The store, opening it read-only first if it is not attached yet.
+    /// On failure, says why (also printed on stderr when the reason
+    /// changes, so that a waiting exporter does not flood its log).
+    pub fn attach(&self) -> Result<&Store, String> {
+        if let Some(s) = self.store.get() {
+            return Ok(s);
+        }
+        let mut last = self.attach_error.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(s) = self.store.get() {
+            return Ok(s); // another request attached it meanwhile
+        }
+        let options = Options {
+            create: false,
+            read_only: true,
+            ..Options::default()
+        };
+        match Store::open(&self.path, &options) {
+            Ok(store) => {
+                let s = self.store.get_or_init(|| store);
+                if last.take().is_some() {
+                    eprintln!("shmetrics: attached to the store {}", self.path.display());
+                }
+                Ok(s)
+            }
+            Err(e) => {
+                let why = if e.kind() == ErrorKind::Io && !self.path.exists() {
+                    format!(
+                        "the store {} does not exist yet; waiting for the application to create it",
+                        self.path.display()
+                    )
+                } else {
+                    format!("cannot open the store: {e}")
+                };
+                if last.as_deref() != Some(why.as_str()) {
+                    eprintln!("shmetrics: {why}");
+                }
+                *last = Some(why.clone());
+                Err(why)
+            }
+        }
     }
 
     /// The exposition in `format`, rendered no earlier than `arrived`.
@@ -125,13 +196,21 @@ impl Renderer {
 
     fn render(&self, st: &mut State, format: Format) -> Result<Rendered, shmetrics_core::Error> {
         let started = Instant::now();
-        self.store.snapshot_into(&mut st.snap)?;
+        // Not attached: the snapshot stays empty and only the exporter's
+        // own metrics are rendered.
+        let attached = match self.attach() {
+            Ok(store) => {
+                store.snapshot_into(&mut st.snap)?;
+                true
+            }
+            Err(_) => false,
+        };
         let mut out = Vec::with_capacity(
             st.cache
                 .get(&(format, false))
                 .map_or(64 << 10, |r| r.body.len() + 4096),
         );
-        let own = self.own_metrics(&st.snap);
+        let own = self.own_metrics(attached.then_some(&st.snap));
         shmetrics_expo::encode_with(&st.snap, &own, format, &mut out);
         let took = started.elapsed();
         self.stats.renders.fetch_add(1, Relaxed);
@@ -151,10 +230,10 @@ impl Renderer {
         })
     }
 
-    /// The exporter's and the store's own metrics, under `shmetrics_`.
-    fn own_metrics(&self, snap: &Snapshot) -> Vec<ExtraFamily<'static>> {
+    /// The exporter's and (once attached) the store's own metrics, under
+    /// `shmetrics_`.
+    fn own_metrics(&self, snap: Option<&Snapshot>) -> Vec<ExtraFamily<'static>> {
         let s = &self.stats;
-        let st = snap.stats();
         let counter = |name: &'static str, help: &'static str, v: f64| ExtraFamily {
             name,
             help,
@@ -190,7 +269,7 @@ impl Renderer {
                 },
             ]
         };
-        vec![
+        let mut families = vec![
             counter("shmetrics_exporter_scrapes", "Scrapes of /metrics answered.", s.scrapes.load(Relaxed) as f64),
             counter("shmetrics_exporter_renders", "Renders of the exposition; concurrent scrapes share one.", s.renders.load(Relaxed) as f64),
             counter(
@@ -204,11 +283,27 @@ impl Renderer {
                 "Connections closed at once because the connection limit was reached.",
                 s.rejected_connections.load(Relaxed) as f64,
             ),
+            counter(
+                "shmetrics_exporter_tls_handshake_failures",
+                "TLS handshakes that failed or timed out (0 without TLS).",
+                s.tls_handshake_failures.load(Relaxed) as f64,
+            ),
             gauge(
                 "shmetrics_exporter_last_render_seconds",
                 "Duration of the last render.",
                 one(s.last_render_nanos.load(Relaxed) as f64 / 1e9),
             ),
+            gauge(
+                "shmetrics_store_attached",
+                "1 once the store file has been opened; 0 while it does not exist yet or cannot be opened (see /healthz).",
+                one(if snap.is_some() { 1.0 } else { 0.0 }),
+            ),
+        ];
+        let Some(snap) = snap else {
+            return families;
+        };
+        let st = snap.stats();
+        families.extend([
             gauge("shmetrics_store_families", "Families registered, and the store's capacity.", used_cap(st.families as f64, st.families_capacity as f64)),
             gauge(
                 "shmetrics_store_series",
@@ -242,18 +337,32 @@ impl Renderer {
                 "Times a process died holding the store lock and the store was repaired.",
                 st.lock_recoveries_total as f64,
             ),
-        ]
+        ]);
+        families
     }
 
     /// A plain-text status page.
     pub fn status_page(&self) -> String {
+        let mut out = Vec::new();
+        let _ = writeln!(out, "shmetrics exporter\n");
+        let _ = writeln!(out, "store           {}", self.path.display());
+        let store = match self.attach() {
+            Ok(store) => store,
+            Err(why) => {
+                let _ = writeln!(out, "state           NOT ATTACHED: {why}");
+                let _ = writeln!(
+                    out,
+                    "\n/metrics serves only the exporter's own metrics until the store can be opened;\n\
+                     every request tries again."
+                );
+                return String::from_utf8_lossy(&out).into_owned();
+            }
+        };
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let snap = &st.snap;
-        let stats = self.store.stats();
-        let mut out = Vec::new();
+        let stats = store.stats();
         let pct = |a: f64, b: f64| if b == 0.0 { 0.0 } else { 100.0 * a / b };
-        let _ = writeln!(out, "shmetrics exporter\n");
-        let _ = writeln!(out, "store           {}", self.store.path().display());
+        let _ = writeln!(out, "state           attached (read-only)");
         let _ = writeln!(out, "layout version  {}", stats.layout_version);
         let _ = writeln!(
             out,

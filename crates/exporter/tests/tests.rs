@@ -1,6 +1,7 @@
 //! Integration tests of the exporter against real peers: HTTP clients,
-//! promtool, prometheus_client's parsers, a real Prometheus server, writer
-//! processes, slow and idle clients, signals.
+//! promtool, prometheus_client's parsers, a real Prometheus server (over
+//! HTTP and over HTTPS with basic auth), TLS clients with and without
+//! client certificates, writer processes, slow and idle clients, signals.
 //!
 //! Every tool these tests use must be installed (`./run-tests` installs
 //! them): a missing one fails the test, it never skips.
@@ -19,8 +20,12 @@ mod prometheus;
 mod read_only;
 #[path = "it/signals.rs"]
 mod signals;
+#[path = "it/store_later.rs"]
+mod store_later;
 #[path = "it/util.rs"]
 mod util;
+#[path = "it/web_config.rs"]
+mod web_config;
 
 /// Not a test: the body of the worker processes that some tests start
 /// (this binary run again with `--exact worker_process`, see

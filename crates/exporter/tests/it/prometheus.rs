@@ -98,20 +98,33 @@ fn prometheus_quantile(q: f64, buckets: &[(f64, f64)]) -> f64 {
 }
 
 /// A running Prometheus, killed when dropped.
-struct Prometheus {
+pub struct Prometheus {
     process: KillOnDrop,
-    addr: std::net::SocketAddr,
+    /// Where its API listens.
+    pub addr: std::net::SocketAddr,
     log: std::path::PathBuf,
 }
 
 impl Prometheus {
-    fn start(dir: &Path, target: std::net::SocketAddr) -> Prometheus {
+    /// Scrapes `target` over plain HTTP every second, as job `shmetrics`.
+    pub fn start(dir: &Path, target: std::net::SocketAddr) -> Prometheus {
+        Prometheus::start_scraping(
+            dir,
+            &format!(
+                "scrape_configs:\n  - job_name: shmetrics\n    static_configs:\n      - targets: ['{target}']\n"
+            ),
+        )
+    }
+
+    /// Runs with `scrape_configs` (a YAML `scrape_configs:` block) and a
+    /// 1 s scrape interval. The configuration is written to
+    /// `dir/prometheus.yml`, so relative paths in it resolve against `dir`.
+    pub fn start_scraping(dir: &Path, scrape_configs: &str) -> Prometheus {
         let config = dir.join("prometheus.yml");
         std::fs::write(
             &config,
             format!(
-                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1m\n\
-                 scrape_configs:\n  - job_name: shmetrics\n    static_configs:\n      - targets: ['{target}']\n"
+                "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1m\n{scrape_configs}"
             ),
         )
         .unwrap();
@@ -163,12 +176,13 @@ impl Prometheus {
         unreachable!()
     }
 
-    fn log_text(&self) -> String {
+    /// What it logged.
+    pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// An instant query; returns the result vector. Panics on an error.
-    fn query(&self, q: &str) -> Vec<serde_json::Value> {
+    pub fn query(&self, q: &str) -> Vec<serde_json::Value> {
         let path = format!("/api/v1/query?query={}", url_encode(q));
         let r = get(self.addr, &path, &[]);
         let body = r.text();
@@ -180,7 +194,7 @@ impl Prometheus {
     }
 
     /// The single value of a query that must return one sample.
-    fn value(&self, q: &str) -> f64 {
+    pub fn value(&self, q: &str) -> f64 {
         let result = self.query(q);
         assert_eq!(result.len(), 1, "query {q}: {result:?}");
         result[0]["value"][1].as_str().unwrap().parse().unwrap()

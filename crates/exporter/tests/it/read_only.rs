@@ -53,7 +53,7 @@ fn exporter_never_writes_the_store() {
 
     // In process: the exporter's store handle is read-only.
     let server = TestServer::start(&path, |_| {});
-    assert!(server.renderer.store().is_read_only());
+    assert!(server.renderer.store().expect("attached").is_read_only());
     let r = get(server.addr, "/metrics", &[("Accept", ACCEPT_PROM3)]);
     assert_eq!(r.status, 200);
     assert!(r.text().contains("\nreads_total{kind=\"disk\"} 11\n"));

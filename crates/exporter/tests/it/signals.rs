@@ -1,10 +1,10 @@
 //! The real `shmetrics serve` binary: SIGTERM and SIGINT stop it cleanly
-//! (exit 0, port released), and it refuses to start on a missing or
-//! foreign store file with an error naming the file. An idle keep-alive
-//! connection must neither hold up the exit nor leave new connections
-//! hanging during the drain.
+//! (exit 0, port released), and on a missing or foreign store file it
+//! waits (503 on /healthz, naming the file and the problem) without
+//! creating or touching the file. An idle keep-alive connection must
+//! neither hold up the exit nor leave new connections hanging during the
+//! drain.
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use shmetrics_core::{FamilyDesc, Kind, Options, Store};
@@ -163,52 +163,44 @@ fn connections_during_shutdown_are_not_left_hanging() {
     assert!(status.success(), "{status}: {}", serve.stderr());
 }
 
-/// Runs `shmetrics serve` where it must refuse to start; returns stderr.
-fn refused(store: &std::path::Path) -> String {
-    let mut p = Command::new(shmetrics_bin())
-        .arg("serve")
-        .arg("--store")
-        .arg(store)
-        .args(["--listen", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = p.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut stderr, &mut s);
-        s
-    });
-    let status = wait_exit(&mut p, EXIT_BOUND, "shmetrics serve on a bad store");
-    let err = reader.join().unwrap();
+/// Runs `shmetrics serve` on a store it cannot open: it must run anyway,
+/// answer /healthz with 503 naming the file, and stop cleanly on SIGTERM.
+/// Returns the /healthz body and the log.
+fn waiting(store: &std::path::Path) -> String {
+    let mut serve = ServeProcess::start(store, &[]);
+    let r = get(serve.addr, "/healthz", &[]);
+    let body = r.text();
+    assert_eq!(r.status, 503, "{body}");
     assert!(
-        !status.success(),
-        "it started on {}: {err}",
+        body.contains(&store.display().to_string()),
+        "/healthz does not name {}: {body}",
         store.display()
     );
+    assert_eq!(get(serve.addr, "/metrics", &[]).status, 200);
+    signal(&serve.process.0, libc::SIGTERM);
+    let status = wait_exit(&mut serve.process.0, EXIT_BOUND, "shmetrics serve");
+    let log = serve.stderr();
+    assert!(status.success(), "{status}: {log}");
     assert!(
-        err.contains(&store.display().to_string()),
-        "the error does not name {}: {err}",
+        log.contains(&store.display().to_string()),
+        "the log does not name {}: {log}",
         store.display()
     );
-    assert!(!err.contains("serving"), "{err}");
-    err
+    format!("{body}\n{log}")
 }
 
 #[test]
-fn serve_refuses_missing_and_foreign_stores() {
+fn serve_waits_on_missing_and_foreign_stores_without_touching_them() {
     let dir = tempfile::tempdir().unwrap();
 
     let missing = dir.path().join("no-such-store");
-    let err = refused(&missing);
+    let err = waiting(&missing);
     assert!(
         !missing.exists(),
         "the exporter created {}",
         missing.display()
     );
-    eprintln!("missing: {err}");
+    assert!(err.contains("does not exist yet"), "{err}");
 
     let foreign = dir.path().join("foreign");
     let content: Vec<u8> = b"this is not a shmetrics store\n"
@@ -218,7 +210,7 @@ fn serve_refuses_missing_and_foreign_stores() {
         .take(64 * 1024)
         .collect();
     std::fs::write(&foreign, &content).unwrap();
-    let err = refused(&foreign);
+    let err = waiting(&foreign);
     assert!(
         err.contains("not a shmetrics store") || err.contains("magic"),
         "the error does not say what is wrong: {err}"
@@ -231,6 +223,6 @@ fn serve_refuses_missing_and_foreign_stores() {
 
     let empty = dir.path().join("empty");
     std::fs::write(&empty, b"").unwrap();
-    refused(&empty);
+    waiting(&empty);
     assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
 }

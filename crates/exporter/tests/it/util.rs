@@ -688,7 +688,8 @@ pub struct ServeProcess {
 
 impl ServeProcess {
     /// Starts `shmetrics serve --store P --listen 127.0.0.1:0 EXTRA...` and
-    /// waits (bounded) for it to print its address.
+    /// waits (bounded) for it to print its address (`http://` or
+    /// `https://`).
     pub fn start(store: &Path, extra: &[&str]) -> ServeProcess {
         let mut p = Command::new(shmetrics_bin())
             .arg("serve")
@@ -713,7 +714,7 @@ impl ServeProcess {
             while r.read_line(&mut line).unwrap_or(0) > 0 {
                 log2.lock().unwrap().push_str(&line);
                 if let Some(addr) = line
-                    .split("http://")
+                    .split("://")
                     .nth(1)
                     .and_then(|rest| rest.split('/').next())
                     .and_then(|a| a.parse::<SocketAddr>().ok())
