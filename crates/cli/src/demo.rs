@@ -289,7 +289,7 @@ pub fn run(args: DemoArgs) -> AnyResult {
     let mut last_requests = 0.0;
     let mut restarts = 0u64;
     let deadline = args.duration.map(Duration::from_secs_f64);
-    while !stop.load(Ordering::SeqCst) && deadline.map_or(true, |d| start.elapsed() < d) {
+    while !stop.load(Ordering::SeqCst) && deadline.is_none_or(|d| start.elapsed() < d) {
         std::thread::sleep(Duration::from_millis(50));
         for w in workers.iter_mut() {
             if let Some(_status) = w.try_wait()? {

@@ -343,7 +343,7 @@ fn build(shape: Shape, size: usize) -> Fixture {
 }
 
 fn label(n: usize) -> String {
-    if n % 1_000_000 == 0 {
+    if n.is_multiple_of(1_000_000) {
         format!("{}M", n / 1_000_000)
     } else {
         format!("{}k", n / 1000)

@@ -115,7 +115,7 @@ pub fn negotiate(accept: Option<&str>) -> Format {
         let Some((format, q)) = media_range(range) else {
             continue;
         };
-        if q > 0 && best.map_or(true, |(bq, _)| q > bq) {
+        if q > 0 && best.is_none_or(|(bq, _)| q > bq) {
             best = Some((q, format));
         }
     }

@@ -135,7 +135,7 @@ pub fn write_canonical_float(out: &mut Vec<u8>, v: f64) {
         write_u64(out, u64::from(abs));
     } else if exp < 0 {
         out.extend_from_slice(b"0.");
-        out.extend(std::iter::repeat(b'0').take((-exp - 1) as usize));
+        out.extend(std::iter::repeat_n(b'0', (-exp - 1) as usize));
         out.extend_from_slice(digits);
     } else {
         let int_len = exp as usize + 1;
@@ -145,7 +145,7 @@ pub fn write_canonical_float(out: &mut Vec<u8>, v: f64) {
             out.extend_from_slice(&digits[int_len..]);
         } else {
             out.extend_from_slice(digits);
-            out.extend(std::iter::repeat(b'0').take(int_len - digits.len()));
+            out.extend(std::iter::repeat_n(b'0', int_len - digits.len()));
             out.extend_from_slice(b".0");
         }
     }
@@ -178,7 +178,7 @@ pub fn write_unix_nanos_as_seconds(out: &mut Vec<u8>, ns: u64) {
     }
     let mut b = itoa::Buffer::new();
     let s = b.format(frac).as_bytes();
-    out.extend(std::iter::repeat(b'0').take(width - s.len()));
+    out.extend(std::iter::repeat_n(b'0', width - s.len()));
     out.extend_from_slice(s);
 }
 

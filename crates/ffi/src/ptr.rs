@@ -92,7 +92,7 @@ pub(crate) fn slice<'a, T: Copy>(
     }
     if len
         .checked_mul(size_of::<T>())
-        .map_or(true, |n| n > isize::MAX as usize)
+        .is_none_or(|n| n > isize::MAX as usize)
     {
         return Err(FfiError::TooLong(param, len));
     }

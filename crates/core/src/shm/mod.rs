@@ -183,7 +183,7 @@ impl Mapping {
         let end = bytes.and_then(|b| off.checked_add(b));
         assert!(
             end.is_some_and(|e| e <= self.fixed.file_size)
-                && off % std::mem::align_of::<T>() as u64 == 0,
+                && off.is_multiple_of(std::mem::align_of::<T>() as u64),
             "records outside the mapping"
         );
         // SAFETY: the range is inside the mapping (checked above, and the
@@ -278,7 +278,7 @@ impl Mapping {
     #[inline]
     pub fn arena_f64s(&self, off: u64, n: u64) -> Option<&[f64]> {
         let bytes = self.arena(off, n.checked_mul(8)?)?;
-        if off % 8 != 0 {
+        if !off.is_multiple_of(8) {
             return None;
         }
         // SAFETY: `bytes` is in bounds and 8-aligned (the arena starts on a

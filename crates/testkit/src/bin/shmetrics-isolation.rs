@@ -125,9 +125,9 @@ fn write(path: &Path, seconds: f64, seed: u64) {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
-            let timed = n % SAMPLE_EVERY == 0;
+            let timed = n.is_multiple_of(SAMPLE_EVERY);
             let t = timed.then(Instant::now);
-            if n % 2 == 0 {
+            if n.is_multiple_of(2) {
                 store
                     .counter_inc(cs[(x % cs.len() as u64) as usize])
                     .unwrap();

@@ -177,7 +177,7 @@ fn observe(ctx: Ctx) -> Result<()> {
         ctx.ack.add(word::HIST_SUM, raw);
         ctx.ack.add(word::HIST, 1);
         n += 1;
-        if n % 4096 == 0 {
+        if n.is_multiple_of(4096) {
             ctx.check_life();
         }
     }
