@@ -51,6 +51,13 @@ ensure_php() {
   ensure_apt php-cli php-fpm phpunit php-apcu nginx
 }
 
+# ensure_lua: what the Lua binding's tests and benchmark need: OpenResty's
+# LuaJIT (luajit2, the one Debian's nginx lua module links; it replaces the
+# `luajit` package), nginx with the lua module, and wrk.
+ensure_lua() {
+  ensure_apt luajit2 nginx libnginx-mod-http-lua wrk
+}
+
 # The cbindgen version the committed C header was generated with.
 CBINDGEN_VERSION=0.29.2
 ensure_cbindgen() {

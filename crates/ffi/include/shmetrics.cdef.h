@@ -170,6 +170,10 @@ shmetrics_result shmetrics_series_delete(const struct shmetrics_store *store,
                                          size_t n,
                                          bool *existed);
 
+shmetrics_result shmetrics_family_clear(const struct shmetrics_store *store,
+                                        const struct shmetrics_family *family,
+                                        size_t *deleted);
+
 shmetrics_result shmetrics_counter_add(const struct shmetrics_store *store,
                                        const struct shmetrics_series *series,
                                        double v);

@@ -676,6 +676,16 @@ shmetrics_result shmetrics_series_delete(const struct shmetrics_store *store,
                                          bool *existed);
 
 /**
+ * Deletes every series of `family` (prometheus_client's `clear()`,
+ * nginx-lua-prometheus's `reset()`); the family and its overflow series
+ * stay. `*deleted` is how many series were deleted. What
+ * `shmetrics_series_delete` says of handles holds for each of them.
+ */
+shmetrics_result shmetrics_family_clear(const struct shmetrics_store *store,
+                                        const struct shmetrics_family *family,
+                                        size_t *deleted);
+
+/**
  * Adds `v` to a counter. Fails with `SHMETRICS_INVALID_VALUE` if `v` is
  * negative or NaN, `SHMETRICS_WRONG_TYPE` if the series is no counter.
  */

@@ -127,3 +127,23 @@ pub extern "C" fn shmetrics_series_delete(
         Ok(())
     })
 }
+
+/// Deletes every series of `family` (prometheus_client's `clear()`,
+/// nginx-lua-prometheus's `reset()`); the family and its overflow series
+/// stay. `*deleted` is how many series were deleted. What
+/// `shmetrics_series_delete` says of handles holds for each of them.
+#[no_mangle]
+pub extern "C" fn shmetrics_family_clear(
+    store: *const shmetrics_store,
+    family: *const shmetrics_family,
+    deleted: *mut usize,
+) -> shmetrics_result {
+    ffi_body!("shmetrics_family_clear", {
+        let deleted = Out::new(deleted, "deleted")?;
+        deleted.write(0);
+        let store = ptr::object(store, "store")?;
+        let family = ptr::read(family, "family")?;
+        deleted.write(store.store.clear(&family.to_core()?)?);
+        Ok(())
+    })
+}

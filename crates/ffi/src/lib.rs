@@ -51,7 +51,9 @@ mod ptr;
 mod types;
 
 pub use error::{shmetrics_last_error, shmetrics_result, shmetrics_strerror};
-pub use family::{shmetrics_register, shmetrics_series_delete, shmetrics_series_get};
+pub use family::{
+    shmetrics_family_clear, shmetrics_register, shmetrics_series_delete, shmetrics_series_get,
+};
 pub use render::{
     shmetrics_buf_data, shmetrics_buf_free, shmetrics_buf_len, shmetrics_format_content_type,
     shmetrics_render, shmetrics_render_alloc,

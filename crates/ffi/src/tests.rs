@@ -163,6 +163,22 @@ fn end_to_end() {
     );
     assert!(!existed);
 
+    // Clearing deletes every series but the overflow series.
+    assert_eq!(series(&st, &f, &[s("/a"), s("200")]).0, SHMETRICS_OK);
+    assert_eq!(series(&st, &f, &[s("/b"), s("500")]).0, SHMETRICS_OK);
+    let mut deleted = 99usize;
+    assert_eq!(
+        shmetrics_family_clear(st.ptr, &f, &mut deleted),
+        SHMETRICS_OK
+    );
+    assert_eq!(deleted, 2);
+    assert!(!render(&st, 0).contains("route="), "{}", render(&st, 0));
+    assert_eq!(
+        shmetrics_family_clear(st.ptr, &f, &mut deleted),
+        SHMETRICS_OK
+    );
+    assert_eq!(deleted, 0);
+
     assert_eq!(shmetrics_store_reset(st.ptr), SHMETRICS_OK);
     assert_eq!(shmetrics_store_release_slot(st.ptr), SHMETRICS_OK);
     assert_eq!(shmetrics_store_wipe(st.ptr), SHMETRICS_OK);
@@ -306,6 +322,9 @@ fn null_parameters() {
         shmetrics_series_delete(st.ptr, &f, null(), 0, null_mut()),
         n
     );
+    assert_eq!(shmetrics_family_clear(null(), &f, &mut 0), n);
+    assert_eq!(shmetrics_family_clear(st.ptr, null(), &mut 0), n);
+    assert_eq!(shmetrics_family_clear(st.ptr, &f, null_mut()), n);
     assert_eq!(shmetrics_counter_add(null(), &c, 1.0), n);
     assert_eq!(shmetrics_counter_inc(null(), &c), n);
     assert_eq!(shmetrics_gauge_set(null(), &c, 1.0), n);

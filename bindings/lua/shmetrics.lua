@@ -1,0 +1,653 @@
+-- shmetrics for LuaJIT: nginx-lua-prometheus's API on the shared store.
+--
+-- Every nginx worker writes into one shared-memory store through the C ABI
+-- (libshmetrics.so, LuaJIT's ffi), without locks; a separate exporter
+-- process (`shmetrics serve`) serves the sum over all workers, so a scrape
+-- never runs inside a worker. See docs/lua.md.
+--
+--   local prometheus = require("shmetrics").init("/dev/shm/nginx.metrics")
+--   local requests = prometheus:counter("nginx_http_requests_total",
+--       "Number of HTTP requests", {"host", "status"})
+--   requests:inc(1, {ngx.var.server_name, ngx.var.status})
+--
+-- This module only translates: names, values and every check live in the
+-- Rust core. The one thing it keeps is a per-metric cache from label values
+-- to series handles, so that the hot path is a few table lookups and one
+-- ffi call, all compiled by the JIT.
+
+local ffi = require("ffi")
+
+local type, tostring, tonumber, error, pairs = type, tostring, tonumber, error, pairs
+local ffi_string, ffi_new = ffi.string, ffi.new
+
+local M = { _VERSION = "0.1.0" }
+
+-- Result codes of the C ABI (enum shmetrics_result in shmetrics.h);
+-- tests/unit.lua checks them against the library's own descriptions.
+local OK, OVERFLOW, STALE_HANDLE = 0, 12, 14
+
+local FORMATS = { prometheus = 0, openmetrics = 1 }
+
+local GAUGE_MODES = {
+  all = 1, liveall = 2, sum = 3, livesum = 4, max = 5, livemax = 6,
+  min = 7, livemin = 8, mostrecent = 9, livemostrecent = 10, shared = 11,
+}
+
+-- nginx-lua-prometheus's default histogram buckets.
+M.DEFAULT_BUCKETS = {
+  0.005, 0.01, 0.02, 0.03, 0.05, 0.075, 0.1, 0.2, 0.3, 0.4, 0.5, 0.75,
+  1, 1.5, 2, 3, 4, 5, 10,
+}
+
+-- Label-value combinations each metric remembers per worker before it
+-- forgets them all and starts again (see `label_cache_size`).
+local DEFAULT_LABEL_CACHE_SIZE = 10000
+
+----------------------------------------------------------------------------
+-- Loading the C declarations and the library (once per Lua VM).
+
+local C -- the library's namespace, once loaded
+
+local function module_dir()
+  local src = debug.getinfo(1, "S").source
+  if src:sub(1, 1) == "@" then
+    return src:sub(2):match("^(.*)/[^/]*$") or "."
+  end
+  return "."
+end
+
+local function read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+-- The generated declarations (crates/ffi/include/shmetrics.cdef.h): the
+-- `cdef` option, $SHMETRICS_CDEF, shmetrics.cdef.h next to this file, then
+-- the repository's copy. Never a hand-written copy, so they cannot drift.
+local function find_cdef(opt)
+  local dir = module_dir()
+  local tried = {}
+  for _, p in pairs({ opt or false, os.getenv("SHMETRICS_CDEF") or false,
+                      dir .. "/shmetrics.cdef.h",
+                      dir .. "/../../crates/ffi/include/shmetrics.cdef.h" }) do
+    if p then
+      local s = read_file(p)
+      if s then return s end
+      tried[#tried + 1] = p
+    end
+  end
+  error("shmetrics: cannot read the C declarations (shmetrics.cdef.h); tried "
+        .. table.concat(tried, ", ") .. "; set the `cdef` option or $SHMETRICS_CDEF", 3)
+end
+
+-- The library: the `library` option, $SHMETRICS_LIBRARY, the repository's
+-- target/release build when there is one, then "shmetrics" on the system's
+-- library path.
+local function find_library(opt)
+  if opt then return opt end
+  local env = os.getenv("SHMETRICS_LIBRARY")
+  if env and env ~= "" then return env end
+  local built = module_dir() .. "/../../target/release/libshmetrics.so"
+  if read_file(built) then return built end
+  return "shmetrics"
+end
+
+local function load(opts)
+  if C then return C end
+  if not pcall(ffi.typeof, "shmetrics_series") then
+    ffi.cdef(find_cdef(opts.cdef))
+  end
+  local name = find_library(opts.library)
+  local ok, lib = pcall(ffi.load, name)
+  if not ok then
+    error("shmetrics: cannot load the library '" .. name .. "': " .. tostring(lib)
+          .. " (build it with `cargo build --release -p shmetrics-ffi`, then set the"
+          .. " `library` option or $SHMETRICS_LIBRARY)", 3)
+  end
+  C = lib
+  return C
+end
+
+----------------------------------------------------------------------------
+-- Errors.
+
+local errbuf, errlen -- the thread's last error message, copied out
+
+-- The message of the last failed call on this thread, or the code's
+-- description when there is none.
+local function last_error(rc)
+  if not errbuf then
+    errbuf = ffi_new("char[?]", 1024)
+    errlen = ffi_new("size_t[1]")
+  end
+  if C.shmetrics_last_error(errbuf, 1024, errlen) == OK and errlen[0] > 0 then
+    return ffi_string(errbuf, errlen[0] < 1024 and errlen[0] or 1023)
+  end
+  return ffi_string(C.shmetrics_strerror(rc))
+end
+
+local function default_log(msg)
+  if ngx and ngx.log then
+    ngx.log(ngx.ERR, msg)
+  else
+    io.stderr:write(msg, "\n")
+  end
+end
+
+----------------------------------------------------------------------------
+-- Metrics.
+
+local Metric = {}
+Metric.__index = Metric
+
+-- A number from a number or a numeric string (ngx.var values are strings),
+-- else nil.
+local function num(v)
+  if type(v) == "number" then return v end
+  if type(v) == "string" then return tonumber(v) end
+  return nil
+end
+
+-- Registers (or finds, if another worker registered it already) the
+-- family described by `self`, filling in self.family.
+function Metric:_register()
+  local names = self.label_names
+  local n = #names
+  local d = ffi_new("shmetrics_family_desc")
+  local keep = { names } -- keeps the Lua strings alive during the call
+  d.name.ptr, d.name.len = self.name, #self.name
+  d.help.ptr, d.help.len = self.help, #self.help
+  if n > 0 then
+    local ln = ffi_new("shmetrics_str[?]", n)
+    for i = 1, n do
+      ln[i - 1].ptr, ln[i - 1].len = names[i], #names[i]
+    end
+    d.label_names, d.label_count = ln, n
+    keep[2] = ln
+  end
+  d.kind = self.kind
+  d.gauge_mode = self.gauge_mode or 0
+  if self.buckets then
+    local b = ffi_new("double[?]", #self.buckets, self.buckets)
+    d.buckets, d.bucket_count = b, #self.buckets
+    keep[3] = b
+  end
+  local fam = ffi_new("shmetrics_family")
+  local rc = C.shmetrics_register(self.store, d, fam)
+  if rc ~= OK then
+    return nil, last_error(rc)
+  end
+  self.family = fam
+  self.cache, self.cached = {}, 0
+  self.nolabels = nil
+  return true
+end
+
+-- Counts and logs an error on the hot path. It never raises: a metric call
+-- must not fail the request it is measuring.
+function Metric:_fail(what, msg)
+  self.registry:_error(self.name .. ": " .. what .. ": " .. msg)
+end
+
+-- The series for these label values, from the cache or, on a miss, from
+-- the store. Returns nil (after counting the error) if they are wrong.
+function Metric:_series(lv)
+  local n = self.nlabels
+  if n == 0 then
+    if lv ~= nil and lv[1] ~= nil then
+      return self:_miss(lv)
+    end
+    local s = self.nolabels
+    if s == nil then return self:_miss(lv) end
+    return s
+  end
+  if lv == nil then
+    return self:_miss(lv)
+  end
+  -- Unrolled for up to four labels: a loop whose trip count differs from
+  -- metric to metric makes LuaJIT abort its traces ("loop unroll limit"),
+  -- which tests/jit.lua checks for.
+  local node = self.cache[lv[1]]
+  if n > 1 then
+    if node == nil then return self:_miss(lv) end
+    node = node[lv[2]]
+    if n > 2 then
+      if node == nil then return self:_miss(lv) end
+      node = node[lv[3]]
+      if n > 3 then
+        if node == nil then return self:_miss(lv) end
+        node = node[lv[4]]
+        for i = 5, n do
+          if node == nil then return self:_miss(lv) end
+          node = node[lv[i]]
+        end
+      end
+    end
+  end
+  if node == nil or lv[n + 1] ~= nil then
+    return self:_miss(lv)
+  end
+  return node
+end
+
+local function is_key(v)
+  return type(v) == "string" or (type(v) == "number" and v == v)
+end
+
+-- The slow path: checks the values, asks the store for the series
+-- (creating it if need be) and remembers the handle.
+function Metric:_miss(lv)
+  local n = self.nlabels
+  local got = 0
+  if lv ~= nil then
+    if type(lv) ~= "table" then
+      self:_fail("labels", "label values must be a table, got " .. type(lv))
+      return nil
+    end
+    got = #lv
+  end
+  if got ~= n or (lv ~= nil and lv[n + 1] ~= nil) then
+    self:_fail("labels", "expected " .. n .. " label values (" .. table.concat(self.label_names, ", ")
+               .. "), got " .. got)
+    return nil
+  end
+  local vals = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
+  local keep = {}
+  local cacheable = true
+  for i = 1, n do
+    local v = lv[i]
+    local t = type(v)
+    if t ~= "string" then
+      if t == "number" or t == "boolean" then
+        cacheable = cacheable and is_key(v)
+        v = tostring(v)
+      else
+        self:_fail("labels", "label value " .. i .. " is a " .. t .. ", not a string or number")
+        return nil
+      end
+    end
+    keep[i] = v
+    vals[i - 1].ptr, vals[i - 1].len = v, #v
+  end
+  local s = ffi_new("shmetrics_series")
+  local rc = C.shmetrics_series_get(self.store, self.family, vals, n, s)
+  if rc == STALE_HANDLE then
+    -- The store was wiped since this worker registered the family:
+    -- register again and retry once.
+    local ok, err = self:_register()
+    if not ok then
+      self:_fail("register", err)
+      return nil
+    end
+    rc = C.shmetrics_series_get(self.store, self.family, vals, n, s)
+  end
+  if rc ~= OK and rc ~= OVERFLOW then
+    self:_fail("labels", last_error(rc))
+    return nil
+  end
+  -- On OVERFLOW `s` is the family's overflow series: record into it (the
+  -- store counts overflows; the exporter reports them).
+  if n == 0 then
+    self.nolabels = s
+  elseif cacheable then
+    if self.cached >= self.cache_limit then
+      self.cache, self.cached = {}, 0
+    end
+    local node = self.cache
+    for i = 1, n - 1 do
+      local k = lv[i]
+      local next_node = node[k]
+      if next_node == nil then
+        next_node = {}
+        node[k] = next_node
+      end
+      node = next_node
+    end
+    node[lv[n]] = s
+    self.cached = self.cached + 1
+  end
+  return s
+end
+
+-- Runs an update, and handles its failure: a stale handle (the store was
+-- wiped) is retried once with a fresh series; anything else is counted.
+function Metric:_retry(rc, fn, v, lv, what)
+  if rc == STALE_HANDLE then
+    self.cache, self.cached, self.nolabels = {}, 0, nil
+    local s = self:_series(lv)
+    if s == nil then return end
+    rc = fn(self.store, s, v)
+    if rc == OK then return end
+  end
+  self:_fail(what, last_error(rc))
+end
+
+-- Deletes the series with these label values, in every worker's view.
+-- Other workers that still hold its handle keep writing to the deleted
+-- series until their cache is emptied (see docs/lua.md).
+function Metric:del(lv)
+  local n = self.nlabels
+  if (lv == nil and n ~= 0) or (lv ~= nil and (type(lv) ~= "table" or #lv ~= n)) then
+    self:_fail("del", "expected " .. n .. " label values")
+    return
+  end
+  local vals = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
+  local keep = {}
+  for i = 1, n do
+    local v = tostring(lv[i])
+    keep[i] = v
+    vals[i - 1].ptr, vals[i - 1].len = v, #v
+  end
+  local existed = ffi_new("bool[1]")
+  local rc = C.shmetrics_series_delete(self.store, self.family, vals, n, existed)
+  self.cache, self.cached, self.nolabels = {}, 0, nil
+  if rc ~= OK then
+    self:_fail("del", last_error(rc))
+  end
+end
+
+-- Deletes every series of this metric.
+function Metric:reset()
+  local deleted = ffi_new("size_t[1]")
+  local rc = C.shmetrics_family_clear(self.store, self.family, deleted)
+  self.cache, self.cached, self.nolabels = {}, 0, nil
+  if rc ~= OK then
+    self:_fail("reset", last_error(rc))
+  end
+end
+
+local Counter = setmetatable({}, { __index = Metric })
+Counter.__index = Counter
+
+-- Adds `value` (default 1; negative or NaN is an error) to the series.
+function Counter:inc(value, lv)
+  local s = self:_series(lv)
+  if s == nil then return end
+  local v = 1
+  if value ~= nil then
+    v = num(value)
+    if v == nil then
+      self:_fail("inc", "the value is not a number")
+      return
+    end
+  end
+  local rc = C.shmetrics_counter_add(self.store, s, v)
+  if rc ~= OK then self:_retry(rc, C.shmetrics_counter_add, v, lv, "inc") end
+end
+
+local Gauge = setmetatable({}, { __index = Metric })
+Gauge.__index = Gauge
+
+-- Sets the series to `value` (NaN is an error).
+function Gauge:set(value, lv)
+  local s = self:_series(lv)
+  if s == nil then return end
+  value = num(value)
+  if value == nil then
+    self:_fail("set", "the value is not a number")
+    return
+  end
+  local rc = C.shmetrics_gauge_set(self.store, s, value)
+  if rc ~= OK then self:_retry(rc, C.shmetrics_gauge_set, value, lv, "set") end
+end
+
+-- Adds `value` (default 1, may be negative) to the series.
+function Gauge:inc(value, lv)
+  local s = self:_series(lv)
+  if s == nil then return end
+  local v = 1
+  if value ~= nil then
+    v = num(value)
+    if v == nil then
+      self:_fail("inc", "the value is not a number")
+      return
+    end
+  end
+  local rc = C.shmetrics_gauge_add(self.store, s, v)
+  if rc ~= OK then self:_retry(rc, C.shmetrics_gauge_add, v, lv, "inc") end
+end
+
+-- Subtracts `value` (default 1) from the series.
+function Gauge:dec(value, lv)
+  local v = num(value or 1)
+  if v == nil then
+    self:_fail("dec", "the value is not a number")
+    return
+  end
+  return self:inc(-v, lv)
+end
+
+local Histogram = setmetatable({}, { __index = Metric })
+Histogram.__index = Histogram
+
+-- Records one observation (NaN is an error).
+function Histogram:observe(value, lv)
+  local s = self:_series(lv)
+  if s == nil then return end
+  value = num(value)
+  if value == nil then
+    self:_fail("observe", "the value is not a number")
+    return
+  end
+  local rc = C.shmetrics_observe(self.store, s, value)
+  if rc ~= OK then self:_retry(rc, C.shmetrics_observe, value, lv, "observe") end
+end
+
+----------------------------------------------------------------------------
+-- The registry: what init() returns.
+
+local Prometheus = {}
+Prometheus.__index = Prometheus
+
+local function copy_list(t, what)
+  local out = {}
+  if t == nil then return out end
+  if type(t) ~= "table" then
+    error("shmetrics: " .. what .. " must be a table", 4)
+  end
+  for i = 1, #t do out[i] = t[i] end
+  return out
+end
+
+function Prometheus:_metric(class, kind, name, help, label_names, extra)
+  if type(name) ~= "string" then
+    error("shmetrics: a metric name must be a string", 3)
+  end
+  local m = setmetatable({
+    registry = self,
+    store = self.store,
+    name = self.prefix .. name,
+    help = help or "",
+    kind = kind,
+    label_names = copy_list(label_names, "label names"),
+    cache_limit = self.label_cache_size,
+  }, class)
+  m.nlabels = #m.label_names
+  for k, v in pairs(extra) do m[k] = v end
+  local ok, err = m:_register()
+  if not ok then
+    self:_error(m.name .. ": register: " .. err)
+    error("shmetrics: cannot register " .. m.name .. ": " .. err, 3)
+  end
+  return m
+end
+
+-- nginx-lua-prometheus's 4th argument is `exptime` (seconds after which an
+-- unused series goes away); series expiry is not in the store yet.
+local function check_exptime(self, name, exptime)
+  if exptime ~= nil then
+    self:_error(name .. ": exptime is not supported yet and is ignored")
+  end
+end
+
+-- counter(name, help, label_names) registers a counter. A trailing
+-- `_total` is kept in the exposed name, not doubled.
+function Prometheus:counter(name, help, label_names, exptime)
+  check_exptime(self, name, exptime)
+  return self:_metric(Counter, 1, name, help, label_names, {})
+end
+
+-- gauge(name, help, label_names [, options]) registers a gauge. Like
+-- nginx-lua-prometheus's, it is one value shared by all workers
+-- (`mode = "shared"`, the default); options.mode may be any of the store's
+-- multi-process modes ("livesum", "max", ...), see docs/lua.md.
+function Prometheus:gauge(name, help, label_names, options)
+  local mode = GAUGE_MODES.shared
+  if type(options) == "table" and options.mode ~= nil then
+    mode = GAUGE_MODES[options.mode]
+    if mode == nil then
+      error("shmetrics: unknown gauge mode '" .. tostring(options.mode) .. "'", 2)
+    end
+  else
+    check_exptime(self, name, options)
+  end
+  return self:_metric(Gauge, 2, name, help, label_names, { gauge_mode = mode })
+end
+
+-- histogram(name, help, label_names, buckets) registers a histogram;
+-- buckets default to nginx-lua-prometheus's (M.DEFAULT_BUCKETS).
+function Prometheus:histogram(name, help, label_names, buckets, exptime)
+  check_exptime(self, name, exptime)
+  local b = copy_list(buckets or M.DEFAULT_BUCKETS, "buckets")
+  return self:_metric(Histogram, 3, name, help, label_names, { buckets = b })
+end
+
+-- Counts an error in the error counter and logs it.
+function Prometheus:_error(msg)
+  if self.errors_series then
+    C.shmetrics_counter_inc(self.store, self.errors_series)
+  end
+  self.log("shmetrics: " .. msg)
+end
+
+-- The whole store's exposition as a string: "prometheus" (text 0.0.4,
+-- the default) or "openmetrics". Rendering runs in the calling worker; for
+-- a busy server, let the exporter serve scrapes instead.
+function Prometheus:metric_data(format)
+  local f = FORMATS[format or "prometheus"]
+  if f == nil then
+    error("shmetrics: unknown format '" .. tostring(format) .. "'", 2)
+  end
+  local buf = ffi_new("shmetrics_buf*[1]")
+  local rc = C.shmetrics_render_alloc(self.store, f, buf)
+  if rc ~= OK then
+    return nil, last_error(rc)
+  end
+  local b = buf[0]
+  local s = ffi_string(C.shmetrics_buf_data(b), C.shmetrics_buf_len(b))
+  C.shmetrics_buf_free(b)
+  return s, ffi_string(C.shmetrics_format_content_type(f))
+end
+
+-- Serves the exposition from nginx (content_by_lua), as
+-- nginx-lua-prometheus's collect() does, rendered by the core. OpenMetrics
+-- when the Accept header asks for it.
+function Prometheus:collect()
+  local accept = ngx.var.http_accept or ""
+  local format = accept:find("application/openmetrics-text", 1, true) and "openmetrics" or "prometheus"
+  local body, ctype = self:metric_data(format)
+  if body == nil then
+    self:_error("collect: " .. ctype)
+    ngx.status = 500
+    ngx.say("shmetrics: ", ctype)
+    return
+  end
+  ngx.header["Content-Type"] = ctype
+  ngx.print(body)
+end
+
+-- The store's fill and writer slots (shmetrics_stats) as a table.
+function Prometheus:stats()
+  local st = ffi_new("shmetrics_stats")
+  local rc = C.shmetrics_store_stats(self.store, st)
+  if rc ~= OK then
+    return nil, last_error(rc)
+  end
+  local out = {}
+  for _, k in pairs({ "layout_version", "families", "families_capacity", "series_allocated",
+                      "series_capacity", "writers_capacity", "writers_live", "writers_dead",
+                      "file_size", "label_bytes_used", "label_bytes_capacity", "cells_used",
+                      "cells_capacity", "writer_claims_total", "writer_reuses_total",
+                      "writers_exhausted_total", "overflows_total", "lock_recoveries_total" }) do
+    out[k] = tonumber(st[k])
+  end
+  return out
+end
+
+local function parse_mode(m)
+  if type(m) == "string" then
+    local v = tonumber(m, 8)
+    if v == nil then error("shmetrics: mode '" .. m .. "' is not an octal number", 4) end
+    return v
+  end
+  return m
+end
+
+-- init(path [, options]) opens (creating if need be) the store at `path`
+-- and returns the registry. Call it in init_worker_by_lua, so that every
+-- worker opens the store itself. Options:
+--   prefix             prepended to every metric name but the error counter's ("")
+--   error_metric_name  the counter of metric errors ("nginx_metric_errors_total")
+--   label_cache_size   label-value combinations each metric caches (10000)
+--   log                function(msg) for errors (ngx.log at ERR, or stderr)
+--   create             create the store if missing (true)
+--   mode               the new store file's mode, "0600" or "0660" ("0600")
+--   max_families, max_series, label_bytes, max_writers, cells_per_writer
+--                      a new store's capacities (the core's defaults)
+--   library, cdef      where libshmetrics.so and shmetrics.cdef.h are
+function M.init(path, options)
+  if type(path) ~= "string" or path == "" then
+    error("shmetrics: init(path, options): path must be the store file's path", 2)
+  end
+  options = options or {}
+  if type(options) ~= "table" then
+    error("shmetrics: init(path, options): options must be a table", 2)
+  end
+  load(options)
+  local o = ffi_new("shmetrics_options")
+  C.shmetrics_options_default(o)
+  if options.create ~= nil then o.create = options.create and true or false end
+  if options.mode ~= nil then o.mode = parse_mode(options.mode) end
+  for _, k in pairs({ "max_families", "max_series", "label_bytes", "max_writers", "cells_per_writer" }) do
+    if options[k] ~= nil then o[k] = options[k] end
+  end
+  local st = ffi_new("shmetrics_store*[1]")
+  -- One handle per path for the life of the process: init() again (from
+  -- another module, or in init_by_lua and then init_worker_by_lua) shares
+  -- it. A worker forked from the master claims its own writer slot at its
+  -- first update.
+  local rc = C.shmetrics_store_open_persistent(path, #path, o, st)
+  if rc ~= OK then
+    error("shmetrics: cannot open the store " .. path .. ": " .. last_error(rc), 2)
+  end
+  local self = setmetatable({
+    path = path,
+    store = st[0],
+    prefix = options.prefix or "",
+    label_cache_size = options.label_cache_size or DEFAULT_LABEL_CACHE_SIZE,
+    log = options.log or default_log,
+  }, Prometheus)
+  if type(self.label_cache_size) ~= "number" or self.label_cache_size < 1 then
+    error("shmetrics: label_cache_size must be a positive number", 2)
+  end
+  -- The error counter's name is taken as given, without the prefix.
+  local prefix = self.prefix
+  self.prefix = ""
+  local errors = self:_metric(Counter, 1, options.error_metric_name or "nginx_metric_errors_total",
+    "Number of nginx-lua-prometheus errors", {}, {})
+  self.prefix = prefix
+  self.errors_series = errors:_series(nil)
+  self.errors = errors
+  return self
+end
+
+-- The description of a result code (for tests and diagnostics).
+function M.strerror(code)
+  if not C then error("shmetrics: call init() first", 2) end
+  return ffi_string(C.shmetrics_strerror(code))
+end
+
+return M

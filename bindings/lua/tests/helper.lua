@@ -1,0 +1,166 @@
+-- A small test runner and helpers for the Lua binding's tests, which run
+-- under plain LuaJIT: `luajit tests/unit.lua` from bindings/lua (see
+-- scripts/lua-tests.sh for the environment it needs).
+
+local ffi = require("ffi")
+
+local H = {}
+
+local tests = {}
+
+function H.test(name, fn)
+  tests[#tests + 1] = { name = name, fn = fn }
+end
+
+-- Runs the tests whose names contain the filter (arg[1]), prints a line per
+-- test and exits non-zero if any failed or none ran.
+function H.run(filter)
+  local failed, ran = 0, 0
+  for _, t in ipairs(tests) do
+    if not filter or t.name:find(filter, 1, true) then
+      ran = ran + 1
+      local ok, err = xpcall(t.fn, debug.traceback)
+      if ok then
+        io.write("ok   ", t.name, "\n")
+      else
+        failed = failed + 1
+        io.write("FAIL ", t.name, "\n", tostring(err), "\n")
+      end
+    end
+  end
+  io.write(string.format("%d tests, %d failed\n", ran, failed))
+  if ran == 0 then
+    io.write("no test ran\n")
+    os.exit(1)
+  end
+  os.exit(failed == 0 and 0 or 1)
+end
+
+local function show(v)
+  if type(v) == "string" then return string.format("%q", v) end
+  return tostring(v)
+end
+
+function H.eq(got, want, what)
+  if got ~= want then
+    error((what or "value") .. ": got " .. show(got) .. ", want " .. show(want), 2)
+  end
+end
+
+function H.truthy(v, what)
+  if not v then error((what or "condition") .. " is false", 2) end
+end
+
+function H.contains(s, part, what)
+  if type(s) ~= "string" or not s:find(part, 1, true) then
+    error((what or "text") .. " does not contain " .. show(part) .. ":\n" .. tostring(s), 2)
+  end
+end
+
+function H.not_contains(s, part, what)
+  if type(s) == "string" and s:find(part, 1, true) then
+    error((what or "text") .. " contains " .. show(part) .. ":\n" .. s, 2)
+  end
+end
+
+-- Calls fn, which must raise an error containing `part`.
+function H.raises(fn, part)
+  local ok, err = pcall(fn)
+  if ok then error("no error raised (wanted one containing " .. show(part) .. ")", 2) end
+  if not tostring(err):find(part, 1, true) then
+    error("the error " .. show(tostring(err)) .. " does not contain " .. show(part), 2)
+  end
+  return tostring(err)
+end
+
+local dir
+-- A fresh directory for this run's store files.
+function H.tmpdir()
+  if not dir then
+    local p = io.popen("mktemp -d /tmp/shmetrics-lua.XXXXXX")
+    dir = p:read("*l")
+    p:close()
+  end
+  return dir
+end
+
+local n = 0
+function H.store_path(name)
+  n = n + 1
+  return H.tmpdir() .. "/" .. (name or "s") .. n .. ".shm"
+end
+
+function H.sh(cmd)
+  local p = io.popen(cmd .. " 2>&1")
+  local out = p:read("*a")
+  local ok, _, code = p:close()
+  return out, ok == true or ok == 0, code
+end
+
+-- The store's exposition as `shmetrics dump` prints it (another process).
+function H.dump(path, format)
+  local bin = os.getenv("SHMETRICS_BIN") or "shmetrics"
+  local out, ok = H.sh(bin .. " dump --store " .. path .. (format and (" --format " .. format) or ""))
+  if not ok then error("shmetrics dump failed: " .. out, 2) end
+  return out
+end
+
+-- Parses sample lines of the text format into { ['name{labels}'] = value }.
+function H.samples(text)
+  local out = {}
+  for line in text:gmatch("[^\n]+") do
+    if line:sub(1, 1) ~= "#" then
+      local key, val = line:match("^(%S+) (%S+)$")
+      if not key then
+        key, val = line:match("^(.-}) (%S+)$")
+      end
+      if key then out[key] = tonumber(val) or val end
+    end
+  end
+  return out
+end
+
+function H.read(path)
+  local f = assert(io.open(path, "rb"))
+  local s = f:read("*a")
+  f:close()
+  return s
+end
+
+function H.write(path, s)
+  local f = assert(io.open(path, "wb"))
+  f:write(s)
+  f:close()
+end
+
+ffi.cdef [[
+  int fork(void);
+  int waitpid(int pid, int *status, int options);
+  void _exit(int status);
+]]
+
+-- Runs fn in `count` forked children (child i gets i) and waits for them;
+-- every child must exit 0.
+function H.fork_each(count, fn)
+  io.stdout:flush()
+  io.stderr:flush()
+  local pids = {}
+  for i = 1, count do
+    local pid = ffi.C.fork()
+    if pid == 0 then
+      local ok, err = pcall(fn, i)
+      if not ok then io.stderr:write(tostring(err), "\n") end
+      io.stdout:flush()
+      ffi.C._exit(ok and 0 or 1)
+    end
+    assert(pid > 0, "fork failed")
+    pids[#pids + 1] = pid
+  end
+  local status = ffi.new("int[1]")
+  for _, pid in ipairs(pids) do
+    ffi.C.waitpid(pid, status, 0)
+    H.eq(status[0], 0, "child exit status")
+  end
+end
+
+return H

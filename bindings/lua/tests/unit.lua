@@ -1,0 +1,284 @@
+-- Unit tests of the Lua binding under plain LuaJIT. Run from bindings/lua:
+--   SHMETRICS_LIBRARY=.../libshmetrics.so SHMETRICS_BIN=.../shmetrics luajit tests/unit.lua [filter]
+package.path = "./?.lua;./tests/?.lua;" .. package.path
+
+local ffi = require("ffi")
+local H = require("helper")
+local shmetrics = require("shmetrics")
+local test, eq, contains = H.test, H.eq, H.contains
+
+-- A registry on a fresh small store whose errors are collected in a list.
+local function fresh(opts)
+  opts = opts or {}
+  local logged = {}
+  opts.log = function(msg) logged[#logged + 1] = msg end
+  local path = H.store_path()
+  local p = shmetrics.init(path, opts)
+  return p, path, logged
+end
+
+test("init creates the store 0600 by default, 0660 on request", function()
+  local _, path = fresh()
+  eq(H.sh("stat -c %a " .. path), "600\n", "mode")
+  local _, path2 = fresh({ mode = "0660" })
+  eq(H.sh("stat -c %a " .. path2), "660\n", "mode")
+  H.raises(function() shmetrics.init(H.store_path(), { mode = "rw" }) end, "not an octal number")
+end)
+
+test("init's errors name the path and the cause", function()
+  H.raises(function() shmetrics.init(nil) end, "path must be")
+  H.raises(function() shmetrics.init("") end, "path must be")
+  H.raises(function() shmetrics.init("/x", "opts") end, "options must be a table")
+  H.raises(function() shmetrics.init(H.tmpdir() .. "/no/such/dir/s.shm") end, "no/such/dir")
+  H.raises(function() shmetrics.init(H.tmpdir() .. "/absent.shm", { create = false }) end, "absent.shm")
+end)
+
+test("foreign, empty, truncated, other-version and corrupt files are refused and left alone", function()
+  local foreign = H.store_path("foreign")
+  local junk = string.rep("not a store ", 1000)
+  H.write(foreign, junk)
+  H.raises(function() shmetrics.init(foreign) end, "not a shmetrics store")
+  eq(H.read(foreign), junk, "the foreign file's content")
+  local empty = H.store_path("empty")
+  H.write(empty, "")
+  H.raises(function() shmetrics.init(empty) end, "empty")
+
+  local _, good = fresh({ max_series = 64, max_families = 8, label_bytes = 4096, max_writers = 2 })
+  local bytes = H.read(good)
+  local bad = H.store_path("bad")
+  H.write(bad, bytes:sub(1, #bytes / 2))
+  H.raises(function() shmetrics.init(bad) end, "truncated")
+  -- The layout version is the u32 after the 8-byte magic.
+  H.write(bad, bytes:sub(1, 8) .. string.char(99, 0, 0, 0) .. bytes:sub(13))
+  H.raises(function() shmetrics.init(bad) end, "99")
+  -- A byte inside the checksummed fixed part.
+  H.write(bad, bytes:sub(1, 40) .. string.char(bit.bxor(bytes:byte(41), 0xFF)) .. bytes:sub(42))
+  H.raises(function() shmetrics.init(bad) end, "corrupt")
+end)
+
+test("counter: inc, labels, numbers as label values, _total kept", function()
+  local p, path = fresh()
+  local c = p:counter("nginx_http_requests_total", "Number of HTTP requests", { "host", "status" })
+  c:inc(1, { "example.com", "200" })
+  c:inc(nil, { "example.com", "200" })
+  c:inc(2.5, { "example.com", 404 })
+  c:inc("3", { "example.com", 404 }) -- ngx.var values are strings
+  local plain = p:counter("plain", "no labels")
+  plain:inc()
+  plain:inc(4)
+  local s = H.samples(H.dump(path))
+  eq(s['nginx_http_requests_total{host="example.com",status="200"}'], 2, "200")
+  eq(s['nginx_http_requests_total{host="example.com",status="404"}'], 5.5, "404")
+  eq(s["plain_total"], 5, "plain")
+  eq(s["nginx_metric_errors_total"], 0, "errors")
+  contains(H.dump(path), "# HELP nginx_http_requests_total Number of HTTP requests\n")
+end)
+
+test("bad updates are counted and logged, never raised", function()
+  local p, path, logged = fresh()
+  local c = p:counter("reqs_total", "h", { "route" })
+  local g = p:gauge("temp", "h", { "room" })
+  local h = p:histogram("lat", "h", { "route" })
+  c:inc(-1, { "/" })          -- 1: negative
+  c:inc(0 / 0, { "/" })       -- 2: NaN
+  c:inc("many", { "/" })      -- 3: not a number
+  c:inc(1, {})                -- 4: too few values
+  c:inc(1, { "/", "x" })      -- 5: too many
+  c:inc(1)                    -- 6: none
+  c:inc(1, "/")               -- 7: not a table
+  c:inc(1, { {} })            -- 8: a table as a value
+  g:set(0 / 0, { "a" })       -- 9: NaN
+  g:set(nil, { "a" })         -- 10: no value
+  h:observe(0 / 0, { "/" })   -- 11: NaN
+  h:observe("x", { "/" })     -- 12
+  c:inc(1, { "/" })           -- fine
+  local s = H.samples(H.dump(path))
+  eq(s["nginx_metric_errors_total"], 12, "errors counted")
+  eq(#logged, 12, "errors logged")
+  eq(s['reqs_total{route="/"}'], 1, "the good increment")
+  contains(logged[1], "reqs_total")
+  contains(logged[1], "only goes up; got -1")
+  contains(logged[4], "expected 1 label values (route), got 0")
+  contains(logged[5], "got 2")
+  contains(logged[7], "must be a table")
+  contains(logged[8], "table, not a string")
+end)
+
+test("gauge: set, inc, dec; shared by every process by default", function()
+  local p, path = fresh()
+  local g = p:gauge("nginx_http_connections", "Number of HTTP connections", { "state" })
+  g:set(7, { "reading" })
+  g:set("9", { "writing" })
+  g:inc(2, { "reading" })
+  g:dec(nil, { "reading" })
+  g:inc(-0.5, { "reading" })
+  H.fork_each(2, function(i) g:set(100 + i, { "waiting" }) end)
+  local s = H.samples(H.dump(path))
+  eq(s['nginx_http_connections{state="reading"}'], 7.5, "reading")
+  eq(s['nginx_http_connections{state="writing"}'], 9, "writing")
+  local w = s['nginx_http_connections{state="waiting"}']
+  H.truthy(w == 101 or w == 102, "one shared value, the last set: " .. tostring(w))
+  local live = p:gauge("inflight", "h", nil, { mode = "livesum" })
+  live:inc(3)
+  eq(H.samples(H.dump(path))["inflight"], 3, "livesum")
+  H.raises(function() p:gauge("g2", "h", nil, { mode = "sideways" }) end, "unknown gauge mode")
+end)
+
+test("histogram: nginx-lua-prometheus's default buckets, custom buckets, exact counts", function()
+  local p, path = fresh()
+  local h = p:histogram("nginx_http_request_duration_seconds", "HTTP request latency", { "host" })
+  for _, v in ipairs({ 0.001, 0.004, 0.05, 0.3, 12 }) do h:observe(v, { "a" }) end
+  h:observe("0.2", { "a" })
+  local s = H.samples(H.dump(path))
+  local b = 'nginx_http_request_duration_seconds_bucket{host="a",le="%s"}'
+  eq(s[b:format("0.005")], 2, "le 0.005")
+  eq(s[b:format("0.05")], 3, "le 0.05")
+  eq(s[b:format("0.2")], 4, "le 0.2")
+  eq(s[b:format("10.0")], 5, "le 10")
+  eq(s[b:format("+Inf")], 6, "+Inf")
+  eq(s['nginx_http_request_duration_seconds_count{host="a"}'], 6, "count")
+  local n = 0
+  for k in pairs(s) do if k:find("_bucket{", 1, true) then n = n + 1 end end
+  eq(n, #shmetrics.DEFAULT_BUCKETS + 1, "bucket lines")
+  local c = p:histogram("sizes", "h", nil, { 10, 100 })
+  c:observe(50)
+  c:observe(500)
+  s = H.samples(H.dump(path))
+  eq(s['sizes_bucket{le="100.0"}'], 1, "custom le 100")
+  eq(s['sizes_bucket{le="+Inf"}'], 2, "custom +Inf")
+  eq(s["sizes_sum"], 550, "sum")
+end)
+
+test("registration errors raise with the reason", function()
+  local p = fresh()
+  H.raises(function() p:counter("bad-name", "h") end, "bad-name")
+  H.raises(function() p:counter("ok", "h", { "bad label" }) end, "bad label")
+  H.raises(function() p:histogram("h1", "h", nil, { 2, 1 }) end, "h1")
+  p:counter("taken", "h")
+  H.raises(function() p:gauge("taken", "h") end, "taken")
+  H.raises(function() p:counter(42) end, "must be a string")
+  -- The same definition again is the same metric (another worker, a reload).
+  local a = p:counter("same_total", "h", { "x" })
+  local b = p:counter("same_total", "h", { "x" })
+  a:inc(1, { "v" })
+  b:inc(1, { "v" })
+  eq(H.samples(p:metric_data())['same_total{x="v"}'], 2, "shared family")
+end)
+
+test("del and reset delete series; the next update starts from zero", function()
+  local p, path = fresh()
+  local c = p:counter("hits_total", "h", { "k" })
+  c:inc(5, { "a" })
+  c:inc(6, { "b" })
+  c:del({ "a" })
+  local s = H.samples(H.dump(path))
+  eq(s['hits_total{k="a"}'], nil, "deleted")
+  eq(s['hits_total{k="b"}'], 6, "kept")
+  c:inc(1, { "a" })
+  eq(H.samples(H.dump(path))['hits_total{k="a"}'], 1, "recreated from zero")
+  c:reset()
+  s = H.samples(H.dump(path))
+  eq(s['hits_total{k="a"}'], nil, "reset a")
+  eq(s['hits_total{k="b"}'], nil, "reset b")
+  c:inc(2, { "b" })
+  eq(H.samples(H.dump(path))['hits_total{k="b"}'], 2, "after reset")
+end)
+
+test("prefix and error_metric_name options", function()
+  local p, path = fresh({ prefix = "edge_", error_metric_name = "edge_errors_total" })
+  p:counter("reqs_total", "h"):inc(-5)
+  local s = H.samples(H.dump(path))
+  eq(s["edge_reqs_total"], 0, "prefixed")
+  eq(s["edge_errors_total"], 1, "custom error counter")
+end)
+
+test("metric_data renders both formats through the core", function()
+  local p = fresh()
+  p:counter("a_total", "h"):inc()
+  local text, ctype = p:metric_data()
+  contains(text, "a_total 1\n")
+  contains(ctype, "text/plain; version=0.0.4")
+  local om, omtype = p:metric_data("openmetrics")
+  contains(om, "# TYPE a counter\n")
+  eq(om:sub(-6), "# EOF\n", "OpenMetrics ends with # EOF")
+  contains(omtype, "application/openmetrics-text")
+  H.raises(function() p:metric_data("xml") end, "unknown format")
+end)
+
+test("the label cache stays within label_cache_size and values stay exact", function()
+  local p, path = fresh({ label_cache_size = 3 })
+  local c = p:counter("k_total", "h", { "a", "b" })
+  for round = 1, 5 do
+    for i = 1, 10 do
+      c:inc(1, { "x" .. i, tostring(round % 2) })
+      H.truthy(c.cached <= 3, "cached " .. c.cached)
+    end
+  end
+  local s = H.samples(H.dump(path))
+  eq(s['k_total{a="x1",b="1"}'], 3, "x1/1")
+  eq(s['k_total{a="x10",b="0"}'], 2, "x10/0")
+end)
+
+test("a full store records into the overflow series: nothing is lost", function()
+  local p, path = fresh({ max_series = 16, max_families = 4, label_bytes = 4096 })
+  local c = p:counter("many_total", "h", { "id" })
+  for i = 1, 100 do c:inc(1, { tostring(i) }) end
+  local total, overflow = 0, nil
+  for k, v in pairs(H.samples(H.dump(path))) do
+    if k:find("^many_total{") then total = total + v end
+    if k:find('shmetrics_overflow="true"', 1, true) then overflow = v end
+  end
+  eq(total, 100, "every increment counted")
+  H.truthy(overflow and overflow > 0, "the overflow series has the rest")
+end)
+
+test("each forked process gets its own writer slot; totals are exact", function()
+  local p, path = fresh()
+  local c = p:counter("forked_total", "h", { "w" })
+  local h = p:histogram("forked_seconds", "h", nil, { 1 })
+  H.fork_each(4, function()
+    for _ = 1, 20000 do
+      c:inc(1, { "all" })
+      h:observe(0.5)
+    end
+  end)
+  local s = H.samples(H.dump(path))
+  eq(s['forked_total{w="all"}'], 80000, "sum over processes")
+  eq(s['forked_seconds_bucket{le="1.0"}'], 80000, "bucket")
+  eq(s["forked_seconds_count"], 80000, "count")
+  H.truthy(p:stats().writer_claims_total >= 4, "a slot per process")
+end)
+
+test("updates survive a wipe of the store by another handle (stale handles re-register)", function()
+  local p, path, logged = fresh()
+  local c = p:counter("w_total", "h", { "x" })
+  c:inc(1, { "a" })
+  -- Wipe through a handle of our own, as another process would.
+  local C = ffi.load(os.getenv("SHMETRICS_LIBRARY"))
+  local st = ffi.new("shmetrics_store*[1]")
+  eq(C.shmetrics_store_open(path, #path, nil, st), 0, "open")
+  eq(C.shmetrics_store_wipe(st[0]), 0, "wipe")
+  C.shmetrics_store_close(st[0])
+  c:inc(2, { "a" })
+  eq(H.samples(H.dump(path))['w_total{x="a"}'], 2, "recorded after the wipe")
+  eq(#logged, 0, "no error: " .. table.concat(logged, "; "))
+end)
+
+test("init twice on one path shares the handle and the writer slot", function()
+  local path = H.store_path()
+  local a = shmetrics.init(path)
+  local b = shmetrics.init(path)
+  a:counter("t_total", "h"):inc()
+  b:counter("t_total", "h"):inc()
+  eq(H.samples(a:metric_data())["t_total"], 2, "total")
+  eq(a:stats().writer_claims_total, 1, "one slot")
+end)
+
+test("result codes match the library's descriptions", function()
+  fresh()
+  contains(shmetrics.strerror(0):lower(), "success")
+  contains(shmetrics.strerror(12):lower(), "capacity exceeded")
+  contains(shmetrics.strerror(14):lower(), "stale")
+end)
+
+H.run(arg[1])

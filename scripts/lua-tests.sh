@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Runs the Lua binding's tests (bindings/lua): installs what is missing
+# (Debian's luajit2, nginx with libnginx-mod-http-lua, promtool), builds
+# libshmetrics and the shmetrics command, then runs the unit tests and the
+# JIT checks under plain LuaJIT and the nginx tests with pytest (which start
+# their own nginx and exporter). Called by ./run-tests; safe to run again.
+#   scripts/lua-tests.sh [PYTEST ARGS...]     e.g. -k reload
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+ensure_rust
+ensure_lua
+ensure_apt prometheus
+ensure_python_env
+export PATH="$HOME/.cargo/bin:$PATH"
+target=${CARGO_TARGET_DIR:-$PWD/target}
+
+say "lua binding: build libshmetrics (release) and shmetrics"
+cargo build --quiet --release -p shmetrics-ffi
+cargo build --quiet -p shmetrics
+export SHMETRICS_LIBRARY="$target/release/libshmetrics.so"
+export SHMETRICS_BIN="${SHMETRICS_BIN:-$target/debug/shmetrics}"
+
+cd bindings/lua
+say "lua binding: unit tests (luajit)"
+luajit tests/unit.lua
+say "lua binding: JIT checks (jit.v, jit.p)"
+luajit tests/jit.lua | grep -v '^\[TRACE'
+say "lua binding: nginx"
+"$VENV/bin/python" -m pytest -q tests "$@"
