@@ -24,6 +24,8 @@ export SHMETRICS_BIN="${SHMETRICS_BIN:-$target/debug/shmetrics}"
 cd bindings/lua
 say "lua binding: unit tests (luajit)"
 luajit tests/unit.lua
+say "lua binding: shared test vectors"
+luajit tests/vectors.lua
 say "lua binding: JIT checks (jit.v, jit.p)"
 luajit tests/jit.lua | grep -v '^\[TRACE'
 say "lua binding: nginx"

@@ -53,9 +53,10 @@ ensure_php() {
 
 # ensure_lua: what the Lua binding's tests and benchmark need: OpenResty's
 # LuaJIT (luajit2, the one Debian's nginx lua module links; it replaces the
-# `luajit` package), nginx with the lua module, and wrk.
+# `luajit` package), nginx with the lua module, wrk, and lua-cjson to read
+# the shared test vectors.
 ensure_lua() {
-  ensure_apt luajit2 nginx libnginx-mod-http-lua wrk
+  ensure_apt luajit2 nginx libnginx-mod-http-lua wrk lua-cjson
 }
 
 # The cbindgen version the committed C header was generated with.

@@ -1,0 +1,82 @@
+-- The shared test vectors (tests/vectors/updates.json) through the Lua API.
+-- The C ABI, Python and PHP run the same file; all must render the same
+-- text. Errors in updates are not raised in Lua: each must be counted in
+-- the error counter. Run from bindings/lua, as tests/unit.lua.
+package.path = "./?.lua;./tests/?.lua;" .. package.path
+
+local cjson = require("cjson")
+local H = require("helper")
+local shmetrics = require("shmetrics")
+
+local vectors = cjson.decode(H.read("../../tests/vectors/updates.json"))
+
+local function value(v)
+  if v == "NaN" then return 0 / 0 end
+  if v == "+Inf" then return math.huge end
+  if v == "-Inf" then return -math.huge end
+  return v
+end
+
+local function make(p, fam)
+  if fam.kind == "counter" then
+    return p:counter(fam.name, fam.help, fam.labels)
+  elseif fam.kind == "gauge" then
+    return p:gauge(fam.name, fam.help, fam.labels, { mode = fam.mode })
+  elseif fam.kind == "histogram" then
+    local b = {}
+    for i, x in ipairs(fam.buckets) do b[i] = value(x) end
+    return p:histogram(fam.name, fam.help, fam.labels, b)
+  end
+  error("unknown kind " .. fam.kind)
+end
+
+local function apply(metrics, op)
+  local m = metrics[op.family]
+  local v = value(op.value)
+  if op.op == "inc" then m:inc(v, op.labels)
+  elseif op.op == "set" then m:set(v, op.labels)
+  elseif op.op == "observe" then m:observe(v, op.labels)
+  else error("unknown op " .. op.op) end
+end
+
+local ERRORS = "vector_errors_total"
+
+-- The rendered text without the error counter's lines.
+local function without_errors(text)
+  local out = {}
+  for line in text:gmatch("[^\n]*\n") do
+    local name = line:match("^# %u+ (%S+)") or line:match("^([^{ ]+)")
+    if name ~= ERRORS then out[#out + 1] = line end
+  end
+  return table.concat(out)
+end
+
+for _, case in ipairs(vectors.cases) do
+  H.test(case.name, function()
+    local logged = {}
+    local p = shmetrics.init(H.store_path("vec"), {
+      error_metric_name = ERRORS,
+      log = function(msg) logged[#logged + 1] = msg end,
+    })
+    local metrics = {}
+    for _, fam in ipairs(case.families) do metrics[fam.name] = make(p, fam) end
+    for _, op in ipairs(case.ops) do apply(metrics, op) end
+    H.eq(#logged, 0, "errors from the valid ops: " .. table.concat(logged, "; "))
+    for i, e in ipairs(case.errors) do
+      apply(metrics, e)
+      H.eq(#logged, i, "an error counted for " .. cjson.encode(e))
+    end
+    local text = p:metric_data()
+    H.eq(without_errors(text), case.text, "rendered text")
+    H.eq(H.samples(text)[ERRORS], #case.errors, "the error counter")
+  end)
+end
+
+for _, bad in ipairs(vectors.register_errors) do
+  H.test("register error: " .. bad.family.name .. " / " .. bad.error, function()
+    local p = shmetrics.init(H.store_path("vec"), { log = function() end })
+    H.raises(function() make(p, bad.family) end, "cannot register")
+  end)
+end
+
+H.run(arg[1])

@@ -1,0 +1,123 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Shmetrics\Tests;
+
+use Shmetrics\CollectorRegistry;
+use Shmetrics\Exception\InvalidArgumentException;
+use Shmetrics\RenderTextFormat;
+use Shmetrics\Tests\Support\TestCase;
+
+/**
+ * The shared test vectors (tests/vectors/updates.json) through PromPHP's
+ * API. The C ABI, Python and Lua run the same file; all must render the
+ * same text.
+ */
+final class VectorsTest extends TestCase
+{
+    /** @return array<string, array{0: array<string, mixed>}> */
+    public static function cases(): array
+    {
+        $out = [];
+        foreach (self::vectors()['cases'] as $case) {
+            $out[$case['name']] = [$case];
+        }
+        return $out;
+    }
+
+    /** @return array<string, array{0: array<string, mixed>}> */
+    public static function registerErrors(): array
+    {
+        $out = [];
+        foreach (self::vectors()['register_errors'] as $i => $bad) {
+            $out[$bad['family']['name'] . '/' . $bad['error'] . "/$i"] = [$bad];
+        }
+        return $out;
+    }
+
+    /** @return array<string, mixed> */
+    private static function vectors(): array
+    {
+        $path = dirname(__DIR__, 3) . '/tests/vectors/updates.json';
+        return json_decode((string) file_get_contents($path), true, 512, JSON_THROW_ON_ERROR);
+    }
+
+    private static function value(mixed $v): float
+    {
+        return match ($v) {
+            'NaN' => NAN,
+            '+Inf' => INF,
+            '-Inf' => -INF,
+            default => (float) $v,
+        };
+    }
+
+    /** @param array<string, mixed> $fam */
+    private static function make(CollectorRegistry $reg, array $fam): object
+    {
+        return match ($fam['kind']) {
+            'counter' => $reg->registerCounter('', $fam['name'], $fam['help'], $fam['labels']),
+            'gauge' => $reg->registerGauge('', $fam['name'], $fam['help'], $fam['labels'], $fam['mode']),
+            'histogram' => $reg->registerHistogram(
+                '',
+                $fam['name'],
+                $fam['help'],
+                $fam['labels'],
+                array_map([self::class, 'value'], $fam['buckets'])
+            ),
+        };
+    }
+
+    /**
+     * @param array<string, object> $metrics
+     * @param array<string, mixed> $op
+     */
+    private static function apply(array $metrics, array $op): void
+    {
+        $m = $metrics[$op['family']];
+        $v = self::value($op['value']);
+        match ($op['op']) {
+            'inc' => $m->incBy($v, $op['labels']),
+            'set' => $m->set($v, $op['labels']),
+            'observe' => $m->observe($v, $op['labels']),
+        };
+    }
+
+    /**
+     * @dataProvider cases
+     * @param array<string, mixed> $case
+     */
+    public function testCase(array $case): void
+    {
+        $reg = $this->registry();
+        $metrics = [];
+        foreach ($case['families'] as $fam) {
+            $metrics[$fam['name']] = self::make($reg, $fam);
+        }
+        foreach ($case['ops'] as $op) {
+            self::apply($metrics, $op);
+        }
+        foreach ($case['errors'] as $e) {
+            try {
+                self::apply($metrics, $e);
+                self::fail('no exception for ' . json_encode($e));
+            } catch (InvalidArgumentException $ex) {
+                self::assertNotSame('', $ex->getMessage());
+            }
+        }
+        self::assertSame($case['text'], (new RenderTextFormat())->render($reg->getMetricFamilySamples()));
+    }
+
+    /**
+     * @dataProvider registerErrors
+     * @param array<string, mixed> $bad
+     */
+    public function testRegisterError(array $bad): void
+    {
+        // PromPHP throws InvalidArgumentException for a bad definition too.
+        $this->expectException(InvalidArgumentException::class);
+        $this->expectExceptionMessage(str_replace('_', ' ', $bad['error']));  // "invalid name", ...
+        self::make($this->registry(), $bad['family']);
+    }
+}

@@ -1,0 +1,73 @@
+"""The shared test vectors (tests/vectors/updates.json) through the Python
+API. The C ABI, PHP and Lua run the same file; all must render the same
+text. The expected texts are also checked with prometheus_client's parser."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+import shmetrics
+
+VECTORS = json.loads((Path(__file__).resolve().parents[3] / "tests/vectors/updates.json").read_text())
+ERRORS = {
+    "invalid_value": shmetrics.InvalidValueError,
+    "label_count": shmetrics.LabelError,
+    "invalid_name": shmetrics.InvalidNameError,
+    "invalid_options": shmetrics.InvalidOptionsError,
+}
+
+
+def value(v) -> float:
+    return {"NaN": math.nan, "+Inf": math.inf, "-Inf": -math.inf}[v] if isinstance(v, str) else float(v)
+
+
+def make(store: shmetrics.Store, fam: dict):
+    common = dict(name=fam["name"], documentation=fam["help"], labelnames=fam["labels"], registry=store)
+    if fam["kind"] == "counter":
+        return shmetrics.Counter(**common)
+    if fam["kind"] == "gauge":
+        return shmetrics.Gauge(**common, multiprocess_mode=fam["mode"])
+    if fam["kind"] == "histogram":
+        return shmetrics.Histogram(**common, buckets=[value(b) for b in fam["buckets"]])
+    raise AssertionError(fam["kind"])
+
+
+def apply(metrics: dict, op: dict) -> None:
+    m = metrics[op["family"]]
+    child = m.labels(*op["labels"]) if op["labels"] or m._labelnames else m
+    v = value(op["value"])
+    if op["op"] == "inc":
+        child.inc(v)
+    elif op["op"] == "set":
+        child.set(v)
+    elif op["op"] == "observe":
+        child.observe(v)
+    else:
+        raise AssertionError(op["op"])
+
+
+@pytest.mark.parametrize("case", VECTORS["cases"], ids=lambda c: c["name"])
+def test_vector_case(tmp_path, case):
+    store = shmetrics.Store(tmp_path / "v.shm")
+    metrics = {f["name"]: make(store, f) for f in case["families"]}
+    for op in case["ops"]:
+        apply(metrics, op)
+    for e in case["errors"]:
+        with pytest.raises(ERRORS[e["error"]]):
+            apply(metrics, e)
+    assert store.render("text").decode() == case["text"]
+    # The expected text itself is valid for a real parser.
+    names = {f.name for f in text_string_to_metric_families(case["text"])}
+    assert names == {f["name"] for f in case["families"]}
+
+
+@pytest.mark.parametrize("bad", VECTORS["register_errors"], ids=lambda e: e["family"]["name"] + "/" + e["error"])
+def test_vector_register_error(tmp_path, bad):
+    store = shmetrics.Store(tmp_path / "v.shm")
+    with pytest.raises(ERRORS[bad["error"]]):
+        make(store, bad["family"])
