@@ -11,6 +11,8 @@
 
 #[path = "it/encode.rs"]
 mod encode;
+#[path = "it/prometheus.rs"]
+mod prometheus;
 #[path = "it/util.rs"]
 #[allow(dead_code)]
 mod util;

@@ -166,7 +166,7 @@ pub fn wait_exit(p: &mut Child, limit: Duration, what: &str) -> std::process::Ex
 
 /// Which receiver.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum Peer {
     /// Debian's `prometheus`, with `--web.enable-remote-write-receiver`
     /// unless `receiver` is false.
     Prometheus { receiver: bool },
@@ -177,7 +177,7 @@ pub enum Kind {
 /// A receiver on a loopback port, killed when dropped. It can be stopped
 /// and started again on the same port and data directory.
 pub struct Receiver {
-    kind: Kind,
+    kind: Peer,
     process: Option<KillOnDrop>,
     /// Where it listens.
     pub addr: SocketAddr,
@@ -187,7 +187,8 @@ pub struct Receiver {
 
 impl Receiver {
     /// Starts a receiver with its data under `dir`, on a free port.
-    pub fn start(kind: Kind, dir: &Path) -> Receiver {
+    pub fn start(kind: Peer, dir: &Path) -> Receiver {
+        std::fs::create_dir_all(dir).unwrap();
         // The port was free a moment ago; if another process took it in
         // between, the receiver exits and gets another one.
         for attempt in 0..4 {
@@ -210,15 +211,15 @@ impl Receiver {
     /// The remote-write URL.
     pub fn write_url(&self) -> String {
         match self.kind {
-            Kind::Prometheus { .. } => format!("http://{}/api/v1/write", self.addr),
-            Kind::Victoria => format!("http://{}/api/v1/write", self.addr),
+            Peer::Prometheus { .. } => format!("http://{}/api/v1/write", self.addr),
+            Peer::Victoria => format!("http://{}/api/v1/write", self.addr),
         }
     }
 
     fn binary(&self) -> (&'static str, &'static str) {
         match self.kind {
-            Kind::Prometheus { .. } => ("/usr/bin/prometheus", "prometheus"),
-            Kind::Victoria => ("/usr/bin/victoria-metrics", "victoria-metrics"),
+            Peer::Prometheus { .. } => ("/usr/bin/prometheus", "prometheus"),
+            Peer::Victoria => ("/usr/bin/victoria-metrics", "victoria-metrics"),
         }
     }
 
@@ -237,7 +238,7 @@ impl Receiver {
         let data = self.dir.join("data");
         let mut cmd = Command::new(bin);
         match self.kind {
-            Kind::Prometheus { receiver } => {
+            Peer::Prometheus { receiver } => {
                 let config = self.dir.join("prometheus.yml");
                 std::fs::write(&config, "global:\n  scrape_interval: 1m\n").unwrap();
                 cmd.arg(format!("--config.file={}", config.display()))
@@ -247,7 +248,7 @@ impl Receiver {
                     cmd.arg("--web.enable-remote-write-receiver");
                 }
             }
-            Kind::Victoria => {
+            Peer::Victoria => {
                 cmd.arg(format!("-httpListenAddr={}", self.addr))
                     .arg(format!("-storageDataPath={}", data.display()))
                     // Show samples as soon as they are flushed, not 30 s
@@ -267,8 +268,8 @@ impl Receiver {
             });
         self.process = Some(KillOnDrop(child));
         let ready_path = match self.kind {
-            Kind::Prometheus { .. } => "/-/ready",
-            Kind::Victoria => "/health",
+            Peer::Prometheus { .. } => "/-/ready",
+            Peer::Victoria => "/health",
         };
         let started = Instant::now();
         loop {
@@ -306,7 +307,7 @@ impl Receiver {
 
     /// An instant query's result vector.
     pub fn query(&self, q: &str) -> Result<Vec<serde_json::Value>, String> {
-        if self.kind == Kind::Victoria {
+        if self.kind == Peer::Victoria {
             // Make what was received searchable.
             let r = get(self.addr, "/internal/force_flush");
             if r.status != 200 {
