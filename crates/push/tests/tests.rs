@@ -11,8 +11,12 @@
 
 #[path = "it/encode.rs"]
 mod encode;
+#[path = "it/outage.rs"]
+mod outage;
 #[path = "it/prometheus.rs"]
 mod prometheus;
 #[path = "it/util.rs"]
 #[allow(dead_code)]
 mod util;
+#[path = "it/victoria.rs"]
+mod victoria;
