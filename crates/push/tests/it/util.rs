@@ -183,11 +183,18 @@ pub struct Receiver {
     pub addr: SocketAddr,
     dir: PathBuf,
     starts: u32,
+    /// Further arguments, passed on every start.
+    pub extra_args: Vec<String>,
 }
 
 impl Receiver {
     /// Starts a receiver with its data under `dir`, on a free port.
     pub fn start(kind: Peer, dir: &Path) -> Receiver {
+        Receiver::start_with(kind, dir, &[])
+    }
+
+    /// Starts a receiver with further arguments.
+    pub fn start_with(kind: Peer, dir: &Path, extra_args: &[&str]) -> Receiver {
         std::fs::create_dir_all(dir).unwrap();
         // The port was free a moment ago; if another process took it in
         // between, the receiver exits and gets another one.
@@ -198,6 +205,7 @@ impl Receiver {
                 addr: format!("127.0.0.1:{}", free_port()).parse().unwrap(),
                 dir: dir.to_path_buf(),
                 starts: 0,
+                extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
             };
             match r.try_start() {
                 Ok(()) => return r,
@@ -257,6 +265,7 @@ impl Receiver {
                     .arg("-search.disableCache");
             }
         }
+        cmd.args(&self.extra_args);
         let log = std::fs::File::create(self.log_path()).unwrap();
         let child = cmd
             .stdin(Stdio::null())

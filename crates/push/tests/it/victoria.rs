@@ -86,3 +86,82 @@ fn pushes_to_victoria_metrics_and_prometheus_at_once() {
         );
     }
 }
+
+/// A VictoriaMetrics whose storage is read-only (its free-space threshold
+/// set beyond any disk) answers every write with 503: retried with
+/// backoff, never counted as failed, the queue bounded. Restarted with
+/// writable storage on the same port and data directory, it gets the
+/// latest value.
+#[test]
+fn a_5xx_is_retried_until_the_receiver_takes_it() {
+    const QUEUE: f64 = 2.0;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let store = write_store(&path);
+    let mut vm = Receiver::start_with(
+        Peer::Victoria,
+        &dir.path().join("vm"),
+        &["-storage.minFreeDiskSpaceBytes=1000000000000000000"],
+    );
+    let url = vm.write_url();
+    let serve = Serve::start(&[
+        "--store",
+        path.to_str().unwrap(),
+        "--remote-write.url",
+        &url,
+        "--remote-write.interval",
+        "0.2",
+        "--remote-write.queue-batches",
+        "2",
+    ]);
+    let m = |body: &str, name: &str, extra: &str| {
+        let series = format!("shmetrics_remote_write_{name}{{url=\"{url}\"{extra}}}");
+        find_metric(body, &series).unwrap_or_else(|| panic!("no {series}:\n{body}"))
+    };
+    wait_for(
+        "retries, and drops from the full queue",
+        ARRIVAL,
+        Duration::from_millis(100),
+        || {
+            let body = serve.metrics();
+            let queued = m(&body, "queue_batches", ",kind=\"used\"");
+            assert!(queued <= QUEUE, "{queued} batches queued");
+            let (retries, dropped) = (
+                m(&body, "retries_total", ""),
+                m(&body, "samples_dropped_total", ""),
+            );
+            if retries >= 3.0 && dropped >= SERIES {
+                Ok(())
+            } else {
+                Err(format!("retries {retries} dropped {dropped}"))
+            }
+        },
+    );
+    let body = serve.metrics();
+    assert_eq!(
+        m(&body, "samples_failed_total", ""),
+        0.0,
+        "a 503 is no failure"
+    );
+    assert_eq!(m(&body, "samples_sent_total", ""), 0.0);
+    let log = serve.stderr();
+    assert!(log.contains("503"), "{log}");
+
+    let fam = store
+        .register(
+            &shmetrics_core::FamilyDesc::new("jobs_processed_total", shmetrics_core::Kind::Counter)
+                .help("Jobs processed.")
+                .labels(&["queue"]),
+        )
+        .unwrap();
+    store
+        .counter_add(store.series(&fam, &["email"]).unwrap(), 35.0)
+        .unwrap();
+    vm.stop();
+    vm.extra_args.clear();
+    vm.restart();
+    vm.wait_value(r#"jobs_processed_total{queue="email"}"#, 42.0);
+    let body = serve.metrics();
+    assert!(m(&body, "samples_sent_total", "") >= SERIES);
+    assert_eq!(m(&body, "samples_failed_total", ""), 0.0);
+}
