@@ -55,6 +55,8 @@ enum Command {
         /// See docs/exporter.md.
         #[arg(long = "web.config.file", value_name = "FILE")]
         web_config_file: Option<PathBuf>,
+        #[command(flatten)]
+        remote_write: RemoteWriteArgs,
     },
     /// Print the store's exposition.
     Dump {
@@ -76,6 +78,45 @@ enum Command {
     DemoWorker(demo::WorkerArgs),
 }
 
+/// Prometheus remote_write 1.0 (see docs/exporter.md).
+#[derive(clap::Args, Debug)]
+struct RemoteWriteArgs {
+    /// Also push the store to this remote_write receiver (http:// only),
+    /// e.g. http://127.0.0.1:9090/api/v1/write. Repeat for several; each
+    /// gets its own queue.
+    #[arg(long = "remote-write.url", value_name = "URL")]
+    urls: Vec<String>,
+    /// Seconds between pushes (a fraction is allowed).
+    #[arg(long = "remote-write.interval", value_name = "SECS", default_value_t = shmetrics_push::DEFAULT_INTERVAL_SECS)]
+    interval: f64,
+    /// A label added to every pushed series that lacks it, such as
+    /// host=web-1. Repeatable.
+    #[arg(long = "remote-write.external-label", value_name = "NAME=VALUE")]
+    external_labels: Vec<String>,
+    /// Batches (one per push) each URL's queue holds while its receiver
+    /// is slow or down; when full, the oldest is dropped and counted.
+    #[arg(long = "remote-write.queue-batches", value_name = "N", default_value_t = shmetrics_push::DEFAULT_QUEUE_BATCHES)]
+    queue_batches: usize,
+}
+
+impl RemoteWriteArgs {
+    /// The settings, or `None` without a URL.
+    fn config(&self) -> Result<Option<shmetrics_push::Config>, shmetrics_push::ConfigError> {
+        if self.urls.is_empty() {
+            if !self.external_labels.is_empty() {
+                // Still check them, so that a typo does not go unnoticed.
+                shmetrics_push::ExternalLabels::parse(&self.external_labels)?;
+            }
+            return Ok(None);
+        }
+        let mut config = shmetrics_push::Config::new(&self.urls)?
+            .with_interval_secs(self.interval)?
+            .with_queue_batches(self.queue_batches)?;
+        config.external_labels = shmetrics_push::ExternalLabels::parse(&self.external_labels)?;
+        Ok(Some(config))
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -88,15 +129,20 @@ fn main() -> ExitCode {
             header_timeout,
             request_timeout,
             web_config_file,
-        } => match web_config_file
-            .map(shmetrics_exporter::WebConfig::load)
-            .transpose()
-        {
+            remote_write,
+        } => match (
+            web_config_file
+                .map(shmetrics_exporter::WebConfig::load)
+                .transpose(),
+            remote_write.config(),
+        ) {
             // The file names itself in the message.
-            Err(e) => Err(e.into()),
-            Ok(web) => {
+            (Err(e), _) => Err(e.into()),
+            (_, Err(e)) => Err(e.into()),
+            (Ok(web), Ok(remote_write)) => {
                 let mut config = shmetrics_exporter::Config::new(store);
                 config.web = web.map(std::sync::Arc::new);
+                config.remote_write = remote_write;
                 config.listen = listen;
                 config.max_connections = max_connections.max(1);
                 config.header_timeout = std::time::Duration::from_secs_f64(header_timeout.max(0.1));

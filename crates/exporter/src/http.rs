@@ -35,6 +35,7 @@ pub struct Server {
     listener: TcpListener,
     renderer: Arc<Renderer>,
     config: Config,
+    remote_write: Option<shmetrics_push::RemoteWriter>,
 }
 
 impl Server {
@@ -47,10 +48,18 @@ impl Server {
             .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
         let renderer = Arc::new(Renderer::detached(config.store.clone()));
         let _ = renderer.attach();
+        let remote_write = config
+            .remote_write
+            .clone()
+            .map(shmetrics_push::RemoteWriter::new);
+        if let Some(rw) = &remote_write {
+            renderer.show_remote_write(rw.stats());
+        }
         Ok(Server {
             listener,
             renderer,
             config,
+            remote_write,
         })
     }
 
@@ -74,16 +83,24 @@ impl Server {
         self.renderer.clone()
     }
 
-    /// Serves until `shutdown` completes. Then it stops listening at once
-    /// (new connections are refused, not left waiting), asks every open
-    /// connection to finish, and waits for requests in flight, for at most
-    /// the request timeout.
+    /// Serves (and pushes, with remote write) until `shutdown` completes.
+    /// Then it stops listening at once (new connections are refused, not
+    /// left waiting), stops pushing, asks every open connection to finish,
+    /// and waits for requests in flight, for at most the request timeout.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
         let Server {
             listener,
             renderer,
             config,
+            remote_write,
         } = self;
+        let (stop_push, push_stopped) = tokio::sync::oneshot::channel::<()>();
+        let pusher = remote_write.map(|rw| {
+            let source: Arc<dyn shmetrics_push::Source> = renderer.clone();
+            tokio::spawn(rw.run(source, async move {
+                let _ = push_stopped.await;
+            }))
+        });
         let limit = Arc::new(Semaphore::new(config.max_connections));
         let tls = config.web.as_ref().and_then(|w| w.acceptor());
         let config = Arc::new(config);
@@ -142,6 +159,10 @@ impl Server {
             });
         }
         drop(listener);
+        let _ = stop_push.send(());
+        if let Some(p) = pusher {
+            let _ = p.await;
+        }
         let _ = tokio::time::timeout(config.request_timeout, graceful.shutdown()).await;
         Ok(())
     }
@@ -307,6 +328,15 @@ pub fn serve(config: Config) -> Result<(), Error> {
             server.scheme(),
             server.local_addr()
         );
+        if let Some(rw) = &server.remote_write {
+            let c = rw.config();
+            for e in &c.endpoints {
+                eprintln!(
+                    "shmetrics: remote write to {e} every {:?} (queue of {} batches)",
+                    c.interval, c.queue_batches
+                );
+            }
+        }
         server.run(shutdown_signal()).await
     })
 }

@@ -23,6 +23,9 @@
 //!   with `shmetrics_store_attached 0`, and every request tries again.
 //! - An optional [`WebConfig`] (`--web.config.file`, in exporter-toolkit's
 //!   format) adds TLS, client certificates, basic auth and headers.
+//! - An optional remote-write configuration ([`Config::remote_write`])
+//!   pushes the store to Prometheus remote_write receivers as well (see
+//!   [`shmetrics_push`]); its counters join the exporter's own metrics.
 
 #![forbid(unsafe_code)]
 
@@ -66,6 +69,9 @@ pub struct Config {
     /// TLS, basic auth and extra headers (`--web.config.file`); `None`
     /// serves plain HTTP to anyone who can connect.
     pub web: Option<Arc<WebConfig>>,
+    /// Push the store to remote_write receivers too; `None` pushes
+    /// nothing.
+    pub remote_write: Option<shmetrics_push::Config>,
 }
 
 impl Config {
@@ -79,6 +85,7 @@ impl Config {
             request_timeout: Duration::from_secs(30),
             max_header_bytes: 16 * 1024,
             web: None,
+            remote_write: None,
         }
     }
 }

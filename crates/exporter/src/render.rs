@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -69,6 +69,8 @@ pub struct Renderer {
     state: Mutex<State>,
     /// The exporter's own counters.
     pub stats: SelfStats,
+    /// The remote-write counters, shown with the exporter's own metrics.
+    remote_write: OnceLock<Arc<shmetrics_push::Stats>>,
 }
 
 impl std::fmt::Debug for State {
@@ -100,7 +102,14 @@ impl Renderer {
                 cache: HashMap::new(),
             }),
             stats: SelfStats::default(),
+            remote_write: OnceLock::new(),
         }
+    }
+
+    /// Shows a remote writer's counters with the exporter's own metrics
+    /// (from the next render on). Only the first call has an effect.
+    pub fn show_remote_write(&self, stats: Arc<shmetrics_push::Stats>) {
+        let _ = self.remote_write.set(stats);
     }
 
     /// The store's path.
@@ -232,7 +241,7 @@ impl Renderer {
 
     /// The exporter's and (once attached) the store's own metrics, under
     /// `shmetrics_`.
-    fn own_metrics(&self, snap: Option<&Snapshot>) -> Vec<ExtraFamily<'static>> {
+    fn own_metrics(&self, snap: Option<&Snapshot>) -> Vec<ExtraFamily<'_>> {
         let s = &self.stats;
         let counter = |name: &'static str, help: &'static str, v: f64| ExtraFamily {
             name,
@@ -299,6 +308,9 @@ impl Renderer {
                 one(if snap.is_some() { 1.0 } else { 0.0 }),
             ),
         ];
+        if let Some(rw) = self.remote_write.get() {
+            families.extend(rw.families());
+        }
         let Some(snap) = snap else {
             return families;
         };
@@ -400,6 +412,26 @@ impl Renderer {
             self.stats.renders.load(Relaxed),
             self.stats.scrapes.load(Relaxed)
         );
+        if let Some(rw) = self.remote_write.get() {
+            for e in rw.endpoints() {
+                let last = e.last_success_unix_ms.load(Relaxed);
+                let _ = writeln!(
+                    out,
+                    "remote write    {}: {} samples sent, {} failed, {} dropped; queue {} of {} batches; {}",
+                    e.url(),
+                    e.samples_sent.load(Relaxed),
+                    e.samples_failed.load(Relaxed),
+                    e.samples_dropped.load(Relaxed),
+                    e.queue_batches.load(Relaxed),
+                    e.queue_capacity,
+                    if last == 0 {
+                        "no success yet".to_string()
+                    } else {
+                        format!("last success at {:.3} (Unix time)", last as f64 / 1e3)
+                    }
+                );
+            }
+        }
         let mut fams: Vec<(usize, &str, &str, u64)> = snap
             .families()
             .map(|f| (f.series().len(), f.name(), f.kind().as_str(), f.overflows()))
@@ -431,4 +463,15 @@ fn compress(body: &[u8]) -> Bytes {
     // UNWRAP: writing to a Vec cannot fail.
     enc.write_all(body).expect("write to Vec");
     Bytes::from(enc.finish().expect("write to Vec"))
+}
+
+/// The pusher reads the store through the renderer, so that it attaches
+/// to it the same way (read-only, once it exists).
+impl shmetrics_push::Source for Renderer {
+    fn refresh(&self, snap: &mut Snapshot) -> Result<bool, shmetrics_core::Error> {
+        match self.attach() {
+            Ok(store) => store.snapshot_into(snap).map(|()| true),
+            Err(_) => Ok(false),
+        }
+    }
 }

@@ -1,0 +1,147 @@
+//! A snapshot as remote_write requests: the series the text exposition
+//! would show, one sample each, protobuf-encoded and snappy-compressed.
+
+use bytes::Bytes;
+use prost::Message;
+use shmetrics_core::{Snapshot, Value};
+
+use crate::proto::{Label, Sample, TimeSeries, WriteRequest};
+use crate::ExternalLabels;
+
+/// One request body: a snappy-compressed (block format) `WriteRequest`.
+#[derive(Clone, Debug)]
+pub struct Chunk {
+    /// The compressed body.
+    pub body: Bytes,
+    /// Samples in it.
+    pub samples: u64,
+}
+
+/// The series of `snap` with one sample each at `timestamp_ms`, named as
+/// the text exposition names them:
+///
+/// - a counter `name_total`;
+/// - a gauge `name`;
+/// - a histogram `name_bucket` with an `le` label (one per bound and
+///   `+Inf`, rendered as the exposition renders them: `0.5`, `1.0`,
+///   `+Inf`), `name_sum` and `name_count`;
+/// - a summary `name_sum` and `name_count`.
+///
+/// Each series carries its labels (`pid` and `shmetrics_overflow` where
+/// the exposition has them) and the external labels it does not already
+/// have, as Prometheus adds its `external_labels`. Labels with an empty
+/// value are left out (an empty value means no label). Labels are sorted
+/// by name in byte order, as the specification requires, which puts
+/// `__name__` first unless a label name starts with an upper-case letter.
+pub fn timeseries(
+    snap: &Snapshot,
+    external: &ExternalLabels,
+    timestamp_ms: i64,
+) -> Vec<TimeSeries> {
+    let mut out = Vec::with_capacity(snap.series_count());
+    let mut base: Vec<Label> = Vec::new();
+    let mut le = Vec::new();
+    for family in snap.families() {
+        let name = family.name();
+        for series in family.series() {
+            base.clear();
+            base.extend(
+                series
+                    .labels()
+                    .filter(|(_, v)| !v.is_empty())
+                    .map(|(n, v)| Label {
+                        name: n.to_string(),
+                        value: v.to_string(),
+                    }),
+            );
+            for (n, v) in external.iter() {
+                if !base.iter().any(|l| l.name == n) {
+                    base.push(Label {
+                        name: n.to_string(),
+                        value: v.to_string(),
+                    });
+                }
+            }
+            let mut push = |suffix: &str, le: Option<String>, value: f64| {
+                let mut labels = Vec::with_capacity(base.len() + 2);
+                labels.push(Label {
+                    name: "__name__".into(),
+                    value: format!("{name}{suffix}"),
+                });
+                labels.extend(base.iter().cloned());
+                if let Some(le) = le {
+                    labels.push(Label {
+                        name: "le".into(),
+                        value: le,
+                    });
+                }
+                labels.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+                out.push(TimeSeries {
+                    labels,
+                    samples: vec![Sample {
+                        value,
+                        timestamp: timestamp_ms,
+                    }],
+                });
+            };
+            match series.value() {
+                Value::Counter(v) => push("_total", None, v),
+                Value::Gauge(v) => push("", None, v),
+                Value::Histogram {
+                    bounds,
+                    cumulative,
+                    sum,
+                } => {
+                    for (i, count) in cumulative.iter().enumerate() {
+                        le.clear();
+                        let bound = bounds.get(i).copied().unwrap_or(f64::INFINITY);
+                        shmetrics_expo::write_canonical_float(&mut le, bound);
+                        let le = String::from_utf8_lossy(&le).into_owned();
+                        push("_bucket", Some(le), *count as f64);
+                    }
+                    push("_sum", None, sum);
+                    push(
+                        "_count",
+                        None,
+                        cumulative.last().copied().unwrap_or(0) as f64,
+                    );
+                }
+                Value::Summary { count, sum } => {
+                    push("_sum", None, sum);
+                    push("_count", None, count as f64);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Encodes `series` as requests of at most `max_samples` series each
+/// (one sample per series), protobuf then snappy (block format).
+pub fn encode(series: Vec<TimeSeries>, max_samples: usize) -> Vec<Chunk> {
+    let mut rest = series.into_iter();
+    let mut chunks = Vec::new();
+    loop {
+        let part: Vec<TimeSeries> = rest.by_ref().take(max_samples.max(1)).collect();
+        if part.is_empty() {
+            return chunks;
+        }
+        let samples = part.iter().map(|s| s.samples.len() as u64).sum();
+        chunks.push(Chunk {
+            body: encode_request(&WriteRequest { timeseries: part }),
+            samples,
+        });
+    }
+}
+
+/// A `WriteRequest`, protobuf-encoded and compressed with snappy's block
+/// format (what remote_write calls `snappy`).
+pub fn encode_request(request: &WriteRequest) -> Bytes {
+    let raw = request.encode_to_vec();
+    // UNWRAP: compressing fails only for inputs over ~4 GiB, and a
+    // request is at most a few megabytes.
+    let compressed = snap::raw::Encoder::new()
+        .compress_vec(&raw)
+        .expect("a request small enough for snappy");
+    Bytes::from(compressed)
+}

@@ -1,0 +1,246 @@
+//! The encoded bodies, decoded with snap and with prost through this
+//! file's own copy of the remote_write 1.0 messages (as the specification
+//! lists them), independent of the crate's.
+
+use std::collections::BTreeMap;
+
+use prost::Message;
+use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+use shmetrics_push::{encode, timeseries, ExternalLabels};
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct WriteRequest {
+    #[prost(message, repeated, tag = "1")]
+    timeseries: Vec<TimeSeries>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct TimeSeries {
+    #[prost(message, repeated, tag = "1")]
+    labels: Vec<Label>,
+    #[prost(message, repeated, tag = "2")]
+    samples: Vec<Sample>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct Label {
+    #[prost(string, tag = "1")]
+    name: String,
+    #[prost(string, tag = "2")]
+    value: String,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct Sample {
+    #[prost(double, tag = "1")]
+    value: f64,
+    #[prost(int64, tag = "2")]
+    timestamp: i64,
+}
+
+const TS: i64 = 1_700_000_000_123;
+
+/// A store with every kind of family, one label with an empty value and
+/// one whose name starts with an upper-case letter.
+fn store(dir: &std::path::Path) -> Store {
+    let store = Store::open(dir.join("store"), &Options::default()).unwrap();
+    let jobs = store
+        .register(
+            &FamilyDesc::new("jobs_total", Kind::Counter)
+                .help("Jobs.")
+                .labels(&["queue", "host"]),
+        )
+        .unwrap();
+    store
+        .counter_add(store.series(&jobs, &["email", "worker-7"]).unwrap(), 7.0)
+        .unwrap();
+    store
+        .counter_add(store.series(&jobs, &["", "worker-7"]).unwrap(), 1.5)
+        .unwrap();
+    let temp = store
+        .register(&FamilyDesc::new("temperature", Kind::Gauge).labels(&["Zone"]))
+        .unwrap();
+    store
+        .gauge_set(store.series(&temp, &["north"]).unwrap(), -4.25)
+        .unwrap();
+    let lat = store
+        .register(
+            &FamilyDesc::new("latency_seconds", Kind::Histogram)
+                .labels(&["route"])
+                .buckets(&[0.5, 1.0, 2.5]),
+        )
+        .unwrap();
+    let s = store.series(&lat, &["/a"]).unwrap();
+    for v in [0.25, 0.75, 0.75, 2.0, 10.0] {
+        store.observe(s, v).unwrap();
+    }
+    let size = store
+        .register(&FamilyDesc::new("size_bytes", Kind::Summary))
+        .unwrap();
+    let s = store.series(&size, &[]).unwrap();
+    store.observe(s, 100.0).unwrap();
+    store.observe(s, 28.0).unwrap();
+    store
+}
+
+fn decode(chunks: &[shmetrics_push::Chunk]) -> Vec<TimeSeries> {
+    let mut all = Vec::new();
+    for c in chunks {
+        let raw = snap::raw::Decoder::new()
+            .decompress_vec(&c.body)
+            .expect("a snappy block");
+        let req = WriteRequest::decode(raw.as_slice()).expect("a WriteRequest");
+        assert_eq!(
+            c.samples,
+            req.timeseries
+                .iter()
+                .map(|t| t.samples.len() as u64)
+                .sum::<u64>()
+        );
+        all.extend(req.timeseries);
+    }
+    all
+}
+
+/// The series as `name{a="x",b="y"}` → (value, timestamp), labels in the
+/// order they were sent.
+fn render(series: &[TimeSeries]) -> BTreeMap<String, (f64, i64)> {
+    series
+        .iter()
+        .map(|t| {
+            assert_eq!(t.samples.len(), 1, "{t:?}");
+            let labels: Vec<String> = t
+                .labels
+                .iter()
+                .map(|l| format!("{}={:?}", l.name, l.value))
+                .collect();
+            (
+                labels.join(","),
+                (t.samples[0].value, t.samples[0].timestamp),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn decoded_body_has_the_exposition_names_sorted_labels_and_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let snap = store.snapshot().unwrap();
+    // `host` clashes with a series label (the series keeps its own).
+    let external = ExternalLabels::parse(&["host=web-1", "dc=eu"]).unwrap();
+    let chunks = encode(timeseries(&snap, &external, TS), 5000);
+    assert_eq!(chunks.len(), 1);
+    let series = decode(&chunks);
+
+    for t in &series {
+        let names: Vec<&str> = t.labels.iter().map(|l| l.name.as_str()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(names, sorted, "labels sorted by name, no repeats");
+        assert!(names.contains(&"__name__"));
+        assert!(t.labels.iter().all(|l| !l.value.is_empty()), "{t:?}");
+        assert_eq!(t.samples[0].timestamp, TS);
+    }
+
+    let got = render(&series);
+    let want: BTreeMap<String, (f64, i64)> = [
+        (
+            r#"__name__="jobs_total",dc="eu",host="worker-7",queue="email""#,
+            7.0,
+        ),
+        // The empty `queue` value is no label.
+        (r#"__name__="jobs_total",dc="eu",host="worker-7""#, 1.5),
+        // `Zone` sorts before `__name__` in byte order.
+        (
+            r#"Zone="north",__name__="temperature",dc="eu",host="web-1""#,
+            -4.25,
+        ),
+        (
+            r#"__name__="latency_seconds_bucket",dc="eu",host="web-1",le="0.5",route="/a""#,
+            1.0,
+        ),
+        (
+            r#"__name__="latency_seconds_bucket",dc="eu",host="web-1",le="1.0",route="/a""#,
+            3.0,
+        ),
+        (
+            r#"__name__="latency_seconds_bucket",dc="eu",host="web-1",le="2.5",route="/a""#,
+            4.0,
+        ),
+        (
+            r#"__name__="latency_seconds_bucket",dc="eu",host="web-1",le="+Inf",route="/a""#,
+            5.0,
+        ),
+        (
+            r#"__name__="latency_seconds_sum",dc="eu",host="web-1",route="/a""#,
+            13.75,
+        ),
+        (
+            r#"__name__="latency_seconds_count",dc="eu",host="web-1",route="/a""#,
+            5.0,
+        ),
+        (r#"__name__="size_bytes_sum",dc="eu",host="web-1""#, 128.0),
+        (r#"__name__="size_bytes_count",dc="eu",host="web-1""#, 2.0),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), (v, TS)))
+    .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn large_snapshots_are_split_into_requests_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let snap = store.snapshot().unwrap();
+    let whole = decode(&encode(
+        timeseries(&snap, &ExternalLabels::default(), TS),
+        5000,
+    ));
+    assert_eq!(whole.len(), 11);
+    let chunks = encode(timeseries(&snap, &ExternalLabels::default(), TS), 4);
+    assert_eq!(
+        chunks.iter().map(|c| c.samples).collect::<Vec<_>>(),
+        [4, 4, 3]
+    );
+    assert_eq!(decode(&chunks), whole);
+}
+
+#[test]
+fn bad_settings_are_refused() {
+    use shmetrics_push::{Config, ConfigError};
+    for bad in ["le=1", "__x=1", "9a=1", "novalue", "a="] {
+        assert!(
+            matches!(
+                ExternalLabels::parse(&[bad]),
+                Err(ConfigError::BadExternalLabel { .. })
+            ),
+            "{bad}"
+        );
+    }
+    assert!(matches!(
+        ExternalLabels::parse(&["a=1", "a=2"]),
+        Err(ConfigError::DuplicateExternalLabel { .. })
+    ));
+    assert!(matches!(
+        Config::new(&["https://example.invalid/api/v1/write"]),
+        Err(ConfigError::UnsupportedScheme { .. })
+    ));
+    let e = Config::new(&["http://u:secret@127.0.0.1:1/w"]).unwrap_err();
+    assert!(matches!(e, ConfigError::CredentialsInUrl { .. }));
+    assert!(!e.to_string().contains("secret"), "{e}");
+    assert!(matches!(
+        Config::new(&["not a url"]),
+        Err(ConfigError::BadUrl { .. })
+    ));
+    assert!(matches!(
+        Config::new(&["http://127.0.0.1:1/w", "http://127.0.0.1:1/w"]),
+        Err(ConfigError::DuplicateUrl { .. })
+    ));
+    let c = Config::new(&["http://127.0.0.1:1/w"]).unwrap();
+    assert!(c.clone().with_interval_secs(0.0).is_err());
+    assert!(c.clone().with_interval_secs(f64::NAN).is_err());
+    assert!(c.with_queue_batches(0).is_err());
+}

@@ -1,0 +1,22 @@
+//! Tests of remote_write against real receivers that the tests start on
+//! loopback ports: Debian's `prometheus` (with
+//! `--web.enable-remote-write-receiver`) and `victoria-metrics`, fed by
+//! the real `shmetrics serve` binary; and the encoded bodies decoded with
+//! prost and snap.
+//!
+//! Every receiver these tests use must be installed (`./run-tests`
+//! installs them): a missing one fails the test, it never skips.
+//!
+//! The modules live under `tests/it/` so that Cargo builds one test binary.
+
+#[path = "it/encode.rs"]
+mod encode;
+#[path = "it/outage.rs"]
+mod outage;
+#[path = "it/prometheus.rs"]
+mod prometheus;
+#[path = "it/util.rs"]
+#[allow(dead_code)]
+mod util;
+#[path = "it/victoria.rs"]
+mod victoria;
