@@ -39,6 +39,7 @@ mod family;
 mod proc;
 #[allow(unsafe_code)]
 mod shm;
+pub mod sketch;
 mod snapshot;
 mod store;
 mod update;

@@ -1,0 +1,321 @@
+//! The quantile sketch for summaries: DDSketch's logarithmic mapping over a
+//! fixed range of cells (Masson, Rim and Lee, "DDSketch: A Fast and
+//! Fully-Mergeable Quantile Sketch with Relative-Error Guarantees", VLDB
+//! 2019).
+//!
+//! Why this sketch: a value maps to a cell by its logarithm alone, so the
+//! cell of an observation does not depend on what was observed before.
+//! Each writer slot can therefore count into its own cells with
+//! `fetch_add`, and merging slots is adding their counts: exact, in any
+//! order, which t-digest and GK sketches are not. The estimate of every
+//! quantile is within a relative error `alpha` of the true value at that
+//! rank, for values inside the mapped range.
+//!
+//! The range is fixed so that a series' cells have a fixed size: values
+//! whose magnitude is below `min_value` count in a zero cell (estimated as
+//! 0), and magnitudes above `max_value` count in the outermost cell of
+//! their sign (estimated as about `max_value`). Negative values mirror
+//! the positive cells. See docs/design/summaries.md for how this sits in
+//! the store.
+//!
+//! This module is the mapping and the quantile estimate; it touches no
+//! shared memory.
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// A sketch's geometry: which cell a value counts in, and what value a
+/// cell stands for.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SketchMapping {
+    alpha: f64,
+    gamma: f64,
+    /// 1 / ln(gamma), so an index is one multiplication after the log.
+    inv_ln_gamma: f64,
+    /// The log-index of the first positive cell.
+    min_index: i32,
+    /// Cells for each sign.
+    bins: u32,
+    min_value: f64,
+    max_value: f64,
+}
+
+impl SketchMapping {
+    /// A mapping with relative accuracy `alpha` (0 < alpha < 1) for
+    /// magnitudes in `[min_value, max_value]`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidOptions`] if `alpha` is out of range, or the
+    /// range is empty, not finite, or needs more than 65,536 cells a sign.
+    pub fn new(alpha: f64, min_value: f64, max_value: f64) -> Result<SketchMapping> {
+        let bad = |msg: String| Error::new(ErrorKind::InvalidOptions, msg);
+        if !(alpha > 0.0 && alpha < 1.0) {
+            return Err(bad(format!(
+                "sketch relative accuracy must lie in (0, 1), got {alpha}"
+            )));
+        }
+        if !(min_value > 0.0 && max_value.is_finite() && min_value < max_value) {
+            return Err(bad(format!(
+                "sketch range must satisfy 0 < min < max < inf, got [{min_value}, {max_value}]"
+            )));
+        }
+        let gamma = (1.0 + alpha) / (1.0 - alpha);
+        let inv_ln_gamma = 1.0 / gamma.ln();
+        let min_index = (min_value.ln() * inv_ln_gamma).ceil();
+        let max_index = (max_value.ln() * inv_ln_gamma).ceil();
+        let bins = max_index - min_index + 1.0;
+        if bins > 65_536.0 {
+            return Err(bad(format!(
+                "a sketch of accuracy {alpha} over [{min_value}, {max_value}] needs {bins} cells a sign; at most 65536"
+            )));
+        }
+        Ok(SketchMapping {
+            alpha,
+            gamma,
+            inv_ln_gamma,
+            min_index: min_index as i32,
+            bins: bins as u32,
+            min_value,
+            max_value,
+        })
+    }
+
+    /// The relative accuracy.
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    /// Cells in all: the negative cells, the zero cell, the positive cells.
+    pub fn cells(&self) -> usize {
+        2 * self.bins as usize + 1
+    }
+
+    /// The cell `v` counts in. Cells are in value order. NaN counts as
+    /// zero; callers refuse it before.
+    #[inline]
+    pub fn cell_of(&self, v: f64) -> usize {
+        let zero = self.bins as usize;
+        let m = v.abs();
+        if m.is_nan() || m < self.min_value {
+            return zero;
+        }
+        let off = if m >= self.max_value {
+            self.bins as usize - 1
+        } else {
+            // ceil(log_gamma(m)) - min_index, clamped against rounding at
+            // the range's ends.
+            let i = (m.ln() * self.inv_ln_gamma).ceil() as i64 - i64::from(self.min_index);
+            i.clamp(0, i64::from(self.bins) - 1) as usize
+        };
+        if v > 0.0 {
+            zero + 1 + off
+        } else {
+            zero - 1 - off
+        }
+    }
+
+    /// The value cell `cell` stands for: within a relative `alpha` of every
+    /// value in its range (inside the mapped range).
+    pub fn value_of(&self, cell: usize) -> f64 {
+        let zero = self.bins as usize;
+        if cell == zero {
+            return 0.0;
+        }
+        let (off, sign) = if cell > zero {
+            (cell - zero - 1, 1.0)
+        } else {
+            (zero - 1 - cell, -1.0)
+        };
+        let i = f64::from(self.min_index) + off as f64;
+        // The cell holds (gamma^(i-1), gamma^i]; this point is within
+        // alpha of both ends.
+        sign * 2.0 * self.gamma.powf(i) / (self.gamma + 1.0)
+    }
+
+    /// The estimate of quantile `q` (0 <= q <= 1) from merged cell counts:
+    /// the value of the cell holding the observation of rank
+    /// floor(q * (n - 1)) in value order (0-based). None if there is no
+    /// observation or `counts` is not this mapping's size.
+    pub fn quantile(&self, counts: &[u64], q: f64) -> Option<f64> {
+        if counts.len() != self.cells() || !(0.0..=1.0).contains(&q) {
+            return None;
+        }
+        let n: u64 = counts.iter().sum();
+        if n == 0 {
+            return None;
+        }
+        let rank = (q * (n - 1) as f64).floor() as u64;
+        let mut seen = 0u64;
+        for (cell, &c) in counts.iter().enumerate() {
+            seen += c;
+            if seen > rank {
+                return Some(self.value_of(cell));
+            }
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift64*), so the accuracy
+    /// figures are the same on every run.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next_u64(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+        fn uniform(&mut self) -> f64 {
+            (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        }
+        fn normal(&mut self) -> f64 {
+            // Box-Muller.
+            let u1 = self.uniform().max(f64::MIN_POSITIVE);
+            let u2 = self.uniform();
+            (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+        }
+    }
+
+    fn latency_mapping() -> SketchMapping {
+        SketchMapping::new(0.0099, 1e-9, 1e9).unwrap()
+    }
+
+    /// Splits `values` over `slots` per-slot sketches, merges them by
+    /// adding counts, and returns the worst relative error over the
+    /// quantiles against the exact values at the same ranks.
+    fn worst_error(values: &mut [f64], slots: usize, m: &SketchMapping) -> (f64, f64) {
+        let mut per_slot = vec![vec![0u64; m.cells()]; slots];
+        for (i, v) in values.iter().enumerate() {
+            per_slot[i % slots][m.cell_of(*v)] += 1;
+        }
+        let mut merged = vec![0u64; m.cells()];
+        for s in &per_slot {
+            for (a, b) in merged.iter_mut().zip(s) {
+                *a += b;
+            }
+        }
+        values.sort_by(f64::total_cmp);
+        let mut worst = (0.0f64, 0.0);
+        for q in [0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0] {
+            let exact = values[(q * (values.len() - 1) as f64).floor() as usize];
+            let est = m.quantile(&merged, q).unwrap();
+            let err = ((est - exact) / exact).abs();
+            if err > worst.0 {
+                worst = (err, q);
+            }
+        }
+        worst
+    }
+
+    #[test]
+    fn quantiles_are_within_one_percent_on_latency_shapes_across_8_slots() {
+        let m = latency_mapping();
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let n = 200_000;
+        let mut uniform: Vec<f64> = (0..n).map(|_| 0.001 + rng.uniform()).collect();
+        let mut lognormal: Vec<f64> = (0..n).map(|_| (-3.0 + rng.normal()).exp()).collect();
+        let mut bimodal: Vec<f64> = (0..n)
+            .map(|i| {
+                let mu = if i % 10 < 7 { 0.005f64.ln() } else { 0.5f64.ln() };
+                (mu + 0.3 * rng.normal()).exp()
+            })
+            .collect();
+        for (name, values) in [
+            ("uniform", &mut uniform),
+            ("lognormal", &mut lognormal),
+            ("bimodal", &mut bimodal),
+        ] {
+            let (err, q) = worst_error(values, 8, &m);
+            assert!(err <= 0.01, "{name}: relative error {err} at q={q}");
+        }
+    }
+
+    #[test]
+    fn merging_is_adding_counts_whatever_the_split() {
+        let m = latency_mapping();
+        let mut rng = Rng(42);
+        let values: Vec<f64> = (0..10_000).map(|_| (rng.normal() * 2.0).exp()).collect();
+        let mut one = vec![0u64; m.cells()];
+        for v in &values {
+            one[m.cell_of(*v)] += 1;
+        }
+        for slots in [2, 3, 16] {
+            let mut per_slot = vec![vec![0u64; m.cells()]; slots];
+            for (i, v) in values.iter().enumerate() {
+                // Any split: by the value's bits here, not round-robin.
+                per_slot[(v.to_bits() as usize).wrapping_add(i) % slots][m.cell_of(*v)] += 1;
+            }
+            assert!(per_slot.iter().all(|s| s.iter().sum::<u64>() > 0));
+            let mut merged = vec![0u64; m.cells()];
+            for s in &per_slot {
+                for (a, b) in merged.iter_mut().zip(s) {
+                    *a += b;
+                }
+            }
+            assert_eq!(merged, one, "{slots} slots");
+        }
+    }
+
+    #[test]
+    fn cells_are_in_value_order_and_values_round_trip_within_alpha() {
+        let m = SketchMapping::new(0.01, 1e-3, 1e3).unwrap();
+        let mut last = 0;
+        let mut v = -2e3;
+        while v < 2e3 {
+            let c = m.cell_of(v);
+            assert!(c >= last, "cell order at {v}");
+            last = c;
+            if v.abs() >= 1e-3 && v.abs() < 1e3 {
+                let est = m.value_of(c);
+                assert!(((est - v) / v).abs() <= 0.01 + 1e-12, "{v} -> {est}");
+            }
+            v += v.abs().max(1e-4) * 0.013;
+        }
+        assert_eq!(m.value_of(m.cell_of(0.0)), 0.0);
+        assert_eq!(m.cell_of(1e-4), m.cell_of(-1e-4), "small magnitudes share the zero cell");
+        assert_eq!(m.cell_of(1e9), m.cells() - 1, "large values clamp to the last cell");
+        assert_eq!(m.cell_of(-1e9), 0);
+        assert_eq!(m.cell_of(f64::INFINITY), m.cells() - 1);
+    }
+
+    #[test]
+    fn negative_values_have_mirrored_quantiles() {
+        let m = latency_mapping();
+        let mut counts = vec![0u64; m.cells()];
+        for i in 1..=1000 {
+            counts[m.cell_of(-(i as f64))] += 1;
+        }
+        let median = m.quantile(&counts, 0.5).unwrap();
+        assert!(((median + 500.0) / 500.0).abs() <= 0.01, "{median}");
+        assert!(m.quantile(&counts, 0.0).unwrap() < -990.0);
+    }
+
+    #[test]
+    fn the_size_is_stated_and_bad_options_are_refused() {
+        // 0.99% accuracy over 18 decades each side: 4,189 cells (33 KiB
+        // of u64 counts).
+        assert_eq!(latency_mapping().cells(), 4189);
+        assert_eq!(SketchMapping::new(0.01, 1e-3, 1e3).unwrap().cells(), 1385);
+        for (a, lo, hi) in [
+            (0.0, 1e-3, 1.0),
+            (1.0, 1e-3, 1.0),
+            (f64::NAN, 1e-3, 1.0),
+            (0.01, 0.0, 1.0),
+            (0.01, 1.0, 1.0),
+            (0.01, 1e-3, f64::INFINITY),
+            (1e-6, 1e-300, 1e300),
+        ] {
+            let e = SketchMapping::new(a, lo, hi).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidOptions, "{a} {lo} {hi}");
+        }
+        let m = latency_mapping();
+        assert_eq!(m.quantile(&vec![0; m.cells()], 0.5), None);
+        assert_eq!(m.quantile(&[1, 2], 0.5), None);
+        assert_eq!(m.quantile(&vec![1; m.cells()], 1.5), None);
+    }
+}
