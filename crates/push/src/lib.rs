@@ -10,11 +10,15 @@
 //!
 //! The exporter (`shmetrics serve --remote-write.url ...`) runs it next to
 //! its HTTP server; see `docs/exporter.md`.
+//!
+//! [`otlp`] exports the store over OTLP/HTTP (protobuf) the same way
+//! (`shmetrics serve --otlp.url ...`).
 
 #![forbid(unsafe_code)]
 
 mod config;
 mod encode;
+pub mod otlp;
 pub mod proto;
 mod send;
 mod stats;

@@ -1,0 +1,41 @@
+//! OTLP/HTTP metrics export (protobuf) from a shmetrics store.
+//!
+//! [`OtlpExporter`] takes a snapshot of the store every interval and POSTs
+//! it as an `ExportMetricsServiceRequest` (opentelemetry-proto's
+//! `collector/metrics/v1`, [`proto`]) with `Content-Type:
+//! application/x-protobuf`, retrying as the OTLP/HTTP specification says
+//! and holding a bounded queue as remote_write does.
+//!
+//! The mapping:
+//! - a counter is a monotonic Sum;
+//! - a gauge is a Gauge;
+//! - a histogram is a Histogram with `explicit_bounds`, per-bucket (not
+//!   cumulative) `bucket_counts`, `sum` and `count`;
+//! - a summary is a Summary with `count` and `sum` (no quantiles);
+//! - labels with a value are data point attributes (`pid` and
+//!   `shmetrics_overflow` included, as in the exposition);
+//! - `start_time_unix_nano` is the series' creation time, or, once its
+//!   values went down (a store reset), just after the last snapshot that
+//!   saw the higher values: a new stream; `time_unix_nano` is when the
+//!   snapshot was taken.
+//!
+//! With [`Temporality::Delta`], sums and histograms carry what was added
+//! since the last export the receiver took, from that export's time. A
+//! series whose stream started again is sent whole from its new start:
+//! never a negative delta. Summaries have no temporality in OTLP and stay
+//! cumulative.
+
+mod batch;
+mod config;
+mod encode;
+pub mod proto;
+mod send;
+mod stats;
+
+pub use config::{
+    host_name, Config, ConfigError, ResourceAttributes, Temporality, DEFAULT_INTERVAL_SECS,
+    DEFAULT_PATH, DEFAULT_QUEUE_BATCHES, HOST_NAME,
+};
+pub use encode::SCOPE_NAME;
+pub use send::{is_retryable_status, parse_retry_after, OtlpExporter, SendError, PROTOBUF};
+pub use stats::Stats;

@@ -1,0 +1,363 @@
+//! What to export where, and how; checked when it is made.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+use crate::Endpoint;
+
+/// An OTLP setting that cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The URL does not parse.
+    #[error("OTLP URL {url:?} is not a valid URL: {reason}")]
+    BadUrl {
+        /// The URL as given.
+        url: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// Not `http://`.
+    #[error("OTLP URL {url:?}: only http:// URLs are supported (TLS is not implemented yet; send through a local OpenTelemetry Collector for https)")]
+    UnsupportedScheme {
+        /// The URL as given.
+        url: String,
+    },
+    /// `user:password@` in the URL, which would end up in logs and in the
+    /// `url` label of the exporter's own metrics.
+    #[error("OTLP URL {url:?}: credentials in the URL are not supported")]
+    CredentialsInUrl {
+        /// The URL as given, credentials removed.
+        url: String,
+    },
+    /// Not `KEY=VALUE`, or an empty key or value.
+    #[error("resource attribute {arg:?}: {reason}")]
+    BadResourceAttribute {
+        /// The argument as given.
+        arg: String,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+    /// The same resource attribute twice.
+    #[error("resource attribute {key:?} is given more than once")]
+    DuplicateResourceAttribute {
+        /// The key.
+        key: String,
+    },
+    /// Neither `cumulative` nor `delta`.
+    #[error("OTLP temporality {got:?}: expected cumulative or delta")]
+    BadTemporality {
+        /// What was given.
+        got: String,
+    },
+    /// An interval or size that is zero, negative or not finite.
+    #[error("{what} must be {expected}, got {got}")]
+    OutOfRange {
+        /// Which setting.
+        what: &'static str,
+        /// What it must be.
+        expected: &'static str,
+        /// What it was.
+        got: String,
+    },
+}
+
+/// How counters and histograms are reported.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Temporality {
+    /// Totals since the series' creation (or its last reset), the same
+    /// start time on every export.
+    #[default]
+    Cumulative,
+    /// What was added since the last successful export.
+    Delta,
+}
+
+impl Temporality {
+    /// `cumulative` or `delta`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Temporality::Cumulative => "cumulative",
+            Temporality::Delta => "delta",
+        }
+    }
+}
+
+impl FromStr for Temporality {
+    type Err = ConfigError;
+
+    fn from_str(s: &str) -> Result<Temporality, ConfigError> {
+        match s {
+            "cumulative" => Ok(Temporality::Cumulative),
+            "delta" => Ok(Temporality::Delta),
+            _ => Err(ConfigError::BadTemporality { got: s.to_string() }),
+        }
+    }
+}
+
+impl fmt::Display for Temporality {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The resource's attributes (`service.name`, `host.name`, ...), in the
+/// order given.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResourceAttributes(Vec<(String, String)>);
+
+/// The resource attribute added by default.
+pub const HOST_NAME: &str = "host.name";
+
+impl ResourceAttributes {
+    /// From `KEY=VALUE` arguments: a key and a value must not be empty,
+    /// and a key must not be given twice. The value is everything after
+    /// the first `=`.
+    pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<ResourceAttributes, ConfigError> {
+        let mut attrs: Vec<(String, String)> = Vec::with_capacity(args.len() + 1);
+        for arg in args {
+            let arg = arg.as_ref();
+            let bad = |reason| ConfigError::BadResourceAttribute {
+                arg: arg.to_string(),
+                reason,
+            };
+            let (key, value) = arg.split_once('=').ok_or(bad("expected KEY=VALUE"))?;
+            if key.is_empty() {
+                return Err(bad("the key is empty"));
+            }
+            if value.is_empty() {
+                return Err(bad("the value is empty"));
+            }
+            if attrs.iter().any(|(k, _)| k == key) {
+                return Err(ConfigError::DuplicateResourceAttribute {
+                    key: key.to_string(),
+                });
+            }
+            attrs.push((key.to_string(), value.to_string()));
+        }
+        Ok(ResourceAttributes(attrs))
+    }
+
+    /// Adds `key=value` unless `key` is there already.
+    pub fn with_default(mut self, key: &str, value: &str) -> ResourceAttributes {
+        if !value.is_empty() && !self.0.iter().any(|(k, _)| k == key) {
+            self.0.push((key.to_string(), value.to_string()));
+        }
+        self
+    }
+
+    /// Adds `host.name` (this machine's host name) unless it is there
+    /// already.
+    pub fn with_default_host_name(self) -> ResourceAttributes {
+        match host_name() {
+            Some(h) => self.with_default(HOST_NAME, &h),
+            None => self,
+        }
+    }
+
+    /// `(key, value)` pairs, in the order given.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+}
+
+/// The kernel's host name (`/proc/sys/kernel/hostname`, as `uname -n`).
+pub fn host_name() -> Option<String> {
+    let h = std::fs::read_to_string("/proc/sys/kernel/hostname").ok()?;
+    let h = h.trim();
+    (!h.is_empty()).then(|| h.to_string())
+}
+
+/// OTLP settings.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Where to POST (`.../v1/metrics`).
+    pub endpoint: Endpoint,
+    /// How often a snapshot is taken and queued.
+    pub interval: Duration,
+    /// Cumulative or delta sums and histograms.
+    pub temporality: Temporality,
+    /// The resource's attributes.
+    pub resource: ResourceAttributes,
+    /// Batches (snapshots) the queue holds, the one being sent included.
+    /// When a new one arrives and the queue is full, the oldest is
+    /// dropped.
+    pub queue_batches: usize,
+    /// Most data points in one request; a larger snapshot is sent as
+    /// several requests, in order.
+    pub max_points_per_request: usize,
+    /// Time allowed for one request, connecting included.
+    pub timeout: Duration,
+    /// The first wait before retrying without a `Retry-After`; it doubles
+    /// on every failure, up to `max_backoff`, with jitter, and starts over
+    /// after a success.
+    pub min_backoff: Duration,
+    /// The longest wait between retries without a `Retry-After`.
+    pub max_backoff: Duration,
+    /// The longest `Retry-After` honoured; a longer one is cut to this.
+    pub max_retry_after: Duration,
+}
+
+/// The default of [`Config::interval`], in seconds: the OpenTelemetry
+/// SDKs' default export interval.
+pub const DEFAULT_INTERVAL_SECS: f64 = 60.0;
+/// The default of [`Config::queue_batches`].
+pub const DEFAULT_QUEUE_BATCHES: usize = 10;
+/// The path appended to a URL that has none.
+pub const DEFAULT_PATH: &str = "/v1/metrics";
+
+impl Config {
+    /// Checked settings with the defaults: a 60 s interval, cumulative
+    /// temporality, no resource attributes, 10 batches in the queue, 5,000
+    /// data points a request, a 10 s request timeout, a backoff from
+    /// 100 ms to 5 s, and `Retry-After` honoured up to 5 minutes.
+    ///
+    /// A URL without a path (`http://collector:4318`) gets
+    /// [`DEFAULT_PATH`], as `OTEL_EXPORTER_OTLP_ENDPOINT` does.
+    pub fn new(url: &str) -> Result<Config, ConfigError> {
+        Ok(Config {
+            endpoint: parse_endpoint(url)?,
+            interval: Duration::from_secs_f64(DEFAULT_INTERVAL_SECS),
+            temporality: Temporality::Cumulative,
+            resource: ResourceAttributes::default(),
+            queue_batches: DEFAULT_QUEUE_BATCHES,
+            max_points_per_request: 5000,
+            timeout: Duration::from_secs(10),
+            min_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_secs(5),
+            max_retry_after: Duration::from_secs(300),
+        })
+    }
+
+    /// Sets the interval from seconds (a fraction is allowed; at least
+    /// 1 ms).
+    pub fn with_interval_secs(mut self, secs: f64) -> Result<Config, ConfigError> {
+        if !(secs.is_finite() && secs >= 0.001) {
+            return Err(ConfigError::OutOfRange {
+                what: "the OTLP interval",
+                expected: "a number of seconds of at least 0.001",
+                got: secs.to_string(),
+            });
+        }
+        self.interval = Duration::from_secs_f64(secs);
+        Ok(self)
+    }
+
+    /// Sets the queue size in batches (at least 1).
+    pub fn with_queue_batches(mut self, n: usize) -> Result<Config, ConfigError> {
+        if n == 0 {
+            return Err(ConfigError::OutOfRange {
+                what: "the OTLP queue size",
+                expected: "at least 1 batch",
+                got: n.to_string(),
+            });
+        }
+        self.queue_batches = n;
+        Ok(self)
+    }
+}
+
+fn parse_endpoint(url: &str) -> Result<Endpoint, ConfigError> {
+    use crate::ConfigError as E;
+    let e = Endpoint::parse(url).map_err(|e| match e {
+        E::BadUrl { url, reason } => ConfigError::BadUrl { url, reason },
+        E::UnsupportedScheme { url } => ConfigError::UnsupportedScheme { url },
+        E::CredentialsInUrl { url } => ConfigError::CredentialsInUrl { url },
+        other => ConfigError::BadUrl {
+            url: url.to_string(),
+            reason: other.to_string(),
+        },
+    })?;
+    if e.uri().path() == "/" && e.uri().query().is_none() {
+        return parse_endpoint(&format!("{}{DEFAULT_PATH}", url.trim_end_matches('/')));
+    }
+    Ok(e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        let c = Config::new("http://127.0.0.1:4318").unwrap();
+        assert_eq!(c.endpoint.as_str(), "http://127.0.0.1:4318/v1/metrics");
+        let c = Config::new("http://127.0.0.1:4318/").unwrap();
+        assert_eq!(c.endpoint.as_str(), "http://127.0.0.1:4318/v1/metrics");
+        let c = Config::new("http://h:1/otlp/v1/metrics").unwrap();
+        assert_eq!(c.endpoint.as_str(), "http://h:1/otlp/v1/metrics");
+        assert!(matches!(
+            Config::new("https://h/v1/metrics"),
+            Err(ConfigError::UnsupportedScheme { .. })
+        ));
+        assert!(matches!(
+            Config::new("http://u:p@h/v1/metrics"),
+            Err(ConfigError::CredentialsInUrl { .. })
+        ));
+        assert!(matches!(
+            Config::new("not a url"),
+            Err(ConfigError::BadUrl { .. })
+        ));
+        let e = Config::new("ftp://h/x").unwrap_err().to_string();
+        assert!(e.starts_with("OTLP URL"), "{e}");
+    }
+
+    #[test]
+    fn resource_attributes() {
+        let r = ResourceAttributes::parse(&["service.name=checkout", "k=a=b"])
+            .unwrap()
+            .with_default("host.name", "h1")
+            .with_default("service.name", "other");
+        assert_eq!(
+            r.iter().collect::<Vec<_>>(),
+            [
+                ("service.name", "checkout"),
+                ("k", "a=b"),
+                ("host.name", "h1")
+            ]
+        );
+        let r = ResourceAttributes::parse(&["host.name=mine"])
+            .unwrap()
+            .with_default_host_name();
+        assert_eq!(r.get("host.name"), Some("mine"));
+        assert!(ResourceAttributes::parse(&[] as &[&str])
+            .unwrap()
+            .with_default_host_name()
+            .get(HOST_NAME)
+            .is_some());
+        for bad in ["novalue", "=v", "k="] {
+            assert!(
+                matches!(
+                    ResourceAttributes::parse(&[bad]),
+                    Err(ConfigError::BadResourceAttribute { .. })
+                ),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            ResourceAttributes::parse(&["a=1", "a=2"]),
+            Err(ConfigError::DuplicateResourceAttribute { key: "a".into() })
+        );
+    }
+
+    #[test]
+    fn temporality_and_ranges() {
+        assert_eq!("delta".parse::<Temporality>(), Ok(Temporality::Delta));
+        assert_eq!(
+            "cumulative".parse::<Temporality>(),
+            Ok(Temporality::Cumulative)
+        );
+        assert!("Delta".parse::<Temporality>().is_err());
+        let c = Config::new("http://h/v1/metrics").unwrap();
+        assert!(c.clone().with_interval_secs(0.0).is_err());
+        assert!(c.clone().with_interval_secs(f64::NAN).is_err());
+        assert!(c.clone().with_queue_batches(0).is_err());
+        assert_eq!(c.with_interval_secs(0.5).unwrap().interval.as_millis(), 500);
+    }
+}
