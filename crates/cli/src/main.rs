@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod demo;
+mod otlp;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -57,6 +58,8 @@ enum Command {
         web_config_file: Option<PathBuf>,
         #[command(flatten)]
         remote_write: RemoteWriteArgs,
+        #[command(flatten)]
+        otlp: otlp::OtlpArgs,
     },
     /// Print the store's exposition.
     Dump {
@@ -130,19 +133,23 @@ fn main() -> ExitCode {
             request_timeout,
             web_config_file,
             remote_write,
+            otlp,
         } => match (
             web_config_file
                 .map(shmetrics_exporter::WebConfig::load)
                 .transpose(),
             remote_write.config(),
+            otlp.config(),
         ) {
             // The file names itself in the message.
-            (Err(e), _) => Err(e.into()),
-            (_, Err(e)) => Err(e.into()),
-            (Ok(web), Ok(remote_write)) => {
+            (Err(e), _, _) => Err(e.into()),
+            (_, Err(e), _) => Err(e.into()),
+            (_, _, Err(e)) => Err(e.into()),
+            (Ok(web), Ok(remote_write), Ok(otlp)) => {
                 let mut config = shmetrics_exporter::Config::new(store);
                 config.web = web.map(std::sync::Arc::new);
                 config.remote_write = remote_write;
+                config.otlp = otlp;
                 config.listen = listen;
                 config.max_connections = max_connections.max(1);
                 config.header_timeout = std::time::Duration::from_secs_f64(header_timeout.max(0.1));

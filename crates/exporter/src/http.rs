@@ -36,6 +36,7 @@ pub struct Server {
     renderer: Arc<Renderer>,
     config: Config,
     remote_write: Option<shmetrics_push::RemoteWriter>,
+    otlp: Option<shmetrics_push::otlp::OtlpExporter>,
 }
 
 impl Server {
@@ -55,11 +56,19 @@ impl Server {
         if let Some(rw) = &remote_write {
             renderer.show_remote_write(rw.stats());
         }
+        let otlp = config
+            .otlp
+            .clone()
+            .map(shmetrics_push::otlp::OtlpExporter::new);
+        if let Some(x) = &otlp {
+            renderer.show_otlp(x.stats());
+        }
         Ok(Server {
             listener,
             renderer,
             config,
             remote_write,
+            otlp,
         })
     }
 
@@ -93,8 +102,16 @@ impl Server {
             renderer,
             config,
             remote_write,
+            otlp,
         } = self;
         let (stop_push, push_stopped) = tokio::sync::oneshot::channel::<()>();
+        let (stop_otlp, otlp_stopped) = tokio::sync::oneshot::channel::<()>();
+        let otlp = otlp.map(|x| {
+            let source: Arc<dyn shmetrics_push::Source> = renderer.clone();
+            tokio::spawn(x.run(source, async move {
+                let _ = otlp_stopped.await;
+            }))
+        });
         let pusher = remote_write.map(|rw| {
             let source: Arc<dyn shmetrics_push::Source> = renderer.clone();
             tokio::spawn(rw.run(source, async move {
@@ -160,8 +177,12 @@ impl Server {
         }
         drop(listener);
         let _ = stop_push.send(());
+        let _ = stop_otlp.send(());
         if let Some(p) = pusher {
             let _ = p.await;
+        }
+        if let Some(x) = otlp {
+            let _ = x.await;
         }
         let _ = tokio::time::timeout(config.request_timeout, graceful.shutdown()).await;
         Ok(())
@@ -336,6 +357,13 @@ pub fn serve(config: Config) -> Result<(), Error> {
                     c.interval, c.queue_batches
                 );
             }
+        }
+        if let Some(x) = &server.otlp {
+            let c = x.config();
+            eprintln!(
+                "shmetrics: otlp export to {} every {:?}, {} temporality (queue of {} batches)",
+                c.endpoint, c.interval, c.temporality, c.queue_batches
+            );
         }
         server.run(shutdown_signal()).await
     })

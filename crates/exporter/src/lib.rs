@@ -26,6 +26,8 @@
 //! - An optional remote-write configuration ([`Config::remote_write`])
 //!   pushes the store to Prometheus remote_write receivers as well (see
 //!   [`shmetrics_push`]); its counters join the exporter's own metrics.
+//! - An optional OTLP configuration ([`Config::otlp`]) exports the store
+//!   over OTLP/HTTP too (see [`shmetrics_push::otlp`]), likewise.
 
 #![forbid(unsafe_code)]
 
@@ -72,6 +74,8 @@ pub struct Config {
     /// Push the store to remote_write receivers too; `None` pushes
     /// nothing.
     pub remote_write: Option<shmetrics_push::Config>,
+    /// Export the store over OTLP/HTTP too; `None` exports nothing.
+    pub otlp: Option<shmetrics_push::otlp::Config>,
 }
 
 impl Config {
@@ -86,6 +90,7 @@ impl Config {
             max_header_bytes: 16 * 1024,
             web: None,
             remote_write: None,
+            otlp: None,
         }
     }
 }

@@ -71,6 +71,8 @@ pub struct Renderer {
     pub stats: SelfStats,
     /// The remote-write counters, shown with the exporter's own metrics.
     remote_write: OnceLock<Arc<shmetrics_push::Stats>>,
+    /// The OTLP counters, likewise.
+    otlp: OnceLock<Arc<shmetrics_push::otlp::Stats>>,
 }
 
 impl std::fmt::Debug for State {
@@ -103,6 +105,7 @@ impl Renderer {
             }),
             stats: SelfStats::default(),
             remote_write: OnceLock::new(),
+            otlp: OnceLock::new(),
         }
     }
 
@@ -110,6 +113,12 @@ impl Renderer {
     /// (from the next render on). Only the first call has an effect.
     pub fn show_remote_write(&self, stats: Arc<shmetrics_push::Stats>) {
         let _ = self.remote_write.set(stats);
+    }
+
+    /// Shows the OTLP exporter's counters with the exporter's own metrics
+    /// (from the next render on). Only the first call has an effect.
+    pub fn show_otlp(&self, stats: Arc<shmetrics_push::otlp::Stats>) {
+        let _ = self.otlp.set(stats);
     }
 
     /// The store's path.
@@ -311,6 +320,9 @@ impl Renderer {
         if let Some(rw) = self.remote_write.get() {
             families.extend(rw.families());
         }
+        if let Some(x) = self.otlp.get() {
+            families.extend(x.families());
+        }
         let Some(snap) = snap else {
             return families;
         };
@@ -431,6 +443,9 @@ impl Renderer {
                     }
                 );
             }
+        }
+        if let Some(x) = self.otlp.get() {
+            let _ = writeln!(out, "otlp            {}", x.status_line());
         }
         let mut fams: Vec<(usize, &str, &str, u64)> = snap
             .families()
