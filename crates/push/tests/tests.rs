@@ -2,7 +2,8 @@
 //! loopback ports: Debian's `prometheus` (with
 //! `--web.enable-remote-write-receiver`) and `victoria-metrics`, fed by
 //! the real `shmetrics serve` binary; and the encoded bodies decoded with
-//! prost and snap.
+//! prost and snap. OTLP/HTTP export to a receiver that decodes with the
+//! official OpenTelemetry definitions (`it/otlp.rs`).
 //!
 //! Every receiver these tests use must be installed (`./run-tests`
 //! installs them): a missing one fails the test, it never skips.
@@ -11,6 +12,8 @@
 
 #[path = "it/encode.rs"]
 mod encode;
+#[path = "it/otlp.rs"]
+mod otlp;
 #[path = "it/outage.rs"]
 mod outage;
 #[path = "it/prometheus.rs"]
