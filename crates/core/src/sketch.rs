@@ -221,7 +221,11 @@ mod tests {
         let mut lognormal: Vec<f64> = (0..n).map(|_| (-3.0 + rng.normal()).exp()).collect();
         let mut bimodal: Vec<f64> = (0..n)
             .map(|i| {
-                let mu = if i % 10 < 7 { 0.005f64.ln() } else { 0.5f64.ln() };
+                let mu = if i % 10 < 7 {
+                    0.005f64.ln()
+                } else {
+                    0.5f64.ln()
+                };
                 (mu + 0.3 * rng.normal()).exp()
             })
             .collect();
@@ -277,8 +281,16 @@ mod tests {
             v += v.abs().max(1e-4) * 0.013;
         }
         assert_eq!(m.value_of(m.cell_of(0.0)), 0.0);
-        assert_eq!(m.cell_of(1e-4), m.cell_of(-1e-4), "small magnitudes share the zero cell");
-        assert_eq!(m.cell_of(1e9), m.cells() - 1, "large values clamp to the last cell");
+        assert_eq!(
+            m.cell_of(1e-4),
+            m.cell_of(-1e-4),
+            "small magnitudes share the zero cell"
+        );
+        assert_eq!(
+            m.cell_of(1e9),
+            m.cells() - 1,
+            "large values clamp to the last cell"
+        );
         assert_eq!(m.cell_of(-1e9), 0);
         assert_eq!(m.cell_of(f64::INFINITY), m.cells() - 1);
     }
