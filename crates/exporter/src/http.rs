@@ -308,6 +308,9 @@ pub fn serve(config: Config) -> Result<(), Error> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
+        // Handlers first: a SIGTERM that arrives once the port answers must
+        // start a clean shutdown, never kill the process by default action.
+        let shutdown = shutdown_signal();
         let server = Server::bind(config).await?;
         let mut extras = String::new();
         if let Some(web) = &server.config.web {
@@ -337,23 +340,28 @@ pub fn serve(config: Config) -> Result<(), Error> {
                 );
             }
         }
-        server.run(shutdown_signal()).await
+        server.run(shutdown).await
     })
 }
 
-async fn shutdown_signal() {
+/// Installs the SIGTERM and SIGINT handlers now (in the runtime's
+/// context), and returns a future that completes at the first of them.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     use tokio::signal::unix::{signal, SignalKind};
-    match (
+    let handlers = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
+    );
+    async move {
+        match handlers {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
             }
+            _ => std::future::pending().await,
         }
-        _ => std::future::pending().await,
     }
 }
 
