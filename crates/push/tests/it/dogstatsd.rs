@@ -43,6 +43,23 @@ fn flush_now(serve: &Serve, col: &Collector, max: usize, write: impl FnOnce()) -
         .collect()
 }
 
+/// Waits (bounded) until the exporter has logged `text`.
+fn wait_stderr(serve: &Serve, text: &str) {
+    crate::util::wait_for(
+        &format!("{text:?} in the exporter's log"),
+        FLUSH_WAIT,
+        Duration::from_millis(20),
+        || {
+            let log = serve.stderr();
+            if log.contains(text) {
+                Ok(())
+            } else {
+                Err(log)
+            }
+        },
+    );
+}
+
 fn lines_named<'a>(flush: &'a [Vec<Line>], name: &str) -> Vec<&'a Line> {
     flush.iter().flatten().filter(|l| l.name == name).collect()
 }
@@ -319,11 +336,7 @@ fn dogstatsd_over_a_unix_socket_keeps_deltas_until_the_agent_is_up() {
     let f = flushes(&serve);
     wait_flush_after(&serve, f + 1);
     assert!(self_metric(&serve, "shmetrics_statsd_send_errors_total") >= 1.0);
-    assert!(
-        serve.stderr().contains("cannot open a socket to unix://"),
-        "{}",
-        serve.stderr()
-    );
+    wait_stderr(&serve, "cannot open a socket to unix://");
     store.counter_add(email, 1.0).unwrap();
 
     // The agent comes up: everything since the start arrives, once.
@@ -347,15 +360,78 @@ fn dogstatsd_over_a_unix_socket_keeps_deltas_until_the_agent_is_up() {
         "{}",
         serve.stderr()
     );
-    assert!(
-        serve.stderr().contains("sending to unix://"),
-        "{}",
-        serve.stderr()
-    );
+    wait_stderr(&serve, "sending to unix://");
     // And later flushes send only what is new.
     let flush = one_flush(&serve, &col, 1432, || {
         store.counter_add(email, 2.0).unwrap();
     });
     let all: Vec<&str> = flush.iter().flatten().map(|l| l.text.as_str()).collect();
     assert_eq!(all, ["jobs_processed:2|c|#queue:email"]);
+}
+
+#[test]
+fn serve_refuses_bad_statsd_settings_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let store = store.to_str().unwrap();
+    for (args, says) in [
+        (
+            &[
+                "--statsd.address",
+                "127.0.0.1:8125",
+                "--statsd.interval",
+                "3",
+            ][..],
+            "statsd interval 3: it must divide 10 seconds",
+        ),
+        (
+            &[
+                "--statsd.address",
+                "127.0.0.1:8125",
+                "--statsd.flavor",
+                "graphite",
+            ],
+            "statsd flavor \"graphite\": use statsd or dogstatsd",
+        ),
+        (
+            &["--statsd.address", "127.0.0.1"],
+            "statsd address \"127.0.0.1\": expected HOST:PORT",
+        ),
+        (
+            &["--statsd.address", "unix://dsd.socket"],
+            "a Unix socket path must be absolute",
+        ),
+        (
+            &[
+                "--statsd.address",
+                "127.0.0.1:8125",
+                "--statsd.max-datagram",
+                "10",
+            ],
+            "statsd max datagram 10: it must be between 64 and 65507 bytes",
+        ),
+        (
+            &[
+                "--statsd.address",
+                "127.0.0.1:8125",
+                "--statsd.prefix",
+                "my app",
+            ],
+            "statsd prefix \"my app\"",
+        ),
+        (
+            &["--statsd.interval", "5"],
+            "--statsd.interval is given but --statsd.address is not",
+        ),
+    ] {
+        let out = std::process::Command::new(crate::util::shmetrics_bin())
+            .args(["serve", "--listen", "127.0.0.1:0", "--store", store])
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{args:?} started:\n{err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+    }
 }

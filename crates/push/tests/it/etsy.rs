@@ -124,12 +124,13 @@ fn etsy_statsd_totals_are_exact_across_slot_reuse_reset_and_wipe() {
     store.counter_add(email, 100.0).unwrap();
 
     let mut serve = start_exporter(&path, &statsd, &["--statsd.interval", "0.5"]);
+    wait_flush_after(&serve, 0);
+    // (Printed after the address, which `Serve::start` waits for.)
     assert!(
         serve.stderr().contains("statsd to udp://127.0.0.1:"),
         "{}",
         serve.stderr()
     );
-    wait_flush_after(&serve, 0);
 
     // Across several flushes: new series count from zero, a label value
     // with a dot and a space is folded into one part, an empty one is left
