@@ -36,6 +36,7 @@ pub struct Server {
     renderer: Arc<Renderer>,
     config: Config,
     remote_write: Option<shmetrics_push::RemoteWriter>,
+    statsd: Option<shmetrics_push::statsd::Flusher>,
 }
 
 impl Server {
@@ -55,11 +56,19 @@ impl Server {
         if let Some(rw) = &remote_write {
             renderer.show_remote_write(rw.stats());
         }
+        let statsd = config
+            .statsd
+            .clone()
+            .map(shmetrics_push::statsd::Flusher::new);
+        if let Some(sd) = &statsd {
+            renderer.show_statsd(sd.stats());
+        }
         Ok(Server {
             listener,
             renderer,
             config,
             remote_write,
+            statsd,
         })
     }
 
@@ -83,23 +92,30 @@ impl Server {
         self.renderer.clone()
     }
 
-    /// Serves (and pushes, with remote write) until `shutdown` completes.
-    /// Then it stops listening at once (new connections are refused, not
-    /// left waiting), stops pushing, asks every open connection to finish,
-    /// and waits for requests in flight, for at most the request timeout.
+    /// Serves (and pushes, with remote write or StatsD) until `shutdown`
+    /// completes. Then it stops listening at once (new connections are
+    /// refused, not left waiting), stops pushing (StatsD makes a last
+    /// flush), asks every open connection to finish, and waits for
+    /// requests in flight, for at most the request timeout.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
         let Server {
             listener,
             renderer,
             config,
             remote_write,
+            statsd,
         } = self;
-        let (stop_push, push_stopped) = tokio::sync::oneshot::channel::<()>();
+        let (stop_push, push_stopped) = tokio::sync::watch::channel(false);
+        let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|stop| *stop).await;
+        };
         let pusher = remote_write.map(|rw| {
             let source: Arc<dyn shmetrics_push::Source> = renderer.clone();
-            tokio::spawn(rw.run(source, async move {
-                let _ = push_stopped.await;
-            }))
+            tokio::spawn(rw.run(source, stopped(push_stopped.clone())))
+        });
+        let flusher = statsd.map(|sd| {
+            let source: Arc<dyn shmetrics_push::Source> = renderer.clone();
+            tokio::spawn(sd.run(source, stopped(push_stopped.clone())))
         });
         let limit = Arc::new(Semaphore::new(config.max_connections));
         let tls = config.web.as_ref().and_then(|w| w.acceptor());
@@ -159,9 +175,14 @@ impl Server {
             });
         }
         drop(listener);
-        let _ = stop_push.send(());
+        let _ = stop_push.send(true);
         if let Some(p) = pusher {
             let _ = p.await;
+        }
+        if let Some(f) = flusher {
+            // The last flush sends without waiting long (see
+            // `Config::send_timeout`); bound it all the same.
+            let _ = tokio::time::timeout(config.request_timeout, f).await;
         }
         let _ = tokio::time::timeout(config.request_timeout, graceful.shutdown()).await;
         Ok(())
@@ -331,6 +352,21 @@ pub fn serve(config: Config) -> Result<(), Error> {
             server.scheme(),
             server.local_addr()
         );
+        if let Some(sd) = &server.statsd {
+            let c = sd.config();
+            eprintln!(
+                "shmetrics: {} to {} every {:?} (datagrams of at most {} bytes{})",
+                c.flavor,
+                c.address,
+                c.interval,
+                c.max_datagram,
+                if c.prefix.is_empty() {
+                    String::new()
+                } else {
+                    format!(", prefix {}", c.prefix)
+                }
+            );
+        }
         if let Some(rw) = &server.remote_write {
             let c = rw.config();
             for e in &c.endpoints {

@@ -26,6 +26,10 @@
 //! - An optional remote-write configuration ([`Config::remote_write`])
 //!   pushes the store to Prometheus remote_write receivers as well (see
 //!   [`shmetrics_push`]); its counters join the exporter's own metrics.
+//! - So does an optional StatsD/DogStatsD configuration
+//!   ([`Config::statsd`], see [`shmetrics_push::statsd`]): deltas,
+//!   gauges and distributions flushed to an agent at an interval, and a
+//!   last time on SIGTERM.
 
 #![forbid(unsafe_code)]
 
@@ -72,6 +76,9 @@ pub struct Config {
     /// Push the store to remote_write receivers too; `None` pushes
     /// nothing.
     pub remote_write: Option<shmetrics_push::Config>,
+    /// Flush the store to a StatsD or DogStatsD agent too; `None` sends
+    /// nothing.
+    pub statsd: Option<shmetrics_push::statsd::Config>,
 }
 
 impl Config {
@@ -86,6 +93,7 @@ impl Config {
             max_header_bytes: 16 * 1024,
             web: None,
             remote_write: None,
+            statsd: None,
         }
     }
 }

@@ -71,6 +71,9 @@ pub struct Renderer {
     pub stats: SelfStats,
     /// The remote-write counters, shown with the exporter's own metrics.
     remote_write: OnceLock<Arc<shmetrics_push::Stats>>,
+    /// The StatsD flusher's counters, shown with the exporter's own
+    /// metrics.
+    statsd: OnceLock<Arc<shmetrics_push::statsd::Stats>>,
 }
 
 impl std::fmt::Debug for State {
@@ -103,6 +106,7 @@ impl Renderer {
             }),
             stats: SelfStats::default(),
             remote_write: OnceLock::new(),
+            statsd: OnceLock::new(),
         }
     }
 
@@ -110,6 +114,12 @@ impl Renderer {
     /// (from the next render on). Only the first call has an effect.
     pub fn show_remote_write(&self, stats: Arc<shmetrics_push::Stats>) {
         let _ = self.remote_write.set(stats);
+    }
+
+    /// Shows a StatsD flusher's counters with the exporter's own metrics
+    /// (from the next render on). Only the first call has an effect.
+    pub fn show_statsd(&self, stats: Arc<shmetrics_push::statsd::Stats>) {
+        let _ = self.statsd.set(stats);
     }
 
     /// The store's path.
@@ -311,6 +321,9 @@ impl Renderer {
         if let Some(rw) = self.remote_write.get() {
             families.extend(rw.families());
         }
+        if let Some(sd) = self.statsd.get() {
+            families.extend(sd.families());
+        }
         let Some(snap) = snap else {
             return families;
         };
@@ -431,6 +444,17 @@ impl Renderer {
                     }
                 );
             }
+        }
+        if let Some(sd) = self.statsd.get() {
+            let _ = writeln!(
+                out,
+                "statsd          {} flushes: {} datagrams, {} lines, {} bytes sent; {} send errors",
+                sd.flushes.load(Relaxed),
+                sd.datagrams_sent.load(Relaxed),
+                sd.lines_sent.load(Relaxed),
+                sd.bytes_sent.load(Relaxed),
+                sd.send_errors.load(Relaxed),
+            );
         }
         let mut fams: Vec<(usize, &str, &str, u64)> = snap
             .families()

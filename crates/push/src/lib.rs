@@ -1,4 +1,5 @@
-//! Prometheus remote_write 1.0 from a shmetrics store.
+//! Pushing a shmetrics store: Prometheus remote_write 1.0, and StatsD
+//! or DogStatsD ([`statsd`]).
 //!
 //! [`RemoteWriter`] takes a snapshot of the store every interval, turns it
 //! into the series the text exposition shows ([`timeseries`]), encodes them
@@ -9,7 +10,8 @@
 //! the counters the exporter shows under `shmetrics_remote_write_`.
 //!
 //! The exporter (`shmetrics serve --remote-write.url ...`) runs it next to
-//! its HTTP server; see `docs/exporter.md`.
+//! its HTTP server; see `docs/exporter.md`. The [`statsd`] module's
+//! [`statsd::Flusher`] is run the same way (`--statsd.address ...`).
 
 #![forbid(unsafe_code)]
 
@@ -18,6 +20,7 @@ mod encode;
 pub mod proto;
 mod send;
 mod stats;
+pub mod statsd;
 
 pub use config::{
     Config, ConfigError, Endpoint, ExternalLabels, DEFAULT_INTERVAL_SECS, DEFAULT_QUEUE_BATCHES,
