@@ -17,7 +17,7 @@
 
 local ffi = require("ffi")
 
-local type, tostring, tonumber, error, pairs = type, tostring, tonumber, error, pairs
+local type, tostring, tonumber, error, pairs, ipairs = type, tostring, tonumber, error, pairs, ipairs
 local ffi_string, ffi_new = ffi.string, ffi.new
 
 local M = { _VERSION = "0.1.0" }
@@ -70,7 +70,7 @@ end
 local function find_cdef(opt)
   local dir = module_dir()
   local tried = {}
-  for _, p in pairs({ opt or false, os.getenv("SHMETRICS_CDEF") or false,
+  for _, p in ipairs({ opt or false, os.getenv("SHMETRICS_CDEF") or false,
                       dir .. "/shmetrics.cdef.h",
                       dir .. "/../../crates/ffi/include/shmetrics.cdef.h" }) do
     if p then
@@ -197,14 +197,14 @@ end
 function Metric:_series(lv)
   local n = self.nlabels
   if n == 0 then
-    if lv ~= nil and lv[1] ~= nil then
+    if lv ~= nil and (type(lv) ~= "table" or lv[1] ~= nil) then
       return self:_miss(lv)
     end
     local s = self.nolabels
     if s == nil then return self:_miss(lv) end
     return s
   end
-  if lv == nil then
+  if type(lv) ~= "table" then
     return self:_miss(lv)
   end
   -- Unrolled for up to four labels: a loop whose trip count differs from
