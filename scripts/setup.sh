@@ -59,6 +59,17 @@ ensure_lua() {
   ensure_apt luajit2 nginx libnginx-mod-http-lua wrk lua-cjson
 }
 
+# ensure_node: Node.js with npm, for the Etsy StatsD server the push tests
+# start. A machine may already have a Node.js that bundles npm (NodeSource's
+# nodejs conflicts with Debian's npm package), so only a missing command is
+# installed.
+ensure_node() {
+  if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+    return 0
+  fi
+  ensure_apt nodejs npm
+}
+
 # The cbindgen version the committed C header was generated with.
 CBINDGEN_VERSION=0.29.2
 ensure_cbindgen() {

@@ -17,7 +17,7 @@
 
 local ffi = require("ffi")
 
-local type, tostring, tonumber, error, pairs = type, tostring, tonumber, error, pairs
+local type, tostring, tonumber, error, pairs, ipairs = type, tostring, tonumber, error, pairs, ipairs
 local ffi_string, ffi_new = ffi.string, ffi.new
 
 local M = { _VERSION = "0.1.0" }
@@ -70,7 +70,7 @@ end
 local function find_cdef(opt)
   local dir = module_dir()
   local tried = {}
-  for _, p in pairs({ opt or false, os.getenv("SHMETRICS_CDEF") or false,
+  for _, p in ipairs({ opt or false, os.getenv("SHMETRICS_CDEF") or false,
                       dir .. "/shmetrics.cdef.h",
                       dir .. "/../../crates/ffi/include/shmetrics.cdef.h" }) do
     if p then
@@ -197,14 +197,14 @@ end
 function Metric:_series(lv)
   local n = self.nlabels
   if n == 0 then
-    if lv ~= nil and lv[1] ~= nil then
+    if lv ~= nil and (type(lv) ~= "table" or lv[1] ~= nil) then
       return self:_miss(lv)
     end
     local s = self.nolabels
     if s == nil then return self:_miss(lv) end
     return s
   end
-  if lv == nil then
+  if type(lv) ~= "table" then
     return self:_miss(lv)
   end
   -- Unrolled for up to four labels: a loop whose trip count differs from
@@ -359,23 +359,30 @@ function Metric:reset()
   end
 end
 
+-- What every update method does: find the series, take the value
+-- (`default` when it is nil and there is a default), make the call. A
+-- stale handle is retried once; any other failure is counted and logged.
+function Metric:_update(what, fn, value, default, lv)
+  local s = self:_series(lv)
+  if s == nil then return end
+  local v = default
+  if value ~= nil or default == nil then
+    v = num(value)
+    if v == nil then
+      self:_fail(what, "the value is not a number")
+      return
+    end
+  end
+  local rc = fn(self.store, s, v)
+  if rc ~= OK then self:_retry(rc, fn, v, lv, what) end
+end
+
 local Counter = setmetatable({}, { __index = Metric })
 Counter.__index = Counter
 
 -- Adds `value` (default 1; negative or NaN is an error) to the series.
 function Counter:inc(value, lv)
-  local s = self:_series(lv)
-  if s == nil then return end
-  local v = 1
-  if value ~= nil then
-    v = num(value)
-    if v == nil then
-      self:_fail("inc", "the value is not a number")
-      return
-    end
-  end
-  local rc = C.shmetrics_counter_add(self.store, s, v)
-  if rc ~= OK then self:_retry(rc, C.shmetrics_counter_add, v, lv, "inc") end
+  return self:_update("inc", C.shmetrics_counter_add, value, 1, lv)
 end
 
 local Gauge = setmetatable({}, { __index = Metric })
@@ -383,31 +390,12 @@ Gauge.__index = Gauge
 
 -- Sets the series to `value` (NaN is an error).
 function Gauge:set(value, lv)
-  local s = self:_series(lv)
-  if s == nil then return end
-  value = num(value)
-  if value == nil then
-    self:_fail("set", "the value is not a number")
-    return
-  end
-  local rc = C.shmetrics_gauge_set(self.store, s, value)
-  if rc ~= OK then self:_retry(rc, C.shmetrics_gauge_set, value, lv, "set") end
+  return self:_update("set", C.shmetrics_gauge_set, value, nil, lv)
 end
 
 -- Adds `value` (default 1, may be negative) to the series.
 function Gauge:inc(value, lv)
-  local s = self:_series(lv)
-  if s == nil then return end
-  local v = 1
-  if value ~= nil then
-    v = num(value)
-    if v == nil then
-      self:_fail("inc", "the value is not a number")
-      return
-    end
-  end
-  local rc = C.shmetrics_gauge_add(self.store, s, v)
-  if rc ~= OK then self:_retry(rc, C.shmetrics_gauge_add, v, lv, "inc") end
+  return self:_update("inc", C.shmetrics_gauge_add, value, 1, lv)
 end
 
 -- Subtracts `value` (default 1) from the series.
@@ -425,15 +413,7 @@ Histogram.__index = Histogram
 
 -- Records one observation (NaN is an error).
 function Histogram:observe(value, lv)
-  local s = self:_series(lv)
-  if s == nil then return end
-  value = num(value)
-  if value == nil then
-    self:_fail("observe", "the value is not a number")
-    return
-  end
-  local rc = C.shmetrics_observe(self.store, s, value)
-  if rc ~= OK then self:_retry(rc, C.shmetrics_observe, value, lv, "observe") end
+  return self:_update("observe", C.shmetrics_observe, value, nil, lv)
 end
 
 ----------------------------------------------------------------------------
@@ -543,12 +523,12 @@ function Prometheus:metric_data(format)
 end
 
 -- Serves the exposition from nginx (content_by_lua), as
--- nginx-lua-prometheus's collect() does, rendered by the core. OpenMetrics
--- when the Accept header asks for it.
+-- nginx-lua-prometheus's collect() does, rendered by the core, in the
+-- format the core negotiates from the Accept header (as the exporter does).
 function Prometheus:collect()
-  local accept = ngx.var.http_accept or ""
-  local format = accept:find("application/openmetrics-text", 1, true) and "openmetrics" or "prometheus"
-  local body, ctype = self:metric_data(format)
+  local accept = ngx.var.http_accept
+  local f = C.shmetrics_negotiate(accept, accept and #accept or 0)
+  local body, ctype = self:metric_data(f == FORMATS.openmetrics and "openmetrics" or "prometheus")
   if body == nil then
     self:_error("collect: " .. ctype)
     ngx.status = 500

@@ -87,14 +87,16 @@ test("bad updates are counted and logged, never raised", function()
   c:inc(1)                    -- 6: none
   c:inc(1, "/")               -- 7: not a table
   c:inc(1, { {} })            -- 8: a table as a value
-  g:set(0 / 0, { "a" })       -- 9: NaN
-  g:set(nil, { "a" })         -- 10: no value
-  h:observe(0 / 0, { "/" })   -- 11: NaN
-  h:observe("x", { "/" })     -- 12
+  c:inc(1, 5)                 -- 9: a number as the label table
+  p:counter("nolabels_total", "h"):inc(1, 7) -- 10: the same, no labels
+  g:set(0 / 0, { "a" })       -- 11: NaN
+  g:set(nil, { "a" })         -- 12: no value
+  h:observe(0 / 0, { "/" })   -- 13: NaN
+  h:observe("x", { "/" })     -- 14
   c:inc(1, { "/" })           -- fine
   local s = H.samples(H.dump(path))
-  eq(s["nginx_metric_errors_total"], 12, "errors counted")
-  eq(#logged, 12, "errors logged")
+  eq(s["nginx_metric_errors_total"], 14, "errors counted")
+  eq(#logged, 14, "errors logged")
   eq(s['reqs_total{route="/"}'], 1, "the good increment")
   contains(logged[1], "reqs_total")
   contains(logged[1], "only goes up; got -1")
@@ -102,6 +104,8 @@ test("bad updates are counted and logged, never raised", function()
   contains(logged[5], "got 2")
   contains(logged[7], "must be a table")
   contains(logged[8], "table, not a string")
+  contains(logged[9], "must be a table, got number")
+  contains(logged[10], "must be a table, got number")
 end)
 
 test("gauge: set, inc, dec; shared by every process by default", function()

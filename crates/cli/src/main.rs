@@ -59,7 +59,9 @@ enum Command {
         #[command(flatten)]
         remote_write: RemoteWriteArgs,
         #[command(flatten)]
-        otlp: otlp::OtlpArgs,
+        statsd: StatsdArgs,
+        #[command(flatten)]
+        otlp: Box<otlp::OtlpArgs>,
     },
     /// Print the store's exposition.
     Dump {
@@ -120,6 +122,65 @@ impl RemoteWriteArgs {
     }
 }
 
+/// StatsD and DogStatsD (see docs/exporter.md).
+#[derive(clap::Args, Debug)]
+struct StatsdArgs {
+    /// Also flush the store to a StatsD or DogStatsD agent: HOST:PORT
+    /// (UDP; [::1]:8125 for IPv6) or unix:///path (a Unix datagram
+    /// socket, as DogStatsD's dogstatsd_socket).
+    #[arg(long = "statsd.address", value_name = "ADDRESS")]
+    statsd_address: Option<String>,
+    /// statsd (labels folded into names; histograms as _count and _sum
+    /// counters) or dogstatsd (tags; histograms as distributions).
+    /// Default: statsd.
+    #[arg(long = "statsd.flavor", value_name = "FLAVOR")]
+    statsd_flavor: Option<String>,
+    /// Seconds between flushes; must divide 10 (10, 5, 2, 1, 0.5, ...).
+    /// Default: 10.
+    #[arg(long = "statsd.interval", value_name = "SECS")]
+    statsd_interval: Option<f64>,
+    /// Most bytes in one datagram. Default: 1432.
+    #[arg(long = "statsd.max-datagram", value_name = "BYTES")]
+    statsd_max_datagram: Option<usize>,
+    /// Put before every metric name (a `.` is added): myapp makes
+    /// myapp.http_requests.
+    #[arg(long = "statsd.prefix", value_name = "PREFIX")]
+    statsd_prefix: Option<String>,
+}
+
+impl StatsdArgs {
+    /// The settings, or `None` without an address.
+    fn config(&self) -> Result<Option<shmetrics_push::statsd::Config>, Box<dyn std::error::Error>> {
+        use shmetrics_push::statsd::{Address, Config, Flavor};
+        let Some(address) = &self.statsd_address else {
+            let given = [
+                ("--statsd.flavor", self.statsd_flavor.is_some()),
+                ("--statsd.interval", self.statsd_interval.is_some()),
+                ("--statsd.max-datagram", self.statsd_max_datagram.is_some()),
+                ("--statsd.prefix", self.statsd_prefix.is_some()),
+            ];
+            if let Some((flag, _)) = given.iter().find(|(_, set)| *set) {
+                return Err(format!("{flag} is given but --statsd.address is not").into());
+            }
+            return Ok(None);
+        };
+        let flavor = Flavor::parse(self.statsd_flavor.as_deref().unwrap_or("statsd"))?;
+        let mut config = Config::new(Address::parse(address)?, flavor)
+            .with_interval_secs(
+                self.statsd_interval
+                    .unwrap_or(shmetrics_push::statsd::DEFAULT_INTERVAL_SECS),
+            )?
+            .with_max_datagram(
+                self.statsd_max_datagram
+                    .unwrap_or(shmetrics_push::statsd::DEFAULT_MAX_DATAGRAM),
+            )?;
+        if let Some(prefix) = &self.statsd_prefix {
+            config = config.with_prefix(prefix)?;
+        }
+        Ok(Some(config))
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -133,22 +194,26 @@ fn main() -> ExitCode {
             request_timeout,
             web_config_file,
             remote_write,
+            statsd,
             otlp,
         } => match (
             web_config_file
                 .map(shmetrics_exporter::WebConfig::load)
                 .transpose(),
             remote_write.config(),
+            statsd.config(),
             otlp.config(),
         ) {
             // The file names itself in the message.
-            (Err(e), _, _) => Err(e.into()),
-            (_, Err(e), _) => Err(e.into()),
-            (_, _, Err(e)) => Err(e.into()),
-            (Ok(web), Ok(remote_write), Ok(otlp)) => {
+            (Err(e), _, _, _) => Err(e.into()),
+            (_, Err(e), _, _) => Err(e.into()),
+            (_, _, Err(e), _) => Err(e),
+            (_, _, _, Err(e)) => Err(e.into()),
+            (Ok(web), Ok(remote_write), Ok(statsd), Ok(otlp)) => {
                 let mut config = shmetrics_exporter::Config::new(store);
                 config.web = web.map(std::sync::Arc::new);
                 config.remote_write = remote_write;
+                config.statsd = statsd;
                 config.otlp = otlp;
                 config.listen = listen;
                 config.max_connections = max_connections.max(1);

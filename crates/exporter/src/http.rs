@@ -36,6 +36,7 @@ pub struct Server {
     renderer: Arc<Renderer>,
     config: Config,
     remote_write: Option<shmetrics_push::RemoteWriter>,
+    statsd: Option<shmetrics_push::statsd::Flusher>,
     otlp: Option<shmetrics_push::otlp::OtlpExporter>,
 }
 
@@ -56,6 +57,13 @@ impl Server {
         if let Some(rw) = &remote_write {
             renderer.show_remote_write(rw.stats());
         }
+        let statsd = config
+            .statsd
+            .clone()
+            .map(shmetrics_push::statsd::Flusher::new);
+        if let Some(sd) = &statsd {
+            renderer.show_statsd(sd.stats());
+        }
         let otlp = config
             .otlp
             .clone()
@@ -68,6 +76,7 @@ impl Server {
             renderer,
             config,
             remote_write,
+            statsd,
             otlp,
         })
     }
@@ -92,31 +101,35 @@ impl Server {
         self.renderer.clone()
     }
 
-    /// Serves (and pushes, with remote write) until `shutdown` completes.
-    /// Then it stops listening at once (new connections are refused, not
-    /// left waiting), stops pushing, asks every open connection to finish,
-    /// and waits for requests in flight, for at most the request timeout.
+    /// Serves (and pushes, with remote write or StatsD) until `shutdown`
+    /// completes. Then it stops listening at once (new connections are
+    /// refused, not left waiting), stops pushing (StatsD makes a last
+    /// flush), asks every open connection to finish, and waits for
+    /// requests in flight, for at most the request timeout.
     pub async fn run(self, shutdown: impl Future<Output = ()>) -> Result<(), Error> {
         let Server {
             listener,
             renderer,
             config,
             remote_write,
+            statsd,
             otlp,
         } = self;
-        let (stop_push, push_stopped) = tokio::sync::oneshot::channel::<()>();
-        let (stop_otlp, otlp_stopped) = tokio::sync::oneshot::channel::<()>();
-        let otlp = otlp.map(|x| {
-            let source: Arc<dyn shmetrics_push::Source> = renderer.clone();
-            tokio::spawn(x.run(source, async move {
-                let _ = otlp_stopped.await;
-            }))
-        });
+        let (stop_push, push_stopped) = tokio::sync::watch::channel(false);
+        let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
+            let _ = rx.wait_for(|stop| *stop).await;
+        };
         let pusher = remote_write.map(|rw| {
             let source: Arc<dyn shmetrics_push::Source> = renderer.clone();
-            tokio::spawn(rw.run(source, async move {
-                let _ = push_stopped.await;
-            }))
+            tokio::spawn(rw.run(source, stopped(push_stopped.clone())))
+        });
+        let flusher = statsd.map(|sd| {
+            let source: Arc<dyn shmetrics_push::Source> = renderer.clone();
+            tokio::spawn(sd.run(source, stopped(push_stopped.clone())))
+        });
+        let otlp = otlp.map(|x| {
+            let source: Arc<dyn shmetrics_push::Source> = renderer.clone();
+            tokio::spawn(x.run(source, stopped(push_stopped.clone())))
         });
         let limit = Arc::new(Semaphore::new(config.max_connections));
         let tls = config.web.as_ref().and_then(|w| w.acceptor());
@@ -176,10 +189,14 @@ impl Server {
             });
         }
         drop(listener);
-        let _ = stop_push.send(());
-        let _ = stop_otlp.send(());
+        let _ = stop_push.send(true);
         if let Some(p) = pusher {
             let _ = p.await;
+        }
+        if let Some(f) = flusher {
+            // The last flush sends without waiting long (see
+            // `Config::send_timeout`); bound it all the same.
+            let _ = tokio::time::timeout(config.request_timeout, f).await;
         }
         if let Some(x) = otlp {
             let _ = x.await;
@@ -329,6 +346,9 @@ pub fn serve(config: Config) -> Result<(), Error> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
+        // Handlers first: a SIGTERM that arrives once the port answers must
+        // start a clean shutdown, never kill the process by default action.
+        let shutdown = shutdown_signal();
         let server = Server::bind(config).await?;
         let mut extras = String::new();
         if let Some(web) = &server.config.web {
@@ -349,6 +369,21 @@ pub fn serve(config: Config) -> Result<(), Error> {
             server.scheme(),
             server.local_addr()
         );
+        if let Some(sd) = &server.statsd {
+            let c = sd.config();
+            eprintln!(
+                "shmetrics: {} to {} every {:?} (datagrams of at most {} bytes{})",
+                c.flavor,
+                c.address,
+                c.interval,
+                c.max_datagram,
+                if c.prefix.is_empty() {
+                    String::new()
+                } else {
+                    format!(", prefix {}", c.prefix)
+                }
+            );
+        }
         if let Some(rw) = &server.remote_write {
             let c = rw.config();
             for e in &c.endpoints {
@@ -365,23 +400,28 @@ pub fn serve(config: Config) -> Result<(), Error> {
                 c.endpoint, c.interval, c.temporality, c.queue_batches
             );
         }
-        server.run(shutdown_signal()).await
+        server.run(shutdown).await
     })
 }
 
-async fn shutdown_signal() {
+/// Installs the SIGTERM and SIGINT handlers now (in the runtime's
+/// context), and returns a future that completes at the first of them.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     use tokio::signal::unix::{signal, SignalKind};
-    match (
+    let handlers = (
         signal(SignalKind::terminate()),
         signal(SignalKind::interrupt()),
-    ) {
-        (Ok(mut term), Ok(mut int)) => {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
+    );
+    async move {
+        match handlers {
+            (Ok(mut term), Ok(mut int)) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = int.recv() => {}
+                }
             }
+            _ => std::future::pending().await,
         }
-        _ => std::future::pending().await,
     }
 }
 

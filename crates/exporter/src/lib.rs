@@ -26,6 +26,10 @@
 //! - An optional remote-write configuration ([`Config::remote_write`])
 //!   pushes the store to Prometheus remote_write receivers as well (see
 //!   [`shmetrics_push`]); its counters join the exporter's own metrics.
+//! - So does an optional StatsD/DogStatsD configuration
+//!   ([`Config::statsd`], see [`shmetrics_push::statsd`]): deltas,
+//!   gauges and distributions flushed to an agent at an interval, and a
+//!   last time on SIGTERM.
 //! - An optional OTLP configuration ([`Config::otlp`]) exports the store
 //!   over OTLP/HTTP too (see [`shmetrics_push::otlp`]), likewise.
 
@@ -74,6 +78,9 @@ pub struct Config {
     /// Push the store to remote_write receivers too; `None` pushes
     /// nothing.
     pub remote_write: Option<shmetrics_push::Config>,
+    /// Flush the store to a StatsD or DogStatsD agent too; `None` sends
+    /// nothing.
+    pub statsd: Option<shmetrics_push::statsd::Config>,
     /// Export the store over OTLP/HTTP too; `None` exports nothing.
     pub otlp: Option<shmetrics_push::otlp::Config>,
 }
@@ -90,6 +97,7 @@ impl Config {
             max_header_bytes: 16 * 1024,
             web: None,
             remote_write: None,
+            statsd: None,
             otlp: None,
         }
     }

@@ -71,6 +71,9 @@ pub struct Renderer {
     pub stats: SelfStats,
     /// The remote-write counters, shown with the exporter's own metrics.
     remote_write: OnceLock<Arc<shmetrics_push::Stats>>,
+    /// The StatsD flusher's counters, shown with the exporter's own
+    /// metrics.
+    statsd: OnceLock<Arc<shmetrics_push::statsd::Stats>>,
     /// The OTLP counters, likewise.
     otlp: OnceLock<Arc<shmetrics_push::otlp::Stats>>,
 }
@@ -105,6 +108,7 @@ impl Renderer {
             }),
             stats: SelfStats::default(),
             remote_write: OnceLock::new(),
+            statsd: OnceLock::new(),
             otlp: OnceLock::new(),
         }
     }
@@ -113,6 +117,12 @@ impl Renderer {
     /// (from the next render on). Only the first call has an effect.
     pub fn show_remote_write(&self, stats: Arc<shmetrics_push::Stats>) {
         let _ = self.remote_write.set(stats);
+    }
+
+    /// Shows a StatsD flusher's counters with the exporter's own metrics
+    /// (from the next render on). Only the first call has an effect.
+    pub fn show_statsd(&self, stats: Arc<shmetrics_push::statsd::Stats>) {
+        let _ = self.statsd.set(stats);
     }
 
     /// Shows the OTLP exporter's counters with the exporter's own metrics
@@ -320,6 +330,9 @@ impl Renderer {
         if let Some(rw) = self.remote_write.get() {
             families.extend(rw.families());
         }
+        if let Some(sd) = self.statsd.get() {
+            families.extend(sd.families());
+        }
         if let Some(x) = self.otlp.get() {
             families.extend(x.families());
         }
@@ -443,6 +456,17 @@ impl Renderer {
                     }
                 );
             }
+        }
+        if let Some(sd) = self.statsd.get() {
+            let _ = writeln!(
+                out,
+                "statsd          {} flushes: {} datagrams, {} lines, {} bytes sent; {} send errors",
+                sd.flushes.load(Relaxed),
+                sd.datagrams_sent.load(Relaxed),
+                sd.lines_sent.load(Relaxed),
+                sd.bytes_sent.load(Relaxed),
+                sd.send_errors.load(Relaxed),
+            );
         }
         if let Some(x) = self.otlp.get() {
             let _ = writeln!(out, "otlp            {}", x.status_line());

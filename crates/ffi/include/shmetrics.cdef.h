@@ -213,3 +213,5 @@ size_t shmetrics_buf_len(const struct shmetrics_buf *buf);
 void shmetrics_buf_free(struct shmetrics_buf *buf);
 
 const char *shmetrics_format_content_type(uint32_t format);
+
+uint32_t shmetrics_negotiate(const char *accept, size_t accept_len);

@@ -789,6 +789,14 @@ void shmetrics_buf_free(struct shmetrics_buf *buf);
  */
 const char *shmetrics_format_content_type(uint32_t format);
 
+/**
+ * The format to answer a scrape with, from its HTTP `Accept` header
+ * (`accept`, `accept_len` bytes; NULL or not UTF-8 means no header), as
+ * the exporter negotiates: OpenMetrics when the client prefers it,
+ * Prometheus text 0.0.4 otherwise. Returns a `SHMETRICS_FORMAT_*` value.
+ */
+uint32_t shmetrics_negotiate(const char *accept, size_t accept_len);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -56,7 +56,7 @@ pub use family::{
 };
 pub use render::{
     shmetrics_buf_data, shmetrics_buf_free, shmetrics_buf_len, shmetrics_format_content_type,
-    shmetrics_render, shmetrics_render_alloc,
+    shmetrics_negotiate, shmetrics_render, shmetrics_render_alloc,
 };
 pub use store::{
     shmetrics_options_default, shmetrics_store_close, shmetrics_store_open,

@@ -153,3 +153,22 @@ pub extern "C" fn shmetrics_format_content_type(format: u32) -> *const c_char {
         Err(_) => std::ptr::null(),
     }
 }
+
+/// The format to answer a scrape with, from its HTTP `Accept` header
+/// (`accept`, `accept_len` bytes; NULL or not UTF-8 means no header), as
+/// the exporter negotiates: OpenMetrics when the client prefers it,
+/// Prometheus text 0.0.4 otherwise. Returns a `SHMETRICS_FORMAT_*` value.
+#[no_mangle]
+pub extern "C" fn shmetrics_negotiate(accept: *const c_char, accept_len: usize) -> u32 {
+    let header = if accept.is_null() {
+        None
+    } else {
+        ptr::bytes(accept, accept_len, "accept")
+            .ok()
+            .and_then(|b| std::str::from_utf8(b).ok())
+    };
+    match shmetrics_expo::negotiate(header) {
+        Format::PrometheusText => shmetrics_format::SHMETRICS_FORMAT_PROMETHEUS_TEXT as u32,
+        Format::OpenMetrics => shmetrics_format::SHMETRICS_FORMAT_OPENMETRICS as u32,
+    }
+}

@@ -705,3 +705,16 @@ fn persistent_handles_are_one_per_path_and_never_freed() {
         SHMETRICS_NULL_PARAMETER
     );
 }
+
+#[test]
+fn negotiate_follows_the_accept_header() {
+    let n = |h: &str| shmetrics_negotiate(h.as_ptr().cast(), h.len());
+    let prometheus = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+    assert_eq!(n(prometheus), 1);
+    assert_eq!(n("text/plain;version=0.0.4"), 0);
+    assert_eq!(n("application/openmetrics-text;q=0,text/plain"), 0);
+    assert_eq!(n(""), 0);
+    assert_eq!(shmetrics_negotiate(null(), 0), 0);
+    let bad = [0xffu8, 0xfe];
+    assert_eq!(shmetrics_negotiate(bad.as_ptr().cast(), 2), 0);
+}

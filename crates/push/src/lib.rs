@@ -1,4 +1,5 @@
-//! Prometheus remote_write 1.0 from a shmetrics store.
+//! Pushing a shmetrics store: Prometheus remote_write 1.0, StatsD or
+//! DogStatsD ([`statsd`]), and OTLP/HTTP ([`otlp`]).
 //!
 //! [`RemoteWriter`] takes a snapshot of the store every interval, turns it
 //! into the series the text exposition shows ([`timeseries`]), encodes them
@@ -9,7 +10,8 @@
 //! the counters the exporter shows under `shmetrics_remote_write_`.
 //!
 //! The exporter (`shmetrics serve --remote-write.url ...`) runs it next to
-//! its HTTP server; see `docs/exporter.md`.
+//! its HTTP server; see `docs/exporter.md`. The [`statsd`] module's
+//! [`statsd::Flusher`] is run the same way (`--statsd.address ...`).
 //!
 //! [`otlp`] exports the store over OTLP/HTTP (protobuf) the same way
 //! (`shmetrics serve --otlp.url ...`).
@@ -22,6 +24,7 @@ pub mod otlp;
 pub mod proto;
 mod send;
 mod stats;
+pub mod statsd;
 
 pub use config::{
     Config, ConfigError, Endpoint, ExternalLabels, DEFAULT_INTERVAL_SECS, DEFAULT_QUEUE_BATCHES,

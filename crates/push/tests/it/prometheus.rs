@@ -31,7 +31,7 @@ pub fn doc_snippet_args(name: &str) -> Vec<String> {
 }
 
 /// Replaces the value after `flag` in `args`; panics if `flag` is absent.
-fn set_flag(args: &mut [String], flag: &str, value: &str) -> String {
+pub fn set_flag(args: &mut [String], flag: &str, value: &str) -> String {
     let i = args
         .iter()
         .position(|a| a == flag)

@@ -1,0 +1,663 @@
+//! Snapshots as StatsD lines: per-series deltas, names, tags, value
+//! packing with sample rates, and datagrams packed up to a size.
+
+use std::collections::HashMap;
+use std::io::Write as _;
+
+use shmetrics_core::{Kind, Snapshot, Value};
+
+use super::{Config, Flavor};
+
+/// Datagrams built by one flush: lines joined by `\n`, each datagram at
+/// most the configured size.
+#[derive(Clone, Debug)]
+pub struct Datagrams {
+    buf: Vec<u8>,
+    /// Where each finished datagram ends in `buf`.
+    ends: Vec<usize>,
+    max: usize,
+    lines: u64,
+}
+
+impl Datagrams {
+    /// Empty, for datagrams of at most `max` bytes.
+    pub fn new(max: usize) -> Datagrams {
+        Datagrams {
+            buf: Vec::new(),
+            ends: Vec::new(),
+            max,
+            lines: 0,
+        }
+    }
+
+    /// Empties it, keeping the buffers.
+    pub fn clear(&mut self) {
+        self.buf.clear();
+        self.ends.clear();
+        self.lines = 0;
+    }
+
+    fn open_start(&self) -> usize {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    /// Adds `group` (one line, or several joined by `\n` that must arrive
+    /// in one datagram, in order) to the open datagram, or to a new one
+    /// if it does not fit. `false` (and nothing added) if the group alone
+    /// is larger than a datagram: a line is never split.
+    fn push(&mut self, group: &[u8], lines: u64) -> bool {
+        if group.len() > self.max {
+            return false;
+        }
+        let open = self.buf.len() - self.open_start();
+        if open > 0 && open + 1 + group.len() > self.max {
+            self.ends.push(self.buf.len());
+        }
+        if self.buf.len() > self.open_start() {
+            self.buf.push(b'\n');
+        }
+        self.buf.extend_from_slice(group);
+        self.lines += lines;
+        true
+    }
+
+    /// Closes the open datagram, if any.
+    fn finish(&mut self) {
+        if self.buf.len() > self.open_start() {
+            self.ends.push(self.buf.len());
+        }
+    }
+
+    /// The datagrams, in order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = &[u8]> + '_ {
+        self.ends.iter().enumerate().map(move |(i, &end)| {
+            let start = if i == 0 { 0 } else { self.ends[i - 1] };
+            &self.buf[start..end]
+        })
+    }
+
+    /// How many datagrams.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Lines in all datagrams.
+    pub fn lines(&self) -> u64 {
+        self.lines
+    }
+
+    /// Bytes in all datagrams.
+    pub fn bytes(&self) -> u64 {
+        // Each datagram but the first is preceded by no separator: the
+        // ends mark exactly the datagrams' bytes.
+        self.ends.last().copied().unwrap_or(0) as u64
+    }
+}
+
+/// Lines one flush left out, by reason.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// Lines longer than a datagram (a very long name or many tags).
+    pub too_long: u64,
+    /// Values that StatsD cannot carry: NaN and infinities.
+    pub not_finite: u64,
+}
+
+/// What the encoder remembers of a series between flushes.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Values {
+    /// Histogram: the non-cumulative count of each bucket (`+Inf` last).
+    /// Summary: one element, the count. Empty otherwise.
+    counts: Vec<u64>,
+    /// Counter: the total. Histogram and summary: the sum.
+    value: f64,
+}
+
+#[derive(Debug)]
+struct Tracked {
+    /// The series' creation time: a different one is a new series with
+    /// the same name and labels (after a wipe, or a delete).
+    created_ns: u64,
+    /// The flush that last saw it.
+    seen: u64,
+    /// Prefix and sanitized family name.
+    name: Box<str>,
+    /// StatsD: the labels folded into the name (`.k.v...`); empty for
+    /// DogStatsD.
+    fold: Box<str>,
+    /// DogStatsD: `|#k:v,...`; empty for StatsD or without labels.
+    tags: Box<str>,
+    /// What the last successful flush sent deltas up to.
+    committed: Values,
+    /// What this flush read.
+    current: Values,
+}
+
+/// Turns snapshots into StatsD lines, remembering what it sent.
+///
+/// # Deltas
+///
+/// Counters, histograms and summaries are sent as what they gained since
+/// the last flush. A series the encoder has not seen before counts from
+/// zero if it was created after the encoder was (its whole value is new),
+/// and from its current value otherwise: an exporter that restarts does
+/// not send again what the workers counted before it started (what they
+/// counted between its last flush and its restart is not sent).
+///
+/// A series whose value went *down* was reset (`Store::reset`, or a wipe
+/// or delete that the creation time did not reveal): its new value is
+/// taken as the delta, as Prometheus' `increase()` does. That is exactly
+/// what it counted since the reset; skipping it would lose those counts,
+/// and a negative delta would take counts away from the agent. (A reset
+/// is seen only if the value has not climbed back past the old one by the
+/// next flush; a writer slot that is reused never looks like one, because
+/// shmetrics continues a dead process's counts.) Zero deltas are not sent.
+///
+/// # Lines
+///
+/// See the module documentation of [`crate::statsd`].
+#[derive(Debug)]
+pub struct Encoder {
+    flavor: Flavor,
+    prefix: String,
+    started_ns: u64,
+    generation: u64,
+    series: HashMap<Box<str>, Tracked>,
+    key: String,
+    line: Vec<u8>,
+    scratch: Vec<(u64, usize)>,
+}
+
+impl Encoder {
+    /// An encoder for `config`'s flavor and prefix that treats series
+    /// created before `started_unix_ns` as already counted.
+    pub fn new(config: &Config, started_unix_ns: u64) -> Encoder {
+        Encoder {
+            flavor: config.flavor,
+            prefix: config.prefix.clone(),
+            started_ns: started_unix_ns,
+            generation: 0,
+            series: HashMap::new(),
+            key: String::new(),
+            line: Vec::new(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Series it remembers.
+    pub fn tracked(&self) -> usize {
+        self.series.len()
+    }
+
+    /// Appends the lines for `snap` to `out` (and closes its last
+    /// datagram). Deltas are taken against the last [`Encoder::commit`]ed
+    /// flush, so a flush that could not be sent at all is sent again, with
+    /// what came since, by the next one.
+    pub fn encode(&mut self, snap: &Snapshot, out: &mut Datagrams) -> Dropped {
+        self.generation += 1;
+        let mut dropped = Dropped::default();
+        for family in snap.families() {
+            let kind = family.kind();
+            for series in family.series() {
+                self.key.clear();
+                self.key.push_str(family.name());
+                self.key.push(kind_char(kind));
+                for (n, v) in series.labels() {
+                    self.key.push('\u{1}');
+                    self.key.push_str(n);
+                    self.key.push('\u{2}');
+                    self.key.push_str(v);
+                }
+                let value = series.value();
+                let current = values_of(&value);
+                let created = series.created_unix_ns();
+                let tracked = match self.series.get_mut(self.key.as_str()) {
+                    Some(t) => {
+                        if t.created_ns != created
+                            || t.committed.counts.len() != current.counts.len()
+                        {
+                            // A new series under the same name and labels.
+                            t.created_ns = created;
+                            t.committed = zero_like(&current);
+                        }
+                        t
+                    }
+                    None => {
+                        let committed = if created >= self.started_ns {
+                            zero_like(&current)
+                        } else {
+                            current.clone()
+                        };
+                        let (name, fold, tags) =
+                            names(self.flavor, &self.prefix, family.name(), series.labels());
+                        self.series
+                            .entry(self.key.clone().into_boxed_str())
+                            .or_insert(Tracked {
+                                created_ns: created,
+                                seen: 0,
+                                name,
+                                fold,
+                                tags,
+                                committed,
+                                current: Values::default(),
+                            })
+                    }
+                };
+                tracked.seen = self.generation;
+                tracked.current = current;
+                let d = write_series(
+                    self.flavor,
+                    tracked,
+                    &value,
+                    &mut self.line,
+                    &mut self.scratch,
+                    out,
+                );
+                dropped.too_long += d.too_long;
+                dropped.not_finite += d.not_finite;
+            }
+        }
+        out.finish();
+        dropped
+    }
+
+    /// Records the last [`Encoder::encode`] as sent: the next deltas start
+    /// from it. Forgets series it did not see.
+    pub fn commit(&mut self) {
+        let generation = self.generation;
+        self.series.retain(|_, t| {
+            if t.seen != generation {
+                return false;
+            }
+            std::mem::swap(&mut t.committed, &mut t.current);
+            true
+        });
+    }
+}
+
+fn kind_char(kind: Kind) -> char {
+    match kind {
+        Kind::Counter => 'c',
+        Kind::Gauge => 'g',
+        Kind::Histogram => 'h',
+        Kind::Summary => 's',
+    }
+}
+
+fn values_of(value: &Value<'_>) -> Values {
+    match *value {
+        Value::Counter(v) => Values {
+            counts: Vec::new(),
+            value: v,
+        },
+        Value::Gauge(_) => Values::default(),
+        Value::Histogram {
+            cumulative, sum, ..
+        } => {
+            let mut below = 0;
+            Values {
+                counts: cumulative
+                    .iter()
+                    .map(|&c| {
+                        let n = c.saturating_sub(below);
+                        below = c;
+                        n
+                    })
+                    .collect(),
+                value: sum,
+            }
+        }
+        Value::Summary { count, sum } => Values {
+            counts: vec![count],
+            value: sum,
+        },
+    }
+}
+
+fn zero_like(v: &Values) -> Values {
+    Values {
+        counts: vec![0; v.counts.len()],
+        value: 0.0,
+    }
+}
+
+/// The name with the prefix, and the labels as StatsD folds them or as
+/// DogStatsD tags. Labels with an empty value are left out (an empty
+/// value means no label).
+fn names<'a>(
+    flavor: Flavor,
+    prefix: &str,
+    family: &str,
+    labels: impl Iterator<Item = (&'a str, &'a str)>,
+) -> (Box<str>, Box<str>, Box<str>) {
+    let mut name = String::with_capacity(prefix.len() + family.len());
+    name.push_str(prefix);
+    name.extend(
+        family
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }),
+    );
+    let mut fold = String::new();
+    let mut tags = String::new();
+    for (n, v) in labels.filter(|(_, v)| !v.is_empty()) {
+        match flavor {
+            Flavor::Statsd => {
+                for part in [n, v] {
+                    fold.push('.');
+                    fold.extend(part.chars().map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '-' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    }));
+                }
+            }
+            Flavor::Dogstatsd => {
+                tags.push_str(if tags.is_empty() { "|#" } else { "," });
+                tags.extend(n.chars().map(|c| tag_char(c, false)));
+                tags.push(':');
+                tags.extend(v.chars().map(|c| tag_char(c, true)));
+            }
+        }
+    }
+    (name.into(), fold.into(), tags.into())
+}
+
+/// What DogStatsD keeps in a tag: letters and digits (Unicode ones too),
+/// `_`, `-`, `.`, `/`, and in a value `:`. Anything else, the separators
+/// `,` `|` `#` and white space among them, becomes `_`.
+fn tag_char(c: char, value: bool) -> char {
+    if c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/') || (value && c == ':') {
+        c
+    } else {
+        '_'
+    }
+}
+
+/// Writes a value: an integer as one (`3`, `-2`), anything else in the
+/// shortest form that reads back as the same `f64` (`0.25`, `1e-7`).
+fn write_value(out: &mut Vec<u8>, v: f64) {
+    if v.fract() == 0.0 && v.abs() < 9_007_199_254_740_992.0 {
+        out.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
+    } else {
+        out.extend_from_slice(ryu::Buffer::new().format_finite(v).as_bytes());
+    }
+}
+
+/// The sample rate that makes an agent count `n` samples for one value:
+/// the largest `f64` not above `1/n` whose inverse is at least `n`. The
+/// agent computes `1/rate` and (DogStatsD's sketches) truncates it to an
+/// integer, so a rate whose inverse came out as `n - 1e-13` would count
+/// one short; this one's inverse is `n` or a hair above it, which
+/// truncates and rounds to `n` alike, for every `n` below 2^52.
+pub fn sample_rate(n: u64) -> f64 {
+    let mut r = 1.0 / n as f64;
+    while 1.0 / r < n as f64 {
+        r = f64::from_bits(r.to_bits() - 1);
+    }
+    r
+}
+
+/// `|@rate`, written in plain decimal (no exponent: Etsy StatsD's parser
+/// does not take one), or nothing for a rate of 1.
+fn write_rate(out: &mut Vec<u8>, n: u64) {
+    if n > 1 {
+        // UNWRAP: writing to a Vec cannot fail.
+        write!(out, "|@{}", sample_rate(n)).expect("write to Vec");
+    }
+}
+
+/// One `name:value|type` line (two for a negative gauge).
+fn simple(
+    t: &Tracked,
+    suffix: &str,
+    v: f64,
+    ty: &str,
+    line: &mut Vec<u8>,
+    out: &mut Datagrams,
+    dropped: &mut Dropped,
+) {
+    if !v.is_finite() {
+        dropped.not_finite += 1;
+        return;
+    }
+    line.clear();
+    let mut lines = 1;
+    if ty == "g" && v < 0.0 {
+        // StatsD reads a leading sign as "relative to the current value":
+        // set 0 first, then the negative value, in one datagram so that
+        // they arrive in this order.
+        line.extend_from_slice(t.name.as_bytes());
+        line.extend_from_slice(t.fold.as_bytes());
+        line.extend_from_slice(b":0|g");
+        line.extend_from_slice(t.tags.as_bytes());
+        line.push(b'\n');
+        lines = 2;
+    }
+    line.extend_from_slice(t.name.as_bytes());
+    line.extend_from_slice(suffix.as_bytes());
+    line.extend_from_slice(t.fold.as_bytes());
+    line.push(b':');
+    write_value(line, v);
+    line.push(b'|');
+    line.extend_from_slice(ty.as_bytes());
+    line.extend_from_slice(t.tags.as_bytes());
+    if !out.push(line, lines) {
+        dropped.too_long += lines;
+    }
+}
+
+fn write_series(
+    flavor: Flavor,
+    t: &Tracked,
+    value: &Value<'_>,
+    line: &mut Vec<u8>,
+    scratch: &mut Vec<(u64, usize)>,
+    out: &mut Datagrams,
+) -> Dropped {
+    let mut dropped = Dropped::default();
+    let (cur, old) = (&t.current, &t.committed);
+    // A reset: any count (or a counter's total) went down. Then the new
+    // values are the deltas.
+    let reset = cur.counts.iter().zip(&old.counts).any(|(c, o)| c < o)
+        || (cur.counts.is_empty() && cur.value < old.value);
+    let count_delta = |i: usize| {
+        if reset {
+            cur.counts[i]
+        } else {
+            cur.counts[i] - old.counts[i]
+        }
+    };
+    let value_delta = if reset {
+        cur.value
+    } else {
+        cur.value - old.value
+    };
+    match *value {
+        Value::Counter(_) => {
+            if value_delta != 0.0 {
+                simple(t, "", value_delta, "c", line, out, &mut dropped);
+            }
+        }
+        Value::Gauge(v) => simple(t, "", v, "g", line, out, &mut dropped),
+        Value::Histogram { bounds, .. } => {
+            let count: u64 = (0..cur.counts.len()).map(count_delta).sum();
+            match flavor {
+                Flavor::Statsd => {
+                    if count != 0 {
+                        simple(t, "_count", count as f64, "c", line, out, &mut dropped);
+                    }
+                    if value_delta != 0.0 {
+                        simple(t, "_sum", value_delta, "c", line, out, &mut dropped);
+                    }
+                }
+                Flavor::Dogstatsd => {
+                    if count == 0 {
+                        return dropped;
+                    }
+                    // Each bucket's new observations are represented by
+                    // its upper bound; `+Inf`'s by the highest finite
+                    // bound (or, without bounds, the mean).
+                    let mean = value_delta / count as f64;
+                    let repr = |i: usize| match bounds.get(i).or(bounds.last()) {
+                        Some(&b) => b,
+                        None => mean,
+                    };
+                    scratch.clear();
+                    scratch.extend(
+                        (0..cur.counts.len())
+                            .map(|i| (count_delta(i), i))
+                            .filter(|&(d, _)| d > 0),
+                    );
+                    scratch.sort_unstable();
+                    let mut rest = &scratch[..];
+                    while let Some(&(n, _)) = rest.first() {
+                        let same = rest.iter().take_while(|(m, _)| *m == n).count();
+                        let d = distribution(
+                            t,
+                            n,
+                            rest[..same].iter().map(|&(_, i)| repr(i)),
+                            line,
+                            out,
+                        );
+                        dropped.too_long += d.too_long;
+                        dropped.not_finite += d.not_finite;
+                        rest = &rest[same..];
+                    }
+                }
+            }
+        }
+        Value::Summary { .. } => {
+            let count = count_delta(0);
+            if count == 0 && value_delta == 0.0 {
+                return dropped;
+            }
+            match flavor {
+                Flavor::Statsd => {
+                    if count != 0 {
+                        simple(t, "_count", count as f64, "c", line, out, &mut dropped);
+                    }
+                    if value_delta != 0.0 {
+                        simple(t, "_sum", value_delta, "c", line, out, &mut dropped);
+                    }
+                }
+                Flavor::Dogstatsd if count > 0 => {
+                    // A summary has no buckets: its new observations are
+                    // represented by their mean, so that the agent's
+                    // count and sum are right.
+                    let d = distribution(
+                        t,
+                        count,
+                        std::iter::once(value_delta / count as f64),
+                        line,
+                        out,
+                    );
+                    dropped.too_long += d.too_long;
+                    dropped.not_finite += d.not_finite;
+                }
+                Flavor::Dogstatsd => {}
+            }
+        }
+    }
+    dropped
+}
+
+/// `name:v1:v2:...|d|@rate|#tags` lines for values that each stand for
+/// `n` observations, as many values a line as fit in a datagram.
+fn distribution(
+    t: &Tracked,
+    n: u64,
+    values: impl Iterator<Item = f64>,
+    line: &mut Vec<u8>,
+    out: &mut Datagrams,
+) -> Dropped {
+    let mut dropped = Dropped::default();
+    let mut tail = Vec::with_capacity(40 + t.tags.len());
+    tail.extend_from_slice(b"|d");
+    write_rate(&mut tail, n);
+    tail.extend_from_slice(t.tags.as_bytes());
+    let head = t.name.len();
+    let max = out.max;
+    let mut value = Vec::with_capacity(32);
+    line.clear();
+    line.extend_from_slice(t.name.as_bytes());
+    let mut emit = |line: &mut Vec<u8>, dropped: &mut Dropped| {
+        line.extend_from_slice(&tail);
+        if !out.push(line, 1) {
+            dropped.too_long += 1;
+        }
+        line.truncate(head);
+    };
+    for v in values {
+        if !v.is_finite() {
+            dropped.not_finite += 1;
+            continue;
+        }
+        value.clear();
+        value.push(b':');
+        write_value(&mut value, v);
+        if line.len() > head && line.len() + value.len() + tail.len() > max {
+            emit(line, &mut dropped);
+        }
+        line.extend_from_slice(&value);
+    }
+    if line.len() > head {
+        emit(line, &mut dropped);
+    }
+    dropped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sample_rates_count_exactly() {
+        for n in (2..200_000u64).chain([1 << 20, 1_000_000_007, (1 << 40) + 1]) {
+            let r = sample_rate(n);
+            let text = r.to_string();
+            assert!(!text.contains('e'), "{text}");
+            let back: f64 = text.parse().unwrap();
+            assert_eq!(back, r);
+            let inv = 1.0 / back;
+            assert_eq!(inv as u64, n, "truncated, n={n} rate={text}");
+            assert_eq!(inv.round() as u64, n, "rounded, n={n} rate={text}");
+        }
+        assert_eq!(sample_rate(1000).to_string(), "0.001");
+        assert_eq!(sample_rate(2).to_string(), "0.5");
+    }
+
+    #[test]
+    fn values() {
+        let f = |v| {
+            let mut out = Vec::new();
+            write_value(&mut out, v);
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(f(3.0), "3");
+        assert_eq!(f(-2.0), "-2");
+        assert_eq!(f(-0.0), "0");
+        assert_eq!(f(0.25), "0.25");
+        assert_eq!(f(1e-7), "1e-7");
+        assert_eq!(f(1e300), "1e300");
+    }
+
+    #[test]
+    fn packing_never_splits_a_line() {
+        let mut d = Datagrams::new(10);
+        assert!(d.push(b"a:1|c", 1));
+        assert!(d.push(b"b:1|c", 1)); // 5 + 1 + 5 > 10: a new datagram
+        assert!(d.push(b"c|c", 1)); // 5 + 1 + 3 <= 10
+        assert!(!d.push(b"toolong:1|c", 1));
+        d.finish();
+        let got: Vec<&[u8]> = d.iter().collect();
+        assert_eq!(got, [&b"a:1|c"[..], &b"b:1|c\nc|c"[..]]);
+        assert_eq!((d.len(), d.lines(), d.bytes()), (2, 3, 14));
+    }
+}
