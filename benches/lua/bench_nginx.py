@@ -173,7 +173,7 @@ def wrk(port: int, seconds: int, threads: int, conns: int, path: str = "/", pin:
         assert m, s
         return float(m.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}[m.group(2)]
     lat = re.search(r"Latency\s+(\S+)\s+(\S+)\s+(\S+)", out)
-    p99 = re.search(r"99%\s+(\S+)", out)
+    p99 = re.search(r"^\s+99%\s+(\S+)$", out, re.M)  # the Latency Distribution line
     reqs = re.search(r"(\d+) requests in", out)
     rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
