@@ -49,7 +49,10 @@ pub use family::{
     check_label_name, check_metric_name, FamilyDesc, GaugeMode, Kind, SummaryOpts, DEFAULT_BUCKETS,
     MAX_BUCKETS, MAX_LABELS, OVERFLOW_LABEL, PID_LABEL,
 };
-pub use snapshot::{FamilyView, SeriesView, Snapshot, StoreStats, Value, WriterInfo};
+pub use snapshot::{
+    BucketRun, FamilyView, NativeBuckets, Quantile, SeriesView, Snapshot, StoreStats, Value,
+    WriterInfo,
+};
 pub use store::{Family, Options, Series, Store, DEFAULT_DIR};
 
 /// The store file layout version this build reads and writes.

@@ -187,23 +187,67 @@ pub enum Value<'a> {
     Counter(f64),
     /// A gauge's value, combined by the family's mode.
     Gauge(f64),
-    /// A classic histogram.
+    /// A histogram: classic buckets, native (exponential) buckets, or both.
     Histogram {
-        /// Upper bounds, without `+Inf`.
+        /// Classic upper bounds, without `+Inf`; empty for a native-only
+        /// histogram.
         bounds: &'a [f64],
         /// Cumulative counts, one per bound and a last one for `+Inf`,
         /// which is also the count.
         cumulative: &'a [u64],
         /// The sum of observations.
         sum: f64,
+        /// The native buckets, for a family that has them.
+        native: Option<NativeBuckets<'a>>,
     },
     /// A summary.
     Summary {
-        /// Observations.
+        /// Observations, since the series was created.
         count: u64,
         /// Their sum.
         sum: f64,
+        /// The configured quantiles over the family's sliding window, in
+        /// increasing order of `quantile`; empty when the family has none.
+        /// A value is NaN when the window holds no observation.
+        quantiles: &'a [Quantile],
     },
+}
+
+/// One quantile of a summary.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quantile {
+    /// The quantile, in `[0, 1]`.
+    pub quantile: f64,
+    /// Its estimate (NaN when the window is empty).
+    pub value: f64,
+}
+
+/// A histogram's native (exponential) buckets, as Prometheus defines
+/// them: bucket `i` of the positive side holds the values in
+/// `(base^(i-1), base^i]`, with `base = 2^(2^-schema)`; the negative side
+/// mirrors it; magnitudes up to `zero_threshold` count in the zero bucket.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NativeBuckets<'a> {
+    /// The resolution, from -4 to 8.
+    pub schema: i32,
+    /// The width of the zero bucket: `[-zero_threshold, zero_threshold]`.
+    pub zero_threshold: f64,
+    /// Observations in the zero bucket.
+    pub zero_count: u64,
+    /// Positive buckets.
+    pub positive: BucketRun<'a>,
+    /// Negative buckets (by magnitude).
+    pub negative: BucketRun<'a>,
+}
+
+/// Consecutive native buckets: `counts[k]` is the (non-cumulative) count
+/// of bucket index `offset + k`. Zero counts may occur inside a run.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct BucketRun<'a> {
+    /// The bucket index of `counts[0]`.
+    pub offset: i32,
+    /// Counts of consecutive buckets.
+    pub counts: &'a [u64],
 }
 
 impl Snapshot {
@@ -327,11 +371,13 @@ impl<'a> SeriesView<'a> {
                     bounds,
                     cumulative: &self.snap.counts[c..c + bounds.len() + 1],
                     sum: n,
+                    native: None,
                 }
             }
             Kind::Summary => Value::Summary {
                 count: self.snap.counts[self.s.counts as usize],
                 sum: n,
+                quantiles: &[],
             },
         }
     }

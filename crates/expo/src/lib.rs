@@ -434,7 +434,7 @@ impl Encoder {
             Kind::Summary => {
                 for s in f.series() {
                     self.render_labels(s.labels());
-                    if let Value::Summary { count, sum } = s.value() {
+                    if let Value::Summary { count, sum, .. } = s.value() {
                         self.sample_start(out, name, b"_count");
                         write_u64(out, count);
                         out.push(b'\n');

@@ -91,6 +91,7 @@ pub fn timeseries(
                     bounds,
                     cumulative,
                     sum,
+                    ..
                 } => {
                     for (i, count) in cumulative.iter().enumerate() {
                         le.clear();
@@ -106,7 +107,7 @@ pub fn timeseries(
                         cumulative.last().copied().unwrap_or(0) as f64,
                     );
                 }
-                Value::Summary { count, sum } => {
+                Value::Summary { count, sum, .. } => {
                     push("_sum", None, sum);
                     push("_count", None, count as f64);
                 }

@@ -71,6 +71,7 @@ pub fn check_snapshot(snap: &Snapshot) -> Result<(), String> {
                         bounds,
                         cumulative,
                         sum,
+                        ..
                     },
                 ) => {
                     if bounds != fam.buckets() {
@@ -181,7 +182,7 @@ pub fn totals(snap: &Snapshot, name: &str) -> Totals {
                     t.count += *cumulative.last().unwrap_or(&0) as f64;
                     t.sum += sum;
                 }
-                Value::Summary { count, sum } => {
+                Value::Summary { count, sum, .. } => {
                     t.count += count as f64;
                     t.sum += sum;
                 }

@@ -167,7 +167,14 @@ fn nan_and_negative_values_are_refused_and_record_nothing() {
         }
         v => panic!("{v:?}"),
     }
-    assert_eq!(value("s"), Some(Value::Summary { count: 0, sum: 0.0 }));
+    assert_eq!(
+        value("s"),
+        Some(Value::Summary {
+            count: 0,
+            sum: 0.0,
+            quantiles: &[]
+        })
+    );
     // -0.0 is not negative.
     store.counter_add(c, -0.0).unwrap();
 }

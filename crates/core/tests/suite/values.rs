@@ -32,7 +32,7 @@ fn only_value(snap: &Snapshot, family: &str) -> V {
     match v {
         Value::Counter(c) => V::C(c),
         Value::Gauge(g) => V::G(g),
-        Value::Summary { count, sum } => V::S(count, sum),
+        Value::Summary { count, sum, .. } => V::S(count, sum),
         Value::Histogram {
             cumulative, sum, ..
         } => V::H(cumulative.to_vec(), sum),
@@ -67,6 +67,7 @@ fn histogram_bounds_are_inclusive_and_buckets_cumulative() {
         bounds,
         cumulative,
         sum,
+        ..
     } = fam.series().next().unwrap().value()
     else {
         panic!()

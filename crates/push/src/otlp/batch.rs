@@ -150,7 +150,7 @@ impl Tracker {
                             .collect();
                         Reading::Histogram { buckets, sum }
                     }
-                    Value::Summary { count, sum } => Reading::Summary { count, sum },
+                    Value::Summary { count, sum, .. } => Reading::Summary { count, sum },
                 };
                 let key = series_key(kind, family.name(), &attributes);
                 let start =

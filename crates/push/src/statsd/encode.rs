@@ -312,7 +312,7 @@ fn values_of(value: &Value<'_>) -> Values {
                 value: sum,
             }
         }
-        Value::Summary { count, sum } => Values {
+        Value::Summary { count, sum, .. } => Values {
             counts: vec![count],
             value: sum,
         },
