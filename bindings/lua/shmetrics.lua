@@ -575,7 +575,8 @@ end
 --   log                function(msg) for errors (ngx.log at ERR, or stderr)
 --   create             create the store if missing (true)
 --   mode               the new store file's mode, "0600" or "0660" ("0600")
---   max_families, max_series, label_bytes, max_writers, cells_per_writer
+--   max_families, max_series, label_bytes, max_writers, cells_per_writer,
+--   sketch_cells_per_writer
 --                      a new store's capacities (the core's defaults)
 --   library, cdef      where libshmetrics.so and shmetrics.cdef.h are
 function M.init(path, options)
@@ -591,7 +592,7 @@ function M.init(path, options)
   C.shmetrics_options_default(o)
   if options.create ~= nil then o.create = options.create and true or false end
   if options.mode ~= nil then o.mode = parse_mode(options.mode) end
-  for _, k in pairs({ "max_families", "max_series", "label_bytes", "max_writers", "cells_per_writer" }) do
+  for _, k in pairs({ "max_families", "max_series", "label_bytes", "max_writers", "cells_per_writer", "sketch_cells_per_writer" }) do
     if options[k] ~= nil then o[k] = options[k] end
   end
   local st = ffi_new("shmetrics_store*[1]")

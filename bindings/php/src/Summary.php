@@ -10,9 +10,10 @@ use Shmetrics\Storage\Shmetrics;
 
 /**
  * A summary. The store keeps its `_count` and `_sum`, merged over all
- * processes, in constant space (no key per observation, as APCng keeps).
- * The quantiles and the window are stored with the family; their values
- * are not computed yet: they come with the store's next layout.
+ * processes, and its quantiles over the last `maxAgeSeconds` (in 5
+ * periods, as client_golang's age buckets), each within 0.99% of the
+ * exact value, in fixed space: a sketch per period and process, never a
+ * key per observation as APCng keeps.
  */
 final class Summary extends Collector
 {
@@ -24,7 +25,7 @@ final class Summary extends Collector
 
     /**
      * @param list<string> $labels
-     * @param int $maxAgeSeconds the window quantiles will cover
+     * @param int $maxAgeSeconds the window the quantiles cover
      * @param list<float>|null $quantiles each in [0, 1], increasing; null for getDefaultQuantiles()
      */
     public function __construct(

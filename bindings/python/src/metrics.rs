@@ -519,9 +519,21 @@ metric_class! {
 }
 
 metric_class! {
-    /// A summary: the count and sum of observations.
+    /// A summary: the count and sum of observations and, with
+    /// `quantiles`, their quantiles over a sliding window of
+    /// `max_age_seconds` in `age_buckets` periods, merged across processes
+    /// (within 0.99% relative error).
     Summary, Kind::Summary,
-    new() => Ok,
+    new(quantiles: Option<Vec<f64>> = None, max_age_seconds: f64 = 600.0, age_buckets: u32 = 5)
+        => |d: FamilyDesc, quantiles: Option<Vec<f64>>, max_age: f64, age_buckets: u32| -> PyResult<FamilyDesc> {
+        let max_age = std::time::Duration::try_from_secs_f64(max_age).map_err(|_| {
+            crate::errors::InvalidOptionsError::new_err(format!(
+                "max_age_seconds must be a positive number of seconds, got {max_age}"
+            ))
+        })?;
+        Ok(d.quantiles(&quantiles.unwrap_or_default())
+            .max_age(max_age, age_buckets))
+    },
     {
         /// Records one observation.
         fn observe(&self, amount: f64) -> PyResult<()> {

@@ -99,6 +99,50 @@ def test_summary(store, scrape):
     assert s.get("payload_bytes_sum") == 42
 
 
+def test_summary_quantiles_over_processes(store, scrape):
+    import multiprocessing
+
+    sm = shmetrics.Summary(
+        "rt_seconds", "x", ["route"], quantiles=[0.5, 0.99], max_age_seconds=300, age_buckets=3
+    )
+    child = sm.labels("/")
+    for v in range(1, 501):
+        child.observe(v / 1000)
+    ctx = multiprocessing.get_context("fork")
+    p = ctx.Process(target=_observe_upper_half)
+    p.start()
+    p.join(60)
+    assert p.exitcode == 0
+    s = scrape()
+    assert s.get("rt_seconds_count", route="/") == 1000
+    # Values 0.001 .. 1.0, half from each process: within the sketch's 0.99%.
+    assert s.get("rt_seconds", route="/", quantile="0.5") == pytest.approx(0.5, rel=0.0099)
+    assert s.get("rt_seconds", route="/", quantile="0.99") == pytest.approx(0.99, rel=0.0099)
+    empty = shmetrics.Summary("idle_seconds", "x", quantiles=[0.9])
+    assert empty is not None
+    assert math.isnan(scrape().get("idle_seconds", quantile="0.9"))
+
+
+def _observe_upper_half():
+    sm = shmetrics.Summary(
+        "rt_seconds", "x", ["route"], quantiles=[0.5, 0.99], max_age_seconds=300, age_buckets=3
+    )
+    for v in range(501, 1001):
+        sm.labels("/").observe(v / 1000)
+
+
+def test_summary_options_are_checked(store):
+    with pytest.raises(shmetrics.InvalidOptionsError, match=r"\[0, 1\]"):
+        shmetrics.Summary("a_seconds", "x", quantiles=[1.5])
+    with pytest.raises(shmetrics.InvalidOptionsError, match="max_age_seconds"):
+        shmetrics.Summary("b_seconds", "x", quantiles=[0.5], max_age_seconds=-1)
+    with pytest.raises(shmetrics.InvalidOptionsError, match="age_buckets"):
+        shmetrics.Summary("c_seconds", "x", quantiles=[0.5], age_buckets=0)
+    shmetrics.Summary("d_seconds", "x", quantiles=[0.5])
+    with pytest.raises(shmetrics.ConflictError):
+        shmetrics.Summary("d_seconds", "x", quantiles=[0.9])
+
+
 def test_time_as_context_manager_and_decorator(store, scrape):
     h = shmetrics.Histogram("work_seconds", "x", buckets=[0.005, 10])
     sm = shmetrics.Summary("work2_seconds", "x")

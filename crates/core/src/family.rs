@@ -24,6 +24,12 @@ pub const MAX_BUCKETS: usize = 512;
 /// Most label names a family may have.
 pub const MAX_LABELS: usize = 64;
 
+/// Most quantiles a summary may report.
+pub const MAX_QUANTILES: usize = 64;
+
+/// Most age buckets a summary's window may have.
+pub const MAX_AGE_BUCKETS: u32 = 60;
+
 /// The metric type of a family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u32)]
@@ -170,16 +176,25 @@ impl GaugeMode {
     }
 }
 
-/// Summary options. The quantile sketch itself arrives with a later layout
-/// version; these options are stored now so that families registered today
-/// keep their meaning.
+/// Summary options, named as in client_golang.
+///
+/// Quantiles are estimated over a sliding window of `max_age`, split into
+/// `age_buckets` periods: at any time they cover between
+/// `max_age - max_age / age_buckets` and `max_age` of observations from
+/// every process. Each estimate is within 0.99% (relative) of the exact
+/// quantile of those observations, for magnitudes from 1e-9 to 1e9 (see
+/// [`crate::sketch`]). `_count` and `_sum` cover all observations since
+/// the series was created.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SummaryOpts {
-    /// Quantiles to report, each in `[0, 1]`, strictly increasing.
+    /// Quantiles to report, each in `[0, 1]`, strictly increasing; at most
+    /// [`MAX_QUANTILES`]. Empty (the default, as in prometheus_client)
+    /// means `_count` and `_sum` only, with no sketch.
     pub quantiles: Vec<f64>,
     /// The sliding window over which quantiles are computed.
     pub max_age: Duration,
-    /// How many buckets the window is split into.
+    /// How many periods the window is split into, 1 to
+    /// [`MAX_AGE_BUCKETS`]. Each costs a sketch per series and writer.
     pub age_buckets: u32,
 }
 
@@ -276,6 +291,19 @@ impl FamilyDesc {
         self
     }
 
+    /// Sets a summary's quantiles.
+    pub fn quantiles(mut self, quantiles: &[f64]) -> FamilyDesc {
+        self.summary.quantiles = quantiles.to_vec();
+        self
+    }
+
+    /// Sets a summary's quantile window.
+    pub fn max_age(mut self, max_age: Duration, age_buckets: u32) -> FamilyDesc {
+        self.summary.max_age = max_age;
+        self.summary.age_buckets = age_buckets;
+        self
+    }
+
     /// Sets the family's own series limit.
     pub fn max_series(mut self, n: u32) -> FamilyDesc {
         self.max_series = n;
@@ -358,8 +386,26 @@ impl FamilyDesc {
             if d.summary.quantiles.iter().any(|q| !(0.0..=1.0).contains(q)) {
                 return Err(options("quantiles must lie in [0, 1]"));
             }
+            if d.summary.quantiles.len() > MAX_QUANTILES {
+                return Err(options(format!(
+                    "at most {MAX_QUANTILES} quantiles are allowed"
+                )));
+            }
             if d.summary.age_buckets == 0 || d.summary.max_age.is_zero() {
                 return Err(options("summary max_age and age_buckets must be positive"));
+            }
+            if d.summary.age_buckets > MAX_AGE_BUCKETS {
+                return Err(options(format!(
+                    "at most {MAX_AGE_BUCKETS} age buckets are allowed, got {}",
+                    d.summary.age_buckets
+                )));
+            }
+            let period_ms = d.summary.max_age.as_millis() / u128::from(d.summary.age_buckets);
+            if period_ms == 0 || period_ms > u128::from(u32::MAX) {
+                return Err(options(format!(
+                    "summary max_age / age_buckets must be between 1 ms and 49 days, got {:?} / {}",
+                    d.summary.max_age, d.summary.age_buckets
+                )));
             }
         } else if d.summary != SummaryOpts::default() {
             return Err(options("summary options are only for summaries"));

@@ -43,11 +43,12 @@ pub mod sketch;
 mod snapshot;
 mod store;
 mod update;
+mod window;
 
 pub use error::{Error, ErrorKind, Result};
 pub use family::{
     check_label_name, check_metric_name, FamilyDesc, GaugeMode, Kind, SummaryOpts, DEFAULT_BUCKETS,
-    MAX_BUCKETS, MAX_LABELS, OVERFLOW_LABEL, PID_LABEL,
+    MAX_AGE_BUCKETS, MAX_BUCKETS, MAX_LABELS, MAX_QUANTILES, OVERFLOW_LABEL, PID_LABEL,
 };
 pub use snapshot::{
     BucketRun, FamilyView, NativeBuckets, Quantile, SeriesView, Snapshot, StoreStats, Value,

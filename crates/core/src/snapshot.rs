@@ -13,8 +13,10 @@ use std::sync::atomic::{
 use crate::error::{Error, ErrorKind, Result};
 use crate::family::{GaugeMode, Kind, OVERFLOW_LABEL, PID_LABEL};
 use crate::proc;
+use crate::shm;
 use crate::shm::layout::{slot_state, state, FamilyRec, SeriesRec, LAYOUT_VERSION};
 use crate::store::{decode_strs, FamilyType, Shape, Store};
+use crate::window::{self, Window, SET_HEADER};
 
 /// Counts and capacities of a store: its self-telemetry.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -40,6 +42,10 @@ pub struct StoreStats {
     pub cells_used: u64,
     /// Value cells per writer.
     pub cells_capacity: u64,
+    /// Sketch cells used per writer (summary quantiles).
+    pub sketch_cells_used: u64,
+    /// Sketch cells per writer.
+    pub sketch_cells_capacity: u64,
     /// Writer slots (not counting the shared slot).
     pub writers_capacity: u32,
     /// Slots owned by a live process.
@@ -92,6 +98,10 @@ struct FamilyEntry {
     overflow_series: u32,
     label_names: Range<u32>,
     bounds: Range<u32>,
+    /// Summary quantiles, a range of `Cache::quantiles`.
+    quantiles: Range<u32>,
+    /// A summary's quantile window (`age_buckets` 0 for none).
+    window: Window,
     /// This refresh's series, in `Snapshot::series`.
     series: Range<u32>,
     overflows: u64,
@@ -114,6 +124,8 @@ struct SeriesEntry {
     number: u32,
     /// Index into `counts` (cumulative buckets, or the summary count).
     counts: u32,
+    /// Index into `Snapshot::quantiles` of a summary's first quantile.
+    quantiles: u32,
     created_unix_ns: u64,
 }
 
@@ -125,6 +137,7 @@ struct CachedSeries {
     values: Range<u32>,
     int_off: u32,
     float_off: u32,
+    sketch_off: u64,
     created_unix_ns: u64,
 }
 
@@ -136,6 +149,14 @@ struct Cache {
     strings: String,
     spans: Vec<Span>,
     bounds: Vec<f64>,
+    /// Summary quantiles of every family.
+    quantiles: Vec<f64>,
+    /// A summary's merged sketch, and scratch for one slot's set: kept
+    /// zeroed between series.
+    sketch_acc: Vec<u64>,
+    sketch_tmp: Vec<u64>,
+    /// Estimates of one series' quantiles.
+    estimates: Vec<f64>,
     /// Family records decoded so far (each is final: live, dead or corrupt).
     families_done: u32,
     /// Store family index -> index in `Snapshot::families`.
@@ -160,6 +181,7 @@ pub struct Snapshot {
     series: Vec<SeriesEntry>,
     numbers: Vec<f64>,
     counts: Vec<u64>,
+    quantiles: Vec<Quantile>,
     pids: String,
     stats: StoreStats,
     cache: Cache,
@@ -374,11 +396,14 @@ impl<'a> SeriesView<'a> {
                     native: None,
                 }
             }
-            Kind::Summary => Value::Summary {
-                count: self.snap.counts[self.s.counts as usize],
-                sum: n,
-                quantiles: &[],
-            },
+            Kind::Summary => {
+                let q = self.s.quantiles as usize;
+                Value::Summary {
+                    count: self.snap.counts[self.s.counts as usize],
+                    sum: n,
+                    quantiles: &self.snap.quantiles[q..q + self.f.quantiles.len()],
+                }
+            }
         }
     }
 
@@ -508,6 +533,8 @@ impl Store {
                 .load(Relaxed)
                 .saturating_add(h.alloc.float_cells_used.load(Relaxed)),
             cells_capacity: fx.cells_per_slot,
+            sketch_cells_used: h.alloc.sketch_cells_used.load(Relaxed),
+            sketch_cells_capacity: fx.sketch_cells_per_slot,
             writers_capacity: fx.max_slots,
             writers_live: life[1..].iter().filter(|l| **l == SlotLife::Live).count() as u32,
             writers_dead: life[1..].iter().filter(|l| **l == SlotLife::Dead).count() as u32,
@@ -534,6 +561,7 @@ impl Store {
             c.strings.clear();
             c.spans.clear();
             c.bounds.clear();
+            c.quantiles.clear();
             c.families_done = 0;
             c.family_out.clear();
             c.series_done = 0;
@@ -631,7 +659,12 @@ impl Store {
         snap.series.clear();
         snap.numbers.clear();
         snap.counts.clear();
+        snap.quantiles.clear();
         snap.pids.clear();
+        let sketch_cells = self.sketch.cells();
+        snap.cache.sketch_acc.resize(sketch_cells, 0);
+        snap.cache.sketch_tmp.resize(sketch_cells, 0);
+        let now_ms = shm::coarse_monotonic_ms();
         let recs = self.map.series();
         let fam_recs = self.map.families();
         let slots = self.map.slots();
@@ -656,6 +689,7 @@ impl Store {
                     },
                     number: snap.numbers.len() as u32,
                     counts: snap.counts.len() as u32,
+                    quantiles: snap.quantiles.len() as u32,
                     created_unix_ns: m.created_unix_ns,
                 };
                 // Checked indexing: the offsets were validated when the
@@ -680,6 +714,26 @@ impl Store {
                     Kind::Summary => {
                         snap.counts.push(ints[0]);
                         snap.numbers.push(float);
+                        if fam.window.age_buckets != 0 {
+                            let qs = &snap.cache.quantiles
+                                [fam.quantiles.start as usize..fam.quantiles.end as usize];
+                            let est = &mut snap.cache.estimates;
+                            est.clear();
+                            self.summary_quantiles(
+                                &life,
+                                fam.window,
+                                fam.window.period(now_ms),
+                                (io + 1, m.sketch_off as usize),
+                                qs,
+                                (&mut snap.cache.sketch_acc, &mut snap.cache.sketch_tmp),
+                                est,
+                            );
+                            snap.quantiles.extend(
+                                qs.iter()
+                                    .zip(est.iter())
+                                    .map(|(&quantile, &value)| Quantile { quantile, value }),
+                            );
+                        }
                     }
                     Kind::Gauge => {
                         let mode = fam.mode;
@@ -760,10 +814,16 @@ impl Store {
             mode,
             n_bounds,
             shape,
+            window,
             ..
         } = self.family_type(f)?;
         let c = &mut snap.cache;
-        let mark = (c.strings.len(), c.spans.len(), c.bounds.len());
+        let mark = (
+            c.strings.len(),
+            c.spans.len(),
+            c.bounds.len(),
+            c.quantiles.len(),
+        );
         let entry = (|| {
             let name = push_str(&mut c.strings, self.arena_utf8(&f.name)?);
             let help = push_str(&mut c.strings, self.arena_utf8(&f.help)?);
@@ -782,6 +842,13 @@ impl Store {
                 c.bounds
                     .extend_from_slice(self.map.arena_f64s(f.buckets.off.load(Relaxed), n_bounds)?);
             }
+            let q0 = c.quantiles.len() as u32;
+            if window.age_buckets != 0 {
+                c.quantiles.extend_from_slice(
+                    self.map
+                        .arena_f64s(f.quantiles.off.load(Relaxed), f.quantiles.len.load(Relaxed))?,
+                );
+            }
             Some(FamilyEntry {
                 raw,
                 name,
@@ -793,6 +860,8 @@ impl Store {
                 overflow_series: f.overflow_series.load(Relaxed).wrapping_sub(1),
                 label_names,
                 bounds: b0..c.bounds.len() as u32,
+                quantiles: q0..c.quantiles.len() as u32,
+                window,
                 series: 0..0,
                 overflows: 0,
             })
@@ -802,6 +871,7 @@ impl Store {
             c.strings.truncate(mark.0);
             c.spans.truncate(mark.1);
             c.bounds.truncate(mark.2);
+            c.quantiles.truncate(mark.3);
         }
         entry
     }
@@ -817,12 +887,14 @@ impl Store {
         let recs = self.map.series();
         let cap = self.map.fixed().cells_per_slot;
         // Whether a series' cells lie within the allocated ranges.
-        let fits = |io: u64, fo: u64, shape: Shape| {
+        let sketch_used = self.map.header().alloc.sketch_cells_used.load(Acquire);
+        let fits = |io: u64, fo: u64, shape: Shape, so: u64, sketch: u64| {
             let (ints_used, floats_used) = self.cell_counts();
             let float_base = (cap as usize).saturating_sub(floats_used) as u64;
             io.saturating_add(shape.ints as u64) <= ints_used as u64
                 && fo >= float_base
                 && fo.saturating_add(shape.floats as u64) <= cap
+                && so.saturating_add(sketch) <= sketch_used
         };
         while snap.cache.series_done < series_used {
             let id = snap.cache.series_done;
@@ -836,18 +908,22 @@ impl Store {
                     }
                     if let Some(out) = snap.cache.family_out[fam as usize] {
                         let shape = snap.families[out as usize].shape;
+                        let sets = snap.families[out as usize].window.age_buckets;
+                        let sketch = u64::from(sets) * self.sketch.cells() as u64;
                         let io = rec.int_off.load(Relaxed);
                         let fo = rec.float_off.load(Relaxed);
+                        let so = rec.sketch_off.load(Relaxed);
                         // The counts are read after the record was seen
                         // LIVE, so a live series always fits; one that does
                         // not is corrupt, and skipped.
-                        if fits(io, fo, shape) {
+                        if fits(io, fo, shape, so, sketch) {
                             if let Some(values) = self.decode_values(&mut snap.cache, rec) {
                                 snap.cache.members[out as usize].push(CachedSeries {
                                     id,
                                     values,
                                     int_off: io as u32,
                                     float_off: fo as u32,
+                                    sketch_off: so,
                                     created_unix_ns: rec.created_unix_ns.load(Relaxed),
                                 });
                             }
@@ -857,6 +933,52 @@ impl Store {
                 _ => {} // deleted or abandoned: never exported
             }
             snap.cache.series_done += 1;
+        }
+    }
+
+    /// Estimates a summary series' quantiles `qs` over its window, merging
+    /// the in-window sets of every slot that was ever used (a dead
+    /// process's recent observations stay counted until they age out).
+    /// `acc` and `tmp` are the sketch's size and zero, and left zero.
+    #[allow(clippy::too_many_arguments)]
+    fn summary_quantiles(
+        &self,
+        life: &[SlotLife],
+        w: Window,
+        period: u64,
+        (header, sketch): (usize, usize),
+        qs: &[f64],
+        (acc, tmp): (&mut [u64], &mut [u64]),
+        out: &mut Vec<f64>,
+    ) {
+        let bins = self.sketch.cells();
+        let sets = w.age_buckets as usize;
+        let mut touched: Option<(usize, usize)> = None;
+        for (slot, l) in life.iter().enumerate() {
+            if *l == SlotLife::Unused {
+                continue;
+            }
+            let headers = self
+                .map
+                .cells(slot as u32)
+                .get(header..header + sets * SET_HEADER);
+            let counts = self
+                .map
+                .sketch(slot as u32)
+                .get(sketch..sketch + sets * bins);
+            let (Some(headers), Some(counts)) = (headers, counts) else {
+                continue;
+            };
+            if let Some((lo, hi)) = window::read_slot(headers, counts, bins, w, period, acc, tmp) {
+                touched = Some(touched.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+            }
+        }
+        match touched {
+            Some((lo, hi)) => {
+                self.sketch.quantiles_into(acc, lo..=hi, qs, out);
+                acc[lo..=hi].fill(0);
+            }
+            None => out.extend(qs.iter().map(|_| f64::NAN)),
         }
     }
 

@@ -12,6 +12,8 @@ use crate::family::{FamilyDesc, GaugeMode, Kind};
 use crate::proc;
 use crate::shm::layout::{self, slot_state, state, Capacities, FamilyRec, Fixed, TOMBSTONE};
 use crate::shm::{self, LockGuard, Mapping, FORK_GENERATION};
+use crate::sketch::SketchMapping;
+use crate::window::{self, Window, SET_HEADER};
 
 /// The default directory for store files.
 pub const DEFAULT_DIR: &str = "/dev/shm";
@@ -39,6 +41,14 @@ pub struct Options {
     pub max_writers: u32,
     /// 8-byte value cells per writer; `0` picks 16 per series.
     pub cells_per_writer: u64,
+    /// 8-byte sketch cells per writer, for summary quantiles. A summary
+    /// series with quantiles takes `age_buckets` × 4,189 of them (about
+    /// 164 KiB a writer with the default 5 age buckets). The file is
+    /// sparse and a writer touches only the cells its values fall in (a
+    /// latency spread over three decades touches about 350 a set), so
+    /// this costs address space, not memory. `0` picks 2,097,152 (16 MiB
+    /// of address space a writer: 100 such series).
+    pub sketch_cells_per_writer: u64,
 }
 
 impl Default for Options {
@@ -52,6 +62,7 @@ impl Default for Options {
             label_bytes: 16 << 20,
             max_writers: 128,
             cells_per_writer: 0,
+            sketch_cells_per_writer: 0,
         }
     }
 }
@@ -88,6 +99,11 @@ impl Options {
             self.cells_per_writer
         };
         check("cells_per_writer", cells, layout::MAX_CELLS)?;
+        let sketch_cells = match self.sketch_cells_per_writer {
+            0 => DEFAULT_SKETCH_CELLS,
+            n => n,
+        };
+        check("sketch_cells_per_writer", sketch_cells, layout::MAX_CELLS)?;
         if self.mode != 0o600 && self.mode != 0o660 {
             return Err(opt(format!(
                 "mode must be 0o600 or 0o660, got {:#o}; stores are never world-accessible",
@@ -100,9 +116,13 @@ impl Options {
             max_series: self.max_series,
             arena_bytes: self.label_bytes,
             cells_per_slot: cells,
+            sketch_cells_per_slot: sketch_cells,
         })
     }
 }
+
+/// Sketch cells per writer when the options leave it at 0.
+const DEFAULT_SKETCH_CELLS: u64 = 1 << 21;
 
 /// No slot claimed yet (low half of [`Store::local`]).
 const NO_SLOT: u32 = u32::MAX;
@@ -127,6 +147,8 @@ pub struct Store {
     /// registering (which PHP does for every metric on every request) does
     /// not scan every record: see [`FamilyIndex`].
     family_index: Mutex<FamilyIndex>,
+    /// The summary sketch's mapping, the same in every process.
+    pub(crate) sketch: SketchMapping,
 }
 
 /// Family record positions by name, as read from the records by this
@@ -200,6 +222,8 @@ pub struct Family {
     pub(crate) n_bounds: u32,
     pub(crate) bounds_off: u64,
     pub(crate) overflow: u32,
+    /// A summary's quantile window; `age_buckets` 0 for none.
+    pub(crate) window: Window,
 }
 
 impl Family {
@@ -218,7 +242,7 @@ impl Family {
         self.mode
     }
 
-    fn series_handle(&self, id: u32, int_off: u64, float_off: u64) -> Series {
+    fn series_handle(&self, id: u32, int_off: u64, float_off: u64, sketch_off: u64) -> Series {
         Series {
             tag: self.tag,
             epoch: self.epoch,
@@ -230,6 +254,8 @@ impl Family {
             mode: self.mode,
             n_bounds: self.n_bounds,
             bounds_off: self.bounds_off,
+            window: self.window,
+            sketch_off,
         }
     }
 }
@@ -250,6 +276,10 @@ pub struct Series {
     pub(crate) mode: GaugeMode,
     pub(crate) n_bounds: u32,
     pub(crate) bounds_off: u64,
+    /// A summary's quantile window; `age_buckets` 0 for none.
+    pub(crate) window: Window,
+    /// First sketch cell in each slot's sketch region.
+    pub(crate) sketch_off: u64,
 }
 
 impl Series {
@@ -278,10 +308,13 @@ pub(crate) struct FamilyType {
     pub n_bounds: u64,
     pub bounds_off: u64,
     pub shape: Shape,
+    /// A summary's quantile window (`age_buckets` 0 for none).
+    pub window: Window,
 }
 
-/// The cell shape of a series of a family.
-pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sketch_cells: u32) -> Shape {
+/// The cell shape of a series of a family; `sets` is a summary's number
+/// of quantile sets (its age buckets, or 0 without quantiles).
+pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sets: u32) -> Shape {
     let (ints, floats) = match kind {
         // Integral increments, then fractional ones.
         Kind::Counter => (1, 1),
@@ -297,8 +330,9 @@ pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sketch_cells: u32) -> Shape
                 .saturating_add(1),
             1,
         ),
-        // The count and the (reserved) sketch, then the sum.
-        Kind::Summary => (sketch_cells.saturating_add(1), 1),
+        // The count and a header per quantile set (see `window`), then
+        // the sum.
+        Kind::Summary => (sets.saturating_mul(SET_HEADER as u32).saturating_add(1), 1),
     };
     Shape { ints, floats }
 }
@@ -406,6 +440,7 @@ impl Store {
             tag: NEXT_TAG.fetch_add(1, Relaxed),
             local: AtomicU64::new(u64::MAX),
             family_index: Mutex::new(FamilyIndex::default()),
+            sketch: SketchMapping::summary(),
         })
     }
 
@@ -608,13 +643,36 @@ impl Store {
             ints: f.int_cells.load(Relaxed),
             floats: f.float_cells.load(Relaxed),
         };
-        let sketch = f.summary_sketch_cells.load(Relaxed);
-        (shape == cells_for(kind, n_bounds as usize, sketch)).then_some(FamilyType {
+        let sketch_cells = u64::from(f.summary_sketch_cells.load(Relaxed));
+        let window = if kind == Kind::Summary && f.quantiles.len.load(Relaxed) > 0 {
+            let age_buckets = f.summary_age_buckets.load(Relaxed);
+            let period_ms = f.summary_max_age_ms.load(Relaxed) / u64::from(age_buckets.max(1));
+            let window = Window {
+                age_buckets,
+                period_ms: u32::try_from(period_ms).ok()?,
+            };
+            let expect = u64::from(age_buckets) * self.sketch.cells() as u64;
+            if age_buckets == 0 || period_ms == 0 || sketch_cells != expect {
+                return None;
+            }
+            self.map
+                .arena_f64s(f.quantiles.off.load(Relaxed), f.quantiles.len.load(Relaxed))?;
+            window
+        } else if sketch_cells != 0 {
+            return None;
+        } else {
+            Window {
+                age_buckets: 0,
+                period_ms: 0,
+            }
+        };
+        (shape == cells_for(kind, n_bounds as usize, window.age_buckets)).then_some(FamilyType {
             kind,
             mode,
             n_bounds,
             bounds_off,
             shape,
+            window,
         })
     }
 
@@ -632,6 +690,8 @@ impl Store {
             n_bounds,
             bounds_off,
             shape,
+            window,
+            ..
         } = self.family_type(f).ok_or_else(corrupt)?;
         Ok(Family {
             tag: self.tag,
@@ -644,6 +704,7 @@ impl Store {
             n_bounds: n_bounds as u32,
             bounds_off,
             overflow: f.overflow_series.load(Relaxed).wrapping_sub(1),
+            window,
         })
     }
 
@@ -665,8 +726,13 @@ impl Store {
         if index >= fixed.max_families {
             return Err(full("family capacity"));
         }
-        let sketch_cells = 0;
-        let shape = cells_for(d.kind, d.buckets.len(), sketch_cells);
+        let sets = if d.kind == Kind::Summary && !d.summary.quantiles.is_empty() {
+            d.summary.age_buckets
+        } else {
+            0
+        };
+        let sketch_cells = u64::from(sets) * self.sketch.cells() as u64;
+        let shape = cells_for(d.kind, d.buckets.len(), sets);
         let mut label_names = Vec::new();
         encode_strs(&mut label_names, &d.label_names);
         let empty: Vec<&str> = vec![""; d.label_names.len()];
@@ -703,6 +769,9 @@ impl Store {
         let Some((int_off, float_off)) = self.cells_room(shape) else {
             return Err(full("value cells"));
         };
+        let Some(sketch_off) = self.sketch_room(sketch_cells) else {
+            return Err(full("sketch cells (sketch_cells_per_writer)"));
+        };
 
         let f = &self.map.families()[index as usize];
         f.state.store(state::INIT, Release);
@@ -726,7 +795,7 @@ impl Store {
         f.summary_max_age_ms
             .store(d.summary.max_age.as_millis() as u64, Relaxed);
         f.summary_age_buckets.store(d.summary.age_buckets, Relaxed);
-        f.summary_sketch_cells.store(sketch_cells, Relaxed);
+        f.summary_sketch_cells.store(sketch_cells as u32, Relaxed);
         f.created_unix_ns.store(proc::unix_nanos(), Relaxed);
 
         // The overflow series: allocated now so that it exists when the
@@ -738,8 +807,9 @@ impl Store {
         set_ref(&s.labels, ov_labels, overflow_labels.len());
         s.int_off.store(int_off, Relaxed);
         s.float_off.store(float_off, Relaxed);
+        s.sketch_off.store(sketch_off, Relaxed);
         s.created_unix_ns.store(proc::unix_nanos(), Relaxed);
-        self.take_cells(shape);
+        self.take_cells(shape, sketch_cells);
         h.alloc.series_used.store(series_id + 1, Release);
         f.overflow_series.store(series_id + 1, Release);
         s.state.store(state::LIVE, Release);
@@ -820,18 +890,22 @@ impl Store {
     }
 
     fn series_handle(&self, family: &Family, id: u32) -> Result<Series> {
-        let offs = self
-            .map
-            .series()
-            .get(id as usize)
-            .map(|rec| (rec.int_off.load(Relaxed), rec.float_off.load(Relaxed)));
+        let offs = self.map.series().get(id as usize).map(|rec| {
+            (
+                rec.int_off.load(Relaxed),
+                rec.float_off.load(Relaxed),
+                rec.sketch_off.load(Relaxed),
+            )
+        });
         let cap = self.map.fixed().cells_per_slot;
+        let sketch_cap = self.map.fixed().sketch_cells_per_slot;
         match offs {
-            Some((i, f))
+            Some((i, f, k))
                 if i.saturating_add(family.shape.ints as u64) <= cap
-                    && f.saturating_add(family.shape.floats as u64) <= cap =>
+                    && f.saturating_add(family.shape.floats as u64) <= cap
+                    && k.saturating_add(self.sketch_cells_of(family)) <= sketch_cap =>
             {
-                Ok(family.series_handle(id, i, f))
+                Ok(family.series_handle(id, i, f, k))
             }
             _ => Err(Error::new(
                 ErrorKind::Corrupt,
@@ -852,9 +926,22 @@ impl Store {
         (used.checked_add(need)? <= cap).then(|| (ints, cap - floats - shape.floats as u64))
     }
 
-    /// Takes the cells that [`Self::cells_room`] offered.
-    fn take_cells(&self, shape: Shape) {
+    /// Sketch cells a series of `family` takes.
+    fn sketch_cells_of(&self, family: &Family) -> u64 {
+        u64::from(family.window.age_buckets) * self.sketch.cells() as u64
+    }
+
+    /// Where `n` sketch cells would start, if they fit.
+    fn sketch_room(&self, n: u64) -> Option<u64> {
+        let used = self.map.header().alloc.sketch_cells_used.load(Relaxed);
+        (used.checked_add(n)? <= self.map.fixed().sketch_cells_per_slot).then_some(used)
+    }
+
+    /// Takes the cells that [`Self::cells_room`] and
+    /// [`Self::sketch_room`] offered.
+    fn take_cells(&self, shape: Shape, sketch_cells: u64) {
         let a = &self.map.header().alloc;
+        a.sketch_cells_used.fetch_add(sketch_cells, Release);
         a.int_cells_used.fetch_add(shape.ints as u64, Release);
         a.float_cells_used.fetch_add(shape.floats as u64, Release);
     }
@@ -914,6 +1001,8 @@ impl Store {
         let limit = f.max_series.load(Relaxed);
         let id = h.alloc.series_used.load(Relaxed);
         let cells = self.cells_room(family.shape);
+        let sketch_cells = self.sketch_cells_of(family);
+        let sketch = self.sketch_room(sketch_cells);
         let mut arena = ArenaAlloc::new(self)?;
         let labels = arena.push(&encoded);
         let reason = if limit != 0 && f.series_count.load(Relaxed) >= limit {
@@ -929,6 +1018,11 @@ impl Store {
             Some(format!(
                 "the store's {} value cells per writer",
                 fixed.cells_per_slot
+            ))
+        } else if sketch.is_none() {
+            Some(format!(
+                "the store's {} sketch cells per writer (sketch_cells_per_writer)",
+                fixed.sketch_cells_per_slot
             ))
         } else {
             None
@@ -951,6 +1045,7 @@ impl Store {
         }
         let labels = labels.expect("checked above");
         let (int_off, float_off) = cells.expect("checked above");
+        let sketch_off = sketch.expect("checked above");
         // Claim an index position: the first empty or deleted one.
         let index = self.map.index();
         let mask = index.len() - 1;
@@ -974,12 +1069,13 @@ impl Store {
         rec.state.store(state::INIT, Release);
         h.alloc.series_used.store(id + 1, Release);
         arena.commit();
-        self.take_cells(family.shape);
+        self.take_cells(family.shape, sketch_cells);
         rec.family.store(family.index, Relaxed);
         rec.hash.store(hash, Relaxed);
         set_ref(&rec.labels, labels, encoded.len());
         rec.int_off.store(int_off, Relaxed);
         rec.float_off.store(float_off, Relaxed);
+        rec.sketch_off.store(sketch_off, Relaxed);
         rec.created_unix_ns.store(proc::unix_nanos(), Relaxed);
         index[pos].store(id + 1, Release);
         rec.state.store(state::LIVE, Release);
@@ -1065,6 +1161,7 @@ impl Store {
     pub fn reset(&self) -> Result<()> {
         self.check_writable()?;
         let _guard = self.lock()?;
+        self.zero_sketches(|_| true);
         self.zero_cells(|_| true);
         Ok(())
     }
@@ -1100,13 +1197,75 @@ impl Store {
                 e.store(0, Relaxed);
             }
         }
+        // Sketches first: their headers, in the value cells, say which
+        // sketch cells were touched.
+        self.zero_sketches(|_| true);
         self.zero_cells(|_| true);
+        h.alloc.sketch_cells_used.store(0, Release);
         h.alloc.series_used.store(0, Release);
         h.alloc.families_used.store(0, Release);
         h.alloc.int_cells_used.store(0, Release);
         h.alloc.float_cells_used.store(0, Release);
         h.alloc.arena_used.store(0, Release);
         h.hot.wipe_pending.store(0, Release);
+    }
+
+    /// The summary series with quantile sketches, whatever their state:
+    /// each one's first header cell, first sketch cell, and sets.
+    fn sketch_series(&self) -> Vec<(usize, usize, u32)> {
+        let windows: Vec<u32> = self
+            .live_range_families()
+            .iter()
+            .map(|f| self.family_type(f).map_or(0, |t| t.window.age_buckets))
+            .collect();
+        let used = self.map.header().alloc.series_used.load(Acquire);
+        let used = used.min(self.map.fixed().max_series);
+        self.map.series()[..used as usize]
+            .iter()
+            .filter_map(|rec| {
+                let sets = *windows.get(rec.family.load(Relaxed) as usize)?;
+                (sets > 0).then(|| {
+                    (
+                        rec.int_off.load(Relaxed) as usize + 1,
+                        rec.sketch_off.load(Relaxed) as usize,
+                        sets,
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// The header cells and sketch cells of one series' sets in a slot;
+    /// `None` where a (corrupt) record points outside the regions.
+    fn sketch_cells_in(
+        &self,
+        slot: u32,
+        (header, sketch, sets): (usize, usize, u32),
+    ) -> Option<(&[AtomicU64], &[AtomicU64])> {
+        let n = sets as usize;
+        let headers = self
+            .map
+            .cells(slot)
+            .get(header..header.checked_add(n * SET_HEADER)?)?;
+        let counts = self
+            .map
+            .sketch(slot)
+            .get(sketch..sketch.checked_add(n * self.sketch.cells())?)?;
+        Some((headers, counts))
+    }
+
+    /// Zeroes the quantile sketches of every slot whose index passes
+    /// `which`: the cells their headers say were touched, then the headers.
+    fn zero_sketches(&self, which: impl Fn(u32) -> bool) {
+        let series = self.sketch_series();
+        let hwm = self.map.header().alloc.slots_hwm.load(Acquire);
+        for slot in (0..=hwm.min(self.map.fixed().max_slots)).filter(|s| which(*s)) {
+            for s in &series {
+                if let Some((headers, counts)) = self.sketch_cells_in(slot, *s) {
+                    window::clear_slot(headers, counts, self.sketch.cells());
+                }
+            }
+        }
     }
 
     /// Zeroes the used cells of every slot whose index passes `which`.
@@ -1193,6 +1352,12 @@ impl Store {
                     // process's values. Its gauges do not: a new process
                     // starts with none.
                     self.zero_gauges(i);
+                    // A dead owner may have died clearing a quantile set.
+                    for sk in self.sketch_series() {
+                        if let Some((headers, _)) = self.sketch_cells_in(i, sk) {
+                            window::reset_clearing(headers);
+                        }
+                    }
                     h.alloc.slot_reuses_total.fetch_add(1, Relaxed);
                 }
                 s.start_time.store(start, Relaxed);
@@ -1340,6 +1505,25 @@ fn unpack(v: u64) -> (u32, u32) {
     (v as u32, (v >> 32) as u32)
 }
 
+/// A summary has no bucket bounds, so its raw handles carry its window
+/// where a histogram's carry the bounds' arena offset.
+fn pack_window(w: Window) -> u64 {
+    pack(w.age_buckets, w.period_ms)
+}
+
+fn unpack_window(v: u64) -> Window {
+    let (age_buckets, period_ms) = unpack(v);
+    Window {
+        age_buckets,
+        period_ms,
+    }
+}
+
+const NO_WINDOW: Window = Window {
+    age_buckets: 0,
+    period_ms: 0,
+};
+
 impl Family {
     /// The handle as plain integers, for the C ABI. Read back only with
     /// [`Family::from_raw`] of the same build.
@@ -1351,7 +1535,11 @@ impl Family {
             pack(self.mode as u32, self.n_labels),
             pack(self.shape.ints, self.shape.floats),
             pack(self.n_bounds, self.overflow),
-            self.bounds_off,
+            if self.kind == Kind::Summary {
+                pack_window(self.window)
+            } else {
+                self.bounds_off
+            },
         ]
     }
 
@@ -1366,17 +1554,24 @@ impl Family {
         let (mode, n_labels) = unpack(raw[2]);
         let (ints, floats) = unpack(raw[3]);
         let (n_bounds, overflow) = unpack(raw[4]);
+        let kind = Kind::from_u32(kind)?;
+        let summary = kind == Kind::Summary;
         Some(Family {
             tag,
             epoch,
             index,
-            kind: Kind::from_u32(kind)?,
+            kind,
             mode: GaugeMode::from_u32(mode)?,
             n_labels,
             shape: Shape { ints, floats },
             n_bounds,
-            bounds_off: raw[5],
+            bounds_off: if summary { 0 } else { raw[5] },
             overflow,
+            window: if summary {
+                unpack_window(raw[5])
+            } else {
+                NO_WINDOW
+            },
         })
     }
 }
@@ -1391,8 +1586,16 @@ impl Series {
             pack(self.id, self.family),
             pack(self.int_off, self.float_off),
             pack(self.kind as u32, self.mode as u32),
-            self.n_bounds as u64,
-            self.bounds_off,
+            if self.kind == Kind::Summary {
+                pack_window(self.window)
+            } else {
+                self.n_bounds as u64
+            },
+            if self.kind == Kind::Summary {
+                self.sketch_off
+            } else {
+                self.bounds_off
+            },
         ]
     }
 
@@ -1407,6 +1610,8 @@ impl Series {
         let (id, family) = unpack(raw[1]);
         let (int_off, float_off) = unpack(raw[2]);
         let (kind, mode) = unpack(raw[3]);
+        let kind = Kind::from_u32(kind)?;
+        let summary = kind == Kind::Summary;
         Some(Series {
             tag,
             epoch,
@@ -1414,10 +1619,16 @@ impl Series {
             family,
             int_off,
             float_off,
-            kind: Kind::from_u32(kind)?,
+            kind,
             mode: GaugeMode::from_u32(mode)?,
-            n_bounds: raw[4] as u32,
-            bounds_off: raw[5],
+            n_bounds: if summary { 0 } else { raw[4] as u32 },
+            bounds_off: if summary { 0 } else { raw[5] },
+            window: if summary {
+                unpack_window(raw[4])
+            } else {
+                NO_WINDOW
+            },
+            sketch_off: if summary { raw[5] } else { 0 },
         })
     }
 }

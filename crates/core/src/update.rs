@@ -9,7 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::error::{Error, ErrorKind, Result};
 use crate::family::{GaugeMode, Kind};
 use crate::proc;
+use crate::shm;
 use crate::store::{Series, Store};
+use crate::window::{self, SET_HEADER};
 
 /// Adds `v` to an f64 stored as bits. A compare-and-swap loop: std has no
 /// atomic f64, and no crate offers a float add on a cell we do not own.
@@ -87,6 +89,8 @@ const EXACT_INT_LIMIT: f64 = 9_007_199_254_740_992.0;
 
 /// One series' cells in this process's slot region.
 struct Cells<'a> {
+    /// The slot the cells are in.
+    slot: u32,
     region: &'a [AtomicU64],
     int_off: usize,
     float_off: usize,
@@ -133,16 +137,17 @@ impl Store {
         let region = self.map.cells(slot);
         // Handles made by `Store::series` always pass; a forged one (through
         // the C ABI, say) gets an error here rather than a panic below.
-        let ints = if s.kind == Kind::Histogram {
-            s.n_bounds as usize + 1
-        } else {
-            1
+        let ints = match s.kind {
+            Kind::Histogram => s.n_bounds as usize + 1,
+            Kind::Summary => 1 + s.window.age_buckets as usize * SET_HEADER,
+            _ => 1,
         };
         let (int_off, float_off) = (s.int_off as usize, s.float_off as usize);
         if int_off + ints > region.len() || float_off >= region.len() {
             return Err(handle_error(self, s, &[s.kind]));
         }
         Ok(Cells {
+            slot,
             region,
             int_off,
             float_off,
@@ -258,6 +263,22 @@ impl Store {
             }
             Kind::Summary => {
                 let c = self.cells_of(&s, Kind::Summary)?;
+                if s.window.age_buckets != 0 {
+                    // The quantile sketch. `record` checks the cells'
+                    // bounds: a forged handle records nothing there.
+                    let sets = s.window.age_buckets as usize;
+                    let headers = &c.region[c.int_off + 1..c.int_off + 1 + sets * SET_HEADER];
+                    let counts = self.map.sketch(c.slot);
+                    let start = (s.sketch_off as usize).min(counts.len());
+                    window::record(
+                        headers,
+                        &counts[start..],
+                        &self.sketch,
+                        s.window,
+                        shm::coarse_monotonic_ms(),
+                        v,
+                    );
+                }
                 c.int(0).fetch_add(1, Relaxed);
                 add_f64(c.float(), v);
                 Ok(())

@@ -17,5 +17,7 @@ mod fuzz;
 mod names;
 #[path = "suite/snapshot_cache.rs"]
 mod snapshot_cache;
+#[path = "suite/summaries.rs"]
+mod summaries;
 #[path = "suite/values.rs"]
 mod values;

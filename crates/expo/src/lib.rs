@@ -50,7 +50,7 @@
 
 mod num;
 
-use shmetrics_core::{FamilyView, Kind, SeriesView, Snapshot, Value};
+use shmetrics_core::{FamilyView, Kind, Quantile, SeriesView, Snapshot, Value};
 
 pub use num::{write_canonical_float, write_float, write_u64, write_unix_nanos_as_seconds};
 
@@ -342,7 +342,13 @@ fn estimate(snapshot: &Snapshot, format: Format) -> usize {
                 Kind::Counter => 1 + om,
                 Kind::Gauge => 1,
                 Kind::Histogram => f.buckets().len() + 3 + om,
-                Kind::Summary => 2 + om,
+                Kind::Summary => {
+                    2 + om
+                        + f.series().next().map_or(0, |s| match s.value() {
+                            Value::Summary { quantiles, .. } => quantiles.len(),
+                            _ => 0,
+                        })
+                }
             };
             let labels: usize = f.label_names().map(|l| l.len() + 12).sum();
             let line = f.name().len() + labels + 28;
@@ -432,9 +438,25 @@ impl Encoder {
                 }
             }
             Kind::Summary => {
+                let mut prepared = false;
                 for s in f.series() {
                     self.render_labels(s.labels());
-                    if let Value::Summary { count, sum, .. } = s.value() {
+                    if let Value::Summary {
+                        count,
+                        sum,
+                        quantiles,
+                    } = s.value()
+                    {
+                        if !quantiles.is_empty() {
+                            if !prepared {
+                                self.prepare_fragments(
+                                    b"quantile",
+                                    quantiles.iter().map(|q| q.quantile),
+                                );
+                                prepared = true;
+                            }
+                            self.quantiles(out, name, quantiles);
+                        }
                         self.sample_start(out, name, b"_count");
                         write_u64(out, count);
                         out.push(b'\n');
@@ -515,13 +537,42 @@ impl Encoder {
 
     /// Renders `le="…"} ` once per histogram family.
     fn prepare_le(&mut self, bounds: &[f64]) {
+        self.prepare_fragments(b"le", bounds.iter().copied().chain([f64::INFINITY]));
+    }
+
+    /// Renders `key="…"} ` for each value (canonical floats, as
+    /// OpenMetrics wants for `le` and `quantile`), once per family.
+    fn prepare_fragments(&mut self, key: &[u8], values: impl Iterator<Item = f64>) {
         self.le.clear();
         self.le_ends.clear();
-        for &b in bounds.iter().chain(&[f64::INFINITY]) {
-            self.le.extend_from_slice(b"le=\"");
-            write_canonical_float(&mut self.le, b);
+        for v in values {
+            self.le.extend_from_slice(key);
+            self.le.extend_from_slice(b"=\"");
+            write_canonical_float(&mut self.le, v);
             self.le.extend_from_slice(b"\"} ");
             self.le_ends.push(self.le.len());
+        }
+    }
+
+    /// A summary's quantile lines, `quantile` last among the labels, from
+    /// the fragments [`Self::prepare_fragments`] made for the family.
+    #[inline]
+    fn quantiles(&mut self, out: &mut Vec<u8>, name: &[u8], quantiles: &[Quantile]) {
+        let prefix = &mut self.bucket_prefix;
+        prefix.clear();
+        prefix.extend_from_slice(name);
+        prefix.push(b'{');
+        if !self.labels.is_empty() {
+            prefix.extend_from_slice(&self.labels);
+            prefix.push(b',');
+        }
+        let mut start = 0;
+        for (&end, q) in self.le_ends.iter().zip(quantiles) {
+            out.extend_from_slice(&self.bucket_prefix);
+            out.extend_from_slice(&self.le[start..end]);
+            write_float(out, q.value);
+            out.push(b'\n');
+            start = end;
         }
     }
 

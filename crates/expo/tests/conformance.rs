@@ -519,6 +519,51 @@ fn write_store(path: &Path) -> (Expected, Store, Vec<Child>) {
     f.sample("_sum", labels(&[("service", "auth")]), 4.0);
     f.created(labels(&[("service", "auth")]), ns);
 
+    // A summary with quantiles: each estimate is the value of the sketch
+    // cell of the observation at the quantile's rank; a series with no
+    // observation in its window has NaN quantiles.
+    let qs = [0.0, 0.5, 1.0];
+    let desc = FamilyDesc::new("upload_size_bytes", Kind::Summary)
+        .help("Upload sizes.")
+        .unit("bytes")
+        .labels(&["bucket"])
+        .quantiles(&qs);
+    let sm = store.register(&desc).unwrap();
+    let obs = [1500.0, 250.0, 4e6];
+    let s = store.series(&sm, &["photos"]).unwrap();
+    for o in obs {
+        store.observe(s, o).unwrap();
+    }
+    store.series(&sm, &["empty"]).unwrap();
+    let m = shmetrics_core::sketch::SketchMapping::summary();
+    let cell = |v: f64| m.value_of(m.cell_of(v));
+    let canonical = |q: f64| {
+        let mut b = Vec::new();
+        shmetrics_expo::write_canonical_float(&mut b, q);
+        String::from_utf8(b).unwrap()
+    };
+    let f = exp.family(&desc);
+    for (q, v) in qs.iter().zip([cell(250.0), cell(1500.0), cell(4e6)]) {
+        let l = labels(&[("bucket", "photos"), ("quantile", &canonical(*q))]);
+        f.sample("", l, v);
+    }
+    f.sample("_count", labels(&[("bucket", "photos")]), 3.0);
+    f.sample("_sum", labels(&[("bucket", "photos")]), 4_001_750.0);
+    f.created(
+        labels(&[("bucket", "photos")]),
+        created("upload_size_bytes", &["photos"]),
+    );
+    for q in qs {
+        let l = labels(&[("bucket", "empty"), ("quantile", &canonical(q))]);
+        f.sample("", l, f64::NAN);
+    }
+    f.sample("_count", labels(&[("bucket", "empty")]), 0.0);
+    f.sample("_sum", labels(&[("bucket", "empty")]), 0.0);
+    f.created(
+        labels(&[("bucket", "empty")]),
+        created("upload_size_bytes", &["empty"]),
+    );
+
     // Families without series.
     let desc = FamilyDesc::new("never_used_total", Kind::Counter).help("Never incremented.");
     store.register(&desc).unwrap();

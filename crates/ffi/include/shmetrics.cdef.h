@@ -70,6 +70,7 @@ typedef struct shmetrics_options {
   uint64_t label_bytes;
   uint32_t max_writers;
   uint64_t cells_per_writer;
+  uint64_t sketch_cells_per_writer;
 } shmetrics_options;
 
 typedef struct shmetrics_stats {

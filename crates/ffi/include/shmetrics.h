@@ -308,6 +308,12 @@ typedef struct shmetrics_options {
    * 8-byte value cells per writer; 0 (default) picks 16 per series.
    */
   uint64_t cells_per_writer;
+  /**
+   * 8-byte sketch cells per writer, for summary quantiles: a summary
+   * series with quantiles takes age_buckets x 4189. 0 (default) picks
+   * 2097152 (sparse: address space, not memory).
+   */
+  uint64_t sketch_cells_per_writer;
 } shmetrics_options;
 
 /**
@@ -454,8 +460,9 @@ typedef struct shmetrics_family_desc {
    */
   size_t bucket_count;
   /**
-   * Summary quantiles to report, each in [0, 1], strictly increasing
-   * (stored for a later layout; none are exported yet).
+   * Summary quantiles to report, each in [0, 1], strictly increasing;
+   * estimated over the window below within 0.99% relative error. None
+   * (the default) means count and sum only.
    */
   const double *quantiles;
   /**

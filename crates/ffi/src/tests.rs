@@ -76,6 +76,7 @@ fn default_opts() -> shmetrics_options {
         label_bytes: 0,
         max_writers: 0,
         cells_per_writer: 0,
+        sketch_cells_per_writer: 0,
     };
     assert_eq!(shmetrics_options_default(&mut d), SHMETRICS_OK);
     d

@@ -62,17 +62,19 @@ pub fn timeseries(
                     });
                 }
             }
-            let mut push = |suffix: &str, le: Option<String>, value: f64| {
+            // `extra`: the `le` of a bucket, or the `quantile` of a
+            // summary's quantile.
+            let mut push = |suffix: &str, extra: Option<(&str, String)>, value: f64| {
                 let mut labels = Vec::with_capacity(base.len() + 2);
                 labels.push(Label {
                     name: "__name__".into(),
                     value: format!("{name}{suffix}"),
                 });
                 labels.extend(base.iter().cloned());
-                if let Some(le) = le {
+                if let Some((name, value)) = extra {
                     labels.push(Label {
-                        name: "le".into(),
-                        value: le,
+                        name: name.into(),
+                        value,
                     });
                 }
                 labels.sort_unstable_by(|a, b| a.name.cmp(&b.name));
@@ -98,7 +100,7 @@ pub fn timeseries(
                         let bound = bounds.get(i).copied().unwrap_or(f64::INFINITY);
                         shmetrics_expo::write_canonical_float(&mut le, bound);
                         let le = String::from_utf8_lossy(&le).into_owned();
-                        push("_bucket", Some(le), *count as f64);
+                        push("_bucket", Some(("le", le)), *count as f64);
                     }
                     push("_sum", None, sum);
                     push(
@@ -107,7 +109,17 @@ pub fn timeseries(
                         cumulative.last().copied().unwrap_or(0) as f64,
                     );
                 }
-                Value::Summary { count, sum, .. } => {
+                Value::Summary {
+                    count,
+                    sum,
+                    quantiles,
+                } => {
+                    for q in quantiles {
+                        le.clear();
+                        shmetrics_expo::write_canonical_float(&mut le, q.quantile);
+                        let quantile = String::from_utf8_lossy(&le).into_owned();
+                        push("", Some(("quantile", quantile)), q.value);
+                    }
                     push("_sum", None, sum);
                     push("_count", None, count as f64);
                 }

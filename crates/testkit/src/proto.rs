@@ -93,6 +93,41 @@ pub fn obs_hist() -> FamilyDesc {
         .buckets(&BUCKETS)
 }
 
+/// `summary` mode: the summary family, one series per distribution
+/// (label `dist`).
+pub const SUMMARY: &str = "tk_summary_seconds";
+
+/// Quantiles the `summary` family reports: from the minimum to the
+/// maximum, and the usual ones in between.
+pub const SUMMARY_QUANTILES: [f64; 11] =
+    [0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0];
+
+/// The summary-mode family: a window long enough that no test outlives it.
+pub fn summary() -> FamilyDesc {
+    FamilyDesc::new(SUMMARY, Kind::Summary)
+        .labels(&["dist"])
+        .quantiles(&SUMMARY_QUANTILES)
+        .max_age(std::time::Duration::from_secs(3600), 5)
+}
+
+/// Latency-shaped values, the same for the same distribution and seed:
+/// `uniform` (1 ms to 1 s), `lognormal` (median 50 ms, sigma 1) and
+/// `bimodal` (70% around 5 ms, 30% around 500 ms). `None` for another
+/// name.
+pub fn latencies(dist: &str, seed: u64, n: usize) -> Option<Vec<f64>> {
+    let mut rng = crate::rng::Rng::new(seed);
+    let mut one: Box<dyn FnMut(usize) -> f64> = match dist {
+        "uniform" => Box::new(move |_| 0.001 + 0.999 * rng.uniform()),
+        "lognormal" => Box::new(move |_| (0.05f64.ln() + rng.normal()).exp()),
+        "bimodal" => Box::new(move |i| {
+            let mu = if i % 10 < 7 { 0.005f64 } else { 0.5 };
+            (mu.ln() + 0.3 * rng.normal()).exp()
+        }),
+        _ => return None,
+    };
+    Some((0..n).map(&mut one).collect())
+}
+
 /// `incs` mode: the counter family (label `k`, one series `k="x"`).
 pub const REUSE_COUNTER: &str = "tk_reuse_incs";
 

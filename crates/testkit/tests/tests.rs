@@ -12,3 +12,4 @@ mod kill_storm;
 mod lock_holder;
 mod scrape_during_kills;
 mod slot_reuse;
+mod summary_quantiles;

@@ -32,6 +32,7 @@ final class Shmetrics
     private const OPTIONS = [
         'create' => 'bool', 'read_only' => 'bool', 'mode' => 'u32', 'max_families' => 'u32',
         'max_series' => 'u32', 'label_bytes' => 'u64', 'max_writers' => 'u32', 'cells_per_writer' => 'u64',
+        'sketch_cells_per_writer' => 'u64',
     ];
 
     /** @internal */
@@ -47,6 +48,7 @@ final class Shmetrics
      * $options apply when the file is created (an existing store keeps
      * its own): `max_families` (4096), `max_series` (65536),
      * `label_bytes` (16 MiB), `max_writers` (128), `cells_per_writer`,
+     * `sketch_cells_per_writer` (summary quantile sketches, 2097152),
      * `mode` (0600 or 0660); plus `create` (true) and `read_only` (false).
      *
      * @param array<string, bool|int> $options

@@ -156,6 +156,9 @@ class Summary(_Metric):
         unit: str = "",
         registry: Any = None,
         _labelvalues: Optional[Sequence[str]] = None,
+        quantiles: Optional[Sequence[float]] = None,
+        max_age_seconds: float = 600.0,
+        age_buckets: int = 5,
     ) -> Summary: ...
     def observe(self, amount: float) -> None: ...
     def time(self) -> _Decorator: ...

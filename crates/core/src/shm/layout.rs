@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// The first eight bytes of every store file.
 pub(crate) const MAGIC: [u8; 8] = *b"SHMETRIX";
 /// Bumped on any incompatible change of this file.
-pub(crate) const LAYOUT_VERSION: u32 = 1;
+pub(crate) const LAYOUT_VERSION: u32 = 2;
 /// Page size used to align regions (and the size of the header).
 pub(crate) const PAGE: u64 = 4096;
 
@@ -65,7 +65,13 @@ pub(crate) struct Fixed {
     /// Bytes between the starts of two slots' cell regions.
     pub slot_stride: u64,
     pub created_unix_ns: u64,
-    pub reserved: [u64; 8],
+    /// 8-byte sketch cells in each slot's sketch region (summary quantile
+    /// sketches). Sparse: a reader touches only the cells a writer did.
+    pub sketch_cells_per_slot: u64,
+    pub off_sketch: u64,
+    /// Bytes between the starts of two slots' sketch regions.
+    pub sketch_stride: u64,
+    pub reserved: [u64; 5],
     /// xxh3 of all the bytes above.
     pub checksum: u64,
 }
@@ -109,7 +115,9 @@ pub(crate) struct AllocArea {
     pub slot_exhausted_total: AtomicU64,
     /// Times a lock holder died and the next one repaired the store.
     pub lock_recoveries_total: AtomicU64,
-    pub reserved: [AtomicU64; 5],
+    /// Sketch cells used, allocated upwards in each slot's sketch region.
+    pub sketch_cells_used: AtomicU64,
+    pub reserved: [AtomicU64; 4],
 }
 
 /// The whole header page.
@@ -171,7 +179,8 @@ pub(crate) struct FamilyRec {
     pub def_hash: AtomicU64,
     pub summary_max_age_ms: AtomicU64,
     pub summary_age_buckets: AtomicU32,
-    /// Cells reserved per series for the summary sketch (0 in layout 1).
+    /// Sketch cells per series (`age_buckets` sets of the sketch's
+    /// cells), 0 for a summary without quantiles and for other types.
     pub summary_sketch_cells: AtomicU32,
     pub created_unix_ns: AtomicU64,
     /// Float cells per series.
@@ -193,7 +202,8 @@ pub(crate) struct SeriesRec {
     /// First float cell of the series within each slot's region.
     pub float_off: AtomicU64,
     pub created_unix_ns: AtomicU64,
-    pub reserved: [AtomicU64; 1],
+    /// First sketch cell of the series within each slot's sketch region.
+    pub sketch_off: AtomicU64,
 }
 
 /// Index entries: 0 is empty, [`TOMBSTONE`] a deleted entry, anything else
@@ -217,6 +227,7 @@ pub(crate) struct Capacities {
     pub max_series: u32,
     pub arena_bytes: u64,
     pub cells_per_slot: u64,
+    pub sketch_cells_per_slot: u64,
 }
 
 fn align_up(v: u64, a: u64) -> u64 {
@@ -234,7 +245,9 @@ impl Fixed {
         let off_arena = align_up(off_index + index_size * 4, PAGE);
         let off_cells = align_up(off_arena + c.arena_bytes, PAGE);
         let slot_stride = align_up(c.cells_per_slot * 8, PAGE);
-        let file_size = off_cells + slot_stride * (c.max_slots as u64 + 1);
+        let off_sketch = off_cells + slot_stride * (c.max_slots as u64 + 1);
+        let sketch_stride = align_up(c.sketch_cells_per_slot * 8, PAGE);
+        let file_size = off_sketch + sketch_stride * (c.max_slots as u64 + 1);
         let mut f = Fixed {
             magic: MAGIC,
             layout_version: LAYOUT_VERSION,
@@ -254,7 +267,10 @@ impl Fixed {
             off_cells,
             slot_stride,
             created_unix_ns,
-            reserved: [0; 8],
+            sketch_cells_per_slot: c.sketch_cells_per_slot,
+            off_sketch,
+            sketch_stride,
+            reserved: [0; 5],
             checksum: 0,
         };
         f.checksum = f.compute_checksum();
@@ -287,6 +303,9 @@ impl Fixed {
             self.off_cells,
             self.slot_stride,
             self.created_unix_ns,
+            self.sketch_cells_per_slot,
+            self.off_sketch,
+            self.sketch_stride,
         ] {
             put(&v.to_ne_bytes());
         }
@@ -329,7 +348,10 @@ impl Fixed {
         let off_cells = next();
         let slot_stride = next();
         let created_unix_ns = next();
-        let mut reserved = [0u64; 8];
+        let sketch_cells_per_slot = next();
+        let off_sketch = next();
+        let sketch_stride = next();
+        let mut reserved = [0u64; 5];
         for v in &mut reserved {
             *v = next();
         }
@@ -353,6 +375,9 @@ impl Fixed {
             off_cells,
             slot_stride,
             created_unix_ns,
+            sketch_cells_per_slot,
+            off_sketch,
+            sketch_stride,
             reserved,
             checksum,
         })
@@ -377,6 +402,7 @@ impl Fixed {
             || c.max_families > MAX_FAMILIES
             || c.arena_bytes > MAX_ARENA
             || c.cells_per_slot > MAX_CELLS
+            || c.sketch_cells_per_slot > MAX_CELLS
         {
             return false;
         }
@@ -393,6 +419,7 @@ impl Fixed {
             max_series: self.max_series,
             arena_bytes: self.arena_bytes,
             cells_per_slot: self.cells_per_slot,
+            sketch_cells_per_slot: self.sketch_cells_per_slot,
         }
     }
 }

@@ -248,6 +248,28 @@ impl Mapping {
         }
     }
 
+    /// The sketch cells of one slot. Same argument as [`Self::cells`].
+    /// Readers must touch only cells a writer touched (the ranges the
+    /// series' headers record): reading a hole in a tmpfs file allocates
+    /// a page for it.
+    #[inline]
+    pub fn sketch(&self, slot: u32) -> &[AtomicU64] {
+        let slot = slot.min(self.fixed.max_slots) as usize;
+        let start = self.fixed.off_sketch as usize + slot * self.fixed.sketch_stride as usize;
+        // SAFETY: `Fixed::is_consistent` proves the layout is what `plan`
+        // makes: `off_sketch` is page-aligned, each slot's sketch region is
+        // `sketch_stride >= sketch_cells_per_slot * 8` bytes, and the
+        // `max_slots + 1` regions end at `file_size`, which the mapping
+        // covers (checked at open). `slot <= max_slots`, so the slice lies
+        // in the mapping and is aligned; atomics are valid for any bits.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.map.as_ptr().add(start) as *const AtomicU64,
+                self.fixed.sketch_cells_per_slot as usize,
+            )
+        }
+    }
+
     /// Bytes of the arena, `None` if the span is outside it.
     ///
     /// The bytes below the arena's fill mark are written once, under the
@@ -487,4 +509,26 @@ pub(crate) fn install_fork_hook() {
         // child handler only does an atomic increment.
         unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
     });
+}
+
+/// Milliseconds on the host's monotonic clock, at the resolution of the
+/// kernel's tick (`CLOCK_MONOTONIC_COARSE`: a vDSO read, no system call, a
+/// few nanoseconds). Every process of the host reads the same clock, so
+/// writers and readers agree on a summary window's periods; unlike the
+/// wall clock, it never steps.
+#[inline]
+pub(crate) fn coarse_monotonic_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `clock_gettime` writes one `timespec` through a pointer to a
+    // live, writable local.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    if rc != 0 {
+        return 0;
+    }
+    (ts.tv_sec as u64)
+        .wrapping_mul(1000)
+        .wrapping_add(ts.tv_nsec as u64 / 1_000_000)
 }

@@ -39,6 +39,9 @@ pub fn small_options() -> Options {
         label_bytes: 8192,
         max_writers: 4,
         cells_per_writer: 1024,
+        // A page: the populated summary has no quantiles. (The corruption
+        // tests copy the whole file for every word they poke.)
+        sketch_cells_per_writer: 512,
         ..Options::default()
     }
 }
@@ -308,6 +311,11 @@ impl RawStore {
             });
         }
         r
+    }
+
+    /// The offset of slot `slot`'s first value cell.
+    pub fn cells_start(&self, slot: u64) -> u64 {
+        self.u64(fixed::OFF_CELLS) + slot * self.u64(fixed::SLOT_STRIDE)
     }
 
     /// The offset of family record `i`.

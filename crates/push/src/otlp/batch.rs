@@ -53,8 +53,13 @@ pub(crate) enum Reading {
     /// A histogram: observations per bucket (not cumulative; one more than
     /// the bounds) and their sum.
     Histogram { buckets: Vec<u64>, sum: f64 },
-    /// A summary's count and sum.
-    Summary { count: u64, sum: f64 },
+    /// A summary's count and sum, and its quantiles over its window
+    /// (quantile, value).
+    Summary {
+        count: u64,
+        sum: f64,
+        quantiles: Vec<(f64, f64)>,
+    },
 }
 
 impl Reading {
@@ -150,7 +155,15 @@ impl Tracker {
                             .collect();
                         Reading::Histogram { buckets, sum }
                     }
-                    Value::Summary { count, sum, .. } => Reading::Summary { count, sum },
+                    Value::Summary {
+                        count,
+                        sum,
+                        quantiles,
+                    } => Reading::Summary {
+                        count,
+                        sum,
+                        quantiles: quantiles.iter().map(|q| (q.quantile, q.value)).collect(),
+                    },
                 };
                 let key = series_key(kind, family.name(), &attributes);
                 let start =

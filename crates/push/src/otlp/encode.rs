@@ -12,7 +12,7 @@ use super::batch::{Batch, Reading, SeriesPoint};
 use super::proto::{
     metric, number_data_point, AggregationTemporality, ExportMetricsServiceRequest, Gauge,
     Histogram, HistogramDataPoint, InstrumentationScope, KeyValue, Metric, NumberDataPoint,
-    Resource, ResourceMetrics, ScopeMetrics, Sum, Summary, SummaryDataPoint,
+    Resource, ResourceMetrics, ScopeMetrics, Sum, Summary, SummaryDataPoint, ValueAtQuantile,
 };
 use super::{ResourceAttributes, Temporality};
 
@@ -186,15 +186,23 @@ impl Encoder {
                     data_points: series
                         .iter()
                         .map(|s| {
-                            let (count, sum) = match s.reading {
-                                Reading::Summary { count, sum } => (count, sum),
-                                _ => (0, 0.0),
+                            let (count, sum, quantiles) = match &s.reading {
+                                Reading::Summary {
+                                    count,
+                                    sum,
+                                    quantiles,
+                                } => (*count, *sum, &quantiles[..]),
+                                _ => (0, 0.0, &[][..]),
                             };
                             SummaryDataPoint {
                                 start_time_unix_nano: s.start_unix_ns,
                                 time_unix_nano: time,
                                 count,
                                 sum,
+                                quantile_values: quantiles
+                                    .iter()
+                                    .map(|&(quantile, value)| ValueAtQuantile { quantile, value })
+                                    .collect(),
                                 attributes: attributes(s),
                                 flags: 0,
                             }

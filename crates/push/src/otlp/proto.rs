@@ -261,7 +261,7 @@ pub struct HistogramDataPoint {
     pub flags: u32,
 }
 
-/// `opentelemetry.proto.metrics.v1.SummaryDataPoint` (without quantiles).
+/// `opentelemetry.proto.metrics.v1.SummaryDataPoint`.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct SummaryDataPoint {
     /// The stream's start.
@@ -276,12 +276,26 @@ pub struct SummaryDataPoint {
     /// Their sum.
     #[prost(double, tag = "5")]
     pub sum: f64,
+    /// The quantiles, over the summary's window.
+    #[prost(message, repeated, tag = "6")]
+    pub quantile_values: Vec<ValueAtQuantile>,
     /// The series' labels.
     #[prost(message, repeated, tag = "7")]
     pub attributes: Vec<KeyValue>,
     /// Always 0.
     #[prost(uint32, tag = "8")]
     pub flags: u32,
+}
+
+/// `opentelemetry.proto.metrics.v1.SummaryDataPoint.ValueAtQuantile`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ValueAtQuantile {
+    /// The quantile, in [0, 1].
+    #[prost(double, tag = "1")]
+    pub quantile: f64,
+    /// Its value.
+    #[prost(double, tag = "2")]
+    pub value: f64,
 }
 
 /// `opentelemetry.proto.common.v1.KeyValue`.

@@ -249,6 +249,8 @@ struct Point {
     bounds: Vec<f64>,
     temporality: Option<String>,
     monotonic: Option<bool>,
+    /// A summary's (quantile, value) pairs.
+    quantiles: Vec<(f64, f64)>,
 }
 
 /// A 64-bit integer field: JSON writes them as strings.
@@ -315,6 +317,19 @@ fn points(record: &Json) -> (BTreeMap<String, String>, Vec<Point>) {
                     .get("aggregation_temporality")
                     .map(|t| t.as_str().unwrap().to_string()),
                 monotonic: data.get("is_monotonic").map(|v| v.as_bool().unwrap()),
+                // JSON leaves out a field at its default: quantile 0.
+                quantiles: p
+                    .get("quantile_values")
+                    .and_then(|v| v.as_array())
+                    .map(|a| {
+                        a.iter()
+                            .map(|q| {
+                                let f = |k: &str| q.get(k).map_or(0.0, |v| v.as_f64().unwrap());
+                                (f("quantile"), f("value"))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             });
         }
     }
@@ -429,12 +444,14 @@ fn otlp_cumulative_export_decodes_with_the_official_definitions() {
         store.observe(s, v).unwrap();
     }
     let size = store
-        .register(&FamilyDesc::new("size_bytes", Kind::Summary))
+        .register(&FamilyDesc::new("size_bytes", Kind::Summary).quantiles(&[0.0, 1.0]))
         .unwrap();
     let s = store.series(&size, &[]).unwrap();
     store.observe(s, 100.0).unwrap();
     store.observe(s, 28.0).unwrap();
     let created = created(&store);
+    let sketch = shmetrics_core::sketch::SketchMapping::summary();
+    let cell = |v: f64| sketch.value_of(sketch.cell_of(v));
 
     let recv = Receiver::start(dir.path());
     // The documented example, with this test's store, URL and interval.
@@ -495,6 +512,7 @@ fn otlp_cumulative_export_decodes_with_the_official_definitions() {
         bounds: vec![],
         temporality: None,
         monotonic: None,
+        quantiles: vec![],
     };
     let want = vec![
         Point {
@@ -546,9 +564,23 @@ fn otlp_cumulative_export_decodes_with_the_official_definitions() {
             start: c("size_bytes", &[]),
             count: Some(2),
             sum: Some(128.0),
+            quantiles: vec![(0.0, cell(28.0)), (1.0, cell(100.0))],
             ..base.clone()
         },
     ];
+    // The receiver's JSON rendering of a double may lose its last bit:
+    // compare quantile values to 1e-15, then the rest exactly.
+    let mut got = got;
+    for (g, w) in got.iter_mut().zip(&want) {
+        assert_eq!(g.quantiles.len(), w.quantiles.len(), "{g:?}");
+        for (gq, wq) in g.quantiles.iter().zip(&w.quantiles) {
+            assert!(
+                gq.0 == wq.0 && ((gq.1 - wq.1) / wq.1).abs() < 1e-15,
+                "{g:?}"
+            );
+        }
+        g.quantiles.clone_from(&w.quantiles);
+    }
     assert_eq!(got, want);
 
     // Metric metadata.

@@ -75,7 +75,11 @@ pub fn write_store(path: &Path) -> Store {
         store.observe(s, v).unwrap();
     }
     let size = store
-        .register(&FamilyDesc::new("request_size_bytes", Kind::Summary).help("Sizes."))
+        .register(
+            &FamilyDesc::new("request_size_bytes", Kind::Summary)
+                .help("Sizes.")
+                .quantiles(&[0.5, 1.0]),
+        )
         .unwrap();
     let s = store.series(&size, &[]).unwrap();
     store.observe(s, 100.0).unwrap();
@@ -84,7 +88,7 @@ pub fn write_store(path: &Path) -> Store {
 }
 
 /// The series `write_store` makes.
-pub const SERIES: f64 = 11.0;
+pub const SERIES: f64 = 13.0;
 
 #[test]
 fn the_documented_example_pushes_exact_values_to_prometheus() {
@@ -140,6 +144,14 @@ fn the_documented_example_pushes_exact_values_to_prometheus() {
     prom.wait_value(&format!("job_duration_seconds_count{}", sel("")), 6.0);
     prom.wait_value(&format!("request_size_bytes_sum{}", sel("")), 350.0);
     prom.wait_value(&format!("request_size_bytes_count{}", sel("")), 2.0);
+    // Quantiles: the sketch cell's value of the observation at the rank.
+    let m = shmetrics_core::sketch::SketchMapping::summary();
+    for (q, v) in [("0.5", 100.0), ("1.0", 250.0)] {
+        prom.wait_value(
+            &format!("request_size_bytes{}", sel(&format!("quantile=\"{q}\""))),
+            m.value_of(m.cell_of(v)),
+        );
+    }
     // Every series carries the external label, and nothing else arrived.
     prom.wait_value(&format!("count({})", sel("")), SERIES);
     prom.wait_value("count({__name__=~\".+\"})", SERIES);

@@ -17,6 +17,9 @@
 //! - `create_once`: creates one series and one family, then exits.
 //! - `fork n1= n2= n3=`: updates, forks a child that updates and one that
 //!   does not, waits for them, updates again, then DONE and waits.
+//! - `summary dist=D seed=S n=N`: observes the N latencies
+//!   `proto::latencies(D, S, N)` in the summary family, then DONE, and
+//!   exits (its slot's observations stay counted).
 //!
 //! Exit codes: 0 success, 2 usage, 3 store error, 4 lifetime exceeded,
 //! 5 ack file error.
@@ -116,6 +119,7 @@ fn main() {
         "create" => create(ctx),
         "create_once" => create_once(ctx),
         "fork" => fork(ctx),
+        "summary" => summary(ctx),
         m => usage(&format!("unknown mode {m:?}")),
     };
     if let Err(e) = r {
@@ -181,6 +185,24 @@ fn observe(ctx: Ctx) -> Result<()> {
             ctx.check_life();
         }
     }
+    Ok(())
+}
+
+fn summary(ctx: Ctx) -> Result<()> {
+    let dist = ctx
+        .args
+        .get("dist")
+        .cloned()
+        .unwrap_or_else(|| usage("summary needs dist="));
+    let values = proto::latencies(&dist, ctx.arg("seed", 1), ctx.arg("n", 1000) as usize)
+        .unwrap_or_else(|| usage(&format!("unknown dist={dist}")));
+    let f = ctx.store.register(&proto::summary())?;
+    let s = ctx.store.series(&f, &[&dist])?;
+    for v in values {
+        ctx.store.observe(s, v)?;
+        ctx.ack.add(word::HIST, 1);
+    }
+    ctx.ack.set(word::DONE, 1);
     Ok(())
 }
 
