@@ -68,7 +68,9 @@ enum Command {
         /// The store file.
         #[arg(long, env = "SHMETRICS_STORE")]
         store: PathBuf,
-        /// `prometheus` (text 0.0.4) or `openmetrics`.
+        /// `prometheus` (text 0.0.4), `openmetrics`, or `protobuf`
+        /// (binary: length-delimited `io.prometheus.client.MetricFamily`
+        /// messages).
         #[arg(long, default_value = "prometheus")]
         format: String,
     },
@@ -249,8 +251,9 @@ fn open_read_only(path: &PathBuf) -> Result<Store, shmetrics_core::Error> {
 }
 
 fn dump(path: &PathBuf, format: &str) -> AnyResult {
-    let format = Format::parse(format)
-        .ok_or_else(|| format!("unknown format {format:?}: use prometheus or openmetrics"))?;
+    let format = Format::parse(format).ok_or_else(|| {
+        format!("unknown format {format:?}: use prometheus, openmetrics or protobuf")
+    })?;
     let store = open_read_only(path)?;
     let snap = store.snapshot()?;
     let mut out = Vec::new();

@@ -360,17 +360,29 @@ fn bench(c: &mut Criterion, f: &Fixture) {
     for (name, format) in [
         ("prometheus_text", Format::PrometheusText),
         ("openmetrics", Format::OpenMetrics),
+        ("protobuf", Format::Protobuf),
     ] {
         let mut out = Vec::new();
         let t = Instant::now();
         encode(&f.snapshot, format, &mut out);
         let first = t.elapsed();
+        if !format.is_text() {
+            eprintln!(
+                "{:?} shape, {name}: {} store series, {} bytes ({:.1} MiB, {:.0} bytes a series); first render (fresh buffer) {first:.2?}",
+                f.shape,
+                f.snapshot.series_count(),
+                out.len(),
+                out.len() as f64 / (1 << 20) as f64,
+                out.len() as f64 / f.snapshot.series_count().max(1) as f64,
+            );
+        }
         let lines = out.iter().filter(|b| **b == b'\n').count();
         let samples = out
             .split(|b| *b == b'\n')
             .filter(|l| !l.is_empty() && l[0] != b'#')
             .count();
-        eprintln!(
+        if format.is_text() {
+            eprintln!(
             "{:?} shape, {name}: {} store series, {samples} sample lines ({lines} lines), {} bytes ({:.1} MiB, {:.0} bytes a sample line); first render (fresh buffer) {first:.2?}",
             f.shape,
             f.snapshot.series_count(),
@@ -378,6 +390,7 @@ fn bench(c: &mut Criterion, f: &Fixture) {
             out.len() as f64 / (1 << 20) as f64,
             out.len() as f64 / samples as f64,
         );
+        }
         group.throughput(Throughput::Bytes(out.len() as u64));
         group.bench_function(name, |b| {
             b.iter(|| {

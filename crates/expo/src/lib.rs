@@ -1,5 +1,6 @@
 //! Exposition formats for [`shmetrics_core::Snapshot`]: the Prometheus text
-//! format 0.0.4 and OpenMetrics 1.0 text.
+//! format 0.0.4, OpenMetrics 1.0 text, and the Prometheus protobuf format
+//! (the one that carries native histograms; see [`protobuf`]).
 //!
 //! This crate does no I/O. [`encode`] appends a whole exposition to a
 //! `Vec<u8>`, which the caller sends however it likes; [`negotiate`] picks
@@ -47,8 +48,11 @@
 //!   for a histogram the `_count`, which always equals the `+Inf` bucket)
 //!   is left out of that OpenMetrics sample set rather than making the
 //!   whole exposition invalid. The text format writes them as they are.
+//!
+//! The protobuf format's choices are listed in [`protobuf`].
 
 mod num;
+pub mod protobuf;
 
 use shmetrics_core::{FamilyView, Kind, Quantile, SeriesView, Snapshot, Value};
 
@@ -61,6 +65,10 @@ pub enum Format {
     PrometheusText,
     /// OpenMetrics 1.0.0 text.
     OpenMetrics,
+    /// The Prometheus protobuf format: varint-length-delimited
+    /// `io.prometheus.client.MetricFamily` messages (binary; see
+    /// [`protobuf`]).
+    Protobuf,
 }
 
 impl Format {
@@ -69,21 +77,50 @@ impl Format {
         match self {
             Format::PrometheusText => "text/plain; version=0.0.4; charset=utf-8",
             Format::OpenMetrics => "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            Format::Protobuf => {
+                "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
+            }
         }
     }
 
     /// The format for a name given on a command line or in a config:
     /// `prometheus` or `text` for [`Format::PrometheusText`], `openmetrics`
-    /// for [`Format::OpenMetrics`] (ASCII case ignored).
+    /// for [`Format::OpenMetrics`], `protobuf` for [`Format::Protobuf`]
+    /// (ASCII case ignored).
     pub fn parse(name: &str) -> Option<Format> {
         let is = |s: &str| name.eq_ignore_ascii_case(s);
         if is("prometheus") || is("text") {
             Some(Format::PrometheusText)
         } else if is("openmetrics") {
             Some(Format::OpenMetrics)
+        } else if is("protobuf") {
+            Some(Format::Protobuf)
         } else {
             None
         }
+    }
+
+    /// Every format, in a fixed order.
+    pub const ALL: [Format; 3] = [
+        Format::PrometheusText,
+        Format::OpenMetrics,
+        Format::Protobuf,
+    ];
+
+    /// A short name that [`Format::parse`] takes back: `text`,
+    /// `openmetrics` or `protobuf`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::PrometheusText => "text",
+            Format::OpenMetrics => "openmetrics",
+            Format::Protobuf => "protobuf",
+        }
+    }
+
+    /// Whether the format is text (both text formats are UTF-8); the
+    /// protobuf format is binary.
+    pub fn is_text(self) -> bool {
+        self != Format::Protobuf
     }
 }
 
@@ -94,19 +131,51 @@ impl Format {
 /// application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1
 /// ```
 ///
+/// or, from Prometheus 2.42 run with `--enable-feature=native-histograms`:
+///
+/// ```text
+/// application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1
+/// ```
+///
 /// The media range with the highest `q` that this crate can serve wins; on
-/// a tie, the one listed first. `application/openmetrics-text` (versions
-/// `0.0.1` and `1.0.0`, or none) gives [`Format::OpenMetrics`];
-/// `text/plain` (versions `0.0.4` and `1.0.0`, or none), `text/*` and
-/// `*/*` give [`Format::PrometheusText`]. Ranges with `q=0`, an invalid
-/// `q` or a version this crate does not write are skipped, and so is the
-/// protobuf format for now. Without a header, or with nothing usable in
-/// it, the answer is [`Format::PrometheusText`].
+/// a tie, the one listed first.
+///
+/// - `application/vnd.google.protobuf` with
+///   `proto=io.prometheus.client.MetricFamily` and `encoding=delimited`
+///   gives [`Format::Protobuf`] (as in client_golang's `expfmt`, both
+///   parameters must be there; the `text` and `compact-text` encodings are
+///   not written, so those ranges are skipped);
+/// - `application/openmetrics-text` (versions `0.0.1` and `1.0.0`, or
+///   none) gives [`Format::OpenMetrics`];
+/// - `text/plain` (versions `0.0.4` and `1.0.0`, or none), `text/*` and
+///   `*/*` give [`Format::PrometheusText`].
+///
+/// Ranges with `q=0`, an invalid `q` or a version this crate does not
+/// write are skipped. Without a header, or with nothing usable in it, the
+/// answer is [`Format::PrometheusText`].
 ///
 /// The `escaping` parameter of Prometheus 3 is ignored: metric and label
 /// names in a store always match the legacy character set, so every
 /// escaping scheme leaves them as they are.
 pub fn negotiate(accept: Option<&str>) -> Format {
+    negotiate_among(accept, true)
+}
+
+/// Like [`negotiate`], for a server that sends only the text formats: the
+/// protobuf format's ranges are skipped, so the next best range wins
+/// (OpenMetrics, in every header Prometheus sends).
+///
+/// ```
+/// use shmetrics_expo::{negotiate, negotiate_text, Format};
+/// let native = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,text/plain;version=0.0.4;q=0.5";
+/// assert_eq!(negotiate(Some(native)), Format::Protobuf);
+/// assert_eq!(negotiate_text(Some(native)), Format::OpenMetrics);
+/// ```
+pub fn negotiate_text(accept: Option<&str>) -> Format {
+    negotiate_among(accept, false)
+}
+
+fn negotiate_among(accept: Option<&str>, protobuf: bool) -> Format {
     let Some(accept) = accept else {
         return Format::PrometheusText;
     };
@@ -115,6 +184,9 @@ pub fn negotiate(accept: Option<&str>) -> Format {
         let Some((format, q)) = media_range(range) else {
             continue;
         };
+        if format == Format::Protobuf && !protobuf {
+            continue;
+        }
         if q > 0 && best.is_none_or(|(bq, _)| q > bq) {
             best = Some((q, format));
         }
@@ -129,6 +201,8 @@ fn media_range(range: &str) -> Option<(Format, u16)> {
     let media = params.next()?.trim();
     let mut q = 1000;
     let mut version = None;
+    let mut proto = None;
+    let mut encoding = None;
     for p in params {
         let Some((key, value)) = p.split_once('=') else {
             continue; // a parameter without a value: ignored
@@ -138,6 +212,10 @@ fn media_range(range: &str) -> Option<(Format, u16)> {
             q = parse_qvalue(value)?;
         } else if key.eq_ignore_ascii_case("version") {
             version = Some(value);
+        } else if key.eq_ignore_ascii_case("proto") {
+            proto = Some(value);
+        } else if key.eq_ignore_ascii_case("encoding") {
+            encoding = Some(value);
         }
     }
     let is = |s: &str| media.eq_ignore_ascii_case(s);
@@ -153,14 +231,16 @@ fn media_range(range: &str) -> Option<(Format, u16)> {
         }
     } else if is("*/*") || is("text/*") {
         Format::PrometheusText
+    } else if is("application/vnd.google.protobuf") {
+        // The protobuf format, which Prometheus asks for first when it
+        // scrapes native histograms. As client_golang's expfmt, only the
+        // MetricFamily protocol in the delimited encoding; the `text` and
+        // `compact-text` encodings (debugging aids) are not written.
+        match (proto, encoding) {
+            (Some("io.prometheus.client.MetricFamily"), Some("delimited")) => Format::Protobuf,
+            _ => return None,
+        }
     } else {
-        // `application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited`
-        // is the protobuf format, which Prometheus asks for first when it
-        // scrapes native histograms. When this crate gains a protobuf
-        // encoder, recognize it here (checking `proto` and `encoding`) and
-        // return `Format::Protobuf`. Until then it is skipped and the next
-        // best range wins (OpenMetrics, in every header that Prometheus
-        // 2.5 and later sends).
         return None;
     };
     Some((format, q))
@@ -253,10 +333,14 @@ fn escape(out: &mut Vec<u8>, s: &[u8], quote: bool) {
 }
 
 /// Appends the whole exposition of `snapshot` in `format` to `out`. An
-/// OpenMetrics exposition ends with `# EOF\n`.
+/// OpenMetrics exposition ends with `# EOF\n`; a protobuf one is a
+/// sequence of length-delimited `MetricFamily` messages (see
+/// [`protobuf`]).
 ///
 /// Writes straight into `out` (reserving an estimate of the size up front)
-/// and allocates nothing per series.
+/// and allocates nothing per series (the protobuf encoder reuses one
+/// message for all the series, so it allocates only while that message
+/// grows).
 pub fn encode(snapshot: &Snapshot, format: Format, out: &mut Vec<u8>) {
     encode_with(snapshot, &[], format, out);
 }
@@ -314,6 +398,10 @@ pub fn encode_with(
     out: &mut Vec<u8>,
 ) {
     out.reserve(estimate(snapshot, format));
+    if format == Format::Protobuf {
+        protobuf::encode(snapshot, extra, out);
+        return;
+    }
     let mut enc = Encoder {
         om: format == Format::OpenMetrics,
         labels: Vec::with_capacity(256),

@@ -665,8 +665,16 @@ fn content_types_and_names() {
     assert_eq!(Format::parse("text"), Some(Format::PrometheusText));
     assert_eq!(Format::parse("openmetrics"), Some(Format::OpenMetrics));
     assert_eq!(Format::parse("OpenMetrics"), Some(Format::OpenMetrics));
-    assert_eq!(Format::parse("protobuf"), None);
+    assert_eq!(
+        Format::Protobuf.content_type(),
+        "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
+    );
+    assert_eq!(Format::parse("protobuf"), Some(Format::Protobuf));
+    assert_eq!(Format::parse("ProtoBuf"), Some(Format::Protobuf));
+    assert_eq!(Format::parse("proto"), None);
     assert_eq!(Format::parse(""), None);
+    assert!(Format::PrometheusText.is_text() && Format::OpenMetrics.is_text());
+    assert!(!Format::Protobuf.is_text());
 }
 
 /// Accept headers exactly as Prometheus versions send them.
@@ -682,9 +690,12 @@ const PROMETHEUS_ACCEPT: &[(&str, &str, Format)] = &[
         Format::OpenMetrics,
     ),
     (
+        // As captured from Debian's prometheus 2.42.0 run with
+        // --enable-feature=native-histograms (the same string as
+        // scrapeAcceptHeaderWithProtobuf in scrape/scrape.go).
         "2.x, native histograms, before scrape_protocols",
-        "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
-        Format::OpenMetrics,
+        PROMETHEUS_2_42_NATIVE,
+        Format::Protobuf,
     ),
     (
         "2.x, with scrape_protocols",
@@ -694,7 +705,7 @@ const PROMETHEUS_ACCEPT: &[(&str, &str, Format)] = &[
     (
         "2.x, with scrape_protocols, native histograms",
         "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5,application/openmetrics-text;version=1.0.0;q=0.4,application/openmetrics-text;version=0.0.1;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1",
-        Format::OpenMetrics,
+        Format::Protobuf,
     ),
     (
         "3.x",
@@ -709,7 +720,7 @@ const PROMETHEUS_ACCEPT: &[(&str, &str, Format)] = &[
     (
         "3.x, protobuf first",
         "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.6,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.5,application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.3,text/plain;version=0.0.4;q=0.2,*/*;q=0.1",
-        Format::OpenMetrics,
+        Format::Protobuf,
     ),
     (
         "3.3, escaping on every range",
@@ -727,11 +738,22 @@ const PROMETHEUS_ACCEPT: &[(&str, &str, Format)] = &[
         Format::PrometheusText,
     ),
     (
-        "2.0 to 2.4",
+        // Prometheus 2.0 to 2.4 sent `text/plain;version=0.0.4;q=1,*/*;q=0.1`
+        // (it parsed text only); this protobuf-first header is 1.x's, and
+        // Telegraf's inputs.prometheus still sends it. Both parse protobuf.
+        "1.x (and Telegraf)",
         "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.1",
+        Format::Protobuf,
+    ),
+    (
+        "2.0 to 2.4",
+        "text/plain;version=0.0.4;q=1,*/*;q=0.1",
         Format::PrometheusText,
     ),
 ];
+
+/// What Prometheus 2.42 sends with native histograms enabled.
+const PROMETHEUS_2_42_NATIVE: &str = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
 
 #[test]
 fn negotiate_prometheus_headers() {
@@ -782,15 +804,75 @@ fn negotiate_other_clients() {
         (Some("text/plain;q=0.2,application/openmetrics-text;q=-1"), Format::PrometheusText),
         // A parameter without a value is ignored.
         (Some(" application/openmetrics-text ; charset ; q=0.9 "), Format::OpenMetrics),
-        // Protobuf alone: not served yet.
+        // Protobuf: only the MetricFamily protocol, delimited.
         (
             Some("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"),
+            Format::Protobuf,
+        ),
+        (
+            Some("Application/Vnd.Google.Protobuf; Proto=\"io.prometheus.client.MetricFamily\"; Encoding=\"delimited\""),
+            Format::Protobuf,
+        ),
+        (Some("application/vnd.google.protobuf"), Format::PrometheusText),
+        (
+            Some("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily"),
             Format::PrometheusText,
+        ),
+        (
+            Some("application/vnd.google.protobuf;encoding=delimited"),
+            Format::PrometheusText,
+        ),
+        (
+            Some("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=text,application/openmetrics-text;q=0.1"),
+            Format::OpenMetrics,
+        ),
+        (
+            Some("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=compact-text"),
+            Format::PrometheusText,
+        ),
+        (
+            Some("application/vnd.google.protobuf;proto=io.prometheus.write.WriteRequest;encoding=delimited"),
+            Format::PrometheusText,
+        ),
+        (
+            Some("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0,text/plain;q=0.1"),
+            Format::PrometheusText,
+        ),
+        (
+            Some("application/openmetrics-text;q=0.9,application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.8"),
+            Format::OpenMetrics,
         ),
     ];
     for (header, want) in cases {
         assert_eq!(negotiate(header), want, "{header:?}");
     }
+}
+
+#[test]
+fn negotiate_text_skips_protobuf() {
+    for (_, header, want) in PROMETHEUS_ACCEPT {
+        let text_want = match want {
+            Format::Protobuf => Format::OpenMetrics,
+            other => *other,
+        };
+        if header.starts_with("application/vnd.google.protobuf")
+            && header.contains(";q=0.7,text/plain")
+        {
+            // 1.x: no OpenMetrics in it.
+            assert_eq!(
+                negotiate_text(Some(header)),
+                Format::PrometheusText,
+                "{header}"
+            );
+        } else {
+            assert_eq!(negotiate_text(Some(header)), text_want, "{header}");
+        }
+    }
+    assert_eq!(
+        negotiate_text(Some("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited")),
+        Format::PrometheusText
+    );
+    assert_eq!(negotiate_text(None), Format::PrometheusText);
 }
 
 #[test]

@@ -293,7 +293,7 @@ async fn route(req: Request<Incoming>, renderer: Arc<Renderer>) -> Response<Full
             let rendered = tokio::task::spawn_blocking(move || r2.get(format, gzip, arrived)).await;
             match rendered {
                 Ok(Ok(r)) => {
-                    renderer.stats.scrapes.fetch_add(1, Relaxed);
+                    renderer.stats.count_scrape(format);
                     renderer.stats.bytes.fetch_add(r.body.len() as u64, Relaxed);
                     let mut resp = Response::new(Full::new(r.body));
                     let h = resp.headers_mut();

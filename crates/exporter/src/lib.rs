@@ -1,7 +1,8 @@
 //! The shmetrics exporter: a small HTTP server that maps a store read-only
 //! and serves it to Prometheus, so that scrapes never run inside a worker.
 //!
-//! Routes: `/metrics` (the exposition, negotiated from `Accept`, gzip when
+//! Routes: `/metrics` (the exposition in Prometheus text, OpenMetrics or
+//! the Prometheus protobuf format, negotiated from `Accept`, gzip when
 //! accepted), `/healthz`, and `/` (a plain-text status page).
 //!
 //! Behaviour worth knowing:

@@ -29,6 +29,9 @@ pub struct Rendered {
 pub struct SelfStats {
     /// Scrapes of `/metrics` answered.
     pub scrapes: AtomicU64,
+    /// Scrapes of `/metrics` answered, by format, in the order of
+    /// [`Format::ALL`] (see [`SelfStats::count_scrape`]).
+    pub scrapes_by_format: [AtomicU64; 3],
     /// Scrapes that reused a render started for another scrape.
     pub shared_renders: AtomicU64,
     /// Renders done.
@@ -47,6 +50,16 @@ pub struct SelfStats {
     pub last_render_nanos: AtomicU64,
     /// The last render's size in bytes (uncompressed).
     pub last_render_bytes: AtomicU64,
+}
+
+impl SelfStats {
+    /// Counts a scrape answered in `format`.
+    pub fn count_scrape(&self, format: Format) {
+        self.scrapes.fetch_add(1, Relaxed);
+        let i = Format::ALL.iter().position(|f| *f == format);
+        // UNWRAP: `Format::ALL` holds every format.
+        self.scrapes_by_format[i.expect("every format is in Format::ALL")].fetch_add(1, Relaxed);
+    }
 }
 
 struct State {
@@ -299,6 +312,19 @@ impl Renderer {
         };
         let mut families = vec![
             counter("shmetrics_exporter_scrapes", "Scrapes of /metrics answered.", s.scrapes.load(Relaxed) as f64),
+            ExtraFamily {
+                name: "shmetrics_exporter_scrapes_by_format",
+                help: "Scrapes of /metrics answered, by the format negotiated (text, openmetrics, protobuf).",
+                kind: Kind::Counter,
+                samples: Format::ALL
+                    .iter()
+                    .zip(&s.scrapes_by_format)
+                    .map(|(f, n)| ExtraSample {
+                        labels: vec![("format", f.name())],
+                        value: n.load(Relaxed) as f64,
+                    })
+                    .collect(),
+            },
             counter("shmetrics_exporter_renders", "Renders of the exposition; concurrent scrapes share one.", s.renders.load(Relaxed) as f64),
             counter(
                 "shmetrics_exporter_render_seconds",

@@ -799,8 +799,11 @@ const char *shmetrics_format_content_type(uint32_t format);
 /**
  * The format to answer a scrape with, from its HTTP `Accept` header
  * (`accept`, `accept_len` bytes; NULL or not UTF-8 means no header), as
- * the exporter negotiates: OpenMetrics when the client prefers it,
- * Prometheus text 0.0.4 otherwise. Returns a `SHMETRICS_FORMAT_*` value.
+ * the exporter negotiates among the text formats: OpenMetrics when the
+ * client prefers it, Prometheus text 0.0.4 otherwise. The protobuf format
+ * (which the C ABI does not render) is never chosen: a client that asks
+ * for it first, as Prometheus does with native histograms enabled, gets
+ * its next choice. Returns a `SHMETRICS_FORMAT_*` value.
  */
 uint32_t shmetrics_negotiate(const char *accept, size_t accept_len);
 

@@ -150,14 +150,19 @@ pub extern "C" fn shmetrics_format_content_type(format: u32) -> *const c_char {
         Ok(Format::OpenMetrics) => {
             c"application/openmetrics-text; version=1.0.0; charset=utf-8".as_ptr()
         }
-        Err(_) => std::ptr::null(),
+        // `format_from_u32` never gives the protobuf format: the C ABI
+        // renders text only.
+        Ok(Format::Protobuf) | Err(_) => std::ptr::null(),
     }
 }
 
 /// The format to answer a scrape with, from its HTTP `Accept` header
 /// (`accept`, `accept_len` bytes; NULL or not UTF-8 means no header), as
-/// the exporter negotiates: OpenMetrics when the client prefers it,
-/// Prometheus text 0.0.4 otherwise. Returns a `SHMETRICS_FORMAT_*` value.
+/// the exporter negotiates among the text formats: OpenMetrics when the
+/// client prefers it, Prometheus text 0.0.4 otherwise. The protobuf format
+/// (which the C ABI does not render) is never chosen: a client that asks
+/// for it first, as Prometheus does with native histograms enabled, gets
+/// its next choice. Returns a `SHMETRICS_FORMAT_*` value.
 #[no_mangle]
 pub extern "C" fn shmetrics_negotiate(accept: *const c_char, accept_len: usize) -> u32 {
     let header = if accept.is_null() {
@@ -167,8 +172,11 @@ pub extern "C" fn shmetrics_negotiate(accept: *const c_char, accept_len: usize) 
             .ok()
             .and_then(|b| std::str::from_utf8(b).ok())
     };
-    match shmetrics_expo::negotiate(header) {
-        Format::PrometheusText => shmetrics_format::SHMETRICS_FORMAT_PROMETHEUS_TEXT as u32,
+    match shmetrics_expo::negotiate_text(header) {
         Format::OpenMetrics => shmetrics_format::SHMETRICS_FORMAT_OPENMETRICS as u32,
+        // `negotiate_text` never picks the protobuf format.
+        Format::PrometheusText | Format::Protobuf => {
+            shmetrics_format::SHMETRICS_FORMAT_PROMETHEUS_TEXT as u32
+        }
     }
 }

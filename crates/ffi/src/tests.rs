@@ -713,6 +713,14 @@ fn negotiate_follows_the_accept_header() {
     let prometheus = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
     assert_eq!(n(prometheus), 1);
     assert_eq!(n("text/plain;version=0.0.4"), 0);
+    // Prometheus with native histograms asks for protobuf first; the C ABI
+    // renders text only, so it gets its next choice.
+    let native = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+    assert_eq!(n(native), 1);
+    assert_eq!(
+        n("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"),
+        0
+    );
     assert_eq!(n("application/openmetrics-text;q=0,text/plain"), 0);
     assert_eq!(n(""), 0);
     assert_eq!(shmetrics_negotiate(null(), 0), 0);

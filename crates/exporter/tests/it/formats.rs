@@ -1,12 +1,16 @@
 //! The formats over HTTP: content negotiation with the Accept headers that
-//! Prometheus sends, gzip, the other routes, and every body checked by
-//! promtool and prometheus_client's parsers against what was written.
+//! Prometheus sends, gzip, the other routes, and every body checked against
+//! what was written: text bodies by promtool and prometheus_client's
+//! parsers, protobuf bodies decoded with prost into client_model's
+//! messages.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
+use prost::Message;
 use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+use shmetrics_expo::protobuf::proto::{MetricFamily, MetricType};
 use shmetrics_expo::Format;
 
 use crate::util::*;
@@ -254,6 +258,7 @@ fn check_store_families(parsed: &[ParsedFamily], want: &[WantFamily], om: bool, 
 /// names them, with their types.
 const OWN: &[(&str, &str)] = &[
     ("shmetrics_exporter_scrapes", "counter"),
+    ("shmetrics_exporter_scrapes_by_format", "counter"),
     ("shmetrics_exporter_renders", "counter"),
     ("shmetrics_exporter_render_seconds", "counter"),
     ("shmetrics_exporter_response_bytes", "counter"),
@@ -301,6 +306,19 @@ fn check_own_families(parsed: &[ParsedFamily], n_user: usize, earlier_scrapes: u
         by(n).value(&total(n), &[]),
         Some(earlier_scrapes as f64),
         "{what}: {n} must count the scrapes answered before this one"
+    );
+    let n = "shmetrics_exporter_scrapes_by_format";
+    let by_format: Vec<(String, f64)> = by(n)
+        .samples
+        .iter()
+        .map(|s| (s.labels["format"].clone(), s.value))
+        .collect();
+    let names: Vec<&str> = by_format.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(names, ["text", "openmetrics", "protobuf"], "{what}: {n}");
+    assert_eq!(
+        by_format.iter().map(|(_, v)| v).sum::<f64>(),
+        earlier_scrapes as f64,
+        "{what}: {n} must add up to the scrapes"
     );
     let n = "shmetrics_exporter_rejected_connections";
     assert_eq!(by(n).value(&total(n), &[]), Some(0.0), "{what}: {n}");
@@ -482,6 +500,7 @@ fn formats_over_http() {
             let want_ct = match format {
                 Format::PrometheusText => CT_TEXT,
                 Format::OpenMetrics => CT_OPENMETRICS,
+                Format::Protobuf => CT_PROTOBUF,
             };
             assert_eq!(r.header("content-type"), Some(want_ct), "{what}");
             let vary = r.headers_named("vary").join(",").to_ascii_lowercase();
@@ -522,6 +541,7 @@ fn formats_over_http() {
             match format {
                 Format::PrometheusText => promtool_text(&body, &what),
                 Format::OpenMetrics => promtool_openmetrics(&body, &counters, &what),
+                Format::Protobuf => unreachable!("protobuf_over_http checks protobuf"),
             }
             let parsed = python_parse(&body, if om { "openmetrics" } else { "text" }, dir.path());
             check_store_families(&parsed, &want, om, &what);
@@ -541,7 +561,7 @@ fn formats_over_http() {
 
     // The renderer's gzip, exactly: a compressed render and the plain one
     // it was made from.
-    for format in [Format::PrometheusText, Format::OpenMetrics] {
+    for format in Format::ALL {
         let arrived = Instant::now();
         let zipped = server.renderer.get(format, true, arrived).unwrap();
         let plain = server.renderer.get(format, false, arrived).unwrap();
@@ -675,4 +695,285 @@ fn later_writes_appear_in_later_scrapes() {
     let page = get(server.addr, "/", &[]).text();
     assert!(page.contains("late_seconds (histogram)"), "{page}");
     server.stop();
+}
+
+/// Decodes a protobuf body (length-delimited `MetricFamily` messages) into
+/// the samples Prometheus' protobuf parser makes of it
+/// (`model/textparse/protobufparse.go`): a counter's sample is named as its
+/// family; a histogram has `_bucket` samples with `le` (a `+Inf` bucket
+/// from `sample_count` when the message has none), `_count` and `_sum`; a
+/// summary `quantile` samples, `_count` and `_sum`. Families are named as
+/// prometheus_client's parsers name them (a counter without `_total`), and
+/// creation times become `_created` samples, so that the checks of the
+/// OpenMetrics bodies apply as they are. Panics on anything a well-formed
+/// exposition of this exporter does not hold.
+fn parse_protobuf(body: &[u8], what: &str) -> Vec<ParsedFamily> {
+    let mut rest = body;
+    let mut out = Vec::new();
+    while !rest.is_empty() {
+        let mf = MetricFamily::decode_length_delimited(&mut rest)
+            .unwrap_or_else(|e| panic!("{what}: not a length-delimited MetricFamily: {e}"));
+        let name = mf.name.clone().expect("a family name");
+        let t = MetricType::try_from(mf.r#type.expect("a family type")).unwrap();
+        let (kind, family) = match t {
+            MetricType::Counter => (
+                "counter",
+                name.strip_suffix("_total")
+                    .unwrap_or_else(|| panic!("{what}: counter {name} without _total")),
+            ),
+            MetricType::Gauge => ("gauge", name.as_str()),
+            MetricType::Histogram => ("histogram", name.as_str()),
+            MetricType::Summary => ("summary", name.as_str()),
+            other => panic!("{what}: {name} has type {other:?}"),
+        };
+        assert!(!mf.metric.is_empty(), "{what}: {name} has no series");
+        let mut samples = Vec::new();
+        for m in &mf.metric {
+            let labels: BTreeMap<String, String> = m
+                .label
+                .iter()
+                .map(|l| (l.name.clone().unwrap(), l.value.clone().unwrap()))
+                .collect();
+            assert_eq!(labels.len(), m.label.len(), "{what}: {name}: a label twice");
+            assert_eq!(m.timestamp_ms, None, "{what}: {name}: a sample timestamp");
+            let set = [
+                m.counter.is_some(),
+                m.gauge.is_some(),
+                m.summary.is_some(),
+                m.untyped.is_some(),
+                m.histogram.is_some(),
+            ];
+            assert_eq!(
+                set.iter().filter(|s| **s).count(),
+                1,
+                "{what}: {name}: {m:?}"
+            );
+            let mut push = |n: String, extra: Option<(&str, String)>, value: f64| {
+                let mut labels = labels.clone();
+                if let Some((k, v)) = extra {
+                    labels.insert(k.to_string(), v);
+                }
+                samples.push(ParsedSample {
+                    name: n,
+                    labels,
+                    value,
+                });
+            };
+            let created = |ts: Option<shmetrics_expo::protobuf::proto::Timestamp>| {
+                ts.map(|t| t.seconds as f64 + f64::from(t.nanos) / 1e9)
+            };
+            let ct = match t {
+                MetricType::Counter => {
+                    let c = m.counter.as_ref().expect("a counter");
+                    push(name.clone(), None, c.value.expect("a counter value"));
+                    created(c.created_timestamp)
+                }
+                MetricType::Gauge => {
+                    let g = m.gauge.as_ref().expect("a gauge");
+                    push(name.clone(), None, g.value.expect("a gauge value"));
+                    None
+                }
+                MetricType::Histogram => {
+                    let h = m.histogram.as_ref().expect("a histogram");
+                    assert_eq!(h.schema, None, "{what}: {name}: native buckets");
+                    let count = h.sample_count.expect("a count");
+                    for b in &h.bucket {
+                        let le = prometheus_float(b.upper_bound.unwrap());
+                        push(
+                            format!("{name}_bucket"),
+                            Some(("le", le)),
+                            b.cumulative_count.unwrap() as f64,
+                        );
+                    }
+                    if !h
+                        .bucket
+                        .last()
+                        .is_some_and(|b| b.upper_bound == Some(f64::INFINITY))
+                    {
+                        push(
+                            format!("{name}_bucket"),
+                            Some(("le", "+Inf".into())),
+                            count as f64,
+                        );
+                    }
+                    push(format!("{name}_count"), None, count as f64);
+                    push(format!("{name}_sum"), None, h.sample_sum.expect("a sum"));
+                    created(h.created_timestamp)
+                }
+                MetricType::Summary => {
+                    let s = m.summary.as_ref().expect("a summary");
+                    for q in &s.quantile {
+                        let quantile = prometheus_float(q.quantile.unwrap());
+                        push(name.clone(), Some(("quantile", quantile)), q.value.unwrap());
+                    }
+                    push(
+                        format!("{name}_count"),
+                        None,
+                        s.sample_count.unwrap() as f64,
+                    );
+                    push(format!("{name}_sum"), None, s.sample_sum.unwrap());
+                    created(s.created_timestamp)
+                }
+                _ => unreachable!(),
+            };
+            if let Some(ct) = ct {
+                push(format!("{family}_created"), None, ct);
+            }
+        }
+        out.push(ParsedFamily {
+            name: family.to_string(),
+            kind: kind.to_string(),
+            help: mf.help.clone().expect("help is always set"),
+            unit: mf.unit.clone().unwrap_or_default(),
+            samples,
+        });
+    }
+    out
+}
+
+/// A float as Prometheus' protobuf parser writes `le` and `quantile`
+/// (Go's shortest form, with `.0` added to an integer).
+fn prometheus_float(f: f64) -> String {
+    if f.is_infinite() {
+        return if f > 0.0 { "+Inf" } else { "-Inf" }.into();
+    }
+    let s = format!("{f}");
+    if s.contains(['.', 'e', 'N']) {
+        s
+    } else {
+        format!("{s}.0")
+    }
+}
+
+#[test]
+fn protobuf_over_http() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let (want, _writer) = write_store(&path);
+    let server = TestServer::start(&path, |_| {});
+    let addr = server.addr;
+
+    let cases: &[(&str, &str)] = &[
+        ("Prometheus 2.42, native histograms", ACCEPT_PROM242_NATIVE),
+        ("Prometheus 1.x", ACCEPT_PROM1),
+        (
+            "protobuf only",
+            "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited",
+        ),
+    ];
+    let mut scrapes = 0u64;
+    for (case, accept) in cases {
+        let mut plain_families: Option<Vec<MetricFamily>> = None;
+        for gzip in [false, true] {
+            let what = format!("{case}{}", if gzip { ", gzip" } else { "" });
+            let mut headers = vec![("Accept", *accept)];
+            if gzip {
+                // As Prometheus sends it.
+                headers.push(("Accept-Encoding", "gzip"));
+            }
+            let r = get(addr, "/metrics", &headers);
+            assert_eq!(r.status, 200, "{what}");
+            scrapes += 1;
+            assert_eq!(r.header("content-type"), Some(CT_PROTOBUF), "{what}");
+            assert_eq!(Format::Protobuf.content_type(), CT_PROTOBUF);
+            let vary = r.headers_named("vary").join(",").to_ascii_lowercase();
+            assert!(
+                vary.contains("accept") && vary.contains("accept-encoding"),
+                "{what}: Vary is {vary:?}"
+            );
+            assert_eq!(
+                r.header("content-length")
+                    .map(|v| v.parse::<usize>().unwrap()),
+                Some(r.body.len()),
+                "{what}: Content-Length"
+            );
+            let body = if gzip {
+                assert_eq!(r.header("content-encoding"), Some("gzip"), "{what}");
+                gunzip(&r.body)
+            } else {
+                assert_eq!(r.header("content-encoding"), None, "{what}");
+                r.body.clone()
+            };
+
+            let parsed = parse_protobuf(&body, &what);
+            check_store_families(&parsed, &want, true, &what);
+            check_own_families(&parsed, want.len(), scrapes - 1, &what);
+            let own = parsed
+                .iter()
+                .find(|f| f.name == "shmetrics_exporter_scrapes_by_format")
+                .unwrap();
+            assert_eq!(
+                own.value(
+                    "shmetrics_exporter_scrapes_by_format_total",
+                    &[("format", "protobuf")]
+                ),
+                Some((scrapes - 1) as f64),
+                "{what}: every earlier scrape was protobuf"
+            );
+
+            // The same store families, plain or compressed.
+            let mut rest = body.as_slice();
+            let mut families = Vec::new();
+            while !rest.is_empty() {
+                families.push(MetricFamily::decode_length_delimited(&mut rest).unwrap());
+            }
+            families.truncate(want.len());
+            match &plain_families {
+                None => plain_families = Some(families),
+                Some(plain) => assert_eq!(&families, plain, "{what}: gzip and plain differ"),
+            }
+        }
+    }
+    assert_eq!(
+        server.renderer.stats.scrapes_by_format[2].load(std::sync::atomic::Ordering::Relaxed),
+        scrapes
+    );
+
+    // HEAD with Prometheus' header: the protobuf headers, no body.
+    let r = request(
+        addr,
+        "HEAD",
+        "/metrics",
+        &[("Accept", ACCEPT_PROM242_NATIVE)],
+    )
+    .unwrap();
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some(CT_PROTOBUF));
+    assert!(r.body.is_empty());
+    server.stop();
+}
+
+/// `shmetrics dump --format protobuf` writes the store's families, binary,
+/// to standard output: the same messages `/metrics` serves, without the
+/// exporter's own.
+#[test]
+fn dump_writes_protobuf() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let (want, _writer) = write_store(&path);
+    let out = std::process::Command::new(shmetrics_bin())
+        .args(["dump", "--format", "protobuf", "--store"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "shmetrics dump failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let parsed = parse_protobuf(&out.stdout, "dump");
+    assert_eq!(parsed.len(), want.len(), "only the store's families");
+    check_store_families(&parsed, &want, true, "dump");
+
+    let out = std::process::Command::new(shmetrics_bin())
+        .args(["dump", "--format", "proto", "--store"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("use prometheus, openmetrics or protobuf"),
+        "{err}"
+    );
 }

@@ -1,6 +1,8 @@
 //! A real Prometheus (Debian's `prometheus`) scrapes the exporter while
 //! the store holds what this process and two worker processes wrote; the
-//! values are then read back through Prometheus' query API.
+//! values are then read back through Prometheus' query API. Once as
+//! Prometheus scrapes by default (OpenMetrics), once with native histograms
+//! enabled, which makes it ask for the protobuf format first.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -120,6 +122,12 @@ impl Prometheus {
     /// 1 s scrape interval. The configuration is written to
     /// `dir/prometheus.yml`, so relative paths in it resolve against `dir`.
     pub fn start_scraping(dir: &Path, scrape_configs: &str) -> Prometheus {
+        Prometheus::start_with(dir, scrape_configs, &[])
+    }
+
+    /// As [`Prometheus::start_scraping`], with extra command-line flags
+    /// (such as `--enable-feature=native-histograms`).
+    pub fn start_with(dir: &Path, scrape_configs: &str, flags: &[&str]) -> Prometheus {
         let config = dir.join("prometheus.yml");
         std::fs::write(
             &config,
@@ -138,6 +146,7 @@ impl Prometheus {
                 .arg(format!("--config.file={}", config.display()))
                 .arg(format!("--storage.tsdb.path={}", data.display()))
                 .arg(format!("--web.listen-address={addr}"))
+                .args(flags)
                 .stdin(Stdio::null())
                 .stdout(std::fs::File::create(&log).unwrap())
                 .stderr(std::fs::File::create(&log).unwrap())
@@ -390,5 +399,235 @@ fn real_prometheus_scrape() {
     for w in workers {
         w.finish();
     }
+    server.stop();
+}
+
+/// Prometheus 2.42 with `--enable-feature=native-histograms` asks for the
+/// protobuf format first; the exporter serves it, and every value arrives
+/// exactly: counters (named with `_total`), gauges (one with a unit, which
+/// this Prometheus does not know and must skip), a classic histogram's
+/// buckets, count and sum, a summary's count and sum, label values that
+/// the text formats escape.
+#[test]
+fn real_prometheus_scrapes_protobuf() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let store = Store::open(
+        &path,
+        &Options {
+            max_series: 256,
+            max_writers: 8,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+
+    let j = store.register(&jobs()).unwrap();
+    let email = store.series(&j, &["email"]).unwrap();
+    for _ in 0..100 {
+        store.counter_inc(email).unwrap();
+    }
+    store.counter_add(email, 0.5).unwrap();
+    store
+        .counter_add(store.series(&j, &["sms"]).unwrap(), 30.0)
+        .unwrap();
+    let h = store.register(&durations()).unwrap();
+    let s = store.series(&h, &[]).unwrap();
+    for o in PARENT_OBS {
+        store.observe(s, o).unwrap();
+    }
+    let p = store.register(&pool()).unwrap();
+    store
+        .gauge_set(store.series(&p, &[]).unwrap(), 7.5)
+        .unwrap();
+    let q = store
+        .register(
+            &FamilyDesc::new("queue_size_bytes", Kind::Gauge)
+                .help("Bytes queued.")
+                .unit("bytes"),
+        )
+        .unwrap();
+    store
+        .gauge_set(store.series(&q, &[]).unwrap(), -1024.5)
+        .unwrap();
+    let rpc = store
+        .register(
+            &FamilyDesc::new("rpc_duration_seconds", Kind::Summary)
+                .help("RPC latency.")
+                .labels(&["service"]),
+        )
+        .unwrap();
+    let auth = store.series(&rpc, &["auth"]).unwrap();
+    for o in [1.5, 2.5, 0.125] {
+        store.observe(auth, o).unwrap();
+    }
+    let http = store
+        .register(
+            &FamilyDesc::new("http_requests_total", Kind::Counter)
+                .help("Requests.")
+                .labels(&["route", "status"]),
+        )
+        .unwrap();
+    store
+        .counter_add(
+            store.series(&http, &[TRICKY_ROUTE, TRICKY_STATUS]).unwrap(),
+            3.0,
+        )
+        .unwrap();
+    let written_at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+
+    let server = TestServer::start(&path, |_| {});
+    let prom = Prometheus::start_with(
+        dir.path(),
+        &format!(
+            "scrape_configs:\n  - job_name: shmetrics\n    static_configs:\n      - targets: ['{}']\n",
+            server.addr
+        ),
+        &["--enable-feature=native-histograms"],
+    );
+
+    // Wait for a scrape that started after every write, and that reports
+    // (in the exporter's own counter, which counts the scrapes answered
+    // before it) an earlier scrape served in protobuf.
+    wait_for(
+        "Prometheus to scrape the exporter in protobuf",
+        Duration::from_secs(90),
+        Duration::from_millis(250),
+        || {
+            let r = prom.query("timestamp(up{job=\"shmetrics\"} == 1)");
+            let t: f64 = r.first()?["value"][1].as_str()?.parse().ok()?;
+            let r = prom.query(
+                "shmetrics_exporter_scrapes_by_format_total{job=\"shmetrics\",format=\"protobuf\"} >= 1",
+            );
+            (t > written_at + 0.001 && !r.is_empty()).then_some(())
+        },
+    );
+
+    // The target is healthy.
+    let r = get(prom.addr, "/api/v1/targets", &[]);
+    let targets: serde_json::Value = serde_json::from_str(&r.text()).unwrap();
+    let active = targets["data"]["activeTargets"].as_array().unwrap();
+    assert_eq!(active.len(), 1, "{targets}");
+    assert_eq!(active[0]["health"], "up", "{targets}\n{}", prom.log_text());
+    assert_eq!(active[0]["lastError"], "", "{targets}");
+
+    // Every scrape was answered in protobuf: the exporter says so, and so
+    // does what Prometheus ingested of the exporter's counter.
+    let by_format = |f: &str| {
+        prom.value(&format!(
+            "shmetrics_exporter_scrapes_by_format_total{{job=\"shmetrics\",format=\"{f}\"}}"
+        ))
+    };
+    assert_eq!(by_format("text"), 0.0);
+    assert_eq!(by_format("openmetrics"), 0.0);
+    assert!(by_format("protobuf") >= 1.0);
+    let stats = &server.renderer.stats;
+    let n = |i: usize| stats.scrapes_by_format[i].load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!((n(0), n(1)), (0, 0), "text and OpenMetrics scrapes");
+    assert!(n(2) >= 2, "protobuf scrapes: {}", n(2));
+    // And the header it sends is the one the exporter answers in
+    // protobuf.
+    let r = get(
+        server.addr,
+        "/metrics",
+        &[("Accept", ACCEPT_PROM242_NATIVE)],
+    );
+    assert_eq!(r.header("content-type"), Some(CT_PROTOBUF));
+    // In protobuf, Prometheus 2.42 ingests no `_created` series (from
+    // OpenMetrics it does: see `real_prometheus_scrape`).
+    let r = prom.query("{__name__=~\".+_created\",job=\"shmetrics\"}");
+    assert!(
+        r.is_empty(),
+        "_created series: was OpenMetrics negotiated? {r:?}"
+    );
+
+    // Counters: the family is named with `_total`, as Prometheus' protobuf
+    // parser expects.
+    assert_eq!(
+        prom.value("jobs_processed_total{job=\"shmetrics\",queue=\"email\"}"),
+        100.5
+    );
+    assert_eq!(
+        prom.value("jobs_processed_total{job=\"shmetrics\",queue=\"sms\"}"),
+        30.0
+    );
+    let r = get(
+        prom.addr,
+        "/api/v1/metadata?metric=jobs_processed_total",
+        &[],
+    );
+    let meta: serde_json::Value = serde_json::from_str(&r.text()).unwrap();
+    let m = &meta["data"]["jobs_processed_total"][0];
+    assert_eq!(m["type"], "counter", "{meta}");
+    assert_eq!(m["help"], "Jobs processed.", "{meta}");
+
+    // Gauges, the one with a unit included.
+    assert_eq!(prom.value("pool_size{job=\"shmetrics\"}"), 7.5);
+    assert_eq!(prom.value("queue_size_bytes{job=\"shmetrics\"}"), -1024.5);
+
+    // The classic histogram: every bucket, the count and the sum.
+    let buckets: Vec<(f64, f64)> = BOUNDS
+        .iter()
+        .chain(&[f64::INFINITY])
+        .map(|b| (*b, PARENT_OBS.iter().filter(|o| **o <= *b).count() as f64))
+        .collect();
+    let got = prom.query("job_duration_seconds_bucket{job=\"shmetrics\"}");
+    assert_eq!(got.len(), buckets.len(), "{got:?}");
+    for (b, n) in &buckets {
+        let le = if b.is_infinite() {
+            "+Inf".to_string()
+        } else {
+            // As Prometheus' protobuf parser writes it: 1 is "1.0".
+            let s = b.to_string();
+            if s.contains('.') {
+                s
+            } else {
+                format!("{s}.0")
+            }
+        };
+        let v = prom.value(&format!(
+            "job_duration_seconds_bucket{{job=\"shmetrics\",le=\"{le}\"}}"
+        ));
+        assert_eq!(v, *n, "bucket le={le}");
+    }
+    assert_eq!(
+        prom.value("job_duration_seconds_count{job=\"shmetrics\"}"),
+        PARENT_OBS.len() as f64
+    );
+    assert_eq!(
+        prom.value("job_duration_seconds_sum{job=\"shmetrics\"}"),
+        PARENT_OBS.iter().sum::<f64>()
+    );
+    // No native histogram came of it (the store has no native buckets).
+    let r = prom.query("job_duration_seconds{job=\"shmetrics\"}");
+    assert!(r.is_empty(), "{r:?}");
+
+    // The summary's count and sum.
+    assert_eq!(
+        prom.value("rpc_duration_seconds_count{job=\"shmetrics\",service=\"auth\"}"),
+        3.0
+    );
+    assert_eq!(
+        prom.value("rpc_duration_seconds_sum{job=\"shmetrics\",service=\"auth\"}"),
+        4.125
+    );
+
+    // Label values travel unescaped and arrive intact.
+    let r = prom.query("http_requests_total{job=\"shmetrics\"}");
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!(r[0]["metric"]["route"], TRICKY_ROUTE, "{r:?}");
+    assert_eq!(r[0]["metric"]["status"], TRICKY_STATUS, "{r:?}");
+    assert_eq!(r[0]["value"][1], "3", "{r:?}");
+
+    // The exporter's own metrics too.
+    assert_eq!(
+        prom.value("shmetrics_store_series{job=\"shmetrics\",kind=\"capacity\"}"),
+        256.0
+    );
+
+    drop(prom);
     server.stop();
 }

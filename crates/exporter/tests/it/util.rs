@@ -25,13 +25,22 @@ pub const ACCEPT_PROM2: &str = "application/openmetrics-text;version=1.0.0,appli
 pub const ACCEPT_PROM3: &str = "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
 /// Prometheus 3.x with `scrape_protocols: [PrometheusText1.0.0, PrometheusText0.0.4, OpenMetricsText1.0.0]`.
 pub const ACCEPT_PROM3_TEXT_FIRST: &str = "text/plain;version=1.0.0;escaping=allow-utf-8;q=0.6,text/plain;version=0.0.4;q=0.5,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.4,*/*;q=0.3";
-/// Prometheus 2.0 to 2.4 (protobuf first, then text).
-pub const ACCEPT_PROM20: &str = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.1";
+/// Prometheus 2.0 to 2.4 (text only).
+pub const ACCEPT_PROM20: &str = "text/plain;version=0.0.4;q=1,*/*;q=0.1";
+/// Prometheus 1.x (protobuf first, then text); Telegraf's
+/// `inputs.prometheus` sends it too.
+pub const ACCEPT_PROM1: &str = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.7,text/plain;version=0.0.4;q=0.3,*/*;q=0.1";
+/// Prometheus 2.42 with `--enable-feature=native-histograms` (protobuf
+/// first), as captured from Debian's prometheus 2.42.0.
+pub const ACCEPT_PROM242_NATIVE: &str = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
 
 /// The text format's Content-Type.
 pub const CT_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 /// OpenMetrics' Content-Type.
 pub const CT_OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// The protobuf format's Content-Type.
+pub const CT_PROTOBUF: &str =
+    "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited";
 
 /// Polls `f` until it returns `Some`, every `every`, for at most `limit`;
 /// panics naming `what` when the limit is reached.

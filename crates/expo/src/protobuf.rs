@@ -1,0 +1,378 @@
+//! The Prometheus protobuf exposition format: varint-length-delimited
+//! `io.prometheus.client.MetricFamily` messages (see [`proto`]), served as
+//! `application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited`.
+//!
+//! It is the only format that carries native histograms, so Prometheus
+//! asks for it first when native histograms are enabled. [`crate::encode`]
+//! with [`crate::Format::Protobuf`] writes a whole snapshot;
+//! [`fill_metric`] builds the message of one series, from a
+//! [`Value`] the caller may build by hand.
+//!
+//! Where the format leaves room, the output follows client_golang:
+//!
+//! - A counter family is named with `_total` (`jobs_total`, type
+//!   `COUNTER`): Prometheus' parser (`model/textparse/protobufparse.go`)
+//!   takes a counter's sample name to be the family name as it is, and
+//!   strips `_total` from a counter's name before checking its unit
+//!   suffix; client_golang exposes counters under their full `_total`
+//!   name.
+//! - `help` and `type` are always set (`help` may be empty); `unit` is
+//!   set when the family has one.
+//! - A family without series is left out, as client_golang's gatherer
+//!   leaves it out (Prometheus would skip it anyway).
+//! - Labels come in the family's order, then `pid` (gauge modes `all` and
+//!   `liveall`) or `shmetrics_overflow`; they are not sorted (Prometheus
+//!   sorts them).
+//! - Counters, histograms and summaries carry `created_timestamp`, the
+//!   series' creation time; no sample has a timestamp.
+//! - A histogram's classic buckets are cumulative, one per bound, without
+//!   a `+Inf` bucket (`sample_count` is the `+Inf` count).
+//! - Native buckets are written as spans and deltas the way
+//!   client_golang's `makeBuckets` writes them: empty buckets at either
+//!   end are skipped, a gap of one or two empty buckets stays inside a
+//!   span as zero counts, and a longer gap starts a new span; the counts
+//!   are delta-encoded across all the spans of a side. `schema`,
+//!   `zero_threshold` and `zero_count` are always set on a native
+//!   histogram, and one with no bucket, no zero count and a zero
+//!   threshold of 0 gets a no-op span (offset 0, length 0) so that a
+//!   parser sees it is native.
+//! - A summary's quantiles are written as they are, NaN included (an
+//!   empty window).
+
+pub mod proto;
+
+use prost::Message;
+use shmetrics_core::{BucketRun, Kind, NativeBuckets, Quantile, Snapshot, Value};
+
+use crate::ExtraFamily;
+use proto::{BucketSpan, LabelPair, Metric, MetricFamily, MetricType, Timestamp};
+
+/// The [`MetricType`] of a family of this kind.
+pub fn metric_type(kind: Kind) -> MetricType {
+    match kind {
+        Kind::Counter => MetricType::Counter,
+        Kind::Gauge => MetricType::Gauge,
+        Kind::Histogram => MetricType::Histogram,
+        Kind::Summary => MetricType::Summary,
+    }
+}
+
+/// Fills `metric` with one series: its `labels`, its `value` and its
+/// creation time (`created_unix_ns`, nanoseconds since the Unix epoch; 0
+/// for unknown, which writes no `created_timestamp`).
+///
+/// `metric` is overwritten, not appended to, and its buffers are reused,
+/// so filling the same `Metric` for series after series allocates nothing
+/// once it has grown to the largest of them.
+///
+/// ```
+/// use shmetrics_core::{BucketRun, NativeBuckets, Value};
+/// use shmetrics_expo::protobuf::{fill_metric, proto};
+///
+/// let mut m = proto::Metric::default();
+/// let native = NativeBuckets {
+///     schema: 0,
+///     zero_threshold: 0.0,
+///     zero_count: 0,
+///     // Buckets 1 and 2 hold 3 and 1 observations; 3 to 5 are empty; 6 holds 2.
+///     positive: BucketRun { offset: 1, counts: &[3, 1, 0, 0, 0, 2] },
+///     negative: BucketRun::default(),
+/// };
+/// let value = Value::Histogram { bounds: &[], cumulative: &[6], sum: 90.0, native: Some(native) };
+/// fill_metric(&mut m, [("route", "/")], value, 0);
+/// let h = m.histogram.unwrap();
+/// let span = |o, l| proto::BucketSpan { offset: Some(o), length: Some(l) };
+/// // A gap of three empty buckets starts a new span.
+/// assert_eq!(h.positive_span, [span(1, 2), span(3, 1)]);
+/// assert_eq!(h.positive_delta, [3, -2, 1]);
+/// ```
+pub fn fill_metric<'a>(
+    metric: &mut Metric,
+    labels: impl IntoIterator<Item = (&'a str, &'a str)>,
+    value: Value<'_>,
+    created_unix_ns: u64,
+) {
+    set_labels(&mut metric.label, labels);
+    metric.timestamp_ms = None;
+    metric.untyped = None;
+    let created = timestamp(created_unix_ns);
+    match value {
+        Value::Counter(v) => {
+            metric.gauge = None;
+            metric.summary = None;
+            metric.histogram = None;
+            let c = metric.counter.get_or_insert_with(Default::default);
+            c.value = Some(v);
+            c.exemplar = None;
+            c.created_timestamp = created;
+        }
+        Value::Gauge(v) => {
+            metric.counter = None;
+            metric.summary = None;
+            metric.histogram = None;
+            let g = metric.gauge.get_or_insert_with(Default::default);
+            g.value = Some(v);
+        }
+        Value::Histogram {
+            bounds,
+            cumulative,
+            sum,
+            native,
+        } => {
+            metric.gauge = None;
+            metric.counter = None;
+            metric.summary = None;
+            let h = metric.histogram.get_or_insert_with(Default::default);
+            fill_histogram(h, bounds, cumulative, sum, native);
+            h.created_timestamp = created;
+        }
+        Value::Summary {
+            count,
+            sum,
+            quantiles,
+        } => {
+            metric.gauge = None;
+            metric.counter = None;
+            metric.histogram = None;
+            let s = metric.summary.get_or_insert_with(Default::default);
+            fill_summary(s, count, sum, quantiles);
+            s.created_timestamp = created;
+        }
+    }
+}
+
+fn set_labels<'a>(dst: &mut Vec<LabelPair>, labels: impl IntoIterator<Item = (&'a str, &'a str)>) {
+    let mut n = 0;
+    for (name, value) in labels {
+        if n == dst.len() {
+            dst.push(LabelPair::default());
+        }
+        let pair = &mut dst[n];
+        set_str(&mut pair.name, name);
+        set_str(&mut pair.value, value);
+        n += 1;
+    }
+    dst.truncate(n);
+}
+
+/// Sets an optional string field, reusing its buffer.
+fn set_str(dst: &mut Option<String>, s: &str) {
+    let d = dst.get_or_insert_with(String::new);
+    d.clear();
+    d.push_str(s);
+}
+
+fn timestamp(unix_ns: u64) -> Option<Timestamp> {
+    (unix_ns != 0).then_some(Timestamp {
+        seconds: (unix_ns / 1_000_000_000) as i64,
+        nanos: (unix_ns % 1_000_000_000) as i32,
+    })
+}
+
+fn fill_histogram(
+    h: &mut proto::Histogram,
+    bounds: &[f64],
+    cumulative: &[u64],
+    sum: f64,
+    native: Option<NativeBuckets<'_>>,
+) {
+    h.sample_count = Some(cumulative.last().copied().unwrap_or(0));
+    h.sample_count_float = None;
+    h.sample_sum = Some(sum);
+    // One bucket per bound; `+Inf` is `sample_count`. (`cumulative` has
+    // one more count than `bounds`, the `+Inf` one, which the zip drops.)
+    let n = bounds.len().min(cumulative.len());
+    h.bucket.resize_with(n, Default::default);
+    for ((b, &bound), &count) in h.bucket.iter_mut().zip(bounds).zip(cumulative) {
+        b.cumulative_count = Some(count);
+        b.upper_bound = Some(bound);
+        b.exemplar = None;
+        b.cumulative_count_float = None;
+    }
+    h.zero_count_float = None;
+    h.negative_count.clear();
+    h.positive_count.clear();
+    h.exemplars.clear();
+    match native {
+        None => {
+            h.schema = None;
+            h.zero_threshold = None;
+            h.zero_count = None;
+            h.negative_span.clear();
+            h.negative_delta.clear();
+            h.positive_span.clear();
+            h.positive_delta.clear();
+        }
+        Some(nb) => {
+            h.schema = Some(nb.schema);
+            h.zero_threshold = Some(nb.zero_threshold);
+            h.zero_count = Some(nb.zero_count);
+            spans_and_deltas(nb.negative, &mut h.negative_span, &mut h.negative_delta);
+            spans_and_deltas(nb.positive, &mut h.positive_span, &mut h.positive_delta);
+            // As metrics.proto asks (and client_golang does): without it,
+            // an empty native histogram would parse as a classic one.
+            if nb.zero_threshold == 0.0
+                && nb.zero_count == 0
+                && h.positive_span.is_empty()
+                && h.negative_span.is_empty()
+            {
+                h.positive_span.push(BucketSpan {
+                    offset: Some(0),
+                    length: Some(0),
+                });
+            }
+        }
+    }
+}
+
+/// The spans and delta-encoded counts of one side's buckets, as
+/// client_golang's `makeBuckets` makes them from its populated buckets
+/// (here: the non-zero counts of `run`). A gap of one or two empty
+/// buckets costs less as zero counts inside a span than as a new span.
+fn spans_and_deltas(run: BucketRun<'_>, spans: &mut Vec<BucketSpan>, deltas: &mut Vec<i64>) {
+    spans.clear();
+    deltas.clear();
+    let mut prev: i64 = 0;
+    let mut next_index: i64 = 0;
+    let mut push = |spans: &mut Vec<BucketSpan>, count: i64| {
+        if let Some(span) = spans.last_mut() {
+            *span.length.get_or_insert(0) += 1;
+        }
+        deltas.push(count.wrapping_sub(prev));
+        prev = count;
+    };
+    for (k, &count) in run.counts.iter().enumerate() {
+        if count == 0 {
+            continue;
+        }
+        let index = i64::from(run.offset) + k as i64;
+        let gap = index - next_index;
+        if spans.is_empty() || gap > 2 {
+            spans.push(BucketSpan {
+                offset: Some(gap as i32),
+                length: Some(0),
+            });
+        } else {
+            for _ in 0..gap {
+                push(spans, 0);
+            }
+        }
+        push(spans, count as i64);
+        next_index = index + 1;
+    }
+}
+
+fn fill_summary(s: &mut proto::Summary, count: u64, sum: f64, quantiles: &[Quantile]) {
+    s.sample_count = Some(count);
+    s.sample_sum = Some(sum);
+    s.quantile.resize_with(quantiles.len(), Default::default);
+    for (dst, q) in s.quantile.iter_mut().zip(quantiles) {
+        dst.quantile = Some(q.quantile);
+        dst.value = Some(q.value);
+    }
+}
+
+/// Appends every family of `snapshot`, then `extra`, each as one
+/// length-delimited `MetricFamily`.
+pub(crate) fn encode(snapshot: &Snapshot, extra: &[ExtraFamily<'_>], out: &mut Vec<u8>) {
+    let mut enc = Encoder::default();
+    for f in snapshot.families() {
+        if f.series().len() == 0 {
+            continue;
+        }
+        let kind = f.kind();
+        enc.begin(f.name(), kind, f.help(), f.unit());
+        for s in f.series() {
+            enc.series(s.labels(), s.value(), s.created_unix_ns());
+        }
+        enc.finish(out);
+    }
+    for f in extra {
+        if f.samples.is_empty() {
+            continue;
+        }
+        let kind = match f.kind {
+            Kind::Counter => Kind::Counter,
+            _ => Kind::Gauge,
+        };
+        enc.begin(f.name, kind, f.help, "");
+        for s in &f.samples {
+            let value = match kind {
+                Kind::Counter => Value::Counter(s.value),
+                _ => Value::Gauge(s.value),
+            };
+            enc.series(s.labels.iter().copied(), value, 0);
+        }
+        enc.finish(out);
+    }
+}
+
+/// Writes a family a series at a time, without holding its series as
+/// messages.
+///
+/// A message's encoding is the concatenation of its fields' encodings, so
+/// a `MetricFamily` with only name, help and type, then one holding just
+/// one series per series, then one with only the unit, concatenated, are
+/// byte for byte prost's encoding of the whole family (in tag order, as
+/// prost writes it); the tests check that.
+#[derive(Default)]
+struct Encoder {
+    /// Name, help and type of the current family.
+    head: MetricFamily,
+    /// Exactly one `Metric`, refilled for every series.
+    one: MetricFamily,
+    /// The unit of the current family, if any.
+    tail: MetricFamily,
+    /// The current family's series, encoded.
+    body: Vec<u8>,
+}
+
+impl Encoder {
+    fn begin(&mut self, name: &str, kind: Kind, help: &str, unit: &str) {
+        let n = self.head.name.get_or_insert_with(String::new);
+        n.clear();
+        n.push_str(name);
+        if kind == Kind::Counter {
+            n.push_str("_total");
+        }
+        set_str(&mut self.head.help, help);
+        self.head.r#type = Some(metric_type(kind) as i32);
+        if unit.is_empty() {
+            self.tail.unit = None;
+        } else {
+            set_str(&mut self.tail.unit, unit);
+        }
+        if self.one.metric.is_empty() {
+            self.one.metric.push(Metric::default());
+        }
+        self.body.clear();
+    }
+
+    fn series<'a>(
+        &mut self,
+        labels: impl Iterator<Item = (&'a str, &'a str)>,
+        value: Value<'_>,
+        created_unix_ns: u64,
+    ) {
+        fill_metric(&mut self.one.metric[0], labels, value, created_unix_ns);
+        put(&self.one, &mut self.body);
+    }
+
+    fn finish(&mut self, out: &mut Vec<u8>) {
+        let len = self.head.encoded_len() + self.body.len() + self.tail.encoded_len();
+        // UNWRAP: encoding into a `Vec` cannot run out of room.
+        prost::encode_length_delimiter(len, out).expect("a Vec grows");
+        put(&self.head, out);
+        out.extend_from_slice(&self.body);
+        put(&self.tail, out);
+    }
+}
+
+/// Appends `msg`'s encoding.
+fn put(msg: &MetricFamily, out: &mut Vec<u8>) {
+    // UNWRAP: encoding into a `Vec` cannot run out of room.
+    msg.encode(out).expect("a Vec grows");
+}
+
+#[cfg(test)]
+mod tests;
