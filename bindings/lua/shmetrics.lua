@@ -175,6 +175,13 @@ function Metric:_register()
     d.buckets, d.bucket_count = b, #self.buckets
     keep[3] = b
   end
+  if self.quantiles then
+    local q = ffi_new("double[?]", #self.quantiles, self.quantiles)
+    d.quantiles, d.quantile_count = q, #self.quantiles
+    keep[4] = q
+    d.max_age_ms = self.max_age_ms or 0
+    d.age_buckets = self.age_buckets or 0
+  end
   local fam = ffi_new("shmetrics_family")
   local rc = C.shmetrics_register(self.store, d, fam)
   if rc ~= OK then
@@ -493,6 +500,33 @@ function Prometheus:histogram(name, help, label_names, buckets, exptime)
   check_exptime(self, name, exptime)
   local b = copy_list(buckets or M.DEFAULT_BUCKETS, "buckets")
   return self:_metric(Histogram, 3, name, help, label_names, { buckets = b })
+end
+
+-- summary(name, help, label_names [, options]) registers a summary, which
+-- nginx-lua-prometheus does not have. Its count and sum cover every
+-- observation; options.quantiles (e.g. {0.5, 0.9, 0.99}) adds quantiles
+-- over a sliding window of options.max_age seconds (default 600) in
+-- options.age_buckets periods (default 5), merged across workers, each
+-- within 0.99% of the exact value. It is observed like a histogram.
+function Prometheus:summary(name, help, label_names, options)
+  local extra = {}
+  if options ~= nil then
+    if type(options) ~= "table" then
+      error("shmetrics: summary options must be a table", 2)
+    end
+    if options.quantiles ~= nil then
+      extra.quantiles = copy_list(options.quantiles, "quantiles")
+    end
+    if options.max_age ~= nil then
+      local ms = tonumber(options.max_age)
+      if ms == nil or ms <= 0 then
+        error("shmetrics: summary max_age must be a positive number of seconds", 2)
+      end
+      extra.max_age_ms = math.floor(ms * 1000 + 0.5)
+    end
+    extra.age_buckets = options.age_buckets
+  end
+  return self:_metric(Histogram, 4, name, help, label_names, extra)
 end
 
 -- Counts an error in the error counter and logs it.

@@ -153,6 +153,27 @@ test("histogram: nginx-lua-prometheus's default buckets, custom buckets, exact c
   eq(s["sizes_sum"], 550, "sum")
 end)
 
+test("summary: count, sum and quantiles over the window, merged", function()
+  local p, path = fresh()
+  local sm = p:summary("rt_seconds", "RT", { "route" }, { quantiles = { 0.5, 0.99 }, max_age = 300, age_buckets = 3 })
+  for i = 1, 100 do sm:observe(i / 100, { "/" }) end
+  local plain = p:summary("size_bytes", "sizes")
+  plain:observe(3)
+  local s = H.samples(H.dump(path))
+  eq(s['rt_seconds_count{route="/"}'], 100, "count")
+  local near = function(got, want, what)
+    assert(math.abs(got - want) <= want * 0.0099, what .. ": " .. tostring(got) .. " vs " .. want)
+  end
+  -- Ranks floor(q * 99) of 0.01 .. 1.00.
+  near(s['rt_seconds{route="/",quantile="0.5"}'], 0.50, "median")
+  near(s['rt_seconds{route="/",quantile="0.99"}'], 0.99, "p99")
+  eq(s["size_bytes_count"], 1, "plain count")
+  eq(s["size_bytes_sum"], 3, "plain sum")
+  H.raises(function() p:summary("s1", "h", nil, { quantiles = { 1.5 } }) end, "s1")
+  H.raises(function() p:summary("s2", "h", nil, { max_age = "long" }) end, "max_age")
+  H.raises(function() p:summary("s3", "h", nil, "opts") end, "must be a table")
+end)
+
 test("registration errors raise with the reason", function()
   local p = fresh()
   H.raises(function() p:counter("bad-name", "h") end, "bad-name")
