@@ -16,7 +16,7 @@ use crate::proc;
 use crate::shm;
 use crate::shm::layout::{slot_state, state, FamilyRec, SeriesRec, LAYOUT_VERSION};
 use crate::store::{decode_strs, FamilyType, Shape, Store};
-use crate::window::{self, Window, SET_HEADER};
+use crate::window::{self, Window};
 
 /// Counts and capacities of a store: its self-telemetry.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -961,7 +961,7 @@ impl Store {
             let headers = self
                 .map
                 .cells(slot as u32)
-                .get(header..header + sets * SET_HEADER);
+                .get(header..header + window::header_cells(sets));
             let counts = self
                 .map
                 .sketch(slot as u32)

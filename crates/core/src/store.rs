@@ -332,7 +332,11 @@ pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sets: u32) -> Shape {
         ),
         // The count and a header per quantile set (see `window`), then
         // the sum.
-        Kind::Summary => (sets.saturating_mul(SET_HEADER as u32).saturating_add(1), 1),
+        Kind::Summary => (
+            sets.saturating_mul(SET_HEADER as u32)
+                .saturating_add(1 + u32::from(sets > 0)),
+            1,
+        ),
     };
     Shape { ints, floats }
 }
@@ -1246,7 +1250,7 @@ impl Store {
         let headers = self
             .map
             .cells(slot)
-            .get(header..header.checked_add(n * SET_HEADER)?)?;
+            .get(header..header.checked_add(window::header_cells(n))?)?;
         let counts = self
             .map
             .sketch(slot)

@@ -11,7 +11,7 @@ use crate::family::{GaugeMode, Kind};
 use crate::proc;
 use crate::shm;
 use crate::store::{Series, Store};
-use crate::window::{self, SET_HEADER};
+use crate::window;
 
 /// Adds `v` to an f64 stored as bits. A compare-and-swap loop: std has no
 /// atomic f64, and no crate offers a float add on a cell we do not own.
@@ -139,7 +139,9 @@ impl Store {
         // the C ABI, say) gets an error here rather than a panic below.
         let ints = match s.kind {
             Kind::Histogram => s.n_bounds as usize + 1,
-            Kind::Summary => 1 + s.window.age_buckets as usize * SET_HEADER,
+            Kind::Summary if s.window.age_buckets != 0 => {
+                1 + window::header_cells(s.window.age_buckets as usize)
+            }
             _ => 1,
         };
         let (int_off, float_off) = (s.int_off as usize, s.float_off as usize);
@@ -267,7 +269,8 @@ impl Store {
                     // The quantile sketch. `record` checks the cells'
                     // bounds: a forged handle records nothing there.
                     let sets = s.window.age_buckets as usize;
-                    let headers = &c.region[c.int_off + 1..c.int_off + 1 + sets * SET_HEADER];
+                    let headers =
+                        &c.region[c.int_off + 1..c.int_off + 1 + window::header_cells(sets)];
                     let counts = self.map.sketch(c.slot);
                     let start = (s.sketch_off as usize).min(counts.len());
                     window::record(

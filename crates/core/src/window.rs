@@ -8,8 +8,10 @@
 //! `age_buckets` periods: between `max_age - period` and `max_age` of
 //! observations, as client_golang's age buckets do.
 //!
-//! Each set has a header of three integer cells in the series' ordinary
-//! cells, which every reader reads anyway:
+//! The series' ordinary cells, which every reader reads anyway, hold one
+//! cell saying which set is current until when (so that an observation
+//! needs no division to find its set), then a header of three integer
+//! cells per set:
 //! - the period it counts, plus one (0: never used; [`CLEARING`]: being
 //!   cleared by its owner);
 //! - the lowest and highest sketch cell it touched, so that a reader and a
@@ -33,6 +35,20 @@ use crate::sketch::SketchMapping;
 
 /// Integer cells of a set's header: period, low mark, high mark.
 pub(crate) const SET_HEADER: usize = 3;
+
+/// The header cells of a series with `sets` sets: the current-set cell,
+/// then each set's header.
+pub(crate) const fn header_cells(sets: usize) -> usize {
+    1 + sets * SET_HEADER
+}
+
+/// The current-set cell: the set in the low 8 bits (sets are at most 60),
+/// the time its period ends in the rest. Zero (never written, or reset)
+/// is never current.
+#[inline]
+fn current(cell: u64, now_ms: u64) -> Option<usize> {
+    (now_ms < cell >> 8).then_some((cell & 0xff) as usize)
+}
 
 /// The period word of a set being cleared.
 pub(crate) const CLEARING: u64 = u64::MAX;
@@ -68,7 +84,7 @@ impl Window {
 }
 
 /// Records `v` in this slot's sets of one series: `headers` are the
-/// series' `3 * age_buckets` header cells, `counts` its
+/// series' [`header_cells`] cells, `counts` its
 /// `age_buckets * mapping.cells()` sketch cells. Returns false when the
 /// observation could not be placed (another thread of this process kept
 /// its set in [`CLEARING`] for too long); the caller still counts it.
@@ -81,19 +97,26 @@ pub(crate) fn record(
     now_ms: u64,
     v: f64,
 ) -> bool {
-    let bins = mapping.cells();
-    let period = window.period(now_ms);
-    let k = (period % u64::from(window.age_buckets.max(1))) as usize;
-    let (Some(h), Some(set)) = (
-        headers.get(k * SET_HEADER..(k + 1) * SET_HEADER),
-        counts.get(k * bins..(k + 1) * bins),
-    ) else {
+    let Some((cur, sets)) = headers.split_first() else {
         return false;
     };
-    let stamp = h[0].load(Acquire);
-    if stamp != period && !rotate(h, set, stamp, period) {
+    let bins = mapping.cells();
+    // The fast path: the set of the current period, without a division.
+    let fast = current(cur.load(Relaxed), now_ms).and_then(|k| {
+        let h = sets.get(k * SET_HEADER..(k + 1) * SET_HEADER)?;
+        let stamp = h[0].load(Acquire);
+        (stamp != 0 && stamp != CLEARING).then_some((k, h))
+    });
+    let (k, h) = match fast {
+        Some(found) => found,
+        None => match find_set(cur, sets, counts, bins, window, now_ms) {
+            Some(found) => found,
+            None => return false,
+        },
+    };
+    let Some(set) = counts.get(k * bins..(k + 1) * bins) else {
         return false;
-    }
+    };
     let i = mapping.cell_of(v);
     // Marks first: a count is then never outside the range a reader
     // looks at once it sees the count.
@@ -107,6 +130,31 @@ pub(crate) fn record(
     }
     set[i].fetch_add(1, Relaxed);
     true
+}
+
+/// The set of the period `now_ms` is in, rotated if it held an older
+/// period, and remembered as current until the period ends.
+#[cold]
+#[inline(never)]
+fn find_set<'a>(
+    cur: &AtomicU64,
+    sets: &'a [AtomicU64],
+    counts: &[AtomicU64],
+    bins: usize,
+    window: Window,
+    now_ms: u64,
+) -> Option<(usize, &'a [AtomicU64])> {
+    let period = window.period(now_ms);
+    let k = (period % u64::from(window.age_buckets.max(1))) as usize;
+    let h = sets.get(k * SET_HEADER..(k + 1) * SET_HEADER)?;
+    let set = counts.get(k * bins..(k + 1) * bins)?;
+    let stamp = h[0].load(Acquire);
+    if stamp != period && !rotate(h, set, stamp, period) {
+        return None;
+    }
+    let ends = period.saturating_mul(u64::from(window.period_ms.max(1)));
+    cur.store(ends << 8 | k as u64, Relaxed);
+    Some((k, h))
 }
 
 /// The touched range of a set from its header, if any.
@@ -170,7 +218,8 @@ pub(crate) fn read_slot(
     tmp: &mut [u64],
 ) -> Option<(usize, usize)> {
     let mut touched: Option<(usize, usize)> = None;
-    for (k, h) in headers.chunks_exact(SET_HEADER).enumerate() {
+    let sets = headers.get(1..).unwrap_or(&[]);
+    for (k, h) in sets.chunks_exact(SET_HEADER).enumerate() {
         let Some(set) = counts.get(k * bins..(k + 1) * bins) else {
             break;
         };
@@ -204,7 +253,11 @@ pub(crate) fn read_slot(
 /// Zeroes a series' sets in one slot: the touched counts, then the
 /// headers. Used by reset and wipe, under the store lock.
 pub(crate) fn clear_slot(headers: &[AtomicU64], counts: &[AtomicU64], bins: usize) {
-    for (k, h) in headers.chunks_exact(SET_HEADER).enumerate() {
+    let Some((cur, sets)) = headers.split_first() else {
+        return;
+    };
+    cur.store(0, Relaxed);
+    for (k, h) in sets.chunks_exact(SET_HEADER).enumerate() {
         if let (Some((lo, hi)), Some(set)) = (marks(h, bins), counts.get(k * bins..(k + 1) * bins))
         {
             for c in &set[lo..=hi] {
@@ -221,7 +274,7 @@ pub(crate) fn clear_slot(headers: &[AtomicU64], counts: &[AtomicU64], bins: usiz
 /// next owner does not wait for a clear that nobody will finish. Their
 /// counts are cleared by the next rotation, which sees an old period.
 pub(crate) fn reset_clearing(headers: &[AtomicU64]) {
-    for h in headers.chunks_exact(SET_HEADER) {
+    for h in headers.get(1..).unwrap_or(&[]).chunks_exact(SET_HEADER) {
         if h[0].load(Relaxed) == CLEARING {
             h[0].store(0, Release);
         }
@@ -247,7 +300,7 @@ mod tests {
             age_buckets: 3,
             period_ms: 1000,
         };
-        let (h, c) = (cells(9), cells(3 * m.cells()));
+        let (h, c) = (cells(header_cells(3)), cells(3 * m.cells()));
         let mut acc = vec![0; m.cells()];
         let mut tmp = vec![0; m.cells()];
         assert!(record(&h, &c, &m, w, 500, 1.0));
@@ -275,10 +328,10 @@ mod tests {
             age_buckets: 2,
             period_ms: 1000,
         };
-        let (h, c) = (cells(6), cells(2 * m.cells()));
+        let (h, c) = (cells(header_cells(2)), cells(2 * m.cells()));
         assert!(record(&h, &c, &m, w, 10, 5.0));
         let k = (w.period(10) % 2) as usize;
-        h[k * SET_HEADER].store(CLEARING, Relaxed);
+        h[1 + k * SET_HEADER].store(CLEARING, Relaxed);
         let mut acc = vec![0; m.cells()];
         let mut tmp = vec![0; m.cells()];
         assert_eq!(
@@ -303,7 +356,7 @@ mod tests {
             age_buckets: 2,
             period_ms: 1000,
         };
-        let (h, c) = (cells(6), cells(2 * m.cells()));
+        let (h, c) = (cells(header_cells(2)), cells(2 * m.cells()));
         for v in [0.01, 0.5, 20.0] {
             record(&h, &c, &m, w, 1500, v);
         }

@@ -230,10 +230,10 @@ fn corrupt_sketch_headers_never_panic() {
     }
     let raw = RawStore::open(&path);
     // Series 1 (0 is the overflow series); its header cells follow the
-    // count, in slot 1's cells.
+    // count (the current-set cell, then 5 set headers), in slot 1's cells.
     let int_off = raw.u64(raw.series(1) + SERIES_INT_OFF);
     let slot1 = raw.cells_start(1);
-    for word in 1..=15 {
+    for word in 1..=16 {
         let at = slot1 + (int_off + word) * 8;
         let saved = raw.u64(at);
         for v in [0, 1, 4189, 4190, u64::MAX, u64::MAX - 1, 1 << 40] {
