@@ -4,10 +4,14 @@
 //! process's writer slot. No lock, no system call, no allocation (errors
 //! aside, which are cold).
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicU64,
+    Ordering::{Relaxed, Release},
+};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::family::{GaugeMode, Kind};
+use crate::native;
 use crate::proc;
 use crate::shm;
 use crate::store::{Series, Store};
@@ -138,6 +142,9 @@ impl Store {
         // Handles made by `Store::series` always pass; a forged one (through
         // the C ABI, say) gets an error here rather than a panic below.
         let ints = match s.kind {
+            Kind::Histogram if s.native != 0 => {
+                crate::store::classic_cells(s.n_bounds as usize, true) + native::HEADER
+            }
             Kind::Histogram => s.n_bounds as usize + 1,
             Kind::Summary => 1 + s.window.age_buckets as usize * SET_HEADER,
             _ => 1,
@@ -252,6 +259,9 @@ impl Store {
                 // Cells first: that checks the epoch, so a handle from
                 // before a wipe never reads the (since rewritten) bounds.
                 let c = self.cells_checked(&s)?;
+                if s.native != 0 {
+                    return self.observe_native(&s, &c, v);
+                }
                 let Some(bounds) = self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
                     return Err(handle_error(self, &s, &[Kind::Histogram]));
                 };
@@ -285,5 +295,54 @@ impl Store {
             }
             _ => Err(handle_error(self, &s, &[Kind::Histogram, Kind::Summary])),
         }
+    }
+
+    /// `observe` for a histogram with native buckets: the native bucket
+    /// (or zero count), then the classic bucket if any, then the sum.
+    ///
+    /// The classic increment is a Release, after the native one: a
+    /// reader that merges the classic counts, then fences (Acquire), then
+    /// reads the native buckets, sees every observation of a classic
+    /// bucket in a native one too. A snapshot then takes the count from
+    /// the native buckets, so that count == zero count + native buckets
+    /// exactly, and every classic bucket is at most the count.
+    #[inline(never)]
+    fn observe_native(&self, s: &Series, c: &Cells<'_>, v: f64) -> Result<()> {
+        let classic = crate::store::classic_cells(s.n_bounds as usize, true);
+        // `cells_checked` checked the header's cells.
+        let header = &c.region[c.int_off + classic..c.int_off + classic + native::HEADER];
+        // The schema and threshold: the handle's code (checked when the
+        // handle was made or rebuilt), the family record's threshold. A
+        // forged handle may name another family: its threshold then
+        // misplaces values of the same store, nothing worse.
+        let schema = native::schema_of(s.native).unwrap_or(native::MIN_SCHEMA);
+        let threshold = self
+            .map
+            .families()
+            .get(s.family as usize)
+            .map_or(f64::NAN, |f| {
+                f64::from_bits(f.native_zero_threshold.load(Relaxed))
+            });
+        let counts = self.map.sketch(c.slot);
+        let start = (s.sketch_off as usize).min(counts.len());
+        let end = start
+            .saturating_add(2 * native::bins(schema))
+            .min(counts.len());
+        native::record(
+            header,
+            &counts[start..end],
+            schema,
+            threshold,
+            self.native_tables,
+            v,
+        );
+        if classic > 0 {
+            let Some(bounds) = self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
+                return Err(handle_error(self, s, &[Kind::Histogram]));
+            };
+            c.int(bucket_index(bounds, v)).fetch_add(1, Release);
+        }
+        add_f64(c.float(), v);
+        Ok(())
     }
 }
