@@ -241,7 +241,9 @@ pub enum Value<'a> {
         /// histogram.
         bounds: &'a [f64],
         /// Cumulative counts, one per bound and a last one for `+Inf`,
-        /// which is also the count.
+        /// which is also the count. With native buckets the count is
+        /// their total (zero bucket included), exactly, in every
+        /// snapshot; the classic counts never exceed it.
         cumulative: &'a [u64],
         /// The sum of observations.
         sum: f64,
@@ -274,6 +276,11 @@ pub struct Quantile {
 /// them: bucket `i` of the positive side holds the values in
 /// `(base^(i-1), base^i]`, with `base = 2^(2^-schema)`; the negative side
 /// mirrors it; magnitudes up to `zero_threshold` count in the zero bucket.
+///
+/// From the store, `schema` is the family's, or lower when the snapshot
+/// reduced the resolution to the family's bucket limit; `zero_threshold`
+/// is the effective one (at least 2^-64); each run goes from the first to
+/// the last non-empty bucket of its side. See [`crate::NativeOpts`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NativeBuckets<'a> {
     /// The resolution, from -4 to 8.

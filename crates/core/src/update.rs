@@ -242,7 +242,8 @@ impl Store {
     /// Records an observation in a histogram or a summary.
     ///
     /// A histogram's count is the sum of its buckets, so every snapshot has
-    /// `+Inf == _count`, whatever runs concurrently.
+    /// `+Inf == _count`, whatever runs concurrently; with native buckets,
+    /// the sum of the native buckets (see [`crate::NativeOpts`]).
     ///
     /// # Errors
     /// [`ErrorKind::InvalidValue`] if `v` is NaN.
