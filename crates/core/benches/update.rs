@@ -72,6 +72,13 @@ fn updates(c: &mut Criterion) {
             .series(&requests, &["GET", &format!("/r/{i}"), "200"])
             .unwrap();
     }
+    let native = store
+        .register(
+            &FamilyDesc::new("http_latency_native_seconds", Kind::Histogram)
+                .labels(&["route"])
+                .native(shmetrics_core::NativeOpts::default()),
+        )
+        .unwrap();
     let labels = ["GET", "/api/v1/users", "200"];
     let counter = store.series(&requests, &labels).unwrap();
     let hist = store.series(&latency, &["/api/v1/users"]).unwrap();
@@ -102,6 +109,14 @@ fn updates(c: &mut Criterion) {
         })
     });
 
+    let native_hist = store.series(&native, &["/api/v1/users"]).unwrap();
+    let mut i = 0;
+    g.bench_function("histogram_observe (native, schema 3)", |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            store.observe(black_box(native_hist), values[i]).unwrap()
+        })
+    });
     g.bench_function("counter_inc, 2 threads (same series)", |b| {
         b.iter_custom(|iters| {
             on_threads(2, iters, &|_, _| {

@@ -210,6 +210,67 @@ impl Default for SummaryOpts {
     }
 }
 
+/// Native (exponential) histogram options, named after client_golang's
+/// `NativeHistogramBucketFactor`, `NativeHistogramZeroThreshold` and
+/// `NativeHistogramMaxBucketNumber`.
+///
+/// Bucket `i` of the positive side holds the values in
+/// `(base^(i-1), base^i]` (upper bound inclusive), with `base =
+/// 2^(2^-schema)`; the negative side mirrors it. The schema is picked
+/// from `bucket_factor` as client_golang picks it: the coarsest in -4..=8
+/// whose `base` is at most `bucket_factor`. The default factor 1.1 gives
+/// schema 3 (`base` ≈ 1.0905: any quantile Prometheus estimates from the
+/// buckets is within about 4.4% of the value at that rank).
+///
+/// **Storage.** Every writer keeps dense counts at the family's schema for
+/// magnitudes in `(2^-64, 2^64]` on each side: `128 × 2^schema` buckets a
+/// side (8 at schema -4, 1,024 at schema 3, 32,768 at schema 8), so
+/// `2 × 128 × 2^schema` sketch cells per series and writer (schema 3:
+/// 2,048 cells, 16 KiB of address space). The store file is sparse and a
+/// writer touches only the pages its values fall in, so this costs
+/// address space ([`crate::Options::sketch_cells_per_writer`]) more than
+/// memory.
+///
+/// **Range.** The *effective* zero threshold is `max(zero_threshold,
+/// 2^-64)`: magnitudes up to it count in the zero bucket, and that is the
+/// threshold exposed. Magnitudes above `2^64` (and ±Inf) count in the top
+/// bucket of their side.
+///
+/// **Bucket limit.** `max_buckets` is applied when a snapshot is taken,
+/// not when a value is observed: while more than `max_buckets` buckets
+/// (both sides) are populated and the schema is above -4, the snapshot
+/// halves the resolution (merging pairs of buckets). Because every
+/// writer keeps the full resolution, a reduction is never permanent (in
+/// client_golang it lasts until the histogram is reset): a later
+/// snapshot with fewer populated buckets shows the configured schema
+/// again.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NativeOpts {
+    /// The largest acceptable ratio between the bounds of two neighbouring
+    /// buckets; must be greater than 1 (default 1.1).
+    pub bucket_factor: f64,
+    /// Magnitudes up to this count in the zero bucket; finite and
+    /// non-negative (default 2^-128, client_golang's
+    /// `DefNativeHistogramZeroThreshold`; the store raises it to 2^-64).
+    pub zero_threshold: f64,
+    /// The most populated buckets a snapshot shows before it lowers the
+    /// resolution; 0 for no limit (default 160).
+    pub max_buckets: u32,
+}
+
+impl Default for NativeOpts {
+    fn default() -> NativeOpts {
+        NativeOpts {
+            bucket_factor: 1.1,
+            zero_threshold: DEFAULT_NATIVE_ZERO_THRESHOLD,
+            max_buckets: 160,
+        }
+    }
+}
+
+/// client_golang's `DefNativeHistogramZeroThreshold`: 2^-128.
+pub const DEFAULT_NATIVE_ZERO_THRESHOLD: f64 = 2.938_735_877_055_719e-39;
+
 /// A family definition: what [`crate::Store::register`] takes.
 ///
 /// ```
@@ -234,8 +295,14 @@ pub struct FamilyDesc {
     /// `_<unit>`.
     pub unit: String,
     /// Histogram bucket upper bounds, strictly increasing, without `+Inf`.
-    /// Empty means [`DEFAULT_BUCKETS`].
+    /// Empty means [`DEFAULT_BUCKETS`], except for a histogram with
+    /// native buckets, which then has no classic buckets (as in
+    /// client_golang).
     pub buckets: Vec<f64>,
+    /// Native (exponential) histogram buckets, for a histogram that has
+    /// them. With `buckets` left empty the histogram is native only; with
+    /// `buckets` it has both. See [`NativeOpts`].
+    pub native: Option<NativeOpts>,
     /// How gauges combine across processes.
     pub gauge_mode: GaugeMode,
     /// Summary options.
@@ -255,6 +322,7 @@ impl FamilyDesc {
             label_names: Vec::new(),
             unit: String::new(),
             buckets: Vec::new(),
+            native: None,
             gauge_mode: GaugeMode::default(),
             summary: SummaryOpts::default(),
             max_series: 0,
@@ -276,6 +344,22 @@ impl FamilyDesc {
     /// Sets the histogram buckets.
     pub fn buckets(mut self, buckets: &[f64]) -> FamilyDesc {
         self.buckets = buckets.to_vec();
+        self
+    }
+
+    /// Gives a histogram native (exponential) buckets. Without classic
+    /// [`FamilyDesc::buckets`] it is then a native-only histogram.
+    ///
+    /// ```
+    /// use shmetrics_core::{FamilyDesc, Kind, NativeOpts};
+    /// let latency = FamilyDesc::new("rpc_seconds", Kind::Histogram).native(NativeOpts::default());
+    /// let both = FamilyDesc::new("rpc_seconds", Kind::Histogram)
+    ///     .buckets(&[0.1, 1.0])
+    ///     .native(NativeOpts { max_buckets: 100, ..NativeOpts::default() });
+    /// # let _ = (latency, both);
+    /// ```
+    pub fn native(mut self, opts: NativeOpts) -> FamilyDesc {
+        self.native = Some(opts);
         self
     }
 
@@ -355,14 +439,17 @@ impl FamilyDesc {
         }
         match d.kind {
             Kind::Histogram => {
-                if d.buckets.is_empty() {
+                if let Some(n) = &d.native {
+                    check_native(n)?;
+                }
+                if d.buckets.is_empty() && d.native.is_none() {
                     d.buckets = DEFAULT_BUCKETS.to_vec();
                 }
                 if d.buckets.last() == Some(&f64::INFINITY) {
                     d.buckets.pop();
                 }
                 check_increasing(&d.buckets, "bucket bounds")?;
-                if d.buckets.is_empty() {
+                if d.buckets.is_empty() && d.native.is_none() {
                     return Err(options(
                         "a histogram needs at least one finite bucket bound",
                     ));
@@ -410,11 +497,33 @@ impl FamilyDesc {
         } else if d.summary != SummaryOpts::default() {
             return Err(options("summary options are only for summaries"));
         }
+        if d.kind != Kind::Histogram && d.native.is_some() {
+            return Err(options(format!(
+                "native buckets are only for histograms, not {}s",
+                d.kind.as_str()
+            )));
+        }
         if d.kind != Kind::Gauge && d.gauge_mode != GaugeMode::default() {
             return Err(options("a gauge mode is only for gauges"));
         }
         Ok(d)
     }
+}
+
+fn check_native(n: &NativeOpts) -> Result<()> {
+    if !(n.bucket_factor > 1.0 && n.bucket_factor.is_finite()) {
+        return Err(options(format!(
+            "a native histogram's bucket factor must be finite and greater than 1, got {}",
+            n.bucket_factor
+        )));
+    }
+    if !(n.zero_threshold >= 0.0 && n.zero_threshold.is_finite()) {
+        return Err(options(format!(
+            "a native histogram's zero threshold must be finite and not negative, got {}",
+            n.zero_threshold
+        )));
+    }
+    Ok(())
 }
 
 fn invalid(msg: impl Into<String>) -> Error {

@@ -36,6 +36,7 @@
 
 mod error;
 mod family;
+mod native;
 mod proc;
 #[allow(unsafe_code)]
 mod shm;
@@ -47,8 +48,9 @@ mod window;
 
 pub use error::{Error, ErrorKind, Result};
 pub use family::{
-    check_label_name, check_metric_name, FamilyDesc, GaugeMode, Kind, SummaryOpts, DEFAULT_BUCKETS,
-    MAX_AGE_BUCKETS, MAX_BUCKETS, MAX_LABELS, MAX_QUANTILES, OVERFLOW_LABEL, PID_LABEL,
+    check_label_name, check_metric_name, FamilyDesc, GaugeMode, Kind, NativeOpts, SummaryOpts,
+    DEFAULT_BUCKETS, DEFAULT_NATIVE_ZERO_THRESHOLD, MAX_AGE_BUCKETS, MAX_BUCKETS, MAX_LABELS,
+    MAX_QUANTILES, OVERFLOW_LABEL, PID_LABEL,
 };
 pub use snapshot::{
     BucketRun, FamilyView, NativeBuckets, Quantile, SeriesView, Snapshot, StoreStats, Value,

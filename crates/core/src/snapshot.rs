@@ -6,16 +6,17 @@
 
 use std::ops::Range;
 use std::sync::atomic::{
-    AtomicU64,
+    fence, AtomicU64,
     Ordering::{Acquire, Relaxed},
 };
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::family::{GaugeMode, Kind, OVERFLOW_LABEL, PID_LABEL};
+use crate::native::{self, Native};
 use crate::proc;
 use crate::shm;
 use crate::shm::layout::{slot_state, state, FamilyRec, SeriesRec, LAYOUT_VERSION};
-use crate::store::{decode_strs, FamilyType, Shape, Store};
+use crate::store::{classic_cells, decode_strs, FamilyType, Shape, Store};
 use crate::window::{self, Window};
 
 /// Counts and capacities of a store: its self-telemetry.
@@ -102,6 +103,8 @@ struct FamilyEntry {
     quantiles: Range<u32>,
     /// A summary's quantile window (`age_buckets` 0 for none).
     window: Window,
+    /// A histogram's native buckets, if it has them.
+    native: Option<Native>,
     /// This refresh's series, in `Snapshot::series`.
     series: Range<u32>,
     overflows: u64,
@@ -126,7 +129,23 @@ struct SeriesEntry {
     counts: u32,
     /// Index into `Snapshot::quantiles` of a summary's first quantile.
     quantiles: u32,
+    /// Index into `Snapshot::natives` of a native histogram's buckets.
+    native: u32,
     created_unix_ns: u64,
+}
+
+/// A native histogram series' buckets as merged by the last refresh.
+#[derive(Clone, Debug)]
+struct NativeEntry {
+    /// The schema after any resolution reduction.
+    schema: i32,
+    zero_threshold: f64,
+    zero_count: u64,
+    /// The zero count plus every bucket: the histogram's count.
+    total: u64,
+    /// Negative, then positive side: the first bucket index, and a range
+    /// of `Snapshot::native_counts`.
+    runs: [(i32, Range<u32>); 2],
 }
 
 /// A decoded series record. Records never change once published (until a
@@ -157,6 +176,9 @@ struct Cache {
     sketch_tmp: Vec<u64>,
     /// Estimates of one series' quantiles.
     estimates: Vec<f64>,
+    /// A native histogram's merged buckets (both sides): kept zeroed
+    /// between series.
+    native_acc: Vec<u64>,
     /// Family records decoded so far (each is final: live, dead or corrupt).
     families_done: u32,
     /// Store family index -> index in `Snapshot::families`.
@@ -182,6 +204,10 @@ pub struct Snapshot {
     numbers: Vec<f64>,
     counts: Vec<u64>,
     quantiles: Vec<Quantile>,
+    /// Native histograms' buckets, one entry per member of a native
+    /// family (in member order), and their counts.
+    natives: Vec<NativeEntry>,
+    native_counts: Vec<u64>,
     pids: String,
     stats: StoreStats,
     cache: Cache,
@@ -215,7 +241,9 @@ pub enum Value<'a> {
         /// histogram.
         bounds: &'a [f64],
         /// Cumulative counts, one per bound and a last one for `+Inf`,
-        /// which is also the count.
+        /// which is also the count. With native buckets the count is
+        /// their total (zero bucket included), exactly, in every
+        /// snapshot; the classic counts never exceed it.
         cumulative: &'a [u64],
         /// The sum of observations.
         sum: f64,
@@ -248,6 +276,11 @@ pub struct Quantile {
 /// them: bucket `i` of the positive side holds the values in
 /// `(base^(i-1), base^i]`, with `base = 2^(2^-schema)`; the negative side
 /// mirrors it; magnitudes up to `zero_threshold` count in the zero bucket.
+///
+/// From the store, `schema` is the family's, or lower when the snapshot
+/// reduced the resolution to the family's bucket limit; `zero_threshold`
+/// is the effective one (at least 2^-64); each run goes from the first to
+/// the last non-empty bucket of its side. See [`crate::NativeOpts`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NativeBuckets<'a> {
     /// The resolution, from -4 to 8.
@@ -389,11 +422,25 @@ impl<'a> SeriesView<'a> {
                 }
                 .buckets();
                 let c = self.s.counts as usize;
+                let native = self.f.native.and_then(|_| {
+                    let e = self.snap.natives.get(self.s.native as usize)?;
+                    let run = |(offset, r): &(i32, Range<u32>)| BucketRun {
+                        offset: *offset,
+                        counts: &self.snap.native_counts[r.start as usize..r.end as usize],
+                    };
+                    Some(NativeBuckets {
+                        schema: e.schema,
+                        zero_threshold: e.zero_threshold,
+                        zero_count: e.zero_count,
+                        negative: run(&e.runs[0]),
+                        positive: run(&e.runs[1]),
+                    })
+                });
                 Value::Histogram {
                     bounds,
                     cumulative: &self.snap.counts[c..c + bounds.len() + 1],
                     sum: n,
-                    native: None,
+                    native,
                 }
             }
             Kind::Summary => {
@@ -655,6 +702,33 @@ impl Store {
             }
         }
 
+        // The native buckets, read after the classic counts: see
+        // `Store::observe_native` for why this order (and this fence)
+        // makes every classic count at most the native total.
+        fence(Acquire);
+        snap.natives.clear();
+        snap.native_counts.clear();
+        for (fi, fam) in snap.families.iter().enumerate() {
+            let Some(n) = fam.native else {
+                continue;
+            };
+            let classic = classic_cells(fam.bounds.len(), true);
+            let cells = n.cells();
+            if snap.cache.native_acc.len() < cells {
+                snap.cache.native_acc.resize(cells, 0);
+            }
+            for m in &snap.cache.members[fi] {
+                let e = self.native_series(
+                    &life,
+                    n,
+                    (m.int_off as usize + classic, m.sketch_off as usize),
+                    &mut snap.cache.native_acc[..cells],
+                    &mut snap.native_counts,
+                );
+                snap.natives.push(e);
+            }
+        }
+
         // Emit this refresh's series, family by family.
         snap.series.clear();
         snap.numbers.clear();
@@ -668,10 +742,16 @@ impl Store {
         let recs = self.map.series();
         let fam_recs = self.map.families();
         let slots = self.map.slots();
+        let mut native_next = 0u32;
         for (fi, fam) in snap.families.iter_mut().enumerate() {
             fam.overflows = fam_recs[fam.raw as usize].overflows.load(Relaxed);
             let first = snap.series.len() as u32;
             for m in &snap.cache.members[fi] {
+                // Every member of a native family has an entry, in order.
+                let native_k = native_next;
+                if fam.native.is_some() {
+                    native_next += 1;
+                }
                 if recs[m.id as usize].state.load(Acquire) != state::LIVE {
                     continue; // deleted since it was decoded
                 }
@@ -690,6 +770,7 @@ impl Store {
                     number: snap.numbers.len() as u32,
                     counts: snap.counts.len() as u32,
                     quantiles: snap.quantiles.len() as u32,
+                    native: native_k,
                     created_unix_ns: m.created_unix_ns,
                 };
                 // Checked indexing: the offsets were validated when the
@@ -704,10 +785,27 @@ impl Store {
                     // Integral increments, plus fractional ones.
                     Kind::Counter => snap.numbers.push(ints[0] as f64 + float),
                     Kind::Histogram => {
+                        let classic = classic_cells(fam.bounds.len(), fam.native.is_some());
+                        let classic = &ints[..classic.min(ints.len())];
                         let mut running = 0u64;
-                        for c in ints {
-                            running = running.wrapping_add(*c);
-                            snap.counts.push(running);
+                        match snap.natives.get(native_k as usize) {
+                            Some(e) if fam.native.is_some() => {
+                                // The count is the native total; classic
+                                // buckets (but `+Inf`, which is the
+                                // count) are at most that.
+                                let finite = classic.len().saturating_sub(1);
+                                for c in &classic[..finite] {
+                                    running = running.wrapping_add(*c);
+                                    snap.counts.push(running.min(e.total));
+                                }
+                                snap.counts.push(e.total);
+                            }
+                            _ => {
+                                for c in classic {
+                                    running = running.wrapping_add(*c);
+                                    snap.counts.push(running);
+                                }
+                            }
                         }
                         snap.numbers.push(float);
                     }
@@ -815,6 +913,7 @@ impl Store {
             n_bounds,
             shape,
             window,
+            native,
             ..
         } = self.family_type(f)?;
         let c = &mut snap.cache;
@@ -862,6 +961,7 @@ impl Store {
                 bounds: b0..c.bounds.len() as u32,
                 quantiles: q0..c.quantiles.len() as u32,
                 window,
+                native,
                 series: 0..0,
                 overflows: 0,
             })
@@ -907,9 +1007,12 @@ impl Store {
                         return; // its family is still being registered
                     }
                     if let Some(out) = snap.cache.family_out[fam as usize] {
-                        let shape = snap.families[out as usize].shape;
-                        let sets = snap.families[out as usize].window.age_buckets;
-                        let sketch = u64::from(sets) * self.sketch.cells() as u64;
+                        let fam = &snap.families[out as usize];
+                        let shape = fam.shape;
+                        let sketch = match fam.native {
+                            Some(n) => n.cells() as u64,
+                            None => u64::from(fam.window.age_buckets) * self.sketch.cells() as u64,
+                        };
                         let io = rec.int_off.load(Relaxed);
                         let fo = rec.float_off.load(Relaxed);
                         let so = rec.sketch_off.load(Relaxed);
@@ -979,6 +1082,66 @@ impl Store {
                 acc[lo..=hi].fill(0);
             }
             None => out.extend(qs.iter().map(|_| f64::NAN)),
+        }
+    }
+
+    /// Merges a native histogram series' buckets over every slot that was
+    /// ever used (a dead process's observations stay counted), reduces
+    /// the resolution to the family's bucket limit and appends the runs
+    /// to `out`. `(header, sketch)` are the series' first native header
+    /// cell and first sketch cell; `acc` is `2 * bins` cells, zero, and
+    /// left zero.
+    fn native_series(
+        &self,
+        life: &[SlotLife],
+        n: Native,
+        (header, sketch): (usize, usize),
+        acc: &mut [u64],
+        out: &mut Vec<u64>,
+    ) -> NativeEntry {
+        let bins = n.bins();
+        let mut touched = [None; 2];
+        let mut zero_count = 0u64;
+        for (slot, l) in life.iter().enumerate() {
+            if *l == SlotLife::Unused {
+                continue;
+            }
+            let h = self
+                .map
+                .cells(slot as u32)
+                .get(header..header.saturating_add(native::HEADER));
+            let c = self
+                .map
+                .sketch(slot as u32)
+                .get(sketch..sketch.saturating_add(2 * bins));
+            if let (Some(h), Some(c)) = (h, c) {
+                let z = native::read_slot(h, c, bins, acc, &mut touched);
+                zero_count = zero_count.wrapping_add(z);
+            }
+        }
+        let (schema, runs) = native::reduce(acc, bins, n.schema, n.max_buckets, touched);
+        let mut total = zero_count;
+        let mut out_runs: [(i32, Range<u32>); 2] = [(0, 0..0), (0, 0..0)];
+        for (side, r) in runs.iter().enumerate() {
+            let counts = &acc[r.start..r.start + r.len];
+            total = counts.iter().fold(total, |t, c| t.wrapping_add(*c));
+            let start = out.len() as u32;
+            out.extend_from_slice(counts);
+            out_runs[side] = (r.offset, start..out.len() as u32);
+        }
+        // The runs lie within the touched ranges: zeroing those leaves
+        // the accumulator zero.
+        for (side, t) in touched.iter().enumerate() {
+            if let Some((lo, hi)) = t {
+                acc[side * bins + lo..=side * bins + hi].fill(0);
+            }
+        }
+        NativeEntry {
+            schema,
+            zero_threshold: n.zero_threshold,
+            zero_count,
+            total,
+            runs: out_runs,
         }
     }
 

@@ -9,6 +9,7 @@ use std::sync::{Mutex, TryLockError};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::family::{FamilyDesc, GaugeMode, Kind};
+use crate::native::{self, Native};
 use crate::proc;
 use crate::shm::layout::{self, slot_state, state, Capacities, FamilyRec, Fixed, TOMBSTONE};
 use crate::shm::{self, LockGuard, Mapping, FORK_GENERATION};
@@ -41,13 +42,17 @@ pub struct Options {
     pub max_writers: u32,
     /// 8-byte value cells per writer; `0` picks 16 per series.
     pub cells_per_writer: u64,
-    /// 8-byte sketch cells per writer, for summary quantiles. A summary
-    /// series with quantiles takes `age_buckets` × 4,189 of them (about
-    /// 164 KiB a writer with the default 5 age buckets). The file is
-    /// sparse and a writer touches only the cells its values fall in (a
-    /// latency spread over three decades touches about 350 a set), so
-    /// this costs address space, not memory. `0` picks 2,097,152 (16 MiB
-    /// of address space a writer: 100 such series).
+    /// 8-byte sketch cells per writer, for summary quantiles and native
+    /// histogram buckets. A summary series with quantiles takes
+    /// `age_buckets` × 4,189 of them (about 164 KiB a writer with the
+    /// default 5 age buckets); a native histogram series `2 × 128 ×
+    /// 2^schema` (2,048 at the default schema 3: 16 KiB a writer). The
+    /// file is sparse and a writer touches only the cells its values fall
+    /// in (a latency spread over three decades touches about 350 a
+    /// summary set, or 80 native buckets at schema 3), so this costs
+    /// address space, not memory. `0` picks 2,097,152 (16 MiB of address
+    /// space a writer: 100 such summary series, or 1,024 native ones at
+    /// schema 3).
     pub sketch_cells_per_writer: u64,
 }
 
@@ -149,6 +154,8 @@ pub struct Store {
     family_index: Mutex<FamilyIndex>,
     /// The summary sketch's mapping, the same in every process.
     pub(crate) sketch: SketchMapping,
+    /// The native histograms' bucket bounds, computed once per process.
+    pub(crate) native_tables: &'static native::Tables,
 }
 
 /// Family record positions by name, as read from the records by this
@@ -224,6 +231,8 @@ pub struct Family {
     pub(crate) overflow: u32,
     /// A summary's quantile window; `age_buckets` 0 for none.
     pub(crate) window: Window,
+    /// A histogram's native schema code ([`native::code`]); 0 for none.
+    pub(crate) native: u32,
 }
 
 impl Family {
@@ -256,6 +265,7 @@ impl Family {
             bounds_off: self.bounds_off,
             window: self.window,
             sketch_off,
+            native: self.native,
         }
     }
 }
@@ -280,6 +290,9 @@ pub struct Series {
     pub(crate) window: Window,
     /// First sketch cell in each slot's sketch region.
     pub(crate) sketch_off: u64,
+    /// A histogram's native schema code ([`native::code`]); 0 for none.
+    /// The zero threshold is read from the family record when needed.
+    pub(crate) native: u32,
 }
 
 impl Series {
@@ -310,24 +323,39 @@ pub(crate) struct FamilyType {
     pub shape: Shape,
     /// A summary's quantile window (`age_buckets` 0 for none).
     pub window: Window,
+    /// A histogram's native buckets, if it has them.
+    pub native: Option<Native>,
+}
+
+/// Classic integer cells of a histogram: a count per bucket including
+/// `+Inf`, or none for a native-only histogram (whose count is the sum
+/// of its native buckets).
+pub(crate) fn classic_cells(n_bounds: usize, native: bool) -> usize {
+    if native && n_bounds == 0 {
+        0
+    } else {
+        n_bounds.saturating_add(1)
+    }
 }
 
 /// The cell shape of a series of a family; `sets` is a summary's number
-/// of quantile sets (its age buckets, or 0 without quantiles).
-pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sets: u32) -> Shape {
+/// of quantile sets (its age buckets, or 0 without quantiles), `native`
+/// whether a histogram has native buckets.
+pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sets: u32, native: bool) -> Shape {
     let (ints, floats) = match kind {
         // Integral increments, then fractional ones.
         Kind::Counter => (1, 1),
         // A "written" marker (or the time of the last set, for the
         // most-recent modes), then the value.
         Kind::Gauge => (1, 1),
-        // One count per bucket including +Inf, then the sum.
-        // (Saturating: the values come from the file, which may be corrupt;
-        // a saturated shape never matches, so the record is rejected.)
+        // One count per classic bucket including +Inf, then the native
+        // header (see `native`), then the sum. (Saturating: the values
+        // come from the file, which may be corrupt; a saturated shape
+        // never matches, so the record is rejected.)
         Kind::Histogram => (
-            u32::try_from(n_bounds)
+            u32::try_from(classic_cells(n_bounds, native))
                 .unwrap_or(u32::MAX)
-                .saturating_add(1),
+                .saturating_add(if native { native::HEADER as u32 } else { 0 }),
             1,
         ),
         // The count and a header per quantile set (see `window`), then
@@ -406,7 +434,44 @@ fn def_hash(d: &FamilyDesc) -> u64 {
     }
     b.extend_from_slice(&(d.summary.max_age.as_millis() as u64).to_le_bytes());
     b.extend_from_slice(&d.summary.age_buckets.to_le_bytes());
+    // Native options as they act: the schema, the effective zero
+    // threshold and the bucket limit. (Absent for other families, whose
+    // hashes are then what they were before native buckets existed.)
+    if let Some(n) = native_of(d) {
+        b.extend_from_slice(b"native");
+        b.extend_from_slice(&n.schema.to_le_bytes());
+        b.extend_from_slice(&n.zero_threshold.to_bits().to_le_bytes());
+        b.extend_from_slice(&n.max_buckets.to_le_bytes());
+    }
     xxhash_rust::xxh3::xxh3_64(&b)
+}
+
+/// The native parameters of a normalized definition.
+fn native_of(d: &FamilyDesc) -> Option<Native> {
+    let n = d.native.as_ref()?;
+    Some(Native {
+        // `normalized` checked the factor.
+        schema: native::schema_for(n.bucket_factor).unwrap_or(native::MIN_SCHEMA),
+        zero_threshold: n.zero_threshold.max(native::MIN_ZERO_THRESHOLD),
+        max_buckets: n.max_buckets,
+    })
+}
+
+/// A series that uses sketch cells: where its header (in the integer
+/// cells) and its sketch cells start, and what they hold.
+#[derive(Clone, Copy, Debug)]
+struct SketchUse {
+    header: usize,
+    sketch: usize,
+    kind: SketchKind,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum SketchKind {
+    /// A summary's quantile sets (its age buckets).
+    Summary(u32),
+    /// A native histogram's buckets per side.
+    Native(usize),
 }
 
 enum Found {
@@ -445,6 +510,7 @@ impl Store {
             local: AtomicU64::new(u64::MAX),
             family_index: Mutex::new(FamilyIndex::default()),
             sketch: SketchMapping::summary(),
+            native_tables: native::Tables::get(),
         })
     }
 
@@ -623,8 +689,8 @@ impl Store {
             ErrorKind::Conflict,
             format!(
                 "{:?} is already registered as a {kind} with labels {labels:?} (gauge mode {mode}), \
-                 which differs from this {} with labels {:?} in its type, labels, buckets, unit, mode \
-                 or summary options",
+                 which differs from this {} with labels {:?} in its type, labels, buckets, native \
+                 bucket options, unit, mode or summary options",
                 d.name,
                 d.kind.as_str(),
                 d.label_names
@@ -647,7 +713,33 @@ impl Store {
             ints: f.int_cells.load(Relaxed),
             floats: f.float_cells.load(Relaxed),
         };
-        let sketch_cells = u64::from(f.summary_sketch_cells.load(Relaxed));
+        let sketch_cells = u64::from(f.sketch_cells.load(Relaxed));
+        let native_code = f.native_schema.load(Relaxed);
+        let native = if native_code == 0 {
+            None
+        } else {
+            // Native buckets: a histogram with a known schema, the bins
+            // of that schema, a zero threshold no lower than the store's
+            // and the sketch cells of two sides.
+            let schema = native::schema_of(native_code)?;
+            let n = Native {
+                schema,
+                zero_threshold: f64::from_bits(f.native_zero_threshold.load(Relaxed)),
+                max_buckets: f.native_max_buckets.load(Relaxed),
+            };
+            let ok = kind == Kind::Histogram
+                && f.native_bins.load(Relaxed) == n.bins() as u64
+                && n.zero_threshold >= native::MIN_ZERO_THRESHOLD
+                && n.zero_threshold.is_finite()
+                && sketch_cells == n.cells() as u64;
+            if !ok {
+                return None;
+            }
+            Some(n)
+        };
+        if kind == Kind::Histogram && native.is_none() && n_bounds == 0 {
+            return None; // a classic histogram has at least one bound
+        }
         let window = if kind == Kind::Summary && f.quantiles.len.load(Relaxed) > 0 {
             let age_buckets = f.summary_age_buckets.load(Relaxed);
             let period_ms = f.summary_max_age_ms.load(Relaxed) / u64::from(age_buckets.max(1));
@@ -662,7 +754,7 @@ impl Store {
             self.map
                 .arena_f64s(f.quantiles.off.load(Relaxed), f.quantiles.len.load(Relaxed))?;
             window
-        } else if sketch_cells != 0 {
+        } else if sketch_cells != 0 && native.is_none() {
             return None;
         } else {
             Window {
@@ -670,13 +762,20 @@ impl Store {
                 period_ms: 0,
             }
         };
-        (shape == cells_for(kind, n_bounds as usize, window.age_buckets)).then_some(FamilyType {
+        let expect = cells_for(
+            kind,
+            n_bounds as usize,
+            window.age_buckets,
+            native.is_some(),
+        );
+        (shape == expect).then_some(FamilyType {
             kind,
             mode,
             n_bounds,
             bounds_off,
             shape,
             window,
+            native,
         })
     }
 
@@ -695,7 +794,7 @@ impl Store {
             bounds_off,
             shape,
             window,
-            ..
+            native,
         } = self.family_type(f).ok_or_else(corrupt)?;
         Ok(Family {
             tag: self.tag,
@@ -709,6 +808,7 @@ impl Store {
             bounds_off,
             overflow: f.overflow_series.load(Relaxed).wrapping_sub(1),
             window,
+            native: native.map_or(0, |n| native::code(n.schema)),
         })
     }
 
@@ -735,8 +835,12 @@ impl Store {
         } else {
             0
         };
-        let sketch_cells = u64::from(sets) * self.sketch.cells() as u64;
-        let shape = cells_for(d.kind, d.buckets.len(), sets);
+        let native = native_of(d);
+        let sketch_cells = match native {
+            Some(n) => n.cells() as u64,
+            None => u64::from(sets) * self.sketch.cells() as u64,
+        };
+        let shape = cells_for(d.kind, d.buckets.len(), sets, native.is_some());
         let mut label_names = Vec::new();
         encode_strs(&mut label_names, &d.label_names);
         let empty: Vec<&str> = vec![""; d.label_names.len()];
@@ -799,7 +903,15 @@ impl Store {
         f.summary_max_age_ms
             .store(d.summary.max_age.as_millis() as u64, Relaxed);
         f.summary_age_buckets.store(d.summary.age_buckets, Relaxed);
-        f.summary_sketch_cells.store(sketch_cells as u32, Relaxed);
+        f.sketch_cells.store(sketch_cells as u32, Relaxed);
+        f.native_schema
+            .store(native.map_or(0, |n| native::code(n.schema)), Relaxed);
+        f.native_max_buckets
+            .store(native.map_or(0, |n| n.max_buckets), Relaxed);
+        f.native_zero_threshold
+            .store(native.map_or(0, |n| n.zero_threshold.to_bits()), Relaxed);
+        f.native_bins
+            .store(native.map_or(0, |n| n.bins() as u64), Relaxed);
         f.created_unix_ns.store(proc::unix_nanos(), Relaxed);
 
         // The overflow series: allocated now so that it exists when the
@@ -932,7 +1044,10 @@ impl Store {
 
     /// Sketch cells a series of `family` takes.
     fn sketch_cells_of(&self, family: &Family) -> u64 {
-        u64::from(family.window.age_buckets) * self.sketch.cells() as u64
+        match native::schema_of(family.native) {
+            Some(schema) => 2 * native::bins(schema) as u64,
+            None => u64::from(family.window.age_buckets) * self.sketch.cells() as u64,
+        }
     }
 
     /// Where `n` sketch cells would start, if they fit.
@@ -1214,59 +1329,75 @@ impl Store {
         h.hot.wipe_pending.store(0, Release);
     }
 
-    /// The summary series with quantile sketches, whatever their state:
-    /// each one's first header cell, first sketch cell, and sets.
-    fn sketch_series(&self) -> Vec<(usize, usize, u32)> {
-        let windows: Vec<u32> = self
+    /// The series that use sketch cells (summaries with quantiles and
+    /// native histograms), whatever their state.
+    fn sketch_series(&self) -> Vec<SketchUse> {
+        let uses: Vec<Option<(usize, SketchKind)>> = self
             .live_range_families()
             .iter()
-            .map(|f| self.family_type(f).map_or(0, |t| t.window.age_buckets))
+            .map(|f| {
+                let t = self.family_type(f)?;
+                if let Some(n) = t.native {
+                    let classic = classic_cells(t.n_bounds as usize, true);
+                    Some((classic, SketchKind::Native(n.bins())))
+                } else if t.window.age_buckets > 0 {
+                    Some((1, SketchKind::Summary(t.window.age_buckets)))
+                } else {
+                    None
+                }
+            })
             .collect();
         let used = self.map.header().alloc.series_used.load(Acquire);
         let used = used.min(self.map.fixed().max_series);
         self.map.series()[..used as usize]
             .iter()
             .filter_map(|rec| {
-                let sets = *windows.get(rec.family.load(Relaxed) as usize)?;
-                (sets > 0).then(|| {
-                    (
-                        rec.int_off.load(Relaxed) as usize + 1,
-                        rec.sketch_off.load(Relaxed) as usize,
-                        sets,
-                    )
+                let (header, kind) = (*uses.get(rec.family.load(Relaxed) as usize)?)?;
+                Some(SketchUse {
+                    header: (rec.int_off.load(Relaxed) as usize).checked_add(header)?,
+                    sketch: rec.sketch_off.load(Relaxed) as usize,
+                    kind,
                 })
             })
             .collect()
     }
 
-    /// The header cells and sketch cells of one series' sets in a slot;
-    /// `None` where a (corrupt) record points outside the regions.
-    fn sketch_cells_in(
-        &self,
-        slot: u32,
-        (header, sketch, sets): (usize, usize, u32),
-    ) -> Option<(&[AtomicU64], &[AtomicU64])> {
-        let n = sets as usize;
+    /// The header cells and sketch cells of one series in a slot; `None`
+    /// where a (corrupt) record points outside the regions.
+    fn sketch_cells_in(&self, slot: u32, u: SketchUse) -> Option<(&[AtomicU64], &[AtomicU64])> {
+        let (headers, cells) = match u.kind {
+            SketchKind::Summary(sets) => (
+                window::header_cells(sets as usize),
+                sets as usize * self.sketch.cells(),
+            ),
+            SketchKind::Native(bins) => (native::HEADER, 2 * bins),
+        };
         let headers = self
             .map
             .cells(slot)
-            .get(header..header.checked_add(window::header_cells(n))?)?;
+            .get(u.header..u.header.checked_add(headers)?)?;
         let counts = self
             .map
             .sketch(slot)
-            .get(sketch..sketch.checked_add(n * self.sketch.cells())?)?;
+            .get(u.sketch..u.sketch.checked_add(cells)?)?;
         Some((headers, counts))
     }
 
-    /// Zeroes the quantile sketches of every slot whose index passes
-    /// `which`: the cells their headers say were touched, then the headers.
+    /// Zeroes the quantile sketches and native buckets of every slot
+    /// whose index passes `which`: the cells their headers say were
+    /// touched, then the headers.
     fn zero_sketches(&self, which: impl Fn(u32) -> bool) {
         let series = self.sketch_series();
         let hwm = self.map.header().alloc.slots_hwm.load(Acquire);
         for slot in (0..=hwm.min(self.map.fixed().max_slots)).filter(|s| which(*s)) {
             for s in &series {
                 if let Some((headers, counts)) = self.sketch_cells_in(slot, *s) {
-                    window::clear_slot(headers, counts, self.sketch.cells());
+                    match s.kind {
+                        SketchKind::Summary(_) => {
+                            window::clear_slot(headers, counts, self.sketch.cells())
+                        }
+                        SketchKind::Native(bins) => native::clear_slot(headers, counts, bins),
+                    }
                 }
             }
         }
@@ -1357,8 +1488,12 @@ impl Store {
                     // starts with none.
                     self.zero_gauges(i);
                     // A dead owner may have died clearing a quantile set.
+                    // (Native buckets have nothing to repair: like classic
+                    // ones they only grow, and the new owner continues.)
                     for sk in self.sketch_series() {
-                        if let Some((headers, _)) = self.sketch_cells_in(i, sk) {
+                        if let (SketchKind::Summary(_), Some((headers, _))) =
+                            (sk.kind, self.sketch_cells_in(i, sk))
+                        {
                             window::reset_clearing(headers);
                         }
                     }
@@ -1528,6 +1663,22 @@ const NO_WINDOW: Window = Window {
     period_ms: 0,
 };
 
+/// The gauge mode and a histogram's native schema code share a word:
+/// the mode in the low 16 bits, the code in the high 16.
+fn pack_mode(mode: GaugeMode, native: u32) -> u32 {
+    mode as u32 | native << 16
+}
+
+/// The mode and the native code of [`pack_mode`]; `None` if either is
+/// not valid.
+fn unpack_mode(v: u32) -> Option<(GaugeMode, u32)> {
+    let native = v >> 16;
+    if native != 0 && native::schema_of(native).is_none() {
+        return None;
+    }
+    Some((GaugeMode::from_u32(v & 0xffff)?, native))
+}
+
 impl Family {
     /// The handle as plain integers, for the C ABI. Read back only with
     /// [`Family::from_raw`] of the same build.
@@ -1536,7 +1687,7 @@ impl Family {
         [
             pack(self.tag, self.epoch),
             pack(self.index, self.kind as u32),
-            pack(self.mode as u32, self.n_labels),
+            pack(pack_mode(self.mode, self.native), self.n_labels),
             pack(self.shape.ints, self.shape.floats),
             pack(self.n_bounds, self.overflow),
             if self.kind == Kind::Summary {
@@ -1560,12 +1711,14 @@ impl Family {
         let (n_bounds, overflow) = unpack(raw[4]);
         let kind = Kind::from_u32(kind)?;
         let summary = kind == Kind::Summary;
+        let (mode, native) = unpack_mode(mode)?;
         Some(Family {
             tag,
             epoch,
             index,
             kind,
-            mode: GaugeMode::from_u32(mode)?,
+            mode,
+            native,
             n_labels,
             shape: Shape { ints, floats },
             n_bounds,
@@ -1589,11 +1742,12 @@ impl Series {
             pack(self.tag, self.epoch),
             pack(self.id, self.family),
             pack(self.int_off, self.float_off),
-            pack(self.kind as u32, self.mode as u32),
+            pack(self.kind as u32, pack_mode(self.mode, self.native)),
+            // Sketch offsets are below 2^32 (`layout::MAX_CELLS`).
             if self.kind == Kind::Summary {
                 pack_window(self.window)
             } else {
-                self.n_bounds as u64
+                pack(self.n_bounds, self.sketch_off as u32)
             },
             if self.kind == Kind::Summary {
                 self.sketch_off
@@ -1616,6 +1770,8 @@ impl Series {
         let (kind, mode) = unpack(raw[3]);
         let kind = Kind::from_u32(kind)?;
         let summary = kind == Kind::Summary;
+        let (mode, native) = unpack_mode(mode)?;
+        let (n_bounds, hist_sketch_off) = unpack(raw[4]);
         Some(Series {
             tag,
             epoch,
@@ -1624,15 +1780,20 @@ impl Series {
             int_off,
             float_off,
             kind,
-            mode: GaugeMode::from_u32(mode)?,
-            n_bounds: if summary { 0 } else { raw[4] as u32 },
+            mode,
+            native,
+            n_bounds: if summary { 0 } else { n_bounds },
             bounds_off: if summary { 0 } else { raw[5] },
             window: if summary {
                 unpack_window(raw[4])
             } else {
                 NO_WINDOW
             },
-            sketch_off: if summary { raw[5] } else { 0 },
+            sketch_off: if summary {
+                raw[5]
+            } else {
+                u64::from(hist_sketch_off)
+            },
         })
     }
 }

@@ -15,6 +15,8 @@ mod file_mode;
 mod fuzz;
 #[path = "suite/names.rs"]
 mod names;
+#[path = "suite/native.rs"]
+mod native;
 #[path = "suite/snapshot_cache.rs"]
 mod snapshot_cache;
 #[path = "suite/summaries.rs"]

@@ -17,7 +17,7 @@ use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdout, Command, Stdio};
 
-use shmetrics_core::{FamilyDesc, GaugeMode, Kind, Options, Store, DEFAULT_BUCKETS};
+use shmetrics_core::{FamilyDesc, GaugeMode, Kind, NativeOpts, Options, Store, DEFAULT_BUCKETS};
 use shmetrics_expo::{encode, Format};
 
 /// Set in the child processes this test starts: the store to write to.
@@ -206,7 +206,8 @@ impl ExpectedFamily {
     /// here, independently of the store). `om_sum` says whether OpenMetrics
     /// may carry `_count` and `_sum`.
     fn histogram(&mut self, l: &[(&str, &str)], bounds: &[f64], obs: &[f64], created: u64) {
-        let om_sum = bounds[0] >= 0.0 && obs.iter().sum::<f64>() >= 0.0;
+        // (A native-only histogram has no bounds: `+Inf` only.)
+        let om_sum = bounds.first().is_none_or(|b| *b >= 0.0) && obs.iter().sum::<f64>() >= 0.0;
         for b in bounds.iter().chain(&[f64::INFINITY]) {
             let mut with_le = labels(l);
             with_le.push(("le".into(), le(*b)));
@@ -503,6 +504,45 @@ fn write_store(path: &Path) -> (Expected, Store, Vec<Child>) {
         store.observe(s, o).unwrap();
     }
     let ns = created("temperature_change", &[]);
+    exp.family(&desc).histogram(&[], &bounds, &obs, ns);
+
+    // Native histograms: the text formats carry what client_golang writes
+    // for them, the classic part: for a native-only one `+Inf`, `_count`
+    // and `_sum`.
+    let desc = FamilyDesc::new("native_seconds", Kind::Histogram)
+        .help("A native-only histogram.")
+        .labels(&["route"])
+        .native(NativeOpts::default());
+    let h = store.register(&desc).unwrap();
+    let f = exp.family(&desc);
+    let rows: [(&str, &[f64]); 3] = [
+        ("/a", &[0.25, 1.5, 1.5, 1e-30, 3e5]),
+        ("/b", &[]),
+        ("/c", &[-2.0, 0.5]),
+    ];
+    for (route, obs) in rows {
+        let s = store.series(&h, &[route]).unwrap();
+        for o in obs {
+            store.observe(s, *o).unwrap();
+        }
+        let ns = created("native_seconds", &[route]);
+        f.histogram(&[("route", route)], &[], obs, ns);
+    }
+    let bounds = [0.5, 5.0];
+    let desc = FamilyDesc::new("both_seconds", Kind::Histogram)
+        .help("Classic and native buckets.")
+        .buckets(&bounds)
+        .native(NativeOpts {
+            max_buckets: 2,
+            ..NativeOpts::default()
+        });
+    let h = store.register(&desc).unwrap();
+    let obs = [0.1, 0.5, 0.75, 2.0, 20.0];
+    let s = store.series(&h, &[]).unwrap();
+    for o in obs {
+        store.observe(s, o).unwrap();
+    }
+    let ns = created("both_seconds", &[]);
     exp.family(&desc).histogram(&[], &bounds, &obs, ns);
 
     // A summary.

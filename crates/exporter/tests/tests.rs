@@ -40,6 +40,7 @@ fn worker_process() {
     let arg = std::env::var(util::WORKER_ARG).unwrap_or_default();
     match mode.as_str() {
         "prometheus" => prometheus::worker(&store, &arg),
+        "native" => prometheus::native_worker(&store, &arg),
         "churn" => concurrent::worker(&store, &arg),
         other => panic!("unknown worker mode {other:?}"),
     }

@@ -482,6 +482,25 @@ typedef struct shmetrics_family_desc {
    * 0 = only the store's capacity limits it.
    */
   uint32_t max_series;
+  /**
+   * Histograms: native (exponential) buckets with this bucket factor
+   * (client_golang's `NativeHistogramBucketFactor`, greater than 1;
+   * 1.1 gives schema 3). 0 = no native buckets. A native histogram
+   * with `bucket_count` 0 has no classic buckets. Must be 0 for other
+   * types.
+   */
+  double native_bucket_factor;
+  /**
+   * Native histograms: the zero bucket's threshold; 0 = default
+   * (2^-128). The store raises it to at least 2^-64.
+   */
+  double native_zero_threshold;
+  /**
+   * Native histograms: the most populated buckets a scrape shows
+   * before the resolution is lowered; 0 = default (160), `UINT32_MAX`
+   * = no limit.
+   */
+  uint32_t native_max_buckets;
 } shmetrics_family_desc;
 
 /**

@@ -32,6 +32,9 @@ fn zeroed_desc() -> shmetrics_family_desc {
         max_age_ms: 0,
         age_buckets: 0,
         max_series: 0,
+        native_bucket_factor: 0.0,
+        native_zero_threshold: 0.0,
+        native_max_buckets: 0,
     }
 }
 
@@ -185,6 +188,40 @@ fn end_to_end() {
     assert_eq!(shmetrics_store_wipe(st.ptr), SHMETRICS_OK);
     assert_eq!(shmetrics_counter_inc(st.ptr, &ok), SHMETRICS_STALE_HANDLE);
     assert_eq!(series(&st, &f, &vals).0, SHMETRICS_STALE_HANDLE);
+}
+
+#[test]
+fn native_histograms() {
+    let st = open_store();
+    let mut d = zeroed_desc();
+    d.name = s("rpc_seconds");
+    d.kind = SHMETRICS_KIND_HISTOGRAM as u32;
+    d.native_bucket_factor = 2.0; // schema 0
+    let (r, f) = register(&st, &d);
+    assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+    let (r, h) = series(&st, &f, &[]);
+    assert_eq!(r, SHMETRICS_OK);
+    for v in [0.75, 3.0, 3.5] {
+        assert_eq!(shmetrics_observe(st.ptr, &h, v), SHMETRICS_OK);
+    }
+    // Native only: the text formats carry `+Inf`, `_count` and `_sum`.
+    let text = render(&st, 0);
+    assert!(
+        text.contains("rpc_seconds_bucket{le=\"+Inf\"} 3\nrpc_seconds_count 3\n"),
+        "{text}"
+    );
+    // The same definition is the same family; another factor conflicts.
+    assert_eq!(register(&st, &d), (SHMETRICS_OK, f));
+    d.native_bucket_factor = 1.1;
+    assert_eq!(register(&st, &d).0, SHMETRICS_CONFLICT);
+    // Native options need a bucket factor, and a histogram.
+    d.name = s("other");
+    d.native_bucket_factor = 0.0;
+    d.native_max_buckets = 10;
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
+    d.native_bucket_factor = 1.5;
+    d.kind = SHMETRICS_KIND_COUNTER as u32;
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
 }
 
 #[test]

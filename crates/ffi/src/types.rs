@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use shmetrics_core::{
-    Family, FamilyDesc, GaugeMode, Kind, Options, Series, Snapshot, Store, StoreStats,
+    Family, FamilyDesc, GaugeMode, Kind, NativeOpts, Options, Series, Snapshot, Store, StoreStats,
 };
 
 use crate::error::{shmetrics_result, FfiError};
@@ -276,6 +276,19 @@ pub struct shmetrics_family_desc {
     /// The most series this family may hold besides its overflow series;
     /// 0 = only the store's capacity limits it.
     pub max_series: u32,
+    /// Histograms: native (exponential) buckets with this bucket factor
+    /// (client_golang's `NativeHistogramBucketFactor`, greater than 1;
+    /// 1.1 gives schema 3). 0 = no native buckets. A native histogram
+    /// with `bucket_count` 0 has no classic buckets. Must be 0 for other
+    /// types.
+    pub native_bucket_factor: f64,
+    /// Native histograms: the zero bucket's threshold; 0 = default
+    /// (2^-128). The store raises it to at least 2^-64.
+    pub native_zero_threshold: f64,
+    /// Native histograms: the most populated buckets a scrape shows
+    /// before the resolution is lowered; 0 = default (160), `UINT32_MAX`
+    /// = no limit.
+    pub native_max_buckets: u32,
 }
 
 impl shmetrics_family_desc {
@@ -299,6 +312,26 @@ impl shmetrics_family_desc {
             d.summary.age_buckets = self.age_buckets;
         }
         d.max_series = self.max_series;
+        let native_set = self.native_bucket_factor != 0.0
+            || self.native_zero_threshold != 0.0
+            || self.native_max_buckets != 0;
+        if native_set {
+            let default = NativeOpts::default();
+            d.native = Some(NativeOpts {
+                // 0 with other native fields set: refused by `register`.
+                bucket_factor: self.native_bucket_factor,
+                zero_threshold: if self.native_zero_threshold == 0.0 {
+                    default.zero_threshold
+                } else {
+                    self.native_zero_threshold
+                },
+                max_buckets: match self.native_max_buckets {
+                    0 => default.max_buckets,
+                    u32::MAX => 0,
+                    n => n,
+                },
+            });
+        }
         Ok(d)
     }
 }

@@ -1,7 +1,7 @@
 //! What the worker and the tests agree on: family definitions, label
 //! values and the meaning of each ack word.
 
-use shmetrics_core::{FamilyDesc, GaugeMode, Kind};
+use shmetrics_core::{FamilyDesc, GaugeMode, Kind, NativeOpts};
 
 /// Ack words.
 pub mod word {
@@ -126,6 +126,33 @@ pub fn latencies(dist: &str, seed: u64, n: usize) -> Option<Vec<f64>> {
         _ => return None,
     };
     Some((0..n).map(&mut one).collect())
+}
+
+/// `native` mode: the native histogram family (no labels).
+pub const NATIVE: &str = "tk_native_seconds";
+
+/// The native-mode family: default options (schema 3) but no bucket
+/// limit, so that snapshots show every bucket at full resolution.
+pub fn native_hist() -> FamilyDesc {
+    FamilyDesc::new(NATIVE, Kind::Histogram).native(NativeOpts {
+        max_buckets: 0,
+        ..NativeOpts::default()
+    })
+}
+
+/// What a native-mode worker observes: lognormal latencies
+/// ([`latencies`]), every 7th negated and every 50th replaced by 0, so
+/// that both sides and the zero bucket are used.
+pub fn native_values(seed: u64, n: usize) -> Vec<f64> {
+    let mut v = latencies("lognormal", seed, n).expect("a known distribution");
+    for (i, x) in v.iter_mut().enumerate() {
+        if i % 50 == 49 {
+            *x = 0.0;
+        } else if i % 7 == 6 {
+            *x = -*x;
+        }
+    }
+    v
 }
 
 /// `incs` mode: the counter family (label `k`, one series `k="x"`).

@@ -10,6 +10,7 @@ mod fork;
 mod gauge_modes;
 mod kill_storm;
 mod lock_holder;
+mod native_histograms;
 mod scrape_during_kills;
 mod slot_reuse;
 mod summary_quantiles;

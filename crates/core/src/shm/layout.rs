@@ -179,14 +179,25 @@ pub(crate) struct FamilyRec {
     pub def_hash: AtomicU64,
     pub summary_max_age_ms: AtomicU64,
     pub summary_age_buckets: AtomicU32,
-    /// Sketch cells per series (`age_buckets` sets of the sketch's
-    /// cells), 0 for a summary without quantiles and for other types.
-    pub summary_sketch_cells: AtomicU32,
+    /// Sketch cells per series: a summary's `age_buckets` sets of the
+    /// quantile sketch's cells, a native histogram's two sides of
+    /// buckets; 0 otherwise.
+    pub sketch_cells: AtomicU32,
     pub created_unix_ns: AtomicU64,
     /// Float cells per series.
     pub float_cells: AtomicU32,
     pub _pad: AtomicU32,
-    pub reserved: [AtomicU64; 10],
+    /// A native histogram's schema plus 16; 0 for a family without
+    /// native buckets.
+    pub native_schema: AtomicU32,
+    /// A native histogram's limit on populated buckets (0: none).
+    pub native_max_buckets: AtomicU32,
+    /// A native histogram's effective zero threshold, as f64 bits.
+    pub native_zero_threshold: AtomicU64,
+    /// A native histogram's buckets per side (follows from the schema;
+    /// stored to check the record).
+    pub native_bins: AtomicU64,
+    pub reserved: [AtomicU64; 7],
 }
 
 /// A series: a family and one set of label values.

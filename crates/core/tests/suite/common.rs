@@ -12,7 +12,7 @@ use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use shmetrics_core::{ErrorKind, FamilyDesc, GaugeMode, Kind, Options, Store};
+use shmetrics_core::{ErrorKind, FamilyDesc, GaugeMode, Kind, NativeOpts, Options, Store};
 
 /// A temporary directory (under /dev/shm when possible, like real stores).
 pub fn tempdir() -> tempfile::TempDir {
@@ -81,6 +81,16 @@ pub fn populated_families() -> Vec<FamilyDesc> {
         FamilyDesc::new("size_bytes", Kind::Summary)
             .unit("bytes")
             .labels(&["kind"]),
+        // Classic and native buckets, at schema -2 (64 sketch cells a
+        // series) and a limit that the observations below exceed.
+        FamilyDesc::new("native_seconds", Kind::Histogram)
+            .labels(&["route"])
+            .buckets(&[1.0])
+            .native(NativeOpts {
+                bucket_factor: 16.0,
+                max_buckets: 3,
+                ..NativeOpts::default()
+            }),
     ]
 }
 
@@ -106,7 +116,7 @@ pub fn populate(store: &Store) {
                 }
                 Kind::Gauge => store.gauge_set(s, 3.0).unwrap(),
                 Kind::Histogram | Kind::Summary => {
-                    for v in [0.05, 0.7, 3.0, 100.0] {
+                    for v in [0.05, 0.7, -3.0, 100.0] {
                         store.observe(s, v).unwrap();
                     }
                 }
@@ -172,8 +182,14 @@ pub const SERIES_INT_OFF: u64 = 32;
 pub const SERIES_FLOAT_OFF: u64 = 40;
 /// In a family record: the bucket bounds span's length (bounds count).
 pub const FAMILY_BUCKETS_LEN: u64 = 88;
-/// In a family record: the summary sketch cells.
+/// In a family record: the sketch cells per series.
 pub const FAMILY_SKETCH_CELLS: u64 = 156;
+/// In a family record: the native schema code (schema + 16).
+pub const FAMILY_NATIVE_SCHEMA: u64 = 176;
+/// In a family record: the native zero threshold (f64 bits).
+pub const FAMILY_NATIVE_ZERO_THRESHOLD: u64 = 184;
+/// In a family record: the native buckets per side.
+pub const FAMILY_NATIVE_BINS: u64 = 192;
 
 /// A store file opened for raw reads and writes beside the mapping.
 pub struct RawStore {

@@ -187,6 +187,8 @@ fn mutate(muts: &[(prop::sample::Index, u64, Fill)]) -> Vec<u8> {
 fn kind_mode() -> impl Strategy<Value = u64> {
     prop_oneof![
         (1u64..=4, 1u64..=11).prop_map(|(k, m)| k | m << 32),
+        // A histogram with a native schema code (valid or not).
+        (1u64..=11, 0u64..=30).prop_map(|(m, n)| 3 | (m | n << 16) << 32),
         any::<u64>(),
     ]
 }

@@ -1,13 +1,14 @@
 //! The protobuf encoder: stores written through a real `Store`, encoded,
-//! decoded back with prost into the message structs and compared in full;
-//! native buckets and quantiles (which the store cannot hold yet) through
-//! `fill_metric` with hand-built values.
+//! decoded back with prost into the message structs and compared in full
+//! (native histograms included); edge cases of native buckets and
+//! quantiles through `fill_metric` with hand-built values.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use prost::Message;
 use shmetrics_core::{
-    BucketRun, FamilyDesc, GaugeMode, Kind, NativeBuckets, Options, Quantile, Store, Value,
+    BucketRun, FamilyDesc, GaugeMode, Kind, NativeBuckets, NativeOpts, Options, Quantile, Store,
+    Value,
 };
 
 use super::proto::*;
@@ -319,6 +320,109 @@ fn classic_histogram_has_no_inf_bucket() {
                 ]
             )
         }]
+    );
+}
+
+#[test]
+fn native_histograms_from_the_store() {
+    let f = fixture();
+    let s = &f.store;
+    // Native only, at schema 0 (bucket i is (2^(i-1), 2^i]).
+    let n = s
+        .register(
+            &FamilyDesc::new("native_seconds", Kind::Histogram)
+                .help("Native.")
+                .labels(&["route"])
+                .native(NativeOpts {
+                    bucket_factor: 2.0,
+                    ..NativeOpts::default()
+                }),
+        )
+        .unwrap();
+    let a = s.series(&n, &["/a"]).unwrap();
+    let obs = [0.0, 0.3, 0.3, 1.0, 3.0, 100.0, -2.0];
+    for o in obs {
+        s.observe(a, o).unwrap();
+    }
+    s.series(&n, &["/b"]).unwrap();
+    // Classic and native, at the default schema 3.
+    let b = s
+        .register(
+            &FamilyDesc::new("both_seconds", Kind::Histogram)
+                .help("Both.")
+                .buckets(&[1.0])
+                .native(NativeOpts::default()),
+        )
+        .unwrap();
+    let ab = s.series(&b, &[]).unwrap();
+    s.observe(ab, 0.5).unwrap();
+    s.observe(ab, 2.0).unwrap();
+
+    let threshold = 2f64.powi(-64);
+    let metric = |labels: Vec<LabelPair>, h: Histogram| Metric {
+        label: labels,
+        histogram: Some(Histogram {
+            created_timestamp: Some(CT),
+            zero_threshold: Some(threshold),
+            ..h
+        }),
+        ..Metric::default()
+    };
+    assert_eq!(
+        f.families(),
+        [
+            family(
+                "native_seconds",
+                "Native.",
+                MetricType::Histogram,
+                vec![
+                    metric(
+                        vec![label("route", "/a")],
+                        Histogram {
+                            sample_count: Some(7),
+                            sample_sum: Some(obs.iter().sum()),
+                            schema: Some(0),
+                            zero_count: Some(1),
+                            // 0.3 x2 in -1, 1.0 in 0, 3.0 in 2, then a
+                            // gap of four, 100 in 7.
+                            positive_span: vec![span(-1, 4), span(4, 1)],
+                            positive_delta: vec![2, -1, -1, 1, 0],
+                            negative_span: vec![span(1, 1)],
+                            negative_delta: vec![1],
+                            ..Histogram::default()
+                        }
+                    ),
+                    metric(
+                        vec![label("route", "/b")],
+                        Histogram {
+                            sample_count: Some(0),
+                            sample_sum: Some(0.0),
+                            schema: Some(0),
+                            zero_count: Some(0),
+                            ..Histogram::default()
+                        }
+                    ),
+                ]
+            ),
+            family(
+                "both_seconds",
+                "Both.",
+                MetricType::Histogram,
+                vec![metric(
+                    vec![],
+                    Histogram {
+                        sample_count: Some(2),
+                        sample_sum: Some(2.5),
+                        bucket: vec![bucket(1.0, 1)],
+                        schema: Some(3),
+                        zero_count: Some(0),
+                        positive_span: vec![span(-8, 1), span(15, 1)],
+                        positive_delta: vec![1, 0],
+                        ..Histogram::default()
+                    }
+                )]
+            ),
+        ]
     );
 }
 

@@ -2,13 +2,14 @@
 //! the store holds what this process and two worker processes wrote; the
 //! values are then read back through Prometheus' query API. Once as
 //! Prometheus scrapes by default (OpenMetrics), once with native histograms
-//! enabled, which makes it ask for the protobuf format first.
+//! enabled, which makes it ask for the protobuf format first; and a native
+//! histogram written by three processes, queried with `histogram_quantile`.
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+use shmetrics_core::{FamilyDesc, Kind, NativeOpts, Options, Store};
 
 use crate::util::*;
 
@@ -629,5 +630,173 @@ fn real_prometheus_scrapes_protobuf() {
     );
 
     drop(prom);
+    server.stop();
+}
+
+/// The native histogram family (the default options: schema 3).
+fn rpc_latency() -> FamilyDesc {
+    FamilyDesc::new("rpc_latency_seconds", Kind::Histogram)
+        .help("RPC latency, native buckets only.")
+        .native(NativeOpts::default())
+}
+
+/// What process `n` (0 for the test, 1 and 2 for the workers) observes:
+/// its share of `i / 1024` for `i` in 1..=1024, so that all three
+/// together observe every one once. Multiples of 2^-10: every sum is
+/// exact, in any order.
+fn native_obs(n: u64) -> Vec<f64> {
+    (1..=1024u64)
+        .filter(|i| i % 3 == n)
+        .map(|i| i as f64 / 1024.0)
+        .collect()
+}
+
+/// The worker side of [`real_prometheus_native_histogram`].
+pub fn native_worker(path: &Path, arg: &str) {
+    let n: u64 = arg.parse().unwrap();
+    let store = Store::open(
+        path,
+        &Options {
+            create: false,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let f = store.register(&rpc_latency()).unwrap();
+    let s = store.series(&f, &[]).unwrap();
+    for v in native_obs(n) {
+        store.observe(s, v).unwrap();
+    }
+    worker_ready();
+    wait_stdin_closed();
+}
+
+/// Prometheus 2.42 with `--enable-feature=native-histograms` scrapes a
+/// native histogram merged from three processes' slots: its count and sum
+/// arrive exactly, and `histogram_quantile` answers within the error
+/// bound of the schema, that is inside the bucket that holds the exact
+/// quantile of the observations (at schema 3, less than 9.1% from it).
+#[test]
+fn real_prometheus_native_histogram() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let store = Store::open(
+        &path,
+        &Options {
+            max_series: 64,
+            max_writers: 8,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let f = store.register(&rpc_latency()).unwrap();
+    let s = store.series(&f, &[]).unwrap();
+    for v in native_obs(0) {
+        store.observe(s, v).unwrap();
+    }
+    // Classic and native buckets in one family.
+    let b = store
+        .register(
+            &FamilyDesc::new("both_seconds", Kind::Histogram)
+                .help("Classic and native.")
+                .buckets(&[1.0])
+                .native(NativeOpts::default()),
+        )
+        .unwrap();
+    let bs = store.series(&b, &[]).unwrap();
+    for v in [0.5, 2.0, -0.25] {
+        store.observe(bs, v).unwrap();
+    }
+    let workers: Vec<Worker> = (1..=2)
+        .map(|n| Worker::start("native", &path, &n.to_string()))
+        .collect();
+    let written_at = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+
+    // What the store says, before Prometheus does.
+    let snap = store.snapshot().unwrap();
+    let series = snap
+        .family("rpc_latency_seconds")
+        .unwrap()
+        .series()
+        .next()
+        .unwrap();
+    let shmetrics_core::Value::Histogram {
+        cumulative,
+        native: Some(nb),
+        ..
+    } = series.value()
+    else {
+        panic!("no native buckets")
+    };
+    assert_eq!(cumulative, [1024]);
+    assert_eq!(nb.schema, 3);
+    assert_eq!(nb.positive.counts.iter().sum::<u64>(), 1024);
+
+    let server = TestServer::start(&path, |_| {});
+    let prom = Prometheus::start_with(
+        dir.path(),
+        &format!(
+            "scrape_configs:\n  - job_name: shmetrics\n    static_configs:\n      - targets: ['{}']\n",
+            server.addr
+        ),
+        &["--enable-feature=native-histograms"],
+    );
+    wait_for(
+        "Prometheus to scrape the native histogram",
+        Duration::from_secs(90),
+        Duration::from_millis(250),
+        || {
+            let r = prom.query("timestamp(up{job=\"shmetrics\"} == 1)");
+            let t: f64 = r.first()?["value"][1].as_str()?.parse().ok()?;
+            let r = prom.query("histogram_count(rpc_latency_seconds{job=\"shmetrics\"})");
+            (t > written_at + 0.001 && !r.is_empty()).then_some(())
+        },
+    );
+    let r = get(prom.addr, "/api/v1/targets", &[]);
+    let targets: serde_json::Value = serde_json::from_str(&r.text()).unwrap();
+    let active = targets["data"]["activeTargets"].as_array().unwrap();
+    assert_eq!(active[0]["health"], "up", "{targets}\n{}", prom.log_text());
+    assert_eq!(active[0]["lastError"], "", "{targets}");
+
+    let sel = "rpc_latency_seconds{job=\"shmetrics\"}";
+    assert_eq!(prom.value(&format!("histogram_count({sel})")), 1024.0);
+    assert_eq!(prom.value(&format!("histogram_sum({sel})")), 512.5);
+    let mut all: Vec<f64> = (0..3).flat_map(native_obs).collect();
+    all.sort_by(f64::total_cmp);
+    let base = 2f64.powf(2f64.powi(-3));
+    for q in [0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99] {
+        // The exact quantile: the observation at rank ceil(q * n), as
+        // Prometheus counts ranks; it lies in bucket i, (base^(i-1), base^i].
+        let exact = all[((q * all.len() as f64).ceil() as usize).max(1) - 1];
+        let i = (exact.log2() * 8.0).ceil();
+        let (lower, upper) = (base.powf(i - 1.0), base.powf(i));
+        assert!(lower < exact && exact <= upper * (1.0 + 1e-12));
+        let got = prom.value(&format!("histogram_quantile({q}, {sel})"));
+        eprintln!("q={q}: exact {exact:.6}, Prometheus {got:.6}, bucket ({lower:.6}, {upper:.6}]");
+        assert!(
+            got >= lower * (1.0 - 1e-12) && got <= upper * (1.0 + 1e-12),
+            "histogram_quantile({q}) = {got}, outside the bucket ({lower}, {upper}] of the exact {exact}"
+        );
+        assert!(
+            (got - exact).abs() / exact < base - 1.0,
+            "histogram_quantile({q}) = {got} vs exact {exact}: beyond the schema's error bound"
+        );
+    }
+    // The median is a bucket bound (2^-1) and the rank ends that bucket:
+    // Prometheus' interpolation gives it exactly.
+    assert_eq!(prom.value(&format!("histogram_quantile(0.5, {sel})")), 0.5);
+
+    // Classic and native: Prometheus 2.42 keeps the native histogram.
+    let both = "both_seconds{job=\"shmetrics\"}";
+    assert_eq!(prom.value(&format!("histogram_count({both})")), 3.0);
+    assert_eq!(prom.value(&format!("histogram_sum({both})")), 2.25);
+
+    drop(prom);
+    for w in workers {
+        w.finish();
+    }
     server.stop();
 }

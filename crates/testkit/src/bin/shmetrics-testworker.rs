@@ -20,6 +20,8 @@
 //! - `summary dist=D seed=S n=N`: observes the N latencies
 //!   `proto::latencies(D, S, N)` in the summary family, then DONE, and
 //!   exits (its slot's observations stay counted).
+//! - `native seed=S n=N`: observes the N values `proto::native_values(S,
+//!   N)` in the native histogram family, then DONE, and exits.
 //!
 //! Exit codes: 0 success, 2 usage, 3 store error, 4 lifetime exceeded,
 //! 5 ack file error.
@@ -120,6 +122,7 @@ fn main() {
         "create_once" => create_once(ctx),
         "fork" => fork(ctx),
         "summary" => summary(ctx),
+        "native" => native(ctx),
         m => usage(&format!("unknown mode {m:?}")),
     };
     if let Err(e) = r {
@@ -198,6 +201,18 @@ fn summary(ctx: Ctx) -> Result<()> {
         .unwrap_or_else(|| usage(&format!("unknown dist={dist}")));
     let f = ctx.store.register(&proto::summary())?;
     let s = ctx.store.series(&f, &[&dist])?;
+    for v in values {
+        ctx.store.observe(s, v)?;
+        ctx.ack.add(word::HIST, 1);
+    }
+    ctx.ack.set(word::DONE, 1);
+    Ok(())
+}
+
+fn native(ctx: Ctx) -> Result<()> {
+    let values = proto::native_values(ctx.arg("seed", 1), ctx.arg("n", 1000) as usize);
+    let f = ctx.store.register(&proto::native_hist())?;
+    let s = ctx.store.series(&f, &[])?;
     for v in values {
         ctx.store.observe(s, v)?;
         ctx.ack.add(word::HIST, 1);
