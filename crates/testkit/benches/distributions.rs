@@ -1,5 +1,6 @@
-//! Summaries (and their peers): what an observation costs, how accurate
-//! the quantiles are, and what rendering many summary series costs.
+//! Summaries and native histograms, beside classic histograms: what an
+//! observation costs, how accurate summary quantiles are, and what
+//! rendering many series of each costs.
 //!
 //! ```text
 //! cargo bench -p shmetrics-testkit --bench distributions
@@ -11,22 +12,24 @@
 //!    compared with the exact quantiles of all 200,000 values at the same
 //!    ranks.
 //! 2. **Observe cost** (criterion group `observe`), side by side in one
-//!    run: a classic histogram with 12 buckets, a summary with count and
-//!    sum only, and a summary with 3 quantiles over the default window
+//!    run: a classic histogram with 12 buckets, a native histogram
+//!    (schema 3, client_golang's bucket factor 1.1), a summary with count
+//!    and sum only, and a summary with 3 quantiles over the default window
 //!    (10 minutes in 5 age buckets).
-//! 3. **Render at 10k summary series** (criterion group
-//!    `render_10k_summaries`): 10,000 series with 3 quantiles, written by 4
-//!    processes (64 lognormal values each); one scrape refreshes a kept
-//!    snapshot (merging every slot's in-window sketches) and encodes it,
-//!    as the exporter does. The same store without quantiles is the
-//!    baseline, in the same run.
+//! 3. **Render at 10k series** (criterion group `render_10k`): 10,000
+//!    series written by 4 processes (64 lognormal values each); one scrape
+//!    refreshes a kept snapshot (merging every slot) and encodes it, as
+//!    the exporter does: summaries with 3 quantiles and without (text
+//!    format), native histograms (protobuf, the format that carries them)
+//!    and classic 12-bucket histograms (text and protobuf), in the same
+//!    run.
 
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
 
 use criterion::Criterion;
-use shmetrics_core::{FamilyDesc, Kind, Options, Snapshot, Store, Value};
+use shmetrics_core::{FamilyDesc, Kind, NativeOpts, Options, Snapshot, Store, Value};
 use shmetrics_expo::{encode, Format};
 use shmetrics_testkit::proto;
 
@@ -138,10 +141,14 @@ fn observe_costs(c: &mut Criterion) {
     let quant = store
         .register(&FamilyDesc::new("q_seconds", Kind::Summary).quantiles(&QUANTILES))
         .unwrap();
+    let native = store
+        .register(&FamilyDesc::new("n_seconds", Kind::Histogram).native(NativeOpts::default()))
+        .unwrap();
     let values = proto::latencies("lognormal", 3, 1024).unwrap();
     let mut g = c.benchmark_group("observe");
     for (name, fam) in [
         ("histogram (12 buckets)", hist),
+        ("native histogram (schema 3)", native),
         ("summary (count, sum)", plain),
         ("summary (3 quantiles, 10 min window)", quant),
     ] {
@@ -158,13 +165,22 @@ fn observe_costs(c: &mut Criterion) {
     g.finish();
 }
 
+/// What a render fixture's 10k series are.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Series {
+    Summary,
+    SummaryQuantiles,
+    Classic,
+    Native,
+}
+
 struct RenderFixture {
     _dir: tempfile::TempDir,
     store: Store,
-    quantiles: bool,
+    what: Series,
 }
 
-fn render_fixture(quantiles: bool) -> RenderFixture {
+fn render_fixture(what: Series) -> RenderFixture {
     const SERIES: usize = 10_000;
     const WRITERS: usize = 4;
     const PER_SERIES: usize = 64;
@@ -173,17 +189,23 @@ fn render_fixture(quantiles: bool) -> RenderFixture {
     let opts = Options {
         max_writers: 8,
         max_series: 2 * SERIES as u32,
-        sketch_cells_per_writer: if quantiles {
-            (SERIES as u64 + 1) * 5 * 4189
-        } else {
-            0
+        sketch_cells_per_writer: match what {
+            Series::SummaryQuantiles => (SERIES as u64 + 1) * 5 * 4189,
+            // Schema 3: 1,024 buckets a side.
+            Series::Native => (SERIES as u64 + 1) * 2048,
+            _ => 0,
         },
         ..Options::default()
     };
-    let desc = if quantiles {
-        FamilyDesc::new("rpc_seconds", Kind::Summary).quantiles(&QUANTILES)
-    } else {
-        FamilyDesc::new("rpc_seconds", Kind::Summary)
+    let desc = match what {
+        Series::Summary => FamilyDesc::new("rpc_seconds", Kind::Summary),
+        Series::SummaryQuantiles => {
+            FamilyDesc::new("rpc_seconds", Kind::Summary).quantiles(&QUANTILES)
+        }
+        Series::Classic => FamilyDesc::new("rpc_seconds", Kind::Histogram).buckets(&BOUNDS),
+        Series::Native => {
+            FamilyDesc::new("rpc_seconds", Kind::Histogram).native(NativeOpts::default())
+        }
     }
     .help("RPC latency.")
     .labels(&["method"]);
@@ -207,12 +229,7 @@ fn render_fixture(quantiles: bool) -> RenderFixture {
         }
     });
     eprintln!(
-        "render fixture: {SERIES} summary series{}, {WRITERS} writers x {PER_SERIES} observations each, written in {:.2?}",
-        if quantiles {
-            " with 3 quantiles"
-        } else {
-            " (count and sum)"
-        },
+        "render fixture: {SERIES} series ({what:?}), {WRITERS} writers x {PER_SERIES} observations each, written in {:.2?}",
         t.elapsed()
     );
     let store = Store::open(
@@ -227,24 +244,33 @@ fn render_fixture(quantiles: bool) -> RenderFixture {
     RenderFixture {
         _dir: dir,
         store,
-        quantiles,
+        what,
     }
 }
 
 fn render(c: &mut Criterion, fixtures: &[RenderFixture]) {
-    let mut g = c.benchmark_group("render_10k_summaries");
+    let mut g = c.benchmark_group("render_10k");
     g.sample_size(20);
-    for f in fixtures {
-        let name = if f.quantiles {
-            "scrape, 3 quantiles"
-        } else {
-            "scrape, count and sum only"
+    let cases = fixtures.iter().flat_map(|f| {
+        let formats: &[(&str, Format)] = match f.what {
+            Series::Summary => &[("summaries, count and sum, text", Format::PrometheusText)],
+            Series::SummaryQuantiles => &[("summaries, 3 quantiles, text", Format::PrometheusText)],
+            Series::Classic => &[
+                ("classic histograms, text", Format::PrometheusText),
+                ("classic histograms, protobuf", Format::Protobuf),
+            ],
+            Series::Native => &[("native histograms, protobuf", Format::Protobuf)],
         };
+        formats
+            .iter()
+            .map(move |(name, format)| (f, *name, *format))
+    });
+    for (f, name, format) in cases {
         let mut snap = Snapshot::default();
         let mut out = Vec::new();
         let t = Instant::now();
         f.store.snapshot_into(&mut snap).unwrap();
-        encode(&snap, Format::PrometheusText, &mut out);
+        encode(&snap, format, &mut out);
         eprintln!(
             "{name}: first scrape (fresh snapshot) {:.2?}, {} bytes",
             t.elapsed(),
@@ -254,7 +280,7 @@ fn render(c: &mut Criterion, fixtures: &[RenderFixture]) {
             b.iter(|| {
                 f.store.snapshot_into(&mut snap).unwrap();
                 out.clear();
-                encode(black_box(&snap), Format::PrometheusText, &mut out);
+                encode(black_box(&snap), format, &mut out);
                 black_box(out.len())
             })
         });
@@ -265,7 +291,13 @@ fn render(c: &mut Criterion, fixtures: &[RenderFixture]) {
 fn main() {
     // Every fork happens before criterion starts a thread.
     accuracy_table();
-    let fixtures = [render_fixture(false), render_fixture(true)];
+    let fixtures = [
+        Series::Summary,
+        Series::SummaryQuantiles,
+        Series::Classic,
+        Series::Native,
+    ]
+    .map(render_fixture);
     let mut c = Criterion::default().configure_from_args();
     observe_costs(&mut c);
     render(&mut c, &fixtures);
