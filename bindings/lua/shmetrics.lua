@@ -182,6 +182,12 @@ function Metric:_register()
     d.max_age_ms = self.max_age_ms or 0
     d.age_buckets = self.age_buckets or 0
   end
+  local native = self.native
+  if native then
+    d.native_bucket_factor = native.bucket_factor
+    d.native_zero_threshold = native.zero_threshold
+    d.native_max_buckets = native.max_buckets
+  end
   local fam = ffi_new("shmetrics_family")
   local rc = C.shmetrics_register(self.store, d, fam)
   if rc ~= OK then
@@ -494,12 +500,66 @@ function Prometheus:gauge(name, help, label_names, options)
   return self:_metric(Gauge, 2, name, help, label_names, { gauge_mode = mode })
 end
 
--- histogram(name, help, label_names, buckets) registers a histogram;
--- buckets default to nginx-lua-prometheus's (M.DEFAULT_BUCKETS).
-function Prometheus:histogram(name, help, label_names, buckets, exptime)
-  check_exptime(self, name, exptime)
-  local b = copy_list(buckets or M.DEFAULT_BUCKETS, "buckets")
-  return self:_metric(Histogram, 3, name, help, label_names, { buckets = b })
+-- The keys of a histogram's options.native: client_golang's
+-- NativeHistogramBucketFactor, NativeHistogramZeroThreshold and
+-- NativeHistogramMaxBucketNumber.
+local NATIVE_OPTIONS = { bucket_factor = true, zero_threshold = true, max_bucket_number = true }
+-- The bucket factor when options.native gives none: the store's default
+-- (schema 3). The C ABI reads a zero factor as "no native buckets".
+local DEFAULT_BUCKET_FACTOR = 1.1
+
+-- options.native as the C ABI's fields: the factor, the zero threshold
+-- (0 for the default) and the bucket limit (0 for the default, UINT32_MAX
+-- for none). The store checks the values.
+local function native_desc(name, native)
+  if type(native) ~= "table" then
+    error("shmetrics: " .. name .. ": options.native must be a table", 3)
+  end
+  for k, v in pairs(native) do
+    if not NATIVE_OPTIONS[k] then
+      error("shmetrics: " .. name .. ": unknown native histogram option '" .. tostring(k)
+            .. "'; the options are bucket_factor, zero_threshold, max_bucket_number", 3)
+    end
+    if type(v) ~= "number" then
+      error("shmetrics: " .. name .. ": native histogram option " .. k .. " must be a number", 3)
+    end
+  end
+  local max = native.max_bucket_number
+  if max ~= nil and (max < 0 or max > 0xFFFFFFFF or max % 1 ~= 0) then
+    error("shmetrics: " .. name .. ": max_bucket_number must be an integer from 0 to 2^32-1", 3)
+  end
+  return {
+    bucket_factor = native.bucket_factor or DEFAULT_BUCKET_FACTOR,
+    zero_threshold = native.zero_threshold or 0,
+    max_buckets = max == nil and 0 or (max == 0 and 0xFFFFFFFF or max),
+  }
+end
+
+-- histogram(name, help, label_names [, buckets [, options]]) registers a
+-- histogram; buckets default to nginx-lua-prometheus's (M.DEFAULT_BUCKETS).
+-- options.native (a table of bucket_factor, zero_threshold and
+-- max_bucket_number, client_golang's options; {} for the defaults) adds
+-- native (exponential) buckets, which Prometheus scrapes in the protobuf
+-- format; without buckets the histogram is then native only. A number in
+-- place of options is nginx-lua-prometheus's exptime.
+function Prometheus:histogram(name, help, label_names, buckets, options)
+  local extra = {}
+  if type(options) == "table" then
+    for k in pairs(options) do
+      if k ~= "native" then
+        error("shmetrics: " .. tostring(name) .. ": unknown histogram option '" .. tostring(k) .. "'", 2)
+      end
+    end
+    if options.native ~= nil then
+      extra.native = native_desc(tostring(name), options.native)
+    end
+  else
+    check_exptime(self, name, options)
+  end
+  if buckets ~= nil or extra.native == nil then
+    extra.buckets = copy_list(buckets or M.DEFAULT_BUCKETS, "buckets")
+  end
+  return self:_metric(Histogram, 3, name, help, label_names, extra)
 end
 
 -- summary(name, help, label_names [, options]) registers a summary, which

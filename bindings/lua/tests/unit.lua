@@ -153,6 +153,72 @@ test("histogram: nginx-lua-prometheus's default buckets, custom buckets, exact c
   eq(s["sizes_sum"], 550, "sum")
 end)
 
+test("histogram: native buckets, native only or with classic buckets, from several workers", function()
+  local p, path, logged = fresh()
+  local function define()
+    return p:histogram("rpc_seconds", "RPC latency", { "route" }, nil,
+                       { native = { bucket_factor = 2, zero_threshold = 0.5 } }),
+           p:histogram("job_seconds", "Job duration", nil, { 1, 10 }, { native = { max_bucket_number = 0 } })
+  end
+  local values = { 0, 0.25, 0.75, 3, 3.5, 100, -3 }
+  local function observe_all()
+    local rpc, job = define() -- the same definitions: the same families
+    for _, v in ipairs(values) do
+      rpc:observe(v, { "/a" })
+      job:observe(v)
+    end
+  end
+  observe_all()
+  H.fork_each(2, observe_all)
+  local n, sum = 3 * #values, 3 * (0.25 + 0.75 + 3 + 3.5 + 100 - 3)
+  local text = H.dump(path)
+  local s = H.samples(text)
+  -- The text formats carry the classic part: only +Inf for native only.
+  eq(s['rpc_seconds_bucket{route="/a",le="+Inf"}'], n, "native only +Inf")
+  eq(s['rpc_seconds_count{route="/a"}'], n, "native only count")
+  eq(s['rpc_seconds_sum{route="/a"}'], sum, "native only sum")
+  local buckets = 0
+  for k in pairs(s) do if k:find("^rpc_seconds_bucket") then buckets = buckets + 1 end end
+  eq(buckets, 1, "native only: no classic bucket lines")
+  eq(s['job_seconds_bucket{le="1.0"}'], 12, "both: le 1")
+  eq(s['job_seconds_bucket{le="10.0"}'], 18, "both: le 10")
+  eq(s["job_seconds_count"], n, "both: count")
+  eq(s["job_seconds_sum"], sum, "both: sum")
+  -- The protobuf exposition (native buckets) has both families; the
+  -- Python and PHP tests decode it.
+  local pb = H.dump(path, "protobuf")
+  contains(pb, "rpc_seconds", "protobuf")
+  contains(pb, "job_seconds", "protobuf")
+  eq(#logged, 0, "nothing logged")
+  -- {} takes the defaults, and still means native only.
+  local d = p:histogram("d_seconds", "h", nil, nil, { native = {} })
+  d:observe(1.5)
+  s = H.samples(H.dump(path))
+  eq(s['d_seconds_bucket{le="+Inf"}'], 1, "defaults: +Inf")
+  eq(s['d_seconds_bucket{le="0.005"}'], nil, "defaults: no classic buckets")
+end)
+
+test("histogram: native option errors raise with the reason; a number is still exptime", function()
+  local p, path, logged = fresh()
+  H.raises(function() p:histogram("n1", "h", nil, nil, { native = { bucket_factor = 1 } }) end, "bucket factor")
+  H.raises(function() p:histogram("n2", "h", nil, nil, { native = { bucket_factor = 0.5 } }) end, "bucket factor")
+  H.raises(function() p:histogram("n3", "h", nil, nil, { native = { zero_threshold = -1 } }) end, "zero threshold")
+  H.raises(function() p:histogram("n4", "h", nil, nil, { native = { factor = 1.1 } }) end, "'factor'")
+  H.raises(function() p:histogram("n5", "h", nil, nil, { native = { bucket_factor = "1.1" } }) end, "must be a number")
+  H.raises(function() p:histogram("n6", "h", nil, nil, { native = { max_bucket_number = -1 } }) end, "max_bucket_number")
+  H.raises(function() p:histogram("n7", "h", nil, nil, { native = 1.1 }) end, "must be a table")
+  H.raises(function() p:histogram("n8", "h", nil, nil, { nativ = {} }) end, "'nativ'")
+  p:histogram("c_seconds", "h", nil, { 1 })
+  H.raises(function() p:histogram("c_seconds", "h", nil, { 1 }, { native = { bucket_factor = 1.1 } }) end, "c_seconds")
+  -- nginx-lua-prometheus's 5th argument, exptime: accepted, logged as unsupported.
+  local before = #logged
+  local h = p:histogram("exp_seconds", "h", nil, { 1 }, 60)
+  h:observe(0.5)
+  eq(#logged, before + 1, "exptime logged")
+  contains(logged[#logged], "exptime is not supported", "exptime message")
+  eq(H.samples(H.dump(path))['exp_seconds_bucket{le="1.0"}'], 1, "classic histogram with exptime")
+end)
+
 test("summary: count, sum and quantiles over the window, merged", function()
   local p, path = fresh()
   local sm = p:summary("rt_seconds", "RT", { "route" }, { quantiles = { 0.5, 0.99 }, max_age = 300, age_buckets = 3 })

@@ -23,9 +23,13 @@ local function make(p, fam)
   elseif fam.kind == "gauge" then
     return p:gauge(fam.name, fam.help, fam.labels, { mode = fam.mode })
   elseif fam.kind == "histogram" then
-    local b = {}
-    for i, x in ipairs(fam.buckets) do b[i] = value(x) end
-    return p:histogram(fam.name, fam.help, fam.labels, b)
+    local b
+    if fam.buckets then
+      b = {}
+      for i, x in ipairs(fam.buckets) do b[i] = value(x) end
+    end
+    local options = fam.native and { native = { bucket_factor = fam.native.bucket_factor } } or nil
+    return p:histogram(fam.name, fam.help, fam.labels, b, options)
   end
   error("unknown kind " .. fam.kind)
 end

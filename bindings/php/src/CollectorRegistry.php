@@ -120,13 +120,21 @@ class CollectorRegistry
 
     /**
      * @param list<string> $labels
-     * @param list<float|int>|null $buckets null for Histogram::getDefaultBuckets()
+     * @param list<float|int>|null $buckets null for Histogram::getDefaultBuckets(), or for none with $native
+     * @param array{bucketFactor?: float|int, zeroThreshold?: float|int, maxBucketNumber?: int}|null $native
+     *        native (exponential) buckets, see Histogram::__construct(); not in PromPHP
      */
-    public function registerHistogram(string $namespace, string $name, string $help, array $labels = [], ?array $buckets = null): Histogram
-    {
+    public function registerHistogram(
+        string $namespace,
+        string $name,
+        string $help,
+        array $labels = [],
+        ?array $buckets = null,
+        ?array $native = null
+    ): Histogram {
         $this->refuseTwice('histogram', $namespace, $name);
         return $this->metrics['histogram'][self::id($namespace, $name)]
-            = new Histogram($this->storage, $namespace, $name, $help, $labels, $buckets);
+            = new Histogram($this->storage, $namespace, $name, $help, $labels, $buckets, $native);
     }
 
     public function getHistogram(string $namespace, string $name): Histogram
@@ -139,11 +147,20 @@ class CollectorRegistry
     /**
      * @param list<string> $labels
      * @param list<float|int>|null $buckets
+     * @param array{bucketFactor?: float|int, zeroThreshold?: float|int, maxBucketNumber?: int}|null $native
      */
-    public function getOrRegisterHistogram(string $namespace, string $name, string $help, array $labels = [], ?array $buckets = null): Histogram
-    {
+    public function getOrRegisterHistogram(
+        string $namespace,
+        string $name,
+        string $help,
+        array $labels = [],
+        ?array $buckets = null,
+        ?array $native = null
+    ): Histogram {
         $m = $this->metrics['histogram'][self::id($namespace, $name)] ?? null;
-        return $m instanceof Histogram ? $m : $this->registerHistogram($namespace, $name, $help, $labels, $buckets);
+        return $m instanceof Histogram
+            ? $m
+            : $this->registerHistogram($namespace, $name, $help, $labels, $buckets, $native);
     }
 
     /**

@@ -9,31 +9,102 @@ use Shmetrics\Exception\InvalidArgumentException;
 use Shmetrics\Storage\Shmetrics;
 
 /**
- * A classic histogram with fixed bucket bounds. Exposed with cumulative
+ * A histogram with classic buckets (fixed bounds), native (exponential)
+ * buckets, or both. Exposed in the text formats with cumulative
  * `_bucket{le=...}` samples, `_count` (always equal to the `+Inf` bucket)
- * and `_sum`.
+ * and `_sum`; native buckets only in the Prometheus protobuf format, which
+ * the exporter serves when Prometheus asks for it.
  */
 final class Histogram extends Collector
 {
     public const TYPE = 'histogram';
 
+    /**
+     * The keys of the $native options, client_golang's
+     * NativeHistogramBucketFactor, NativeHistogramZeroThreshold and
+     * NativeHistogramMaxBucketNumber.
+     */
+    public const NATIVE_OPTIONS = ['bucketFactor', 'zeroThreshold', 'maxBucketNumber'];
+
+    /**
+     * The bucket factor when $native does not give one: the store's
+     * default (schema 3). The C ABI reads a zero factor as "no native
+     * buckets", so it has to be passed.
+     */
+    private const DEFAULT_BUCKET_FACTOR = 1.1;
+
     /** @var list<float>|null */
     private ?array $buckets;
+
+    /** @var array{float, float, int}|null the native options as `shmetrics_family_desc` takes them */
+    private ?array $native;
 
     /**
      * @param list<string> $labels
      * @param list<float|int>|null $buckets strictly increasing upper bounds, without +Inf;
-     *        null for getDefaultBuckets()
+     *        null for getDefaultBuckets(), or for none with $native
+     * @param array{bucketFactor?: float|int, zeroThreshold?: float|int, maxBucketNumber?: int}|null $native
+     *        native buckets: `bucketFactor` (above 1, default 1.1), `zeroThreshold` (default 2^-128;
+     *        the store raises it to 2^-64), `maxBucketNumber` (default 160, 0 for no limit).
+     *        With $buckets null the histogram is native only.
      */
-    public function __construct(Shmetrics $storage, string $namespace, string $name, string $help, array $labels = [], ?array $buckets = null)
-    {
+    public function __construct(
+        Shmetrics $storage,
+        string $namespace,
+        string $name,
+        string $help,
+        array $labels = [],
+        ?array $buckets = null,
+        ?array $native = null
+    ) {
         if ($buckets !== null && $buckets === []) {
             throw new InvalidArgumentException(
                 "histogram $name: buckets must hold at least one bound; pass null for the default buckets"
             );
         }
         $this->buckets = $buckets === null ? null : array_values($buckets);
+        $this->native = $native === null ? null : self::nativeDesc($name, $native);
         parent::__construct($storage, $namespace, $name, $help, $labels);
+    }
+
+    /**
+     * The $native options as the C ABI's fields: the factor, the zero
+     * threshold (0 for the default) and the bucket limit (0 for the
+     * default, UINT32_MAX for none). The store checks the values.
+     *
+     * @param array<mixed> $native
+     * @return array{float, float, int}
+     */
+    private static function nativeDesc(string $name, array $native): array
+    {
+        foreach ($native as $key => $value) {
+            if (!in_array($key, self::NATIVE_OPTIONS, true)) {
+                throw new InvalidArgumentException(sprintf(
+                    'histogram %s: unknown native option "%s"; the options are %s',
+                    $name,
+                    $key,
+                    implode(', ', self::NATIVE_OPTIONS)
+                ));
+            }
+            $ok = $key === 'maxBucketNumber'
+                ? is_int($value) && $value >= 0 && $value <= 0xFFFFFFFF
+                : is_int($value) || is_float($value);
+            if (!$ok) {
+                throw new InvalidArgumentException(sprintf(
+                    'histogram %s: native option "%s" must be %s, got %s',
+                    $name,
+                    $key,
+                    $key === 'maxBucketNumber' ? 'an integer from 0 to 2^32-1' : 'a number',
+                    var_export($value, true)
+                ));
+            }
+        }
+        $max = $native['maxBucketNumber'] ?? null;
+        return [
+            (float) ($native['bucketFactor'] ?? self::DEFAULT_BUCKET_FACTOR),
+            (float) ($native['zeroThreshold'] ?? 0.0),
+            $max === null ? 0 : ($max === 0 ? 0xFFFFFFFF : $max),
+        ];
     }
 
     public function getType(): string
@@ -104,7 +175,10 @@ final class Histogram extends Collector
             $this->getHelp(),
             $this->getLabelNames(),
             0,
-            $this->buckets ?? self::getDefaultBuckets()
+            $this->buckets ?? ($this->native === null ? self::getDefaultBuckets() : null),
+            null,
+            0,
+            $this->native
         );
     }
 }

@@ -35,7 +35,7 @@ final class DocsTest extends TestCase
 
     public function testTheDocHasItsSnippets(): void
     {
-        self::assertCount(3, self::blocks());
+        self::assertCount(4, self::blocks());
     }
 
     public function testMigrationSnippet(): void
@@ -49,13 +49,24 @@ final class DocsTest extends TestCase
 
     public function testFpmAppSnippet(): void
     {
-        $this->runSnippet(self::blocks()[1], ['SHMETRICS_STORE' => $this->dir . '/doc.metrics']);
+        $this->runSnippet(self::blocks()[2], ['SHMETRICS_STORE' => $this->dir . '/doc.metrics']);
         self::assertSame(1.0, $this->dumped($this->dir . '/doc.metrics')['app_requests_total{route="/"}']);
+    }
+
+    public function testNativeHistogramSnippet(): void
+    {
+        $this->runSnippet(self::blocks()[1]);
+        $text = self::dump($this->dir . '/doc.metrics');
+        $s = self::samples($text);
+        self::assertSame(1.0, $s['myapp_rpc_seconds_bucket{method="get",le="+Inf"}']);
+        self::assertSame(1, preg_match_all('/^myapp_rpc_seconds_bucket/m', $text), 'native only');
+        self::assertSame(0.0, $s['myapp_job_seconds_bucket{le="10.0"}']);
+        self::assertSame(1.0, $s['myapp_job_seconds_bucket{le="60.0"}']);
     }
 
     public function testSizingSnippet(): void
     {
-        $this->runSnippet(self::blocks()[2] . "\n" . 'echo json_encode($storage->stats());');
+        $this->runSnippet(self::blocks()[3] . "\n" . 'echo json_encode($storage->stats());');
         $stats = (new \Shmetrics\Storage\Shmetrics($this->dir . '/doc.metrics'))->stats();
         self::assertSame(200000, $stats['series_capacity']);
         self::assertSame(64, $stats['writers_capacity']);

@@ -64,7 +64,8 @@ final class VectorsTest extends TestCase
                 $fam['name'],
                 $fam['help'],
                 $fam['labels'],
-                array_map([self::class, 'value'], $fam['buckets'])
+                isset($fam['buckets']) ? array_map([self::class, 'value'], $fam['buckets']) : null,
+                isset($fam['native']) ? ['bucketFactor' => $fam['native']['bucket_factor']] : null
             ),
         };
     }

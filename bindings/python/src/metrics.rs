@@ -11,7 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
-use shmetrics_core::{Family, FamilyDesc, GaugeMode, Kind, Series, Store};
+use shmetrics_core::{Family, FamilyDesc, GaugeMode, Kind, NativeOpts, Series, Store};
 
 use crate::errors::{to_py, LabelError};
 use crate::store::{default_store, PyStore};
@@ -494,15 +494,38 @@ metric_class! {
 }
 
 metric_class! {
-    /// A histogram with classic buckets.
+    /// A histogram: classic buckets, native (exponential) buckets, or both.
+    /// Any `native_histogram_*` option turns native buckets on, with the
+    /// store's defaults for the others (client_golang's names); without
+    /// `buckets` the histogram is then native only.
     Histogram, Kind::Histogram,
-    new(buckets: Option<Vec<f64>> = None) => |d: FamilyDesc, buckets: Option<Vec<f64>>| -> PyResult<FamilyDesc> {
+    new(
+        buckets: Option<Vec<f64>> = None,
+        native_histogram_bucket_factor: Option<f64> = None,
+        native_histogram_zero_threshold: Option<f64> = None,
+        native_histogram_max_bucket_number: Option<u32> = None
+    ) => |d: FamilyDesc,
+          buckets: Option<Vec<f64>>,
+          factor: Option<f64>,
+          zero_threshold: Option<f64>,
+          max_buckets: Option<u32>|
+          -> PyResult<FamilyDesc> {
         let mut b = buckets.unwrap_or_default();
         // prometheus_client's buckets end in +Inf; the store adds it.
         if b.last() == Some(&f64::INFINITY) {
             b.pop();
         }
-        Ok(if b.is_empty() { d } else { d.buckets(&b) })
+        let d = if b.is_empty() { d } else { d.buckets(&b) };
+        if factor.is_none() && zero_threshold.is_none() && max_buckets.is_none() {
+            return Ok(d);
+        }
+        // The store checks the values and picks the schema.
+        let default = NativeOpts::default();
+        Ok(d.native(NativeOpts {
+            bucket_factor: factor.unwrap_or(default.bucket_factor),
+            zero_threshold: zero_threshold.unwrap_or(default.zero_threshold),
+            max_buckets: max_buckets.unwrap_or(default.max_buckets),
+        }))
     },
     {
         /// Records one observation.

@@ -27,7 +27,7 @@ def run(code: str, tmp_path: Path) -> str:
 
 
 def test_the_doc_has_its_snippets():
-    assert len(blocks()) == 3
+    assert len(blocks()) == 4
 
 
 def test_migration_snippet(tmp_path):
@@ -39,7 +39,7 @@ def test_migration_snippet(tmp_path):
 
 
 def test_gunicorn_app_snippet(tmp_path):
-    code = blocks()[1] + (
+    code = blocks()[2] + (
         "\nstatus = []\n"
         "body = app({'PATH_INFO': '/x'}, lambda s, h: status.append(s))\n"
         "assert status == ['200 OK'] and body == [str(os.getpid()).encode()]\n"
@@ -48,5 +48,14 @@ def test_gunicorn_app_snippet(tmp_path):
     assert s[("app_requests_total", frozenset({("route", "/x"), ("status", "200")}))] == 1
 
 
+def test_native_histogram_snippet(tmp_path):
+    s = samples_of(run(blocks()[1], tmp_path))
+    rpc = {dict(l).get("le") for (n, l) in s if n == "rpc_seconds_bucket"}
+    assert rpc == {"+Inf"}, "native only: the text carries +Inf, _count and _sum"
+    assert s[("rpc_seconds_count", frozenset({("method", "get")}))] == 1
+    assert s[("job_seconds_bucket", frozenset({("le", "10.0")}))] == 0
+    assert s[("job_seconds_bucket", frozenset({("le", "60.0")}))] == 1
+
+
 def test_sizing_snippet(tmp_path):
-    run(blocks()[2] + "\nassert store.path.name == 'doc.shm'\n", tmp_path)
+    run(blocks()[3] + "\nassert store.path.name == 'doc.shm'\n", tmp_path)

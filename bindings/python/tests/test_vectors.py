@@ -33,7 +33,11 @@ def make(store: shmetrics.Store, fam: dict):
     if fam["kind"] == "gauge":
         return shmetrics.Gauge(**common, multiprocess_mode=fam["mode"])
     if fam["kind"] == "histogram":
-        return shmetrics.Histogram(**common, buckets=[value(b) for b in fam["buckets"]])
+        native = fam.get("native")
+        return shmetrics.Histogram(
+            **common,
+            buckets=[value(b) for b in fam["buckets"]] if "buckets" in fam else None,
+            native_histogram_bucket_factor=native["bucket_factor"] if native else None)
     raise AssertionError(fam["kind"])
 
 

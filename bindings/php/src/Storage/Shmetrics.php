@@ -191,6 +191,8 @@ final class Shmetrics
      * @param list<string> $labels
      * @param list<float|int>|null $buckets
      * @param list<float|int>|null $quantiles
+     * @param array{float, float, int}|null $native native_bucket_factor, native_zero_threshold and
+     *        native_max_buckets, as `shmetrics_family_desc` takes them
      */
     public function register(
         string $what,
@@ -201,7 +203,8 @@ final class Shmetrics
         int $gaugeMode = 0,
         ?array $buckets = null,
         ?array $quantiles = null,
-        int $maxAgeMs = 0
+        int $maxAgeMs = 0,
+        ?array $native = null
     ): CData {
         $ffi = $this->ffi;
         $d = $ffi->new('shmetrics_family_desc');
@@ -224,6 +227,9 @@ final class Shmetrics
         $d->quantiles = $q === null ? null : $ffi->cast('const double *', $q);
         $d->quantile_count = $quantiles === null ? 0 : count($quantiles);
         $d->max_age_ms = $maxAgeMs;
+        if ($native !== null) {
+            [$d->native_bucket_factor, $d->native_zero_threshold, $d->native_max_buckets] = $native;
+        }
         $family = $ffi->new('shmetrics_family');
         $rc = $ffi->shmetrics_register($this->store, FFI::addr($d), FFI::addr($family));
         if ($rc !== Native::OK) {

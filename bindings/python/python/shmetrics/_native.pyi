@@ -140,6 +140,9 @@ class Histogram(_Metric):
         registry: Any = None,
         _labelvalues: Optional[Sequence[str]] = None,
         buckets: Optional[Sequence[float]] = None,
+        native_histogram_bucket_factor: Optional[float] = None,
+        native_histogram_zero_threshold: Optional[float] = None,
+        native_histogram_max_bucket_number: Optional[int] = None,
     ) -> Histogram: ...
     def observe(self, amount: float) -> None: ...
     def time(self) -> _Decorator: ...
