@@ -184,6 +184,7 @@ function Metric:_register()
   end
   local native = self.native
   if native then
+    d.native = true
     d.native_bucket_factor = native.bucket_factor
     d.native_zero_threshold = native.zero_threshold
     d.native_max_buckets = native.max_buckets
@@ -504,10 +505,6 @@ end
 -- NativeHistogramBucketFactor, NativeHistogramZeroThreshold and
 -- NativeHistogramMaxBucketNumber.
 local NATIVE_OPTIONS = { bucket_factor = true, zero_threshold = true, max_bucket_number = true }
--- The bucket factor when options.native gives none: the store's default
--- (schema 3). The C ABI reads a zero factor as "no native buckets".
-local DEFAULT_BUCKET_FACTOR = 1.1
-
 -- options.native as the C ABI's fields: the factor, the zero threshold
 -- (0 for the default) and the bucket limit (0 for the default, UINT32_MAX
 -- for none). The store checks the values.
@@ -529,7 +526,7 @@ local function native_desc(name, native)
     error("shmetrics: " .. name .. ": max_bucket_number must be an integer from 0 to 2^32-1", 3)
   end
   return {
-    bucket_factor = native.bucket_factor or DEFAULT_BUCKET_FACTOR,
+    bucket_factor = native.bucket_factor or 0, -- 0: the store's default (1.1)
     zero_threshold = native.zero_threshold or 0,
     max_buckets = max == nil and 0 or (max == 0 and 0xFFFFFFFF or max),
   }

@@ -26,13 +26,6 @@ final class Histogram extends Collector
      */
     public const NATIVE_OPTIONS = ['bucketFactor', 'zeroThreshold', 'maxBucketNumber'];
 
-    /**
-     * The bucket factor when $native does not give one: the store's
-     * default (schema 3). The C ABI reads a zero factor as "no native
-     * buckets", so it has to be passed.
-     */
-    private const DEFAULT_BUCKET_FACTOR = 1.1;
-
     /** @var list<float>|null */
     private ?array $buckets;
 
@@ -101,7 +94,8 @@ final class Histogram extends Collector
         }
         $max = $native['maxBucketNumber'] ?? null;
         return [
-            (float) ($native['bucketFactor'] ?? self::DEFAULT_BUCKET_FACTOR),
+            // 0 leaves the store's default (1.1, schema 3).
+            (float) ($native['bucketFactor'] ?? 0.0),
             (float) ($native['zeroThreshold'] ?? 0.0),
             $max === null ? 0 : ($max === 0 ? 0xFFFFFFFF : $max),
         ];

@@ -114,6 +114,7 @@ typedef struct shmetrics_family_desc {
   uint64_t max_age_ms;
   uint32_t age_buckets;
   uint32_t max_series;
+  bool native;
   double native_bucket_factor;
   double native_zero_threshold;
   uint32_t native_max_buckets;

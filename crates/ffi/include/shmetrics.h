@@ -483,11 +483,17 @@ typedef struct shmetrics_family_desc {
    */
   uint32_t max_series;
   /**
-   * Histograms: native (exponential) buckets with this bucket factor
-   * (client_golang's `NativeHistogramBucketFactor`, greater than 1;
-   * 1.1 gives schema 3). 0 = no native buckets. A native histogram
-   * with `bucket_count` 0 has no classic buckets. Must be 0 for other
-   * types.
+   * Histograms: native (exponential) buckets, as client_golang's native
+   * histograms. Also turned on by any of the `native_*` fields below
+   * being non-zero; each of them left 0 takes its default. A native
+   * histogram with `bucket_count` 0 has no classic buckets. Must be
+   * false (and the fields 0) for other types.
+   */
+  bool native;
+  /**
+   * Native histograms: the bucket factor (client_golang's
+   * `NativeHistogramBucketFactor`, greater than 1); 0 = default (1.1,
+   * which gives schema 3).
    */
   double native_bucket_factor;
   /**

@@ -32,6 +32,7 @@ fn zeroed_desc() -> shmetrics_family_desc {
         max_age_ms: 0,
         age_buckets: 0,
         max_series: 0,
+        native: false,
         native_bucket_factor: 0.0,
         native_zero_threshold: 0.0,
         native_max_buckets: 0,
@@ -214,10 +215,29 @@ fn native_histograms() {
     assert_eq!(register(&st, &d), (SHMETRICS_OK, f));
     d.native_bucket_factor = 1.1;
     assert_eq!(register(&st, &d).0, SHMETRICS_CONFLICT);
-    // Native options need a bucket factor, and a histogram.
+    // `native` alone: every option at its default (1.1 is schema 3).
+    let mut on = zeroed_desc();
+    on.name = s("defaults_seconds");
+    on.kind = SHMETRICS_KIND_HISTOGRAM as u32;
+    on.native = true;
+    let (r, _) = register(&st, &on);
+    assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+    on.native = false;
+    on.native_bucket_factor = 1.1;
+    assert_eq!(
+        register(&st, &on).0,
+        SHMETRICS_OK,
+        "the same definition, spelt out"
+    );
+    // A factor left 0 beside another native option is the default too.
     d.name = s("other");
     d.native_bucket_factor = 0.0;
     d.native_max_buckets = 10;
+    assert_eq!(register(&st, &d).0, SHMETRICS_OK, "{}", last_error_string());
+    // A factor of 1 or less is refused, and so are native options on
+    // anything but a histogram.
+    d.name = s("third");
+    d.native_bucket_factor = 1.0;
     assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
     d.native_bucket_factor = 1.5;
     d.kind = SHMETRICS_KIND_COUNTER as u32;

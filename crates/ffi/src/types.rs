@@ -276,11 +276,15 @@ pub struct shmetrics_family_desc {
     /// The most series this family may hold besides its overflow series;
     /// 0 = only the store's capacity limits it.
     pub max_series: u32,
-    /// Histograms: native (exponential) buckets with this bucket factor
-    /// (client_golang's `NativeHistogramBucketFactor`, greater than 1;
-    /// 1.1 gives schema 3). 0 = no native buckets. A native histogram
-    /// with `bucket_count` 0 has no classic buckets. Must be 0 for other
-    /// types.
+    /// Histograms: native (exponential) buckets, as client_golang's native
+    /// histograms. Also turned on by any of the `native_*` fields below
+    /// being non-zero; each of them left 0 takes its default. A native
+    /// histogram with `bucket_count` 0 has no classic buckets. Must be
+    /// false (and the fields 0) for other types.
+    pub native: bool,
+    /// Native histograms: the bucket factor (client_golang's
+    /// `NativeHistogramBucketFactor`, greater than 1); 0 = default (1.1,
+    /// which gives schema 3).
     pub native_bucket_factor: f64,
     /// Native histograms: the zero bucket's threshold; 0 = default
     /// (2^-128). The store raises it to at least 2^-64.
@@ -312,14 +316,18 @@ impl shmetrics_family_desc {
             d.summary.age_buckets = self.age_buckets;
         }
         d.max_series = self.max_series;
-        let native_set = self.native_bucket_factor != 0.0
+        let native_set = self.native
+            || self.native_bucket_factor != 0.0
             || self.native_zero_threshold != 0.0
             || self.native_max_buckets != 0;
         if native_set {
             let default = NativeOpts::default();
             d.native = Some(NativeOpts {
-                // 0 with other native fields set: refused by `register`.
-                bucket_factor: self.native_bucket_factor,
+                bucket_factor: if self.native_bucket_factor == 0.0 {
+                    default.bucket_factor
+                } else {
+                    self.native_bucket_factor
+                },
                 zero_threshold: if self.native_zero_threshold == 0.0 {
                     default.zero_threshold
                 } else {

@@ -116,6 +116,7 @@ fn register(st: &Store, fam: &Value) -> (shmetrics_result, shmetrics_family) {
         max_age_ms: 0,
         age_buckets: 0,
         max_series: 0,
+        native: fam.get("native").is_some(),
         native_bucket_factor: fam["native"]["bucket_factor"].as_f64().unwrap_or(0.0),
         native_zero_threshold: 0.0,
         native_max_buckets: 0,

@@ -228,6 +228,7 @@ final class Shmetrics
         $d->quantile_count = $quantiles === null ? 0 : count($quantiles);
         $d->max_age_ms = $maxAgeMs;
         if ($native !== null) {
+            $d->native = true;
             [$d->native_bucket_factor, $d->native_zero_threshold, $d->native_max_buckets] = $native;
         }
         $family = $ffi->new('shmetrics_family');
