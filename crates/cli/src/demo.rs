@@ -66,6 +66,7 @@ const LATENCY_BUCKETS: [f64; 12] = [
 struct DemoFamilies {
     requests: Family,
     latency: Family,
+    quantiles: Family,
     in_flight: Family,
     starts: Family,
 }
@@ -82,6 +83,12 @@ fn families(store: &Store) -> shmetrics_core::Result<DemoFamilies> {
                 .help("HTTP request latency.")
                 .labels(&["route"])
                 .buckets(&LATENCY_BUCKETS),
+        )?,
+        quantiles: store.register(
+            &FamilyDesc::new("demo_http_request_latency_seconds", Kind::Summary)
+                .help("HTTP request latency quantiles over the last minute, all workers merged.")
+                .quantiles(&[0.5, 0.9, 0.99])
+                .max_age(Duration::from_secs(60), 6),
         )?,
         in_flight: store.register(
             &FamilyDesc::new("demo_http_requests_in_flight", Kind::Gauge)
@@ -133,6 +140,7 @@ pub fn worker(args: WorkerArgs) -> AnyResult {
         latencies.push(store.series(&fams.latency, &[r])?);
     }
     let in_flight = store.series(&fams.in_flight, &[])?;
+    let quantiles = store.series(&fams.quantiles, &[])?;
     let batch = 20;
     let pause = Duration::from_secs_f64(batch as f64 / args.rate.max(1) as f64);
     let mut served = 0;
@@ -162,6 +170,7 @@ pub fn worker(args: WorkerArgs) -> AnyResult {
             };
             store.counter_inc(c)?;
             store.observe(latencies[route], latency)?;
+            store.observe(quantiles, latency)?;
             store.gauge_add(in_flight, -1.0)?;
             served += 1;
         }
@@ -186,6 +195,9 @@ struct Totals {
     requests: f64,
     observations: u64,
     in_flight: f64,
+    /// The latency median and 99th percentile over the last minute.
+    p50: f64,
+    p99: f64,
 }
 
 fn totals(store: &Store) -> shmetrics_core::Result<(Totals, shmetrics_core::StoreStats, Duration)> {
@@ -196,6 +208,8 @@ fn totals(store: &Store) -> shmetrics_core::Result<(Totals, shmetrics_core::Stor
         requests: 0.0,
         observations: 0,
         in_flight: 0.0,
+        p50: f64::NAN,
+        p99: f64::NAN,
     };
     for f in snap.families() {
         for s in f.series() {
@@ -205,6 +219,15 @@ fn totals(store: &Store) -> shmetrics_core::Result<(Totals, shmetrics_core::Stor
                     out.observations += cumulative.last().copied().unwrap_or(0)
                 }
                 ("demo_http_requests_in_flight", Value::Gauge(v)) => out.in_flight += v,
+                ("demo_http_request_latency_seconds", Value::Summary { quantiles, .. }) => {
+                    for q in quantiles {
+                        if q.quantile == 0.5 {
+                            out.p50 = q.value;
+                        } else if q.quantile == 0.99 {
+                            out.p99 = q.value;
+                        }
+                    }
+                }
                 _ => {}
             }
         }
@@ -268,11 +291,12 @@ pub fn run(args: DemoArgs) -> AnyResult {
     );
     println!();
     println!(
-        "{:>6} {:>12} {:>10} {:>12} {:>9} {:>13} {:>9} {:>10}",
+        "{:>6} {:>12} {:>10} {:>12} {:>15} {:>9} {:>13} {:>9} {:>10}",
         "time",
         "requests",
         "req/s",
         "observations",
+        "p50/p99 (ms)",
         "in-flight",
         "writers l/d",
         "restarts",
@@ -310,11 +334,12 @@ pub fn run(args: DemoArgs) -> AnyResult {
             last_print = Instant::now();
             let (t, st, took) = totals(&store)?;
             println!(
-                "{:>5.0}s {:>12.0} {:>10.0} {:>12} {:>9.0} {:>13} {:>9} {:>8}µs",
+                "{:>5.0}s {:>12.0} {:>10.0} {:>12} {:>15} {:>9.0} {:>13} {:>9} {:>8}µs",
                 start.elapsed().as_secs_f64(),
                 t.requests,
                 (t.requests - last_requests) / dt,
                 t.observations,
+                format!("{:.1}/{:.1}", t.p50 * 1e3, t.p99 * 1e3),
                 t.in_flight,
                 format!("{}/{}", st.writers_live, st.writers_dead),
                 restarts,
@@ -347,7 +372,7 @@ pub fn run(args: DemoArgs) -> AnyResult {
     let sample = text
         .lines()
         .filter(|l| l.contains("demo_") && (!l.contains("_bucket") || l.contains("route=\"/\"")))
-        .take(36);
+        .take(64);
     for line in sample {
         println!("  {line}");
     }
