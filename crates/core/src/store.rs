@@ -53,7 +53,10 @@ pub struct Options {
     /// summary set, or 80 native buckets at schema 3), so this costs
     /// address space, not memory. `0` picks 2,097,152 (16 MiB of address
     /// space a writer: 100 such summary series, or 1,024 native ones at
-    /// schema 3).
+    /// schema 3). Exemplars take 68 cells (544 bytes) per place: per
+    /// counter series, and per classic bucket of a histogram series, of a
+    /// family that keeps them; a writer touches only the records of the
+    /// places it records exemplars in.
     pub sketch_cells_per_writer: u64,
 }
 
