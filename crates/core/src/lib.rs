@@ -35,6 +35,7 @@
 #![deny(unsafe_code)]
 
 mod error;
+mod exemplar;
 mod family;
 mod native;
 mod proc;
@@ -47,14 +48,15 @@ mod update;
 mod window;
 
 pub use error::{Error, ErrorKind, Result};
+pub use exemplar::MAX_EXEMPLAR_CHARS;
 pub use family::{
     check_label_name, check_metric_name, FamilyDesc, GaugeMode, Kind, NativeOpts, SummaryOpts,
     DEFAULT_BUCKETS, DEFAULT_NATIVE_ZERO_THRESHOLD, MAX_AGE_BUCKETS, MAX_BUCKETS, MAX_LABELS,
     MAX_QUANTILES, OVERFLOW_LABEL, PID_LABEL,
 };
 pub use snapshot::{
-    BucketRun, FamilyView, NativeBuckets, Quantile, SeriesView, Snapshot, StoreStats, Value,
-    WriterInfo,
+    BucketRun, Exemplar, FamilyView, NativeBuckets, Quantile, SeriesView, Snapshot, StoreStats,
+    Value, WriterInfo,
 };
 pub use store::{Family, Options, Series, Store, DEFAULT_DIR};
 

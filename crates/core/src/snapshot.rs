@@ -11,6 +11,7 @@ use std::sync::atomic::{
 };
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::exemplar;
 use crate::family::{GaugeMode, Kind, OVERFLOW_LABEL, PID_LABEL};
 use crate::native::{self, Native};
 use crate::proc;
@@ -105,6 +106,8 @@ struct FamilyEntry {
     window: Window,
     /// A histogram's native buckets, if it has them.
     native: Option<Native>,
+    /// Exemplar places per series (0: none kept).
+    exemplars: u32,
     /// This refresh's series, in `Snapshot::series`.
     series: Range<u32>,
     overflows: u64,
@@ -131,7 +134,18 @@ struct SeriesEntry {
     quantiles: u32,
     /// Index into `Snapshot::natives` of a native histogram's buckets.
     native: u32,
+    /// Index into `Snapshot::exemplars` of the series' first place.
+    exemplars: u32,
     created_unix_ns: u64,
+}
+
+/// The latest exemplar of one place, as read by the last refresh.
+#[derive(Clone, Debug)]
+struct ExemplarEntry {
+    value: f64,
+    ts: u64,
+    /// A range of `Snapshot::exemplar_labels`.
+    labels: Range<u32>,
 }
 
 /// A native histogram series' buckets as merged by the last refresh.
@@ -208,6 +222,11 @@ pub struct Snapshot {
     /// family (in member order), and their counts.
     natives: Vec<NativeEntry>,
     native_counts: Vec<u64>,
+    /// Per place of every series that keeps exemplars, its latest one.
+    exemplars: Vec<Option<ExemplarEntry>>,
+    /// Exemplar label names and values, as spans of `exemplar_strings`.
+    exemplar_labels: Vec<(Span, Span)>,
+    exemplar_strings: String,
     pids: String,
     stats: StoreStats,
     cache: Cache,
@@ -261,6 +280,46 @@ pub enum Value<'a> {
         /// A value is NaN when the window holds no observation.
         quantiles: &'a [Quantile],
     },
+}
+
+/// An OpenMetrics exemplar: the latest sampled observation of a counter
+/// series or of a histogram bucket, over all processes.
+#[derive(Clone, Copy, Debug)]
+pub struct Exemplar<'a> {
+    snap: &'a Snapshot,
+    e: &'a ExemplarEntry,
+}
+
+impl<'a> Exemplar<'a> {
+    /// The exemplar's labels (a trace id, say), in the order they were
+    /// recorded.
+    pub fn labels(&self) -> impl ExactSizeIterator<Item = (&'a str, &'a str)> + 'a {
+        let snap = self.snap;
+        let r = self.e.labels.start as usize..self.e.labels.end as usize;
+        let s = |sp: Span| &snap.exemplar_strings[sp.off as usize..(sp.off + sp.len) as usize];
+        snap.exemplar_labels[r]
+            .iter()
+            .map(move |(n, v)| (s(*n), s(*v)))
+    }
+
+    /// The value observed (a histogram's observation, or a counter's
+    /// increment).
+    pub fn value(&self) -> f64 {
+        self.e.value
+    }
+
+    /// When it was recorded, in nanoseconds since the Unix epoch.
+    pub fn timestamp_unix_ns(&self) -> u64 {
+        self.e.ts
+    }
+}
+
+impl PartialEq for Exemplar<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.value().to_bits() == other.value().to_bits()
+            && self.timestamp_unix_ns() == other.timestamp_unix_ns()
+            && self.labels().eq(other.labels())
+    }
 }
 
 /// One quantile of a summary.
@@ -452,6 +511,27 @@ impl<'a> SeriesView<'a> {
                 }
             }
         }
+    }
+
+    /// The series' exemplars, one entry per place, each the latest over
+    /// all processes if any was recorded: for a counter one place; for a
+    /// histogram one per classic bucket, in the order of
+    /// [`Value::Histogram`]'s `cumulative` (`+Inf` last). Empty if the
+    /// family keeps no exemplars (see [`crate::FamilyDesc::exemplars`]).
+    pub fn exemplars(&self) -> impl ExactSizeIterator<Item = Option<Exemplar<'a>>> + 'a {
+        let snap = self.snap;
+        let start = (self.s.exemplars as usize).min(snap.exemplars.len());
+        let end = start
+            .saturating_add(self.f.exemplars as usize)
+            .min(snap.exemplars.len());
+        snap.exemplars[start..end]
+            .iter()
+            .map(move |e| e.as_ref().map(|e| Exemplar { snap, e }))
+    }
+
+    /// The exemplar of one place (see [`SeriesView::exemplars`]), if any.
+    pub fn exemplar(&self, place: usize) -> Option<Exemplar<'a>> {
+        self.exemplars().nth(place).flatten()
     }
 
     /// When the series was created, in nanoseconds since the Unix epoch.
@@ -735,6 +815,9 @@ impl Store {
         snap.counts.clear();
         snap.quantiles.clear();
         snap.pids.clear();
+        snap.exemplars.clear();
+        snap.exemplar_labels.clear();
+        snap.exemplar_strings.clear();
         let sketch_cells = self.sketch.cells();
         snap.cache.sketch_acc.resize(sketch_cells, 0);
         snap.cache.sketch_tmp.resize(sketch_cells, 0);
@@ -771,6 +854,7 @@ impl Store {
                     counts: snap.counts.len() as u32,
                     quantiles: snap.quantiles.len() as u32,
                     native: native_k,
+                    exemplars: snap.exemplars.len() as u32,
                     created_unix_ns: m.created_unix_ns,
                 };
                 // Checked indexing: the offsets were validated when the
@@ -781,6 +865,22 @@ impl Store {
                 let (Some(ints), Some(&float)) = (ints, float) else {
                     continue;
                 };
+                if fam.exemplars > 0 {
+                    let places = fam.exemplars as usize;
+                    let ts_first = io + (fam.shape.ints as usize).saturating_sub(places);
+                    let rec_first =
+                        (m.sketch_off as usize).saturating_add(fam.native.map_or(0, |n| n.cells()));
+                    for p in 0..places {
+                        let e = self.latest_exemplar(
+                            &life,
+                            ts_first + p,
+                            rec_first.saturating_add(p * exemplar::RECORD),
+                            &mut snap.exemplar_labels,
+                            &mut snap.exemplar_strings,
+                        );
+                        snap.exemplars.push(e);
+                    }
+                }
                 match fam.kind {
                     // Integral increments, plus fractional ones.
                     Kind::Counter => snap.numbers.push(ints[0] as f64 + float),
@@ -914,6 +1014,7 @@ impl Store {
             shape,
             window,
             native,
+            exemplars,
             ..
         } = self.family_type(f)?;
         let c = &mut snap.cache;
@@ -962,6 +1063,7 @@ impl Store {
                 quantiles: q0..c.quantiles.len() as u32,
                 window,
                 native,
+                exemplars: exemplars as u32,
                 series: 0..0,
                 overflows: 0,
             })
@@ -1012,7 +1114,7 @@ impl Store {
                         let sketch = match fam.native {
                             Some(n) => n.cells() as u64,
                             None => u64::from(fam.window.age_buckets) * self.sketch.cells() as u64,
-                        };
+                        } + u64::from(fam.exemplars) * exemplar::RECORD as u64;
                         let io = rec.int_off.load(Relaxed);
                         let fo = rec.float_off.load(Relaxed);
                         let so = rec.sketch_off.load(Relaxed);
@@ -1143,6 +1245,42 @@ impl Store {
             total,
             runs: out_runs,
         }
+    }
+
+    /// The latest exemplar of one place over every slot that was ever
+    /// used: the slot whose timestamp cell (integer cell `ts`) is the
+    /// greatest, its record at sketch cell `rec` read with the seqlock.
+    /// Only that record is read: a slot whose cell is 0 never wrote one,
+    /// and its page may be a hole.
+    fn latest_exemplar(
+        &self,
+        life: &[SlotLife],
+        ts: usize,
+        rec: usize,
+        labels: &mut Vec<(Span, Span)>,
+        strings: &mut String,
+    ) -> Option<ExemplarEntry> {
+        let (slot, _) = (life.iter().enumerate())
+            .filter(|(_, l)| **l != SlotLife::Unused)
+            .filter_map(|(slot, _)| {
+                let t = self.map.cells(slot as u32).get(ts)?.load(Acquire);
+                (t != 0).then_some((slot, t))
+            })
+            .max_by_key(|(_, t)| *t)?;
+        let cells = self
+            .map
+            .sketch(slot as u32)
+            .get(rec..rec.checked_add(exemplar::RECORD)?)?;
+        let r = exemplar::read(cells)?;
+        let first = labels.len() as u32;
+        for (n, v) in r.pairs() {
+            labels.push((push_str(strings, n), push_str(strings, v)));
+        }
+        Some(ExemplarEntry {
+            value: r.value,
+            ts: r.ts,
+            labels: first..labels.len() as u32,
+        })
     }
 
     /// The integer and float cells allocated so far.

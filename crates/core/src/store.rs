@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
 use std::sync::{Mutex, TryLockError};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::exemplar;
 use crate::family::{FamilyDesc, GaugeMode, Kind};
 use crate::native::{self, Native};
 use crate::proc;
@@ -52,7 +53,10 @@ pub struct Options {
     /// summary set, or 80 native buckets at schema 3), so this costs
     /// address space, not memory. `0` picks 2,097,152 (16 MiB of address
     /// space a writer: 100 such summary series, or 1,024 native ones at
-    /// schema 3).
+    /// schema 3). Exemplars take 68 cells (544 bytes) per place: per
+    /// counter series, and per classic bucket of a histogram series, of a
+    /// family that keeps them; a writer touches only the records of the
+    /// places it records exemplars in.
     pub sketch_cells_per_writer: u64,
 }
 
@@ -233,6 +237,8 @@ pub struct Family {
     pub(crate) window: Window,
     /// A histogram's native schema code ([`native::code`]); 0 for none.
     pub(crate) native: u32,
+    /// Whether the family keeps exemplars.
+    pub(crate) exemplars: bool,
 }
 
 impl Family {
@@ -266,6 +272,7 @@ impl Family {
             window: self.window,
             sketch_off,
             native: self.native,
+            exemplars: self.exemplars,
         }
     }
 }
@@ -293,12 +300,37 @@ pub struct Series {
     /// A histogram's native schema code ([`native::code`]); 0 for none.
     /// The zero threshold is read from the family record when needed.
     pub(crate) native: u32,
+    /// Whether the family keeps exemplars.
+    pub(crate) exemplars: bool,
 }
 
 impl Series {
     /// The metric type of the series' family.
     pub fn kind(&self) -> Kind {
         self.kind
+    }
+
+    /// Exemplar places of the series (none if its family keeps no
+    /// exemplars): one for a counter, one per classic bucket (`+Inf`
+    /// included) for a histogram.
+    pub(crate) fn exemplar_places(&self) -> usize {
+        exemplar_places(
+            self.kind,
+            self.n_bounds as usize,
+            self.native != 0,
+            self.exemplars,
+        )
+    }
+}
+
+/// Exemplar places of a series: one for a counter, one per classic bucket
+/// (`+Inf` included) for a histogram, none without exemplars.
+pub(crate) fn exemplar_places(kind: Kind, n_bounds: usize, native: bool, on: bool) -> usize {
+    match kind {
+        _ if !on => 0,
+        Kind::Counter => 1,
+        Kind::Histogram => classic_cells(n_bounds, native),
+        _ => 0,
     }
 }
 
@@ -325,6 +357,8 @@ pub(crate) struct FamilyType {
     pub window: Window,
     /// A histogram's native buckets, if it has them.
     pub native: Option<Native>,
+    /// Exemplar places per series (0: the family keeps no exemplars).
+    pub exemplars: usize,
 }
 
 /// Classic integer cells of a histogram: a count per bucket including
@@ -340,8 +374,15 @@ pub(crate) fn classic_cells(n_bounds: usize, native: bool) -> usize {
 
 /// The cell shape of a series of a family; `sets` is a summary's number
 /// of quantile sets (its age buckets, or 0 without quantiles), `native`
-/// whether a histogram has native buckets.
-pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sets: u32, native: bool) -> Shape {
+/// whether a histogram has native buckets, `exemplars` its exemplar
+/// places (each takes a timestamp cell, after the others).
+pub(crate) fn cells_for(
+    kind: Kind,
+    n_bounds: usize,
+    sets: u32,
+    native: bool,
+    exemplars: usize,
+) -> Shape {
     let (ints, floats) = match kind {
         // Integral increments, then fractional ones.
         Kind::Counter => (1, 1),
@@ -366,7 +407,10 @@ pub(crate) fn cells_for(kind: Kind, n_bounds: usize, sets: u32, native: bool) ->
             1,
         ),
     };
-    Shape { ints, floats }
+    Shape {
+        ints: ints.saturating_add(u32::try_from(exemplars).unwrap_or(u32::MAX)),
+        floats,
+    }
 }
 
 /// Encodes strings as a u32 little-endian length followed by the bytes.
@@ -442,6 +486,10 @@ fn def_hash(d: &FamilyDesc) -> u64 {
         b.extend_from_slice(&n.schema.to_le_bytes());
         b.extend_from_slice(&n.zero_threshold.to_bits().to_le_bytes());
         b.extend_from_slice(&n.max_buckets.to_le_bytes());
+    }
+    // Likewise absent without exemplars.
+    if d.exemplars {
+        b.extend_from_slice(b"exemplars");
     }
     xxhash_rust::xxh3::xxh3_64(&b)
 }
@@ -690,7 +738,7 @@ impl Store {
             format!(
                 "{:?} is already registered as a {kind} with labels {labels:?} (gauge mode {mode}), \
                  which differs from this {} with labels {:?} in its type, labels, buckets, native \
-                 bucket options, unit, mode or summary options",
+                 bucket options, exemplars, unit, mode or summary options",
                 d.name,
                 d.kind.as_str(),
                 d.label_names
@@ -713,8 +761,19 @@ impl Store {
             ints: f.int_cells.load(Relaxed),
             floats: f.float_cells.load(Relaxed),
         };
-        let sketch_cells = u64::from(f.sketch_cells.load(Relaxed));
+        let exemplars = match f.exemplars.load(Relaxed) {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
         let native_code = f.native_schema.load(Relaxed);
+        let places = exemplar_places(kind, n_bounds as usize, native_code != 0, exemplars);
+        if exemplars && places == 0 {
+            return None; // only counters and classic histograms keep them
+        }
+        // The exemplar records follow any native buckets.
+        let sketch_cells = u64::from(f.sketch_cells.load(Relaxed))
+            .checked_sub((places * exemplar::RECORD) as u64)?;
         let native = if native_code == 0 {
             None
         } else {
@@ -767,6 +826,7 @@ impl Store {
             n_bounds as usize,
             window.age_buckets,
             native.is_some(),
+            places,
         );
         (shape == expect).then_some(FamilyType {
             kind,
@@ -776,6 +836,7 @@ impl Store {
             shape,
             window,
             native,
+            exemplars: places,
         })
     }
 
@@ -795,6 +856,7 @@ impl Store {
             shape,
             window,
             native,
+            exemplars,
         } = self.family_type(f).ok_or_else(corrupt)?;
         Ok(Family {
             tag: self.tag,
@@ -809,6 +871,7 @@ impl Store {
             overflow: f.overflow_series.load(Relaxed).wrapping_sub(1),
             window,
             native: native.map_or(0, |n| native::code(n.schema)),
+            exemplars: exemplars > 0,
         })
     }
 
@@ -836,11 +899,12 @@ impl Store {
             0
         };
         let native = native_of(d);
+        let places = exemplar_places(d.kind, d.buckets.len(), native.is_some(), d.exemplars);
         let sketch_cells = match native {
             Some(n) => n.cells() as u64,
             None => u64::from(sets) * self.sketch.cells() as u64,
-        };
-        let shape = cells_for(d.kind, d.buckets.len(), sets, native.is_some());
+        } + (places * exemplar::RECORD) as u64;
+        let shape = cells_for(d.kind, d.buckets.len(), sets, native.is_some(), places);
         let mut label_names = Vec::new();
         encode_strs(&mut label_names, &d.label_names);
         let empty: Vec<&str> = vec![""; d.label_names.len()];
@@ -896,6 +960,7 @@ impl Store {
         set_ref(&f.quantiles, quantiles, d.summary.quantiles.len());
         f.int_cells.store(shape.ints, Relaxed);
         f.float_cells.store(shape.floats, Relaxed);
+        f.exemplars.store(u32::from(d.exemplars), Relaxed);
         f.max_series.store(d.max_series, Relaxed);
         f.series_count.store(0, Relaxed);
         f.overflows.store(0, Relaxed);
@@ -1044,10 +1109,17 @@ impl Store {
 
     /// Sketch cells a series of `family` takes.
     fn sketch_cells_of(&self, family: &Family) -> u64 {
-        match native::schema_of(family.native) {
-            Some(schema) => 2 * native::bins(schema) as u64,
-            None => u64::from(family.window.age_buckets) * self.sketch.cells() as u64,
-        }
+        let places = exemplar_places(
+            family.kind,
+            family.n_bounds as usize,
+            family.native != 0,
+            family.exemplars,
+        );
+        (places * exemplar::RECORD) as u64
+            + match native::schema_of(family.native) {
+                Some(schema) => 2 * native::bins(schema) as u64,
+                None => u64::from(family.window.age_buckets) * self.sketch.cells() as u64,
+            }
     }
 
     /// Where `n` sketch cells would start, if they fit.
@@ -1281,6 +1353,7 @@ impl Store {
         self.check_writable()?;
         let _guard = self.lock()?;
         self.zero_sketches(|_| true);
+        self.each_exemplar(|_| true, |ts, rec| exemplar::clear(ts, rec, false));
         self.zero_cells(|_| true);
         Ok(())
     }
@@ -1319,6 +1392,7 @@ impl Store {
         // Sketches first: their headers, in the value cells, say which
         // sketch cells were touched.
         self.zero_sketches(|_| true);
+        self.each_exemplar(|_| true, |ts, rec| exemplar::clear(ts, rec, true));
         self.zero_cells(|_| true);
         h.alloc.sketch_cells_used.store(0, Release);
         h.alloc.series_used.store(0, Release);
@@ -1397,6 +1471,55 @@ impl Store {
                             window::clear_slot(headers, counts, self.sketch.cells())
                         }
                         SketchKind::Native(bins) => native::clear_slot(headers, counts, bins),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Calls `f` with the timestamp cell and the record of every exemplar
+    /// place of every series (whatever its state) in every slot whose
+    /// index passes `which`.
+    fn each_exemplar(&self, which: impl Fn(u32) -> bool, f: impl Fn(&AtomicU64, &[AtomicU64])) {
+        // Per family: the first timestamp cell (after the series' other
+        // integer cells), the first record cell (after any native
+        // buckets) and the places.
+        let uses: Vec<Option<(usize, usize, usize)>> = self
+            .live_range_families()
+            .iter()
+            .map(|f| {
+                let t = self.family_type(f)?;
+                (t.exemplars > 0).then(|| {
+                    (
+                        (t.shape.ints as usize).saturating_sub(t.exemplars),
+                        t.native.map_or(0, |n| n.cells()),
+                        t.exemplars,
+                    )
+                })
+            })
+            .collect();
+        if uses.iter().all(Option::is_none) {
+            return;
+        }
+        let used = self.map.header().alloc.series_used.load(Acquire);
+        let recs = &self.map.series()[..used.min(self.map.fixed().max_series) as usize];
+        let hwm = self.map.header().alloc.slots_hwm.load(Acquire);
+        for slot in (0..=hwm.min(self.map.fixed().max_slots)).filter(|s| which(*s)) {
+            let (cells, sketch) = (self.map.cells(slot), self.map.sketch(slot));
+            for rec in recs {
+                let Some(Some((ts, first, places))) =
+                    uses.get(rec.family.load(Relaxed) as usize).copied()
+                else {
+                    continue;
+                };
+                let ts = (rec.int_off.load(Relaxed) as usize).saturating_add(ts);
+                let first = (rec.sketch_off.load(Relaxed) as usize).saturating_add(first);
+                for p in 0..places {
+                    let cell = cells.get(ts.saturating_add(p));
+                    let at = first.saturating_add(p * exemplar::RECORD);
+                    let r = sketch.get(at..at.saturating_add(exemplar::RECORD));
+                    if let (Some(cell), Some(r)) = (cell, r) {
+                        f(cell, r);
                     }
                 }
             }
@@ -1497,6 +1620,9 @@ impl Store {
                             window::reset_clearing(headers);
                         }
                     }
+                    // Its exemplars stay (they are still the latest), but
+                    // it may have died writing one.
+                    self.each_exemplar(|s| s == i, exemplar::repair);
                     h.alloc.slot_reuses_total.fetch_add(1, Relaxed);
                 }
                 s.start_time.store(start, Relaxed);
@@ -1663,20 +1789,21 @@ const NO_WINDOW: Window = Window {
     period_ms: 0,
 };
 
-/// The gauge mode and a histogram's native schema code share a word:
-/// the mode in the low 16 bits, the code in the high 16.
-fn pack_mode(mode: GaugeMode, native: u32) -> u32 {
-    mode as u32 | native << 16
+/// The gauge mode, the exemplars flag and a histogram's native schema
+/// code share a word: the mode in the low 15 bits, the flag in bit 15,
+/// the code in the high 16.
+fn pack_mode(mode: GaugeMode, native: u32, exemplars: bool) -> u32 {
+    mode as u32 | u32::from(exemplars) << 15 | native << 16
 }
 
-/// The mode and the native code of [`pack_mode`]; `None` if either is
-/// not valid.
-fn unpack_mode(v: u32) -> Option<(GaugeMode, u32)> {
+/// The mode, the native code and the exemplars flag of [`pack_mode`];
+/// `None` if any is not valid.
+fn unpack_mode(v: u32) -> Option<(GaugeMode, u32, bool)> {
     let native = v >> 16;
     if native != 0 && native::schema_of(native).is_none() {
         return None;
     }
-    Some((GaugeMode::from_u32(v & 0xffff)?, native))
+    Some((GaugeMode::from_u32(v & 0x7fff)?, native, v & 0x8000 != 0))
 }
 
 impl Family {
@@ -1687,7 +1814,10 @@ impl Family {
         [
             pack(self.tag, self.epoch),
             pack(self.index, self.kind as u32),
-            pack(pack_mode(self.mode, self.native), self.n_labels),
+            pack(
+                pack_mode(self.mode, self.native, self.exemplars),
+                self.n_labels,
+            ),
             pack(self.shape.ints, self.shape.floats),
             pack(self.n_bounds, self.overflow),
             if self.kind == Kind::Summary {
@@ -1711,7 +1841,7 @@ impl Family {
         let (n_bounds, overflow) = unpack(raw[4]);
         let kind = Kind::from_u32(kind)?;
         let summary = kind == Kind::Summary;
-        let (mode, native) = unpack_mode(mode)?;
+        let (mode, native, exemplars) = unpack_mode(mode)?;
         Some(Family {
             tag,
             epoch,
@@ -1719,6 +1849,7 @@ impl Family {
             kind,
             mode,
             native,
+            exemplars,
             n_labels,
             shape: Shape { ints, floats },
             n_bounds,
@@ -1742,7 +1873,10 @@ impl Series {
             pack(self.tag, self.epoch),
             pack(self.id, self.family),
             pack(self.int_off, self.float_off),
-            pack(self.kind as u32, pack_mode(self.mode, self.native)),
+            pack(
+                self.kind as u32,
+                pack_mode(self.mode, self.native, self.exemplars),
+            ),
             // Sketch offsets are below 2^32 (`layout::MAX_CELLS`).
             if self.kind == Kind::Summary {
                 pack_window(self.window)
@@ -1770,7 +1904,7 @@ impl Series {
         let (kind, mode) = unpack(raw[3]);
         let kind = Kind::from_u32(kind)?;
         let summary = kind == Kind::Summary;
-        let (mode, native) = unpack_mode(mode)?;
+        let (mode, native, exemplars) = unpack_mode(mode)?;
         let (n_bounds, hist_sketch_off) = unpack(raw[4]);
         Some(Series {
             tag,
@@ -1782,6 +1916,7 @@ impl Series {
             kind,
             mode,
             native,
+            exemplars,
             n_bounds: if summary { 0 } else { n_bounds },
             bounds_off: if summary { 0 } else { raw[5] },
             window: if summary {

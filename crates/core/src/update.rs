@@ -10,6 +10,7 @@ use std::sync::atomic::{
 };
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::exemplar;
 use crate::family::{GaugeMode, Kind};
 use crate::native;
 use crate::proc;
@@ -357,6 +358,123 @@ impl Store {
             c.int(bucket_index(bounds, v)).fetch_add(1, Release);
         }
         add_f64(c.float(), v);
+        Ok(())
+    }
+}
+
+// ----- exemplars ---------------------------------------------------------
+
+#[cold]
+#[inline(never)]
+fn no_exemplars() -> Error {
+    Error::new(
+        ErrorKind::InvalidOptions,
+        "the series' family keeps no exemplars; register it with FamilyDesc::exemplars(true)",
+    )
+}
+
+impl Store {
+    /// Like [`Store::counter_add`], and records an exemplar of this
+    /// increment: its labels (a trace id, say), `v`, and the current time.
+    /// A snapshot shows the latest exemplar of the series over all
+    /// processes ([`crate::SeriesView::exemplars`]).
+    ///
+    /// Exemplars are samples: when another thread of this process is
+    /// writing the series' exemplar at the same instant, this one is
+    /// dropped (the increment is not).
+    ///
+    /// # Errors
+    /// Nothing is recorded, neither the increment nor the exemplar, if:
+    /// - the family keeps no exemplars ([`ErrorKind::InvalidOptions`]; see
+    ///   [`crate::FamilyDesc::exemplars`]);
+    /// - a label name is invalid or given twice
+    ///   ([`ErrorKind::InvalidName`]);
+    /// - the label names and values have more than
+    ///   [`crate::MAX_EXEMPLAR_CHARS`] characters together
+    ///   ([`ErrorKind::InvalidValue`]);
+    /// - `counter_add` itself would fail (a negative or NaN `v`).
+    pub fn counter_add_with_exemplar(
+        &self,
+        s: Series,
+        v: f64,
+        labels: &[(&str, &str)],
+    ) -> Result<()> {
+        let e = self.exemplar_for(&s, &[Kind::Counter], labels)?;
+        self.counter_add(s, v)?;
+        self.record_exemplar(&s, 0, v, &e)
+    }
+
+    /// [`Store::counter_add_with_exemplar`] of one.
+    pub fn counter_inc_with_exemplar(&self, s: Series, labels: &[(&str, &str)]) -> Result<()> {
+        self.counter_add_with_exemplar(s, 1.0, labels)
+    }
+
+    /// Like [`Store::observe`] on a histogram, and records an exemplar of
+    /// this observation in the classic bucket it falls in (the first whose
+    /// upper bound is at least `v`, as client_golang and prometheus_client
+    /// place them): its labels, `v`, and the current time.
+    ///
+    /// # Errors
+    /// As [`Store::counter_add_with_exemplar`]: nothing is recorded if the
+    /// exemplar or the observation is refused. Summaries keep no
+    /// exemplars ([`ErrorKind::WrongType`]).
+    pub fn observe_with_exemplar(&self, s: Series, v: f64, labels: &[(&str, &str)]) -> Result<()> {
+        let e = self.exemplar_for(&s, &[Kind::Histogram], labels)?;
+        let Some(bounds) = self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
+            return Err(handle_error(self, &s, &[Kind::Histogram]));
+        };
+        let place = bucket_index(bounds, v);
+        self.observe(s, v)?;
+        self.record_exemplar(&s, place, v, &e)
+    }
+
+    /// Checks that `s` is of a kind in `want` and keeps exemplars, and
+    /// encodes the labels.
+    fn exemplar_for(
+        &self,
+        s: &Series,
+        want: &[Kind],
+        labels: &[(&str, &str)],
+    ) -> Result<exemplar::Encoded> {
+        if !want.contains(&s.kind) || s.tag != self.tag {
+            return Err(handle_error(self, s, want));
+        }
+        if s.exemplar_places() == 0 {
+            return Err(no_exemplars());
+        }
+        exemplar::encode(labels)
+    }
+
+    /// Writes an exemplar into `place` of series `s` in this process's
+    /// slot: its timestamp cell (the last of the series' integer cells)
+    /// and its record (in the sketch region, after any native buckets).
+    fn record_exemplar(
+        &self,
+        s: &Series,
+        place: usize,
+        v: f64,
+        e: &exemplar::Encoded,
+    ) -> Result<()> {
+        let places = s.exemplar_places();
+        let native = native::schema_of(s.native);
+        let classic = crate::store::classic_cells(s.n_bounds as usize, native.is_some());
+        let before = match s.kind {
+            Kind::Counter => 1,
+            _ => classic + if native.is_some() { native::HEADER } else { 0 },
+        };
+        let c = self.cells_with(s, before + places)?;
+        let first =
+            (s.sketch_off as usize).saturating_add(native.map_or(0, |n| 2 * native::bins(n)));
+        let at = first.saturating_add(place.min(places - 1) * exemplar::RECORD);
+        let sketch = self.map.sketch(c.slot);
+        let rec = sketch.get(at.min(sketch.len())..).unwrap_or(&[]);
+        exemplar::record(
+            c.int(before + place.min(places - 1)),
+            rec,
+            v,
+            proc::unix_nanos(),
+            e,
+        );
         Ok(())
     }
 }

@@ -9,6 +9,8 @@ mod common;
 mod capacity;
 #[path = "suite/corruption.rs"]
 mod corruption;
+#[path = "suite/exemplars.rs"]
+mod exemplars;
 #[path = "suite/file_mode.rs"]
 mod file_mode;
 #[path = "suite/fuzz.rs"]

@@ -48,13 +48,18 @@
 //!   for a histogram the `_count`, which always equals the `+Inf` bucket)
 //!   is left out of that OpenMetrics sample set rather than making the
 //!   whole exposition invalid. The text format writes them as they are.
+//! - OpenMetrics writes a family's exemplars (see
+//!   `FamilyDesc::exemplars`) after the counter's `_total` sample and
+//!   after each `_bucket` sample that has one: `jobs_total 3 #
+//!   {trace_id="abc"} 1.0 1700000000.123`, the timestamp in seconds. The
+//!   text format 0.0.4 has no exemplars.
 //!
 //! The protobuf format's choices are listed in [`protobuf`].
 
 mod num;
 pub mod protobuf;
 
-use shmetrics_core::{FamilyView, Kind, Quantile, SeriesView, Snapshot, Value};
+use shmetrics_core::{Exemplar, FamilyView, Kind, Quantile, SeriesView, Snapshot, Value};
 
 pub use num::{write_canonical_float, write_float, write_u64, write_unix_nanos_as_seconds};
 
@@ -485,6 +490,7 @@ impl Encoder {
                     if let Value::Counter(v) = s.value() {
                         self.sample_start(out, name, b"_total");
                         write_float(out, v);
+                        self.exemplar(out, s.exemplar(0));
                         out.push(b'\n');
                     }
                     self.created(&s, name, out);
@@ -511,7 +517,7 @@ impl Encoder {
                         cumulative, sum, ..
                     } = s.value()
                     {
-                        self.buckets(out, name, cumulative);
+                        self.buckets(out, name, cumulative, &s);
                         let count = cumulative.last().copied().unwrap_or(0);
                         if !self.om || (!negative_bucket && sum >= 0.0) {
                             self.sample_start(out, name, b"_count");
@@ -666,7 +672,7 @@ impl Encoder {
 
     /// The `_bucket` lines: one per bound and `+Inf`, `le` last.
     #[inline]
-    fn buckets(&mut self, out: &mut Vec<u8>, name: &[u8], cumulative: &[u64]) {
+    fn buckets(&mut self, out: &mut Vec<u8>, name: &[u8], cumulative: &[u64], s: &SeriesView<'_>) {
         let prefix = &mut self.bucket_prefix;
         prefix.clear();
         prefix.extend_from_slice(name);
@@ -676,13 +682,39 @@ impl Encoder {
             prefix.push(b',');
         }
         let mut start = 0;
+        let mut exemplars = s.exemplars();
         for (&end, &count) in self.le_ends.iter().zip(cumulative) {
             out.extend_from_slice(&self.bucket_prefix);
             out.extend_from_slice(&self.le[start..end]);
             write_u64(out, count);
+            self.exemplar(out, exemplars.next().flatten());
             out.push(b'\n');
             start = end;
         }
+    }
+
+    /// OpenMetrics ` # {labels} value timestamp` after a counter's
+    /// `_total` or a histogram's `_bucket` sample, if it has an exemplar.
+    /// (The text format 0.0.4 has no exemplars.)
+    #[inline]
+    fn exemplar(&self, out: &mut Vec<u8>, e: Option<Exemplar<'_>>) {
+        let Some(e) = e.filter(|_| self.om) else {
+            return;
+        };
+        out.extend_from_slice(b" # {");
+        for (i, (name, value)) in e.labels().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b"=\"");
+            escape(out, value.as_bytes(), true);
+            out.push(b'"');
+        }
+        out.extend_from_slice(b"} ");
+        write_float(out, e.value());
+        out.push(b' ');
+        write_unix_nanos_as_seconds(out, e.timestamp_unix_ns());
     }
 
     /// OpenMetrics `name_created{labels} seconds`, if the creation time is

@@ -38,11 +38,18 @@
 //!   parser sees it is native.
 //! - A summary's quantiles are written as they are, NaN included (an
 //!   empty window).
+//! - Exemplars (families that keep them) go in `Counter.exemplar` and
+//!   `Bucket.exemplar`, with their labels, value and timestamp. When the
+//!   `+Inf` bucket has one, a `+Inf` bucket (its count the sample count)
+//!   is written to hold it, as client_golang does; otherwise there is no
+//!   `+Inf` bucket. Native histograms' `exemplars` stays empty.
 
 pub mod proto;
 
 use prost::Message;
-use shmetrics_core::{BucketRun, Kind, NativeBuckets, Quantile, Snapshot, Value};
+use shmetrics_core::{
+    BucketRun, Exemplar, Kind, NativeBuckets, Quantile, SeriesView, Snapshot, Value,
+};
 
 use crate::ExtraFamily;
 use proto::{BucketSpan, LabelPair, Metric, MetricFamily, MetricType, Timestamp};
@@ -283,7 +290,7 @@ pub(crate) fn encode(snapshot: &Snapshot, extra: &[ExtraFamily<'_>], out: &mut V
         let kind = f.kind();
         enc.begin(f.name(), kind, f.help(), f.unit());
         for s in f.series() {
-            enc.series(s.labels(), s.value(), s.created_unix_ns());
+            enc.series(s.labels(), s.value(), s.created_unix_ns(), Some(&s));
         }
         enc.finish(out);
     }
@@ -301,7 +308,7 @@ pub(crate) fn encode(snapshot: &Snapshot, extra: &[ExtraFamily<'_>], out: &mut V
                 Kind::Counter => Value::Counter(s.value),
                 _ => Value::Gauge(s.value),
             };
-            enc.series(s.labels.iter().copied(), value, 0);
+            enc.series(s.labels.iter().copied(), value, 0, None);
         }
         enc.finish(out);
     }
@@ -353,8 +360,12 @@ impl Encoder {
         labels: impl Iterator<Item = (&'a str, &'a str)>,
         value: Value<'_>,
         created_unix_ns: u64,
+        exemplars_of: Option<&SeriesView<'_>>,
     ) {
         fill_metric(&mut self.one.metric[0], labels, value, created_unix_ns);
+        if let Some(s) = exemplars_of.filter(|s| s.exemplars().len() > 0) {
+            set_exemplars(&mut self.one.metric[0], s);
+        }
         put(&self.one, &mut self.body);
     }
 
@@ -366,6 +377,39 @@ impl Encoder {
         out.extend_from_slice(&self.body);
         put(&self.tail, out);
     }
+}
+
+/// Sets the exemplars of a metric that [`fill_metric`] filled from `s`.
+fn set_exemplars(metric: &mut Metric, s: &SeriesView<'_>) {
+    if let Some(c) = metric.counter.as_mut() {
+        set_exemplar(&mut c.exemplar, s.exemplar(0));
+    } else if let Some(h) = metric.histogram.as_mut() {
+        let finite = h.bucket.len();
+        for (b, e) in h.bucket.iter_mut().zip(s.exemplars()) {
+            set_exemplar(&mut b.exemplar, e);
+        }
+        if let Some(inf) = s.exemplars().nth(finite).flatten() {
+            let mut b = proto::Bucket {
+                cumulative_count: h.sample_count,
+                upper_bound: Some(f64::INFINITY),
+                ..Default::default()
+            };
+            set_exemplar(&mut b.exemplar, Some(inf));
+            h.bucket.push(b);
+        }
+    }
+}
+
+fn set_exemplar(dst: &mut Option<proto::Exemplar>, e: Option<Exemplar<'_>>) {
+    *dst = e.map(|e| {
+        let mut x = proto::Exemplar {
+            value: Some(e.value()),
+            timestamp: timestamp(e.timestamp_unix_ns()),
+            ..Default::default()
+        };
+        set_labels(&mut x.label, e.labels());
+        x
+    });
 }
 
 /// Appends `msg`'s encoding.

@@ -894,3 +894,73 @@ fn qvalues() {
         assert_eq!(parse_qvalue(s), None, "{s}");
     }
 }
+
+/// Exemplars: OpenMetrics writes the latest one after a counter's
+/// `_total` and a histogram's `_bucket` samples; the text format has none.
+#[test]
+fn exemplars() {
+    let f = fixture();
+    let s = &f.store;
+    let c = s
+        .register(
+            &FamilyDesc::new("jobs_total", Kind::Counter)
+                .labels(&["queue"])
+                .exemplars(true),
+        )
+        .unwrap();
+    let q = s.series(&c, &["a"]).unwrap();
+    s.counter_add_with_exemplar(q, 2.0, &[("trace_id", "t1")])
+        .unwrap();
+    s.counter_add_with_exemplar(q, 0.5, &[("trace_id", "t\\2\n")])
+        .unwrap();
+    s.series(&c, &["none"]).unwrap();
+    let h = s
+        .register(
+            &FamilyDesc::new("lat", Kind::Histogram)
+                .buckets(&[1.0, 2.0])
+                .exemplars(true),
+        )
+        .unwrap();
+    let l = s.series(&h, &[]).unwrap();
+    s.observe_with_exemplar(l, 0.5, &[("trace_id", "x"), ("user", "é")])
+        .unwrap();
+    s.observe(l, 1.5).unwrap();
+    s.observe_with_exemplar(l, 3.0, &[]).unwrap();
+
+    let mut out = Vec::new();
+    encode(&s.snapshot().unwrap(), Format::OpenMetrics, &mut out);
+    let text = String::from_utf8(out).unwrap();
+    let t1 = now() + 1.0;
+    let mut normalized = String::new();
+    for line in text.lines().filter(|l| !l.contains("_created")) {
+        match line.split_once(" # {") {
+            Some(_) => {
+                let (head, ts) = line.rsplit_once(' ').unwrap();
+                let t: f64 = ts.parse().unwrap();
+                assert!(f.t0 <= t && t <= t1, "{line}");
+                normalized.push_str(head);
+                normalized.push_str(" T\n");
+            }
+            None => {
+                normalized.push_str(line);
+                normalized.push('\n');
+            }
+        }
+    }
+    assert_eq!(
+        normalized,
+        "# TYPE jobs counter\n\
+         jobs_total{queue=\"a\"} 2.5 # {trace_id=\"t\\\\2\\n\"} 0.5 T\n\
+         jobs_total{queue=\"none\"} 0\n\
+         # TYPE lat histogram\n\
+         lat_bucket{le=\"1.0\"} 1 # {trace_id=\"x\",user=\"é\"} 0.5 T\n\
+         lat_bucket{le=\"2.0\"} 2\n\
+         lat_bucket{le=\"+Inf\"} 3 # {} 3 T\n\
+         lat_count 3\n\
+         lat_sum 5\n\
+         # EOF\n"
+    );
+    let mut out = Vec::new();
+    encode(&s.snapshot().unwrap(), Format::PrometheusText, &mut out);
+    assert!(!String::from_utf8(out).unwrap().contains(" # "));
+}

@@ -8,10 +8,14 @@ EXPECTED_JSON lists the families in exposition order:
 
     [{"name": "http_requests", "type": "counter", "help": "...", "unit": "",
       "samples": [{"name": "http_requests_total", "labels": {...},
-                   "value": 3.0, "text": true, "om": true, "approx": false}]}]
+                   "value": 3.0, "text": true, "om": true, "approx": false,
+                   "exemplar": null}]}]
 
 "text"/"om" say in which format a sample must appear; "approx" marks
-`_created` samples, whose value is compared to within a microsecond. Values
+`_created` samples, whose value is compared to within a microsecond.
+"exemplar" is null or {"labels": {...}, "value": v, "timestamp_ns": t}: the
+OpenMetrics sample must carry exactly that exemplar (its timestamp to within
+a microsecond), or none. Values
 are compared exactly (NaN equal to NaN; both parsers read "-0" as the
 integer 0, so the sign of a negative zero is checked by the golden tests
 instead).
@@ -43,6 +47,23 @@ def same_value(got, want, approx):
     return got == want
 
 
+def exemplar_problem(got, want):
+    """Why a parsed exemplar differs from the expected one, or None."""
+    if want is None:
+        return None if got is None else f"{got} where none was expected"
+    if got is None:
+        return f"missing, expected {want}"
+    if got.labels != want["labels"]:
+        return f"labels {got.labels} != {want['labels']}"
+    if not same_value(got.value, want["value"], False):
+        return f"value {got.value!r} != {want['value']!r}"
+    ts = got.timestamp
+    seconds = float(ts) if ts is not None else None
+    if seconds is None or abs(seconds - want["timestamp_ns"] / 1e9) > 1e-6:
+        return f"timestamp {ts} != {want['timestamp_ns']} ns"
+    return None
+
+
 def key(sample):
     name, labels = sample[0], sample[1]
     return (name, sorted(labels.items()))
@@ -68,11 +89,11 @@ def compare(fmt, families, expected, errors):
             if got.unit != want["unit"]:
                 errors.append(f"{where}: unit {got.unit!r} != {want['unit']!r}")
         want_samples = [
-            (s["name"], s["labels"], s["value"], s["approx"])
+            (s["name"], s["labels"], s["value"], s["approx"], s.get("exemplar"))
             for s in want["samples"]
             if s["om" if is_om else "text"]
         ]
-        got_samples = [(s.name, s.labels, s.value) for s in got.samples]
+        got_samples = [(s.name, s.labels, s.value, s.exemplar) for s in got.samples]
         checks += 1
         if len(got_samples) != len(want_samples):
             errors.append(
@@ -89,13 +110,20 @@ def compare(fmt, families, expected, errors):
             if k in got_by_key:
                 errors.append(f"{where}: duplicate sample {s}")
             got_by_key[k] = s
-        for name, labels, value, approx in want_samples:
+        for name, labels, value, approx, exemplar in want_samples:
             checks += 1
             g = got_by_key.get(json.dumps(key((name, labels))))
             if g is None:
                 errors.append(f"{where}: missing sample {name}{labels}")
-            elif not same_value(g[2], value, approx):
+                continue
+            if not same_value(g[2], value, approx):
                 errors.append(f"{where}: {name}{labels} = {g[2]!r}, expected {value!r}")
+            # The text format has no exemplars: only OpenMetrics is checked.
+            if is_om:
+                checks += 1
+                problem = exemplar_problem(g[3], exemplar)
+                if problem:
+                    errors.append(f"{where}: {name}{labels}: exemplar {problem}")
     return checks
 
 

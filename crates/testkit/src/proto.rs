@@ -155,6 +155,34 @@ pub fn native_values(seed: u64, n: usize) -> Vec<f64> {
     v
 }
 
+/// `exemplars` mode: a counter family with exemplars (no labels).
+pub const EXEMPLAR_COUNTER: &str = "tk_exemplar_jobs";
+/// `exemplars` mode: a histogram family with exemplars (no labels).
+pub const EXEMPLAR_HIST: &str = "tk_exemplar_seconds";
+
+/// The exemplars-mode counter family.
+pub fn exemplar_counter() -> FamilyDesc {
+    FamilyDesc::new(EXEMPLAR_COUNTER, Kind::Counter).exemplars(true)
+}
+
+/// The exemplars-mode histogram family: buckets `1`, `2` and `+Inf`.
+pub fn exemplar_hist() -> FamilyDesc {
+    FamilyDesc::new(EXEMPLAR_HIST, Kind::Histogram)
+        .buckets(&[1.0, 2.0])
+        .exemplars(true)
+}
+
+/// The trace id an exemplars-mode worker `w` gives its `i`th update.
+pub fn exemplar_trace(w: u64, i: u64) -> String {
+    format!("w{w}-{i}")
+}
+
+/// The value an exemplars-mode observation puts in bucket `b` (0, 1 or
+/// 2, the last being `+Inf`).
+pub fn exemplar_value(b: u64) -> f64 {
+    b as f64 + 0.5
+}
+
 /// `incs` mode: the counter family (label `k`, one series `k="x"`).
 pub const REUSE_COUNTER: &str = "tk_reuse_incs";
 

@@ -6,6 +6,7 @@
 mod common;
 
 mod concurrent_read;
+mod exemplars;
 mod fork;
 mod gauge_modes;
 mod kill_storm;

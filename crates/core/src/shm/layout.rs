@@ -186,7 +186,11 @@ pub(crate) struct FamilyRec {
     pub created_unix_ns: AtomicU64,
     /// Float cells per series.
     pub float_cells: AtomicU32,
-    pub _pad: AtomicU32,
+    /// 1 if the family keeps exemplars, else 0 (see `exemplar.rs`): a
+    /// timestamp cell per exemplar place after the series' other integer
+    /// cells, and a record per place in the sketch region, after any
+    /// native buckets.
+    pub exemplars: AtomicU32,
     /// A native histogram's schema plus 16; 0 for a family without
     /// native buckets.
     pub native_schema: AtomicU32,

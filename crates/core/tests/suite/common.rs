@@ -39,9 +39,9 @@ pub fn small_options() -> Options {
         label_bytes: 8192,
         max_writers: 4,
         cells_per_writer: 1024,
-        // A page: the populated summary has no quantiles. (The corruption
-        // tests copy the whole file for every word they poke.)
-        sketch_cells_per_writer: 512,
+        // Two pages: the populated summary has no quantiles. (The
+        // corruption tests copy the whole file for every word they poke.)
+        sketch_cells_per_writer: 1024,
         ..Options::default()
     }
 }
@@ -68,7 +68,8 @@ pub fn populated_families() -> Vec<FamilyDesc> {
     vec![
         FamilyDesc::new("http_requests_total", Kind::Counter)
             .help("Requests.")
-            .labels(&["route", "status"]),
+            .labels(&["route", "status"])
+            .exemplars(true),
         FamilyDesc::new("latency_seconds", Kind::Histogram)
             .labels(&["route"])
             .buckets(&[0.1, 0.5, 1.0, 5.0]),
@@ -113,6 +114,9 @@ pub fn populate(store: &Store) {
                 Kind::Counter => {
                     store.counter_inc(s).unwrap();
                     store.counter_add(s, 1.5).unwrap();
+                    store
+                        .counter_add_with_exemplar(s, 2.0, &[("trace_id", "abc")])
+                        .unwrap();
                 }
                 Kind::Gauge => store.gauge_set(s, 3.0).unwrap(),
                 Kind::Histogram | Kind::Summary => {

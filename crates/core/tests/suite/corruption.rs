@@ -288,6 +288,9 @@ pub fn walk(snap: &Snapshot) {
         for s in f.series() {
             let _ = s.labels().count();
             let _ = s.value();
+            for e in s.exemplars().flatten() {
+                let _ = (e.labels().count(), e.value(), e.timestamp_unix_ns());
+            }
         }
     }
 }
@@ -318,6 +321,8 @@ pub fn write_everything(path: &Path) {
             let _ = store.gauge_set(s, 1.0);
             let _ = store.gauge_add(s, 1.0);
             let _ = store.observe(s, 0.7);
+            let _ = store.counter_add_with_exemplar(s, 1.0, &[("trace_id", "t")]);
+            let _ = store.observe_with_exemplar(s, 0.7, &[("trace_id", "t")]);
         }
     }
     if let Ok(snap) = store.snapshot() {

@@ -189,6 +189,8 @@ fn kind_mode() -> impl Strategy<Value = u64> {
         (1u64..=4, 1u64..=11).prop_map(|(k, m)| k | m << 32),
         // A histogram with a native schema code (valid or not).
         (1u64..=11, 0u64..=30).prop_map(|(m, n)| 3 | (m | n << 16) << 32),
+        // A counter or histogram with the exemplars flag.
+        (prop_oneof![Just(1u64), Just(3)], 1u64..=11).prop_map(|(k, m)| k | (m | 1 << 15) << 32),
         any::<u64>(),
     ]
 }
@@ -230,6 +232,8 @@ proptest! {
             let _ = store.gauge_add(s, v);
             let _ = store.observe(s, v);
             let _ = store.gauge_set_to_current_time(s);
+            let _ = store.counter_add_with_exemplar(s, v.abs(), &[("trace_id", "x")]);
+            let _ = store.observe_with_exemplar(s, v, &[("trace_id", "x")]);
         }
         if let Ok(snap) = store.snapshot() {
             crate::corruption::walk(&snap);

@@ -858,3 +858,50 @@ fn metric_types() {
     assert_eq!(metric_type(Kind::Summary) as i32, 2);
     assert_eq!(metric_type(Kind::Histogram) as i32, 4);
 }
+
+/// Exemplars decode back from `Counter.exemplar` and `Bucket.exemplar`;
+/// a `+Inf` bucket is written only to hold the `+Inf` exemplar.
+#[test]
+fn exemplars_decode_back() {
+    let f = fixture();
+    let s = &f.store;
+    let c = s
+        .register(&FamilyDesc::new("jobs_total", Kind::Counter).exemplars(true))
+        .unwrap();
+    s.counter_inc_with_exemplar(s.series(&c, &[]).unwrap(), &[("trace_id", "abc")])
+        .unwrap();
+    let h = s
+        .register(
+            &FamilyDesc::new("lat", Kind::Histogram)
+                .buckets(&[1.0, 2.0])
+                .exemplars(true),
+        )
+        .unwrap();
+    let l = s.series(&h, &[]).unwrap();
+    s.observe_with_exemplar(l, 1.5, &[("trace_id", "mid")])
+        .unwrap();
+    let families = f.families();
+    let check = |e: &Option<proto::Exemplar>, trace: &str, v: f64| {
+        let e = e.as_ref().expect("an exemplar");
+        assert_eq!(e.label, [label("trace_id", trace)]);
+        assert_eq!(e.value, Some(v));
+        let t = e.timestamp.unwrap();
+        let ns = t.seconds as u64 * 1_000_000_000 + t.nanos as u64;
+        assert!(f.t0 <= ns && ns <= now_ns(), "{t:?}");
+    };
+    let counter = families[0].metric[0].counter.as_ref().unwrap();
+    check(&counter.exemplar, "abc", 1.0);
+    let hist = families[1].metric[0].histogram.as_ref().unwrap();
+    assert_eq!(hist.bucket.len(), 2, "no +Inf bucket without its exemplar");
+    assert!(hist.bucket[0].exemplar.is_none());
+    check(&hist.bucket[1].exemplar, "mid", 1.5);
+
+    s.observe_with_exemplar(l, 7.0, &[("trace_id", "inf")])
+        .unwrap();
+    let families = f.families();
+    let hist = families[1].metric[0].histogram.as_ref().unwrap();
+    assert_eq!(hist.bucket.len(), 3);
+    assert_eq!(hist.bucket[2].upper_bound, Some(f64::INFINITY));
+    assert_eq!(hist.bucket[2].cumulative_count, Some(2));
+    check(&hist.bucket[2].exemplar, "inf", 7.0);
+}

@@ -22,6 +22,10 @@
 //!   exits (its slot's observations stay counted).
 //! - `native seed=S n=N`: observes the N values `proto::native_values(S,
 //!   N)` in the native histogram family, then DONE, and exits.
+//! - `exemplars w=W n=N [buckets=B]`: N counter increments and N
+//!   observations with exemplars whose trace id is
+//!   `proto::exemplar_trace(W, i)`; observation `i` goes in bucket
+//!   `i % B` (B of 1 to 3, default 3). Then DONE, and exits.
 //!
 //! Exit codes: 0 success, 2 usage, 3 store error, 4 lifetime exceeded,
 //! 5 ack file error.
@@ -123,6 +127,7 @@ fn main() {
         "fork" => fork(ctx),
         "summary" => summary(ctx),
         "native" => native(ctx),
+        "exemplars" => exemplars(ctx),
         m => usage(&format!("unknown mode {m:?}")),
     };
     if let Err(e) = r {
@@ -215,6 +220,25 @@ fn native(ctx: Ctx) -> Result<()> {
     let s = ctx.store.series(&f, &[])?;
     for v in values {
         ctx.store.observe(s, v)?;
+        ctx.ack.add(word::HIST, 1);
+    }
+    ctx.ack.set(word::DONE, 1);
+    Ok(())
+}
+
+fn exemplars(ctx: Ctx) -> Result<()> {
+    let (w, n, buckets) = (ctx.arg("w", 1), ctx.arg("n", 100), ctx.arg("buckets", 3));
+    let c = ctx.store.register(&proto::exemplar_counter())?;
+    let h = ctx.store.register(&proto::exemplar_hist())?;
+    let (c, h) = (ctx.store.series(&c, &[])?, ctx.store.series(&h, &[])?);
+    for i in 0..n {
+        let trace = proto::exemplar_trace(w, i);
+        ctx.store
+            .counter_add_with_exemplar(c, 1.0, &[("trace_id", &trace)])?;
+        ctx.ack.add(word::COUNTER, 1);
+        let v = proto::exemplar_value(i % buckets.clamp(1, 3));
+        ctx.store
+            .observe_with_exemplar(h, v, &[("trace_id", &trace)])?;
         ctx.ack.add(word::HIST, 1);
     }
     ctx.ack.set(word::DONE, 1);
