@@ -322,8 +322,13 @@ fn racing_threads_never_tear_an_exemplar() {
                 }
             });
         }
+        // Until 1,000 exemplars were checked: a reader skips a record that
+        // a writer holds, which with three threads hammering one place is
+        // most of the time, and more so on a loaded machine. The deadline
+        // only guards against a hang.
         let mut snap = shmetrics_core::Snapshot::default();
-        for _ in 0..2000 {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while checked < 1000 && std::time::Instant::now() < deadline {
             store.snapshot_into(&mut snap).unwrap();
             let series = snap.family("h").unwrap().series().next().unwrap();
             if let Some(e) = series.exemplar(0) {
@@ -337,5 +342,5 @@ fn racing_threads_never_tear_an_exemplar() {
         }
         stop.store(true, Relaxed);
     });
-    assert!(checked > 1000, "{checked}");
+    assert!(checked >= 1000, "only {checked} exemplars read in 60 s");
 }
