@@ -408,18 +408,27 @@ macro_rules! metric_class {
 }
 
 metric_class! {
-    /// A counter: a value that only goes up.
+    /// A counter: a value that only goes up. With `exemplars=True` its
+    /// `inc` takes prometheus_client's `exemplar=`.
     Counter, Kind::Counter,
-    new() => Ok,
+    new(exemplars: bool = false) => |d: FamilyDesc, exemplars: bool| -> PyResult<FamilyDesc> {
+        Ok(d.exemplars(exemplars))
+    },
     {
-        /// Adds `amount` (default 1; never negative or NaN).
-        #[pyo3(signature = (amount = 1.0))]
-        fn inc(&self, amount: f64) -> PyResult<()> {
+        /// Adds `amount` (default 1; never negative or NaN), with an
+        /// exemplar (a dict of label names to values) if given.
+        #[pyo3(signature = (amount = 1.0, exemplar = None))]
+        fn inc(&self, amount: f64, exemplar: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
             let s = self.m.series()?;
-            let r = if amount == 1.0 {
-                self.m.store.counter_inc(s)
-            } else {
-                self.m.store.counter_add(s, amount)
+            let r = match exemplar {
+                Some(e) => {
+                    let labels = exemplar_labels(e)?;
+                    self.m
+                        .store
+                        .counter_add_with_exemplar(s, amount, &label_refs(&labels))
+                }
+                None if amount == 1.0 => self.m.store.counter_inc(s),
+                None => self.m.store.counter_add(s, amount),
             };
             r.map_err(to_py)
         }
@@ -503,19 +512,21 @@ metric_class! {
         buckets: Option<Vec<f64>> = None,
         native_histogram_bucket_factor: Option<f64> = None,
         native_histogram_zero_threshold: Option<f64> = None,
-        native_histogram_max_bucket_number: Option<u32> = None
+        native_histogram_max_bucket_number: Option<u32> = None,
+        exemplars: bool = false
     ) => |d: FamilyDesc,
           buckets: Option<Vec<f64>>,
           factor: Option<f64>,
           zero_threshold: Option<f64>,
-          max_buckets: Option<u32>|
+          max_buckets: Option<u32>,
+          exemplars: bool|
           -> PyResult<FamilyDesc> {
         let mut b = buckets.unwrap_or_default();
         // prometheus_client's buckets end in +Inf; the store adds it.
         if b.last() == Some(&f64::INFINITY) {
             b.pop();
         }
-        let d = if b.is_empty() { d } else { d.buckets(&b) };
+        let d = if b.is_empty() { d } else { d.buckets(&b) }.exemplars(exemplars);
         if factor.is_none() && zero_threshold.is_none() && max_buckets.is_none() {
             return Ok(d);
         }
@@ -528,9 +539,21 @@ metric_class! {
         }))
     },
     {
-        /// Records one observation.
-        fn observe(&self, amount: f64) -> PyResult<()> {
-            self.m.store.observe(self.m.series()?, amount).map_err(to_py)
+        /// Records one observation, with an exemplar (a dict of label
+        /// names to values) for its bucket if given.
+        #[pyo3(signature = (amount, exemplar = None))]
+        fn observe(&self, amount: f64, exemplar: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+            let s = self.m.series()?;
+            match exemplar {
+                Some(e) => {
+                    let labels = exemplar_labels(e)?;
+                    self.m
+                        .store
+                        .observe_with_exemplar(s, amount, &label_refs(&labels))
+                }
+                None => self.m.store.observe(s, amount),
+            }
+            .map_err(to_py)
         }
 
         /// Observes the seconds a `with` block or a decorated function
@@ -539,6 +562,22 @@ metric_class! {
             helper(slf.py(), &TIMER, "Timer", (slf.getattr("observe")?,))
         }
     }
+}
+
+/// An exemplar's labels from prometheus_client's `exemplar=` dict; values
+/// are `str()`-ed, as label values are. The store checks names and the
+/// 128-character limit.
+fn exemplar_labels(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, String)>> {
+    d.iter()
+        .map(|(k, v)| Ok((k.str()?.to_string(), v.str()?.to_string())))
+        .collect()
+}
+
+fn label_refs(labels: &[(String, String)]) -> Vec<(&str, &str)> {
+    labels
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect()
 }
 
 metric_class! {

@@ -2,7 +2,7 @@
 in ./run-tests)."""
 
 from os import PathLike
-from typing import Any, Callable, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
+from typing import Any, Callable, Dict, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
 
 __all__ = [
     "InvalidNameError",
@@ -102,8 +102,9 @@ class Counter(_Metric):
         unit: str = "",
         registry: Any = None,
         _labelvalues: Optional[Sequence[str]] = None,
+        exemplars: bool = False,
     ) -> Counter: ...
-    def inc(self, amount: float = 1.0) -> None: ...
+    def inc(self, amount: float = 1.0, exemplar: Optional[Dict[str, Any]] = None) -> None: ...
     def count_exceptions(self, exception: Any = None) -> _Decorator: ...
 
 @final
@@ -143,8 +144,9 @@ class Histogram(_Metric):
         native_histogram_bucket_factor: Optional[float] = None,
         native_histogram_zero_threshold: Optional[float] = None,
         native_histogram_max_bucket_number: Optional[int] = None,
+        exemplars: bool = False,
     ) -> Histogram: ...
-    def observe(self, amount: float) -> None: ...
+    def observe(self, amount: float, exemplar: Optional[Dict[str, Any]] = None) -> None: ...
     def time(self) -> _Decorator: ...
 
 @final
