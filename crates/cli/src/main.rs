@@ -56,6 +56,12 @@ enum Command {
         /// See docs/exporter.md.
         #[arg(long = "web.config.file", value_name = "FILE")]
         web_config_file: Option<PathBuf>,
+        /// The exporter's nice value, 0 to 19 (default 10): on a host whose
+        /// cores the workers keep busy, the kernel then runs a worker
+        /// before a render, so a scrape costs the workers as little
+        /// latency as it can. 0 leaves the priority as it is.
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=19))]
+        nice: i32,
         #[command(flatten)]
         remote_write: RemoteWriteArgs,
         #[command(flatten)]
@@ -195,6 +201,7 @@ fn main() -> ExitCode {
             header_timeout,
             request_timeout,
             web_config_file,
+            nice,
             remote_write,
             statsd,
             otlp,
@@ -212,6 +219,12 @@ fn main() -> ExitCode {
             (_, _, Err(e), _) => Err(e),
             (_, _, _, Err(e)) => Err(e.into()),
             (Ok(web), Ok(remote_write), Ok(statsd), Ok(otlp)) => {
+                // Before any thread starts: threads inherit the value.
+                if nice > 0 {
+                    if let Err(e) = rustix::process::setpriority_process(None, nice) {
+                        eprintln!("shmetrics: cannot set the nice value to {nice}: {e}");
+                    }
+                }
                 let mut config = shmetrics_exporter::Config::new(store);
                 config.web = web.map(std::sync::Arc::new);
                 config.remote_write = remote_write;

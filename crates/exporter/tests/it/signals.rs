@@ -226,3 +226,45 @@ fn serve_waits_on_missing_and_foreign_stores_without_touching_them() {
     waiting(&empty);
     assert_eq!(std::fs::metadata(&empty).unwrap().len(), 0);
 }
+
+/// The nice value of every thread of process `pid` (field 19 of
+/// `/proc/<pid>/task/<tid>/stat`, counted after the command name).
+fn thread_nice_values(pid: u32) -> Vec<i64> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+        let stat = std::fs::read_to_string(task.unwrap().path().join("stat")).unwrap();
+        let rest = &stat[stat.rfind(')').unwrap() + 1..];
+        // After ')' come field 3 (state) onwards; nice is field 19.
+        let nice = rest.split_whitespace().nth(16).unwrap();
+        out.push(nice.parse().unwrap());
+    }
+    out
+}
+
+#[test]
+fn serve_runs_at_a_lower_priority_than_the_workers_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    Store::open(&path, &Options::default()).unwrap();
+    let default = ServeProcess::start(&path, &[]);
+    // Serve a scrape first, so the render threads exist too.
+    assert_eq!(get(default.addr, "/metrics", &[]).status, 200);
+    let nice = thread_nice_values(default.process.0.id());
+    assert!(nice.len() >= 3, "threads: {nice:?}");
+    assert!(nice.iter().all(|n| *n == 10), "nice values {nice:?}");
+    let mine = thread_nice_values(std::process::id())[0];
+    let unchanged = ServeProcess::start(&path, &["--nice", "0"]);
+    let nice = thread_nice_values(unchanged.process.0.id());
+    assert!(nice.iter().all(|n| *n == mine), "nice values {nice:?}");
+    let out = std::process::Command::new(shmetrics_bin())
+        .args(["serve", "--nice", "20", "--store"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--nice"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
