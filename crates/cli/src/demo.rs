@@ -272,7 +272,7 @@ pub fn run(args: DemoArgs) -> AnyResult {
     };
 
     let mut exporter = Command::new(&exe)
-        .args(["serve", "--store"])
+        .args(["serve", "--exit-with-parent", "--store"])
         .arg(&path)
         .args(["--listen", &args.listen.to_string()])
         .stdin(Stdio::null())

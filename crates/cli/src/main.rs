@@ -62,6 +62,10 @@ enum Command {
         /// latency as it can. 0 leaves the priority as it is.
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=19))]
         nice: i32,
+        /// Stop (as on SIGTERM) when the parent process dies: for a parent
+        /// that starts the exporter as its child, as `shmetrics demo` does.
+        #[arg(long, hide = true)]
+        exit_with_parent: bool,
         #[command(flatten)]
         remote_write: RemoteWriteArgs,
         #[command(flatten)]
@@ -202,6 +206,7 @@ fn main() -> ExitCode {
             request_timeout,
             web_config_file,
             nice,
+            exit_with_parent,
             remote_write,
             statsd,
             otlp,
@@ -219,6 +224,17 @@ fn main() -> ExitCode {
             (_, _, Err(e), _) => Err(e),
             (_, _, _, Err(e)) => Err(e.into()),
             (Ok(web), Ok(remote_write), Ok(statsd), Ok(otlp)) => {
+                if exit_with_parent {
+                    let parent = std::os::unix::process::parent_id();
+                    let signal = Some(rustix::process::Signal::TERM);
+                    if let Err(e) = rustix::process::set_parent_process_death_signal(signal) {
+                        eprintln!("shmetrics: cannot follow the parent process: {e}");
+                    }
+                    // The parent may have died before the call.
+                    if std::os::unix::process::parent_id() != parent {
+                        return ExitCode::SUCCESS;
+                    }
+                }
                 // Before any thread starts: threads inherit the value.
                 if nice > 0 {
                     if let Err(e) = rustix::process::setpriority_process(None, nice) {
