@@ -37,6 +37,7 @@
 mod error;
 mod exemplar;
 mod family;
+mod marks;
 mod native;
 mod proc;
 #[allow(unsafe_code)]

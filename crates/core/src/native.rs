@@ -22,6 +22,7 @@
 //! `2^(k / 2^schema - 1)`, and for schema <= 0 a shift of the exponent.
 //! Bucket `i` of a side holds the magnitudes in `(base^(i-1), base^i]`.
 
+use crate::marks;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 
@@ -244,29 +245,14 @@ pub(crate) fn record(
     ) else {
         return;
     };
-    // Marks first: a count is then never outside the range a reader
-    // looks at once it sees the count.
-    let lo = (bins - p) as u64;
-    if marks[0].load(Relaxed) < lo {
-        marks[0].fetch_max(lo, Relaxed);
-    }
-    let hi = p as u64 + 1;
-    if marks[1].load(Relaxed) < hi {
-        marks[1].fetch_max(hi, Relaxed);
-    }
+    marks::touch(marks, p, bins);
     cell.fetch_add(1, Relaxed);
 }
 
 /// The touched positions of one side from its two marks, if any.
 #[inline]
 fn marks(m: &[AtomicU64], bins: usize) -> Option<(usize, usize)> {
-    let lo = m[0].load(Relaxed);
-    let hi = m[1].load(Relaxed);
-    if lo == 0 || hi == 0 || lo > bins as u64 || hi > bins as u64 {
-        return None;
-    }
-    let (lo, hi) = (bins - lo as usize, hi as usize - 1);
-    (lo <= hi).then_some((lo, hi))
+    marks::range(m, bins)
 }
 
 /// The range of positions of one side that a merge touched.

@@ -31,6 +31,7 @@
 
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 
+use crate::marks;
 use crate::sketch::SketchMapping;
 
 /// Integer cells of a set's header: period, low mark, high mark.
@@ -118,16 +119,7 @@ pub(crate) fn record(
         return false;
     };
     let i = mapping.cell_of(v);
-    // Marks first: a count is then never outside the range a reader
-    // looks at once it sees the count.
-    let hi = i as u64 + 1;
-    if h[2].load(Relaxed) < hi {
-        h[2].fetch_max(hi, Relaxed);
-    }
-    let lo = (bins - i) as u64;
-    if h[1].load(Relaxed) < lo {
-        h[1].fetch_max(lo, Relaxed);
-    }
+    marks::touch(&h[1..], i, bins);
     set[i].fetch_add(1, Relaxed);
     true
 }
@@ -160,13 +152,7 @@ fn find_set<'a>(
 /// The touched range of a set from its header, if any.
 #[inline]
 fn marks(h: &[AtomicU64], bins: usize) -> Option<(usize, usize)> {
-    let lo = h[1].load(Relaxed);
-    let hi = h[2].load(Relaxed);
-    if lo == 0 || hi == 0 || lo > bins as u64 || hi > bins as u64 {
-        return None;
-    }
-    let (lo, hi) = (bins - lo as usize, hi as usize - 1);
-    (lo <= hi).then_some((lo, hi))
+    marks::range(&h[1..], bins)
 }
 
 /// Clears a set from an old period and stamps it `period`, or waits for
