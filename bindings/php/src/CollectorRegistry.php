@@ -165,7 +165,7 @@ class CollectorRegistry
 
     /**
      * @param list<string> $labels
-     * @param list<float>|null $quantiles stored with the metric; not computed yet (see Summary)
+     * @param list<float>|null $quantiles estimated over the last $maxAgeSeconds (see Summary); null for Summary::getDefaultQuantiles()
      */
     public function registerSummary(
         string $namespace,

@@ -40,7 +40,8 @@ pub enum Kind {
     Gauge = 2,
     /// A classic histogram with fixed bucket bounds.
     Histogram = 3,
-    /// A summary: `_count`, `_sum` and (from a later layout) quantiles.
+    /// A summary: `_count`, `_sum` and, with quantiles, their estimates over
+    /// a sliding window.
     Summary = 4,
 }
 
