@@ -5,13 +5,13 @@
 //! trackers are small Python classes (`python/shmetrics/_metrics.py`),
 //! fetched once.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple, PyType};
-use shmetrics_core::{Family, FamilyDesc, GaugeMode, Kind, NativeOpts, Series, Store};
+use shmetrics_core::{ErrorKind, Family, FamilyDesc, GaugeMode, Kind, NativeOpts, Series, Store};
 
 use crate::errors::{to_py, LabelError};
 use crate::store::{default_store, PyStore};
@@ -37,6 +37,8 @@ struct Def {
     family: Family,
     name: String,
     label_names: Vec<String>,
+    /// Whether the family's series expire (`ttl_seconds`).
+    ttl: bool,
 }
 
 /// One metric object: a parent (with or without labels) or a child made by
@@ -53,6 +55,9 @@ struct Metric {
     children: Option<Py<PyDict>>,
     /// On a child: its label values.
     label_values: Option<Vec<String>>,
+    /// For a family with a TTL: the handle of the series looked up again
+    /// after it expired (and came back with the next update).
+    renewed: Mutex<Option<Series>>,
 }
 
 /// Arguments shared by every metric constructor.
@@ -64,6 +69,7 @@ struct Common<'a, 'py> {
     subsystem: &'a str,
     unit: &'a str,
     registry: Option<&'a Bound<'py, PyAny>>,
+    ttl_seconds: Option<f64>,
 }
 
 impl Common<'_, '_> {
@@ -115,6 +121,14 @@ impl Metric {
             .labels(&names)
             .unit(c.unit);
         desc = tune(desc)?;
+        if let Some(t) = c.ttl_seconds {
+            let ttl = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
+                crate::errors::InvalidOptionsError::new_err(format!(
+                    "ttl_seconds must be a positive number of seconds, got {t}"
+                ))
+            })?;
+            desc = desc.ttl(ttl);
+        }
         let family = store.register(&desc).map_err(to_py)?;
         let (series, children) = if label_names.is_empty() {
             (Some(store.series(&family, &[]).map_err(to_py)?), None)
@@ -127,11 +141,13 @@ impl Metric {
                 family,
                 name: desc.name,
                 label_names,
+                ttl: desc.ttl.is_some(),
             }),
             store,
             series,
             children,
             label_values: None,
+            renewed: Mutex::new(None),
         })
     }
 
@@ -151,15 +167,50 @@ impl Metric {
             series: Some(series),
             children: None,
             label_values: Some(values),
+            renewed: Mutex::new(None),
         })
     }
 
     #[inline]
     fn series(&self) -> PyResult<Series> {
         match self.series {
+            Some(_) if self.def.ttl => Ok(self.renewed_series()),
             Some(s) => Ok(s),
             None => Err(self.needs_labels()),
         }
+    }
+
+    /// A TTL family's current handle: the renewed one if there is one.
+    fn renewed_series(&self) -> Series {
+        let renewed = self.renewed.lock().unwrap_or_else(|e| e.into_inner());
+        renewed.or(self.series).expect("checked by the caller")
+    }
+
+    /// Runs an update. In a family with a TTL, a series that expired
+    /// since its handle was made is looked up again (it comes back from
+    /// zero, as after `remove()`), and the update applied to it.
+    #[inline]
+    fn update(&self, f: impl Fn(&Store, Series) -> shmetrics_core::Result<()>) -> PyResult<()> {
+        match f(&self.store, self.series()?) {
+            Err(e) if e.kind() == ErrorKind::StaleHandle && self.def.ttl => self.renew(f),
+            r => r.map_err(to_py),
+        }
+    }
+
+    #[cold]
+    fn renew(&self, f: impl Fn(&Store, Series) -> shmetrics_core::Result<()>) -> PyResult<()> {
+        let values: Vec<&str> = self
+            .label_values
+            .iter()
+            .flatten()
+            .map(String::as_str)
+            .collect();
+        let s = self
+            .store
+            .series_or_overflow(&self.def.family, &values)
+            .map_err(to_py)?;
+        *self.renewed.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+        f(&self.store, s).map_err(to_py)
     }
 
     #[cold]
@@ -310,7 +361,7 @@ macro_rules! metric_class {
             #[new]
             #[pyo3(signature = (name, documentation = "", labelnames = None, namespace = "",
                                 subsystem = "", unit = "", registry = None, _labelvalues = None,
-                                $($extra = $extra_default,)*))]
+                                ttl_seconds = None, $($extra = $extra_default,)*))]
             #[allow(clippy::too_many_arguments)]
             fn new(
                 py: Python<'_>,
@@ -322,6 +373,7 @@ macro_rules! metric_class {
                 unit: &str,
                 registry: Option<&Bound<'_, PyAny>>,
                 _labelvalues: Option<Vec<String>>,
+                ttl_seconds: Option<f64>,
                 $($extra: $extra_ty,)*
             ) -> PyResult<Self> {
                 if _labelvalues.is_some() {
@@ -337,6 +389,7 @@ macro_rules! metric_class {
                     subsystem,
                     unit,
                     registry,
+                    ttl_seconds,
                 };
                 #[allow(clippy::redundant_closure_call)]
                 let m = Metric::new(py, common, $kind, |d| ($tune)(d, $($extra),*))?;
@@ -419,18 +472,16 @@ metric_class! {
         /// exemplar (a dict of label names to values) if given.
         #[pyo3(signature = (amount = 1.0, exemplar = None))]
         fn inc(&self, amount: f64, exemplar: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
-            let s = self.m.series()?;
-            let r = match exemplar {
+            match exemplar {
                 Some(e) => {
                     let labels = exemplar_labels(e)?;
+                    let labels = label_refs(&labels);
                     self.m
-                        .store
-                        .counter_add_with_exemplar(s, amount, &label_refs(&labels))
+                        .update(|st, s| st.counter_add_with_exemplar(s, amount, &labels))
                 }
-                None if amount == 1.0 => self.m.store.counter_inc(s),
-                None => self.m.store.counter_add(s, amount),
-            };
-            r.map_err(to_py)
+                None if amount == 1.0 => self.m.update(|st, s| st.counter_inc(s)),
+                None => self.m.update(|st, s| st.counter_add(s, amount)),
+            }
         }
 
         /// Counts exceptions of type `exception` (default `Exception`)
@@ -467,26 +518,23 @@ metric_class! {
         /// Adds `amount` (default 1).
         #[pyo3(signature = (amount = 1.0))]
         fn inc(&self, amount: f64) -> PyResult<()> {
-            self.m.store.gauge_add(self.m.series()?, amount).map_err(to_py)
+            self.m.update(|st, s| st.gauge_add(s, amount))
         }
 
         /// Subtracts `amount` (default 1).
         #[pyo3(signature = (amount = 1.0))]
         fn dec(&self, amount: f64) -> PyResult<()> {
-            self.m.store.gauge_add(self.m.series()?, -amount).map_err(to_py)
+            self.m.update(|st, s| st.gauge_add(s, -amount))
         }
 
         /// Sets the value.
         fn set(&self, value: f64) -> PyResult<()> {
-            self.m.store.gauge_set(self.m.series()?, value).map_err(to_py)
+            self.m.update(|st, s| st.gauge_set(s, value))
         }
 
         /// Sets the value to the current Unix time in seconds.
         fn set_to_current_time(&self) -> PyResult<()> {
-            self.m
-                .store
-                .gauge_set_to_current_time(self.m.series()?)
-                .map_err(to_py)
+            self.m.update(|st, s| st.gauge_set_to_current_time(s))
         }
 
         /// Adds one while a `with` block or a decorated function runs.
@@ -543,17 +591,15 @@ metric_class! {
         /// names to values) for its bucket if given.
         #[pyo3(signature = (amount, exemplar = None))]
         fn observe(&self, amount: f64, exemplar: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
-            let s = self.m.series()?;
             match exemplar {
                 Some(e) => {
                     let labels = exemplar_labels(e)?;
+                    let labels = label_refs(&labels);
                     self.m
-                        .store
-                        .observe_with_exemplar(s, amount, &label_refs(&labels))
+                        .update(|st, s| st.observe_with_exemplar(s, amount, &labels))
                 }
-                None => self.m.store.observe(s, amount),
+                None => self.m.update(|st, s| st.observe(s, amount)),
             }
-            .map_err(to_py)
         }
 
         /// Observes the seconds a `with` block or a decorated function
@@ -599,7 +645,7 @@ metric_class! {
     {
         /// Records one observation.
         fn observe(&self, amount: f64) -> PyResult<()> {
-            self.m.store.observe(self.m.series()?, amount).map_err(to_py)
+            self.m.update(|st, s| st.observe(s, amount))
         }
 
         /// Observes the seconds a `with` block or a decorated function

@@ -117,6 +117,37 @@ fn updates(c: &mut Criterion) {
             store.observe(black_box(native_hist), values[i]).unwrap()
         })
     });
+    // The same updates on families with a series TTL: each also pins the
+    // slot (two more atomic read-modify-writes), checks the series' state
+    // word and reads the coarse clock.
+    let ttl = std::time::Duration::from_secs(600);
+    let requests_ttl = store
+        .register(
+            &FamilyDesc::new("http_requests_ttl", Kind::Counter)
+                .labels(&["method", "route", "status"])
+                .ttl(ttl),
+        )
+        .unwrap();
+    let latency_ttl = store
+        .register(
+            &FamilyDesc::new("http_latency_ttl_seconds", Kind::Histogram)
+                .labels(&["route"])
+                .buckets(&common::BOUNDS)
+                .ttl(ttl),
+        )
+        .unwrap();
+    let counter_ttl = store.series(&requests_ttl, &labels).unwrap();
+    let hist_ttl = store.series(&latency_ttl, &["/api/v1/users"]).unwrap();
+    g.bench_function("counter_inc (ttl)", |b| {
+        b.iter(|| store.counter_inc(black_box(counter_ttl)).unwrap())
+    });
+    let mut i = 0;
+    g.bench_function("histogram_observe (12 buckets, ttl)", |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            store.observe(black_box(hist_ttl), values[i]).unwrap()
+        })
+    });
     g.bench_function("counter_inc, 2 threads (same series)", |b| {
         b.iter_custom(|iters| {
             on_threads(2, iters, &|_, _| {

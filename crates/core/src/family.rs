@@ -316,7 +316,17 @@ pub struct FamilyDesc {
     /// for counters and histograms with classic buckets. See
     /// [`FamilyDesc::exemplars`].
     pub exemplars: bool,
+    /// Series that no update touched for this long disappear, and the
+    /// family's next new series reuse their space. `None` (the default):
+    /// series stay until deleted. See [`FamilyDesc::ttl`].
+    pub ttl: Option<Duration>,
 }
+
+/// The shortest series TTL: the store's clock for it ticks every few
+/// milliseconds.
+pub const MIN_TTL: Duration = Duration::from_millis(100);
+/// The longest series TTL (about 49 days).
+pub const MAX_TTL: Duration = Duration::from_millis(u32::MAX as u64);
 
 impl FamilyDesc {
     /// A family with no help, no labels and default options.
@@ -333,6 +343,7 @@ impl FamilyDesc {
             summary: SummaryOpts::default(),
             max_series: 0,
             exemplars: false,
+            ttl: None,
         }
     }
 
@@ -413,6 +424,34 @@ impl FamilyDesc {
     /// ```
     pub fn exemplars(mut self, on: bool) -> FamilyDesc {
         self.exemplars = on;
+        self
+    }
+
+    /// Makes series expire: a series that no process updated for `ttl`
+    /// is no longer exported, and its record and cells go to the
+    /// family's next new series, so label sets that come and go (per
+    /// user, per upstream, per pod) do not fill the store. A later update
+    /// of the same labels starts a new series from zero, as after
+    /// [`crate::Store::delete`]. Handles of an expired series fail with
+    /// [`crate::ErrorKind::StaleHandle`]: look the series up again.
+    ///
+    /// Creating a series counts as an update. Each update of a series
+    /// with a TTL also records its time, and pins the writer's slot while
+    /// it runs, so that expiry never hands cells to a new series while an
+    /// update may still land in them: that costs two more atomic
+    /// operations and a read of the coarse clock per update (see
+    /// `benches/`). Between [`MIN_TTL`] and [`MAX_TTL`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use shmetrics_core::{FamilyDesc, Kind};
+    /// let by_user = FamilyDesc::new("user_requests", Kind::Counter)
+    ///     .labels(&["user"])
+    ///     .ttl(Duration::from_secs(600));
+    /// # let _ = by_user;
+    /// ```
+    pub fn ttl(mut self, ttl: Duration) -> FamilyDesc {
+        self.ttl = Some(ttl);
         self
     }
 
@@ -545,6 +584,15 @@ impl FamilyDesc {
         }
         if d.kind != Kind::Gauge && d.gauge_mode != GaugeMode::default() {
             return Err(options("a gauge mode is only for gauges"));
+        }
+        if let Some(ttl) = d.ttl {
+            if !(MIN_TTL..=MAX_TTL).contains(&ttl) {
+                return Err(options(format!(
+                    "a series TTL must be between {MIN_TTL:?} and {MAX_TTL:?}, got {ttl:?}"
+                )));
+            }
+            // Whole milliseconds, as stored.
+            d.ttl = Some(Duration::from_millis(ttl.as_millis() as u64));
         }
         Ok(d)
     }

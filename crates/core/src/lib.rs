@@ -45,6 +45,7 @@ mod shm;
 pub mod sketch;
 mod snapshot;
 mod store;
+mod ttl;
 mod update;
 mod window;
 
@@ -53,7 +54,7 @@ pub use exemplar::MAX_EXEMPLAR_CHARS;
 pub use family::{
     check_label_name, check_metric_name, FamilyDesc, GaugeMode, Kind, NativeOpts, SummaryOpts,
     DEFAULT_BUCKETS, DEFAULT_NATIVE_ZERO_THRESHOLD, MAX_AGE_BUCKETS, MAX_BUCKETS, MAX_LABELS,
-    MAX_QUANTILES, OVERFLOW_LABEL, PID_LABEL,
+    MAX_QUANTILES, MAX_TTL, MIN_TTL, OVERFLOW_LABEL, PID_LABEL,
 };
 pub use snapshot::{
     BucketRun, Exemplar, FamilyView, NativeBuckets, Quantile, SeriesView, Snapshot, StoreStats,

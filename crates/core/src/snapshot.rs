@@ -65,6 +65,9 @@ pub struct StoreStats {
     /// Times a process died holding the store lock and the store was
     /// repaired.
     pub lock_recoveries_total: u64,
+    /// Series of families with a TTL that expired: idle for the TTL, found
+    /// by a writer, their space given back to their family.
+    pub series_expired_total: u64,
 }
 
 /// One writer slot, for `shmetrics inspect`.
@@ -108,6 +111,10 @@ struct FamilyEntry {
     native: Option<Native>,
     /// Exemplar places per series (0: none kept).
     exemplars: u32,
+    /// Series TTL in ms (0: none), and the integer cell (from a series'
+    /// first) of each slot's time of its last update.
+    ttl_ms: u64,
+    ttl_cell: u32,
     /// This refresh's series, in `Snapshot::series`.
     series: Range<u32>,
     overflows: u64,
@@ -163,10 +170,15 @@ struct NativeEntry {
 }
 
 /// A decoded series record. Records never change once published (until a
-/// wipe, which starts a new epoch), so they are decoded once.
+/// wipe, which starts a new epoch), so they are decoded once; except a
+/// record of a family with a TTL, which a new series may reuse (with a new
+/// state word), and which is then decoded again.
 #[derive(Clone, Debug)]
 struct CachedSeries {
     id: u32,
+    /// The record's state word when its labels were decoded; 0 for a
+    /// record that was not live then.
+    word: u32,
     values: Range<u32>,
     int_off: u32,
     float_off: u32,
@@ -201,6 +213,9 @@ struct Cache {
     series_done: u32,
     /// Per output family, its series in creation order.
     members: Vec<Vec<CachedSeries>>,
+    /// Label spans left unused by records decoded again; past a point the
+    /// cache starts over rather than grow.
+    stale_spans: usize,
     acc_ints: Vec<u64>,
     acc_floats: Vec<f64>,
     life: Vec<SlotLife>,
@@ -670,6 +685,7 @@ impl Store {
             writers_exhausted_total: h.alloc.slot_exhausted_total.load(Relaxed),
             overflows_total: h.alloc.overflows_total.load(Relaxed),
             lock_recoveries_total: h.alloc.lock_recoveries_total.load(Relaxed),
+            series_expired_total: h.alloc.series_expired_total.load(Relaxed),
         }
     }
 
@@ -693,6 +709,7 @@ impl Store {
             c.family_out.clear();
             c.series_done = 0;
             c.members.clear();
+            c.stale_spans = 0;
             snap.families.clear();
         }
         let corrupt = || {
@@ -709,6 +726,7 @@ impl Store {
         }
         self.decode_new_families(snap, fam_used);
         self.decode_new_series(snap, series_used);
+        self.decode_reused_series(snap);
         // The cell counts are read only now. A series is published LIVE
         // after it took its cells, so these counts cover every series just
         // decoded.
@@ -822,6 +840,7 @@ impl Store {
         snap.cache.sketch_acc.resize(sketch_cells, 0);
         snap.cache.sketch_tmp.resize(sketch_cells, 0);
         let now_ms = shm::coarse_monotonic_ms();
+        let hwm = (life.len() as u32).saturating_sub(1);
         let recs = self.map.series();
         let fam_recs = self.map.families();
         let slots = self.map.slots();
@@ -835,14 +854,22 @@ impl Store {
                 if fam.native.is_some() {
                     native_next += 1;
                 }
-                if recs[m.id as usize].state.load(Acquire) != state::LIVE {
-                    continue; // deleted since it was decoded
+                if recs[m.id as usize].state.load(Acquire) != m.word {
+                    continue; // deleted or expired since it was decoded
                 }
                 let overflow = m.id == fam.overflow_series;
                 if overflow && fam.overflows == 0 {
                     continue; // an unused overflow series is not exported
                 }
                 let (io, fo) = (m.int_off as usize, m.float_off as usize);
+                if fam.ttl_ms > 0 && !overflow {
+                    // Idle for the TTL: gone, whether or not a writer
+                    // swept it yet.
+                    let cell = io + fam.ttl_cell as usize;
+                    if now_ms.saturating_sub(self.last_update(cell, hwm)) >= fam.ttl_ms {
+                        continue;
+                    }
+                }
                 let mut entry = SeriesEntry {
                     values: m.values.clone(),
                     extra: if overflow {
@@ -1015,8 +1042,10 @@ impl Store {
             window,
             native,
             exemplars,
+            ttl_ms,
             ..
         } = self.family_type(f)?;
+        let ttl_cell = (shape.ints as usize).saturating_sub(exemplars + 1) as u32;
         let c = &mut snap.cache;
         let mark = (
             c.strings.len(),
@@ -1064,6 +1093,8 @@ impl Store {
                 window,
                 native,
                 exemplars: exemplars as u32,
+                ttl_ms,
+                ttl_cell,
                 series: 0..0,
                 overflows: 0,
             })
@@ -1101,9 +1132,10 @@ impl Store {
         while snap.cache.series_done < series_used {
             let id = snap.cache.series_done;
             let rec = &recs[id as usize];
-            match rec.state.load(Acquire) {
+            let word = rec.state.load(Acquire);
+            match state::of(word) {
                 state::INIT => return,
-                state::LIVE => {
+                st @ (state::LIVE | state::RETIRED | state::REUSABLE) => {
                     let fam = rec.family.load(Relaxed);
                     if fam >= snap.cache.families_done {
                         return; // its family is still being registered
@@ -1122,22 +1154,62 @@ impl Store {
                         // LIVE, so a live series always fits; one that does
                         // not is corrupt, and skipped.
                         if fits(io, fo, shape, so, sketch) {
-                            if let Some(values) = self.decode_values(&mut snap.cache, rec) {
-                                snap.cache.members[out as usize].push(CachedSeries {
-                                    id,
-                                    values,
-                                    int_off: io as u32,
-                                    float_off: fo as u32,
-                                    sketch_off: so,
-                                    created_unix_ns: rec.created_unix_ns.load(Relaxed),
-                                });
-                            }
+                            // A retired or reusable record (of a family
+                            // with a TTL), or one that changed or is
+                            // corrupt, is kept undecoded (word 0 matches no
+                            // state): a new series may take it later.
+                            let values = if st == state::LIVE {
+                                self.decode_values(&mut snap.cache, rec, word)
+                            } else {
+                                None
+                            };
+                            snap.cache.members[out as usize].push(CachedSeries {
+                                id,
+                                word: if values.is_some() { word } else { 0 },
+                                values: values.unwrap_or(0..0),
+                                int_off: io as u32,
+                                float_off: fo as u32,
+                                sketch_off: so,
+                                created_unix_ns: rec.created_unix_ns.load(Relaxed),
+                            });
                         }
                     }
                 }
                 _ => {} // deleted or abandoned: never exported
             }
             snap.cache.series_done += 1;
+        }
+    }
+
+    /// Decodes again the records of families with a TTL that a new series
+    /// took since they were decoded (their state word changed and is
+    /// live). The old label spans are left behind; once they are as many
+    /// as the rest, the next refresh starts the cache over.
+    fn decode_reused_series(&self, snap: &mut Snapshot) {
+        let recs = self.map.series();
+        let mut members = std::mem::take(&mut snap.cache.members);
+        for (fam, list) in snap.families.iter().zip(members.iter_mut()) {
+            if fam.ttl_ms == 0 {
+                continue;
+            }
+            for m in list.iter_mut() {
+                let word = recs[m.id as usize].state.load(Acquire);
+                if word == m.word || state::of(word) != state::LIVE {
+                    continue;
+                }
+                if let Some(values) =
+                    self.decode_values(&mut snap.cache, &recs[m.id as usize], word)
+                {
+                    snap.cache.stale_spans += m.values.len();
+                    m.values = values;
+                    m.word = word;
+                    m.created_unix_ns = recs[m.id as usize].created_unix_ns.load(Relaxed);
+                }
+            }
+        }
+        snap.cache.members = members;
+        if snap.cache.stale_spans > snap.cache.spans.len() / 2 + 4096 {
+            snap.cache.owner = None; // start over next time
         }
     }
 
@@ -1293,7 +1365,11 @@ impl Store {
         )
     }
 
-    fn decode_values(&self, c: &mut Cache, rec: &SeriesRec) -> Option<Range<u32>> {
+    /// Decodes a record's label values, which it had when its state word
+    /// was `word` (read with Acquire before): `None` if they are corrupt,
+    /// or if the record changed meanwhile (a record of a family with a TTL
+    /// may be reused).
+    fn decode_values(&self, c: &mut Cache, rec: &SeriesRec, word: u32) -> Option<Range<u32>> {
         let mark = (c.strings.len(), c.spans.len());
         let first = c.spans.len() as u32;
         let ok = (|| {
@@ -1301,7 +1377,8 @@ impl Store {
                 let span = push_str(&mut c.strings, std::str::from_utf8(s?).ok()?);
                 c.spans.push(span);
             }
-            Some(())
+            fence(Acquire);
+            (rec.state.load(Relaxed) == word).then_some(())
         })();
         if ok.is_none() {
             c.strings.truncate(mark.0);

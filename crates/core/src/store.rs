@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering::*};
 use std::sync::{Mutex, TryLockError};
 
 use crate::error::{Error, ErrorKind, Result};
@@ -239,6 +239,8 @@ pub struct Family {
     pub(crate) native: u32,
     /// Whether the family keeps exemplars.
     pub(crate) exemplars: bool,
+    /// Whether the family's series expire (see `ttl.rs`).
+    pub(crate) ttl: bool,
 }
 
 impl Family {
@@ -257,7 +259,30 @@ impl Family {
         self.mode
     }
 
-    fn series_handle(&self, id: u32, int_off: u64, float_off: u64, sketch_off: u64) -> Series {
+    /// The integer cell (after the series' first) that holds each
+    /// slot's time of its last update, for a family with a TTL; 0 for
+    /// none.
+    pub(crate) fn ttl_cell(&self) -> u32 {
+        if !self.ttl {
+            return 0;
+        }
+        let places = exemplar_places(
+            self.kind,
+            self.n_bounds as usize,
+            self.native != 0,
+            self.exemplars,
+        ) as u32;
+        self.shape.ints.saturating_sub(places + 1)
+    }
+
+    fn series_handle(
+        &self,
+        id: u32,
+        word: u32,
+        int_off: u64,
+        float_off: u64,
+        sketch_off: u64,
+    ) -> Series {
         Series {
             tag: self.tag,
             epoch: self.epoch,
@@ -273,6 +298,8 @@ impl Family {
             sketch_off,
             native: self.native,
             exemplars: self.exemplars,
+            ttl_cell: self.ttl_cell(),
+            live: word,
         }
     }
 }
@@ -302,6 +329,12 @@ pub struct Series {
     pub(crate) native: u32,
     /// Whether the family keeps exemplars.
     pub(crate) exemplars: bool,
+    /// For a family with a TTL, the integer cell (from `int_off`) of the
+    /// time of the last update; 0 for a family without.
+    pub(crate) ttl_cell: u32,
+    /// For a family with a TTL, the series record's state word when the
+    /// handle was made: an update checks it is still that (see `ttl.rs`).
+    pub(crate) live: u32,
 }
 
 impl Series {
@@ -359,6 +392,16 @@ pub(crate) struct FamilyType {
     pub native: Option<Native>,
     /// Exemplar places per series (0: the family keeps no exemplars).
     pub exemplars: usize,
+    /// Series TTL in milliseconds (0: none).
+    pub ttl_ms: u64,
+}
+
+impl FamilyType {
+    /// The integer cell (from a series' first) of each slot's time of its
+    /// last update, for a family with a TTL.
+    pub fn ttl_cell(&self) -> Option<usize> {
+        (self.ttl_ms > 0).then(|| (self.shape.ints as usize).saturating_sub(self.exemplars + 1))
+    }
 }
 
 /// Classic integer cells of a histogram: a count per bucket including
@@ -375,13 +418,16 @@ pub(crate) fn classic_cells(n_bounds: usize, native: bool) -> usize {
 /// The cell shape of a series of a family; `sets` is a summary's number
 /// of quantile sets (its age buckets, or 0 without quantiles), `native`
 /// whether a histogram has native buckets, `exemplars` its exemplar
-/// places (each takes a timestamp cell, after the others).
+/// places (each takes a timestamp cell, after the others), `ttl` whether
+/// the family's series expire (one more cell, before the exemplars'
+/// ones: each slot's time of its last update).
 pub(crate) fn cells_for(
     kind: Kind,
     n_bounds: usize,
     sets: u32,
     native: bool,
     exemplars: usize,
+    ttl: bool,
 ) -> Shape {
     let (ints, floats) = match kind {
         // Integral increments, then fractional ones.
@@ -408,7 +454,9 @@ pub(crate) fn cells_for(
         ),
     };
     Shape {
-        ints: ints.saturating_add(u32::try_from(exemplars).unwrap_or(u32::MAX)),
+        ints: ints
+            .saturating_add(u32::from(ttl))
+            .saturating_add(u32::try_from(exemplars).unwrap_or(u32::MAX)),
         floats,
     }
 }
@@ -490,6 +538,10 @@ fn def_hash(d: &FamilyDesc) -> u64 {
     // Likewise absent without exemplars.
     if d.exemplars {
         b.extend_from_slice(b"exemplars");
+    }
+    if let Some(ttl) = d.ttl {
+        b.extend_from_slice(b"ttl");
+        b.extend_from_slice(&(ttl.as_millis() as u64).to_le_bytes());
     }
     xxhash_rust::xxh3::xxh3_64(&b)
 }
@@ -625,24 +677,42 @@ impl Store {
         }
         let series_used = (h.alloc.series_used.load(Acquire)).min(self.map.fixed().max_series);
         let recs = &self.map.series()[..series_used as usize];
+        let fams = self.live_range_families();
+        let has_ttl = |fam: u32| {
+            fams.get(fam as usize)
+                .is_some_and(|f| f.ttl_ms.load(Relaxed) > 0)
+        };
         for (id, rec) in recs.iter().enumerate() {
-            if rec.state.load(Acquire) != state::INIT {
+            let word = rec.state.load(Acquire);
+            if state::of(word) != state::INIT {
                 continue;
             }
             // Publish it if the dead writer got as far as the index, else
-            // abandon it (its bytes and cells leak until the next wipe).
+            // abandon it: its bytes and cells leak until the next wipe,
+            // unless its family has a TTL, whose records are reused (its
+            // cells are zero: a new record's are fresh, a reused one's were
+            // zeroed before it went on the free list, and no handle to it
+            // was ever made).
             let indexed = self
                 .index_position(id as u32, rec.hash.load(Relaxed))
                 .is_some();
-            rec.state
-                .store(if indexed { state::LIVE } else { state::DEAD }, Release);
+            let to = if indexed {
+                state::LIVE
+            } else if has_ttl(rec.family.load(Relaxed)) {
+                state::REUSABLE
+            } else {
+                state::DEAD
+            };
+            rec.state.store(state::with(word, to), Release);
         }
+        // The free lists, from the records: the dead lock holder may have
+        // been taking a record off one, or putting one on.
+        self.rebuild_free_lists();
         // Recount each family's series from the records.
-        let fams = self.live_range_families();
         let mut counts = vec![0u32; fams.len()];
         for rec in recs {
             let fam = rec.family.load(Relaxed) as usize;
-            if rec.state.load(Acquire) == state::LIVE && fam < counts.len() {
+            if state::of(rec.state.load(Acquire)) == state::LIVE && fam < counts.len() {
                 counts[fam] += 1;
             }
         }
@@ -821,12 +891,17 @@ impl Store {
                 period_ms: 0,
             }
         };
+        let ttl_ms = f.ttl_ms.load(Relaxed);
+        if ttl_ms > crate::family::MAX_TTL.as_millis() as u64 {
+            return None;
+        }
         let expect = cells_for(
             kind,
             n_bounds as usize,
             window.age_buckets,
             native.is_some(),
             places,
+            ttl_ms > 0,
         );
         (shape == expect).then_some(FamilyType {
             kind,
@@ -837,6 +912,7 @@ impl Store {
             window,
             native,
             exemplars: places,
+            ttl_ms,
         })
     }
 
@@ -857,6 +933,7 @@ impl Store {
             window,
             native,
             exemplars,
+            ttl_ms,
         } = self.family_type(f).ok_or_else(corrupt)?;
         Ok(Family {
             tag: self.tag,
@@ -872,6 +949,7 @@ impl Store {
             window,
             native: native.map_or(0, |n| native::code(n.schema)),
             exemplars: exemplars > 0,
+            ttl: ttl_ms > 0,
         })
     }
 
@@ -904,7 +982,14 @@ impl Store {
             Some(n) => n.cells() as u64,
             None => u64::from(sets) * self.sketch.cells() as u64,
         } + (places * exemplar::RECORD) as u64;
-        let shape = cells_for(d.kind, d.buckets.len(), sets, native.is_some(), places);
+        let shape = cells_for(
+            d.kind,
+            d.buckets.len(),
+            sets,
+            native.is_some(),
+            places,
+            d.ttl.is_some(),
+        );
         let mut label_names = Vec::new();
         encode_strs(&mut label_names, &d.label_names);
         let empty: Vec<&str> = vec![""; d.label_names.len()];
@@ -978,6 +1063,10 @@ impl Store {
         f.native_bins
             .store(native.map_or(0, |n| n.bins() as u64), Relaxed);
         f.created_unix_ns.store(proc::unix_nanos(), Relaxed);
+        f.ttl_ms
+            .store(d.ttl.map_or(0, |t| t.as_millis() as u64), Relaxed);
+        f.swept_ms.store(shm::coarse_monotonic_ms(), Relaxed);
+        f.free_head.store(0, Relaxed);
 
         // The overflow series: allocated now so that it exists when the
         // store is full. It is not in the index, so no label set finds it.
@@ -1070,9 +1159,10 @@ impl Store {
         Ok(())
     }
 
-    fn series_handle(&self, family: &Family, id: u32) -> Result<Series> {
+    pub(crate) fn series_handle(&self, family: &Family, id: u32) -> Result<Series> {
         let offs = self.map.series().get(id as usize).map(|rec| {
             (
+                rec.state.load(Acquire),
                 rec.int_off.load(Relaxed),
                 rec.float_off.load(Relaxed),
                 rec.sketch_off.load(Relaxed),
@@ -1081,12 +1171,12 @@ impl Store {
         let cap = self.map.fixed().cells_per_slot;
         let sketch_cap = self.map.fixed().sketch_cells_per_slot;
         match offs {
-            Some((i, f, k))
+            Some((w, i, f, k))
                 if i.saturating_add(family.shape.ints as u64) <= cap
                     && f.saturating_add(family.shape.floats as u64) <= cap
                     && k.saturating_add(self.sketch_cells_of(family)) <= sketch_cap =>
             {
-                Ok(family.series_handle(id, i, f, k))
+                Ok(family.series_handle(id, w, i, f, k))
             }
             _ => Err(Error::new(
                 ErrorKind::Corrupt,
@@ -1149,16 +1239,26 @@ impl Store {
             }
             if e != TOMBSTONE {
                 if let Some(rec) = recs.get(e as usize - 1) {
+                    // The state word before and after the comparison: a
+                    // record of a family with a TTL may be reused for
+                    // other labels meanwhile (under the lock), and every
+                    // reuse changes the word for good (`ttl.rs`).
+                    let before = rec.state.load(Acquire);
                     if rec.hash.load(Relaxed) == hash
                         && rec.family.load(Relaxed) == family
                         && self
                             .arena_str(&rec.labels)
                             .is_some_and(|b| labels_equal(b, values))
                     {
-                        match rec.state.load(Acquire) {
-                            state::LIVE => return Found::Live(e - 1),
-                            state::INIT => return Found::Pending,
-                            _ => {}
+                        fence(Acquire);
+                        if rec.state.load(Relaxed) == before {
+                            match state::of(before) {
+                                state::LIVE => return Found::Live(e - 1),
+                                state::INIT => return Found::Pending,
+                                _ => {}
+                            }
+                        } else {
+                            return Found::Pending;
                         }
                     }
                 }
@@ -1169,7 +1269,7 @@ impl Store {
     }
 
     /// Where series `id` sits in the index, if it does.
-    fn index_position(&self, id: u32, hash: u64) -> Option<usize> {
+    pub(crate) fn index_position(&self, id: u32, hash: u64) -> Option<usize> {
         let index = self.map.index();
         let mask = index.len() - 1;
         let mut i = hash as usize & mask;
@@ -1183,6 +1283,22 @@ impl Store {
         None
     }
 
+    /// An index position for a new entry with this hash: the first empty
+    /// or deleted one. (The index has twice as many entries as there can
+    /// be series, so only a corrupt index has none.)
+    pub(crate) fn free_index_position(&self, hash: u64) -> Option<usize> {
+        let index = self.map.index();
+        let mask = index.len() - 1;
+        let mut pos = hash as usize & mask;
+        for _ in 0..index.len() {
+            if matches!(index[pos].load(Relaxed), 0 | TOMBSTONE) {
+                return Some(pos);
+            }
+            pos = (pos + 1) & mask;
+        }
+        None
+    }
+
     fn insert_series(&self, family: &Family, hash: u64, values: &[&str]) -> Result<Series> {
         let h = self.map.header();
         let fixed = self.map.fixed();
@@ -1190,12 +1306,35 @@ impl Store {
         let mut encoded = Vec::new();
         encode_strs(&mut encoded, values);
         let limit = f.max_series.load(Relaxed);
+        if family.ttl {
+            // Expire what is due, then take an expired series' record and
+            // cells if there is one; a family (or store) that is full
+            // looks for idle series at once.
+            let full = (limit != 0 && f.series_count.load(Relaxed) >= limit)
+                || h.alloc.series_used.load(Relaxed) >= fixed.max_series
+                || self.cells_room(family.shape).is_none()
+                || self.sketch_room(self.sketch_cells_of(family)).is_none();
+            self.sweep(family.index, full);
+            let within_limit = limit == 0 || f.series_count.load(Relaxed) < limit;
+            if within_limit {
+                if let Some(s) = self.reuse_series(family, hash, &encoded)? {
+                    return Ok(s);
+                }
+            }
+        }
         let id = h.alloc.series_used.load(Relaxed);
         let cells = self.cells_room(family.shape);
         let sketch_cells = self.sketch_cells_of(family);
         let sketch = self.sketch_room(sketch_cells);
         let mut arena = ArenaAlloc::new(self)?;
-        let labels = arena.push(&encoded);
+        let labels = if family.ttl {
+            // Room for the next series that reuses the record (`ttl.rs`).
+            let mut padded = encoded.clone();
+            padded.resize(crate::ttl::label_room(encoded.len()), 0);
+            arena.push(&padded)
+        } else {
+            arena.push(&encoded)
+        };
         let reason = if limit != 0 && f.series_count.load(Relaxed) >= limit {
             Some(format!("the family's limit of {limit} series"))
         } else if id >= fixed.max_series {
@@ -1237,29 +1376,23 @@ impl Store {
         let labels = labels.expect("checked above");
         let (int_off, float_off) = cells.expect("checked above");
         let sketch_off = sketch.expect("checked above");
-        // Claim an index position: the first empty or deleted one.
         let index = self.map.index();
-        let mask = index.len() - 1;
-        let mut pos = hash as usize & mask;
-        let mut probes = 0;
-        while !matches!(index[pos].load(Relaxed), 0 | TOMBSTONE) {
-            // The index has twice as many entries as there can be series,
-            // so only a corrupt index has no free entry.
-            probes += 1;
-            if probes >= index.len() {
-                return Err(
-                    Error::new(ErrorKind::Corrupt, "the series index has no free entry")
-                        .with_path(self.path()),
-                );
-            }
-            pos = (pos + 1) & mask;
-        }
+        let Some(pos) = self.free_index_position(hash) else {
+            return Err(
+                Error::new(ErrorKind::Corrupt, "the series index has no free entry")
+                    .with_path(self.path()),
+            );
+        };
         // Order matters for recovery (see `recover`): the record is INIT
         // until both it and its index entry are written.
         let rec = &self.map.series()[id as usize];
         rec.state.store(state::INIT, Release);
         h.alloc.series_used.store(id + 1, Release);
         arena.commit();
+        if family.ttl {
+            // Creation counts as an update (slot 0 is every process's).
+            self.stamp_created(family, int_off);
+        }
         self.take_cells(family.shape, sketch_cells);
         rec.family.store(family.index, Relaxed);
         rec.hash.store(hash, Relaxed);
@@ -1298,6 +1431,11 @@ impl Store {
             return Ok(false);
         };
         let rec = &self.map.series()[id as usize];
+        if family.ttl {
+            // Its space goes to a later series of the family.
+            self.retire(family.index, id);
+            return Ok(true);
+        }
         rec.state.store(state::DEAD, Release);
         if let Some(pos) = self.index_position(id, hash) {
             self.map.index()[pos].store(TOMBSTONE, Release);
@@ -1330,8 +1468,12 @@ impl Store {
             let id = id as u32;
             if id == family.overflow
                 || rec.family.load(Relaxed) != family.index
-                || rec.state.load(Acquire) != state::LIVE
+                || state::of(rec.state.load(Acquire)) != state::LIVE
             {
+                continue;
+            }
+            if family.ttl {
+                self.retire(family.index, id);
                 continue;
             }
             rec.state.store(state::DEAD, Release);
@@ -1341,9 +1483,11 @@ impl Store {
             deleted += 1;
         }
         let f = &self.map.families()[family.index as usize];
-        let _ = f
-            .series_count
-            .fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_sub(deleted)));
+        if !family.ttl {
+            let _ = f
+                .series_count
+                .fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_sub(deleted)));
+        }
         Ok(deleted as usize)
     }
 
@@ -1625,6 +1769,8 @@ impl Store {
                     self.each_exemplar(|s| s == i, exemplar::repair);
                     h.alloc.slot_reuses_total.fetch_add(1, Relaxed);
                 }
+                // A dead owner may have died in the middle of an update.
+                s.pins.store(0, Relaxed);
                 s.start_time.store(start, Relaxed);
                 s.claims.fetch_add(1, Relaxed);
                 s.claimed_unix_ns.store(proc::unix_nanos(), Relaxed);
@@ -1698,19 +1844,19 @@ impl Drop for Store {
     }
 }
 
-fn set_ref(r: &layout::ArenaRef, off: u64, len: usize) {
+pub(crate) fn set_ref(r: &layout::ArenaRef, off: u64, len: usize) {
     r.off.store(off, Relaxed);
     r.len.store(len as u64, Relaxed);
 }
 
 /// Reserves arena space under the lock; nothing is taken until `commit`.
-struct ArenaAlloc<'a> {
+pub(crate) struct ArenaAlloc<'a> {
     store: &'a Store,
     used: u64,
 }
 
 impl<'a> ArenaAlloc<'a> {
-    fn new(store: &'a Store) -> Result<ArenaAlloc<'a>> {
+    pub(crate) fn new(store: &'a Store) -> Result<ArenaAlloc<'a>> {
         let used = store.map.header().alloc.arena_used.load(Acquire);
         if used > store.map.fixed().arena_bytes {
             return Err(
@@ -1721,7 +1867,7 @@ impl<'a> ArenaAlloc<'a> {
         Ok(ArenaAlloc { store, used })
     }
 
-    fn push(&mut self, bytes: &[u8]) -> Option<u64> {
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Option<u64> {
         let off = self.used;
         let end = off.checked_add(bytes.len() as u64)?;
         if end > self.store.map.fixed().arena_bytes {
@@ -1738,7 +1884,7 @@ impl<'a> ArenaAlloc<'a> {
         self.push(&bytes)
     }
 
-    fn commit(self) {
+    pub(crate) fn commit(self) {
         self.store
             .map
             .header()
@@ -1806,6 +1952,19 @@ fn unpack_mode(v: u32) -> Option<(GaugeMode, u32, bool)> {
     Some((GaugeMode::from_u32(v & 0x7fff)?, native, v & 0x8000 != 0))
 }
 
+/// A series handle's kind, TTL flag and state word in one u32: the kind
+/// in bits 0-3, the flag in bit 4, the state in bits 5-7 (states are
+/// below 8) and the generation in the high 24 bits, where the word has it.
+fn pack_kind(kind: Kind, ttl: bool, live: u32) -> u32 {
+    kind as u32 | u32::from(ttl) << 4 | (state::of(live) & 7) << 5 | (live & !0xff)
+}
+
+/// The kind, the TTL flag and the state word of [`pack_kind`].
+fn unpack_kind(v: u32) -> Option<(Kind, bool, u32)> {
+    let kind = Kind::from_u32(v & 0xf)?;
+    Some((kind, v & 0x10 != 0, (v & !0xff) | (v >> 5 & 7)))
+}
+
 impl Family {
     /// The handle as plain integers, for the C ABI. Read back only with
     /// [`Family::from_raw`] of the same build.
@@ -1813,7 +1972,7 @@ impl Family {
     pub fn to_raw(&self) -> [u64; 6] {
         [
             pack(self.tag, self.epoch),
-            pack(self.index, self.kind as u32),
+            pack(self.index, self.kind as u32 | u32::from(self.ttl) << 4),
             pack(
                 pack_mode(self.mode, self.native, self.exemplars),
                 self.n_labels,
@@ -1839,10 +1998,12 @@ impl Family {
         let (mode, n_labels) = unpack(raw[2]);
         let (ints, floats) = unpack(raw[3]);
         let (n_bounds, overflow) = unpack(raw[4]);
-        let kind = Kind::from_u32(kind)?;
+        let ttl = kind & 0x10 != 0;
+        let kind = Kind::from_u32(kind & !0x10)?;
         let summary = kind == Kind::Summary;
         let (mode, native, exemplars) = unpack_mode(mode)?;
         Some(Family {
+            ttl,
             tag,
             epoch,
             index,
@@ -1874,7 +2035,7 @@ impl Series {
             pack(self.id, self.family),
             pack(self.int_off, self.float_off),
             pack(
-                self.kind as u32,
+                pack_kind(self.kind, self.ttl_cell != 0, self.live),
                 pack_mode(self.mode, self.native, self.exemplars),
             ),
             // Sketch offsets are below 2^32 (`layout::MAX_CELLS`).
@@ -1902,11 +2063,33 @@ impl Series {
         let (id, family) = unpack(raw[1]);
         let (int_off, float_off) = unpack(raw[2]);
         let (kind, mode) = unpack(raw[3]);
-        let kind = Kind::from_u32(kind)?;
+        let (kind, ttl, live) = unpack_kind(kind)?;
         let summary = kind == Kind::Summary;
         let (mode, native, exemplars) = unpack_mode(mode)?;
         let (n_bounds, hist_sketch_off) = unpack(raw[4]);
+        let n_bounds = if summary { 0 } else { n_bounds };
+        let window = if summary {
+            unpack_window(raw[4])
+        } else {
+            NO_WINDOW
+        };
+        let ttl_cell = if ttl {
+            let places = exemplar_places(kind, n_bounds as usize, native != 0, exemplars);
+            let shape = cells_for(
+                kind,
+                n_bounds as usize,
+                window.age_buckets,
+                native != 0,
+                places,
+                true,
+            );
+            shape.ints.saturating_sub(places as u32 + 1)
+        } else {
+            0
+        };
         Some(Series {
+            ttl_cell,
+            live,
             tag,
             epoch,
             id,
@@ -1917,13 +2100,9 @@ impl Series {
             mode,
             native,
             exemplars,
-            n_bounds: if summary { 0 } else { n_bounds },
+            n_bounds,
             bounds_off: if summary { 0 } else { raw[5] },
-            window: if summary {
-                unpack_window(raw[4])
-            } else {
-                NO_WINDOW
-            },
+            window,
             sketch_off: if summary {
                 raw[5]
             } else {

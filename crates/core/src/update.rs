@@ -6,7 +6,7 @@
 
 use std::sync::atomic::{
     AtomicU64,
-    Ordering::{Relaxed, Release},
+    Ordering::{Relaxed, Release, SeqCst},
 };
 
 use crate::error::{Error, ErrorKind, Result};
@@ -88,6 +88,16 @@ fn handle_error(store: &Store, s: &Series, want: &[Kind]) -> Error {
     .with_path(store.path())
 }
 
+#[cold]
+#[inline(never)]
+fn expired() -> Error {
+    Error::new(
+        ErrorKind::StaleHandle,
+        "the series expired (its family has a TTL) or was deleted since this handle was made; \
+         look the series up again",
+    )
+}
+
 /// Integral increments below this go to the integer cell with `fetch_add`;
 /// an f64 holds every integer up to 2^53 exactly.
 const EXACT_INT_LIMIT: f64 = 9_007_199_254_740_992.0;
@@ -115,6 +125,20 @@ impl<'a> Cells<'a> {
         &self.region[self.float_off]
     }
 }
+
+/// Releases a slot's pin (see `ttl.rs`) when an update of a TTL series
+/// is done, whichever way it ends.
+struct Pin<'a>(&'a AtomicU64);
+
+impl Drop for Pin<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Release);
+    }
+}
+
+/// In a handle's `ttl_cell`: the update is running inside
+/// [`Store::ttl_update`], which pinned the slot already.
+const PINNED: u32 = 1 << 31;
 
 impl Store {
     /// The cells of `s` in the slot this process writes to.
@@ -169,6 +193,46 @@ impl Store {
         })
     }
 
+    /// Runs update `f` of a series with a TTL: pins the writer's slot,
+    /// checks that the series is still the one the handle was made for,
+    /// runs `f` (with the handle marked [`PINNED`], so that it takes the
+    /// plain path), records the time of the update, and unpins. See
+    /// `ttl.rs` for why this order. Out of line, so that each update
+    /// starts with one predictable branch on the handle and the plain
+    /// path stays as it was.
+    #[cold]
+    #[inline(never)]
+    fn ttl_update(&self, s: Series, f: impl FnOnce(Series) -> Result<()>) -> Result<()> {
+        if s.tag != self.tag || s.epoch != self.map.header().hot.epoch.load(Relaxed) as u32 {
+            return Err(handle_error(self, &s, &[s.kind]));
+        }
+        let own = self.slot()?;
+        let slot = if s.mode == GaugeMode::Shared && s.kind == Kind::Gauge {
+            0
+        } else {
+            own
+        };
+        let stamp = (s.int_off as usize).saturating_add(s.ttl_cell as usize);
+        let (Some(rec), Some(stamp)) = (
+            self.map.series().get(s.id as usize),
+            self.map.cells(slot).get(stamp),
+        ) else {
+            return Err(handle_error(self, &s, &[s.kind]));
+        };
+        let pins = &self.map.slots()[slot as usize].pins;
+        pins.fetch_add(1, SeqCst);
+        let _pin = Pin(pins);
+        if rec.state.load(SeqCst) != s.live {
+            return Err(expired());
+        }
+        f(Series {
+            ttl_cell: s.ttl_cell | PINNED,
+            ..s
+        })?;
+        stamp.store(shm::coarse_monotonic_ms(), Relaxed);
+        Ok(())
+    }
+
     /// Adds `v` to a counter. Integral amounts are counted exactly in an
     /// integer cell; fractional ones are added to a float cell.
     ///
@@ -176,6 +240,9 @@ impl Store {
     /// [`ErrorKind::InvalidValue`] if `v` is negative or NaN.
     #[inline]
     pub fn counter_add(&self, s: Series, v: f64) -> Result<()> {
+        if s.ttl_cell as i32 > 0 {
+            return self.ttl_update(s, |s| self.counter_add(s, v));
+        }
         if v.is_nan() || v < 0.0 {
             return Err(if v.is_nan() {
                 nan_error("a counter cannot be increased by")
@@ -198,6 +265,9 @@ impl Store {
     /// Adds one to a counter: a single atomic `fetch_add`.
     #[inline]
     pub fn counter_inc(&self, s: Series) -> Result<()> {
+        if s.ttl_cell as i32 > 0 {
+            return self.ttl_update(s, |s| self.counter_inc(s));
+        }
         let c = self.cells_of(&s, Kind::Counter)?;
         c.int(0).fetch_add(1, Relaxed);
         Ok(())
@@ -218,6 +288,9 @@ impl Store {
     /// [`ErrorKind::InvalidValue`] if `v` is NaN.
     #[inline]
     pub fn gauge_set(&self, s: Series, v: f64) -> Result<()> {
+        if s.ttl_cell as i32 > 0 {
+            return self.ttl_update(s, |s| self.gauge_set(s, v));
+        }
         if v.is_nan() {
             return Err(nan_error("a gauge cannot be set to"));
         }
@@ -233,6 +306,9 @@ impl Store {
     /// [`ErrorKind::InvalidValue`] if `v` is NaN.
     #[inline]
     pub fn gauge_add(&self, s: Series, v: f64) -> Result<()> {
+        if s.ttl_cell as i32 > 0 {
+            return self.ttl_update(s, |s| self.gauge_add(s, v));
+        }
         if v.is_nan() {
             return Err(nan_error("a gauge cannot be increased by"));
         }
@@ -244,6 +320,9 @@ impl Store {
 
     /// Sets a gauge to the current Unix time in seconds.
     pub fn gauge_set_to_current_time(&self, s: Series) -> Result<()> {
+        if s.ttl_cell as i32 > 0 {
+            return self.ttl_update(s, |s| self.gauge_set_to_current_time(s));
+        }
         self.gauge_set(s, proc::unix_nanos() as f64 / 1e9)
     }
 
@@ -257,6 +336,9 @@ impl Store {
     /// [`ErrorKind::InvalidValue`] if `v` is NaN.
     #[inline]
     pub fn observe(&self, s: Series, v: f64) -> Result<()> {
+        if s.ttl_cell as i32 > 0 {
+            return self.ttl_update(s, |s| self.observe(s, v));
+        }
         if v.is_nan() {
             return Err(nan_error("cannot observe"));
         }
@@ -399,6 +481,9 @@ impl Store {
         v: f64,
         labels: &[(&str, &str)],
     ) -> Result<()> {
+        if s.ttl_cell as i32 > 0 {
+            return self.ttl_update(s, |s| self.counter_add_with_exemplar(s, v, labels));
+        }
         let e = self.exemplar_for(&s, &[Kind::Counter], labels)?;
         self.counter_add(s, v)?;
         self.record_exemplar(&s, 0, v, &e)
@@ -406,6 +491,9 @@ impl Store {
 
     /// [`Store::counter_add_with_exemplar`] of one.
     pub fn counter_inc_with_exemplar(&self, s: Series, labels: &[(&str, &str)]) -> Result<()> {
+        if s.ttl_cell as i32 > 0 {
+            return self.ttl_update(s, |s| self.counter_inc_with_exemplar(s, labels));
+        }
         self.counter_add_with_exemplar(s, 1.0, labels)
     }
 
@@ -419,6 +507,9 @@ impl Store {
     /// exemplar or the observation is refused. Summaries keep no
     /// exemplars ([`ErrorKind::WrongType`]).
     pub fn observe_with_exemplar(&self, s: Series, v: f64, labels: &[(&str, &str)]) -> Result<()> {
+        if s.ttl_cell as i32 > 0 {
+            return self.ttl_update(s, |s| self.observe_with_exemplar(s, v, labels));
+        }
         let e = self.exemplar_for(&s, &[Kind::Histogram], labels)?;
         let Some(bounds) = self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
             return Err(handle_error(self, &s, &[Kind::Histogram]));
@@ -461,7 +552,7 @@ impl Store {
         let before = match s.kind {
             Kind::Counter => 1,
             _ => classic + if native.is_some() { native::HEADER } else { 0 },
-        };
+        } + usize::from(s.ttl_cell != 0);
         let c = self.cells_with(s, before + places)?;
         let first =
             (s.sketch_off as usize).saturating_add(native.map_or(0, |n| 2 * native::bins(n)));

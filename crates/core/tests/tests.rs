@@ -23,5 +23,7 @@ mod native;
 mod snapshot_cache;
 #[path = "suite/summaries.rs"]
 mod summaries;
+#[path = "suite/ttl.rs"]
+mod ttl;
 #[path = "suite/values.rs"]
 mod values;

@@ -400,6 +400,11 @@ impl Renderer {
                 "Times a process died holding the store lock and the store was repaired.",
                 st.lock_recoveries_total as f64,
             ),
+            counter(
+                "shmetrics_store_series_expired",
+                "Series of families with a TTL that expired and gave their space back.",
+                st.series_expired_total as f64,
+            ),
         ]);
         families
     }

@@ -102,6 +102,7 @@ class Counter(_Metric):
         unit: str = "",
         registry: Any = None,
         _labelvalues: Optional[Sequence[str]] = None,
+        ttl_seconds: Optional[float] = None,
         exemplars: bool = False,
     ) -> Counter: ...
     def inc(self, amount: float = 1.0, exemplar: Optional[Dict[str, Any]] = None) -> None: ...
@@ -119,6 +120,7 @@ class Gauge(_Metric):
         unit: str = "",
         registry: Any = None,
         _labelvalues: Optional[Sequence[str]] = None,
+        ttl_seconds: Optional[float] = None,
         multiprocess_mode: str = "all",
     ) -> Gauge: ...
     def inc(self, amount: float = 1.0) -> None: ...
@@ -140,6 +142,7 @@ class Histogram(_Metric):
         unit: str = "",
         registry: Any = None,
         _labelvalues: Optional[Sequence[str]] = None,
+        ttl_seconds: Optional[float] = None,
         buckets: Optional[Sequence[float]] = None,
         native_histogram_bucket_factor: Optional[float] = None,
         native_histogram_zero_threshold: Optional[float] = None,
@@ -161,6 +164,7 @@ class Summary(_Metric):
         unit: str = "",
         registry: Any = None,
         _labelvalues: Optional[Sequence[str]] = None,
+        ttl_seconds: Optional[float] = None,
         quantiles: Optional[Sequence[float]] = None,
         max_age_seconds: float = 600.0,
         age_buckets: int = 5,

@@ -11,11 +11,17 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// The first eight bytes of every store file.
 pub(crate) const MAGIC: [u8; 8] = *b"SHMETRIX";
 /// Bumped on any incompatible change of this file.
-pub(crate) const LAYOUT_VERSION: u32 = 2;
+pub(crate) const LAYOUT_VERSION: u32 = 3;
 /// Page size used to align regions (and the size of the header).
 pub(crate) const PAGE: u64 = 4096;
 
 /// Record states shared by families and series.
+///
+/// A series record's state word also carries its generation in the high
+/// 24 bits: expiry (see `ttl.rs`) bumps it, so a record that is reused
+/// for another label set never shows a state word it showed before, and
+/// handles (which carry the word they were made with) tell the two
+/// apart. Family records keep generation 0.
 pub(crate) mod state {
     /// Never used since creation or the last wipe.
     pub const FREE: u32 = 0;
@@ -25,6 +31,32 @@ pub(crate) mod state {
     pub const LIVE: u32 = 2;
     /// Deleted, or abandoned by a writer that died mid-insert.
     pub const DEAD: u32 = 3;
+    /// Expired or deleted from a family with a TTL: invisible, out of
+    /// the index; its cells may still hold values, and a writer may still
+    /// be about to update them. Becomes `REUSABLE` once no writer can.
+    pub const RETIRED: u32 = 4;
+    /// Cells zeroed, on its family's free list: the next series of the
+    /// family may take the record and its cells.
+    pub const REUSABLE: u32 = 5;
+
+    /// The state part of a series' state word.
+    #[inline]
+    pub const fn of(word: u32) -> u32 {
+        word & 0xff
+    }
+
+    /// The word with state `st` and the generation of `word`.
+    #[inline]
+    pub const fn with(word: u32, st: u32) -> u32 {
+        (word & !0xff) | st
+    }
+
+    /// The word with state `st` and the generation after `word`'s
+    /// (wrapping within its 24 bits).
+    #[inline]
+    pub const fn next_gen(word: u32, st: u32) -> u32 {
+        (word & !0xff).wrapping_add(0x100) | st
+    }
 }
 
 /// Writer slot states.
@@ -117,7 +149,9 @@ pub(crate) struct AllocArea {
     pub lock_recoveries_total: AtomicU64,
     /// Sketch cells used, allocated upwards in each slot's sketch region.
     pub sketch_cells_used: AtomicU64,
-    pub reserved: [AtomicU64; 4],
+    /// Series that expired (families with a TTL).
+    pub series_expired_total: AtomicU64,
+    pub reserved: [AtomicU64; 3],
 }
 
 /// The whole header page.
@@ -148,7 +182,11 @@ pub(crate) struct SlotRec {
     /// How many times the slot was claimed.
     pub claims: AtomicU64,
     pub claimed_unix_ns: AtomicU64,
-    pub reserved: [AtomicU64; 4],
+    /// Updates of TTL series in progress through this slot (see
+    /// `ttl.rs`): expiry reuses a series' cells only once it saw every
+    /// live slot at zero after retiring it.
+    pub pins: AtomicU64,
+    pub reserved: [AtomicU64; 3],
 }
 
 /// A family definition.
@@ -201,7 +239,17 @@ pub(crate) struct FamilyRec {
     /// A native histogram's buckets per side (follows from the schema;
     /// stored to check the record).
     pub native_bins: AtomicU64,
-    pub reserved: [AtomicU64; 7],
+    /// Series TTL in milliseconds; 0 for a family whose series never
+    /// expire. Such a family's series have one more integer cell, before
+    /// any exemplar cells: each slot's time of its last update.
+    pub ttl_ms: AtomicU64,
+    /// When (coarse monotonic ms) a writer last looked for idle series
+    /// of the family.
+    pub swept_ms: AtomicU64,
+    /// The family's first `REUSABLE` series record, plus one (0: none);
+    /// each one's `hash` links to the next the same way.
+    pub free_head: AtomicU64,
+    pub reserved: [AtomicU64; 4],
 }
 
 /// A series: a family and one set of label values.

@@ -179,6 +179,10 @@ pub mod hot {
 
 /// Record sizes.
 pub const SLOT_REC: u64 = 64;
+/// In a slot record: the owner's pid (u32).
+pub const SLOT_PID: u64 = 4;
+/// In a slot record: the count of updates of TTL series in progress.
+pub const SLOT_PINS: u64 = 32;
 pub const FAMILY_REC: u64 = 256;
 pub const SERIES_REC: u64 = 64;
 /// In a series record: the first integer and float cell offsets.

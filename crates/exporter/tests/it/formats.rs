@@ -275,6 +275,7 @@ const OWN: &[(&str, &str)] = &[
     ("shmetrics_store_writers_exhausted", "counter"),
     ("shmetrics_store_overflows", "counter"),
     ("shmetrics_store_lock_recoveries", "counter"),
+    ("shmetrics_store_series_expired", "counter"),
 ];
 
 /// Checks the own families: all present with their types and the values
