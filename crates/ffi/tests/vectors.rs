@@ -120,6 +120,7 @@ fn register(st: &Store, fam: &Value) -> (shmetrics_result, shmetrics_family) {
         native_bucket_factor: fam["native"]["bucket_factor"].as_f64().unwrap_or(0.0),
         native_zero_threshold: 0.0,
         native_max_buckets: 0,
+        exemplars: fam["exemplars"].as_bool().unwrap_or(false),
     };
     let mut f = shmetrics_family::default();
     let r = shmetrics_register(st.ptr, &desc, &mut f);
