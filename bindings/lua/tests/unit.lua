@@ -377,6 +377,37 @@ test("updates with exemplars survive a wipe of the store by another handle", fun
   eq(#logged, 0, "no error: " .. table.concat(logged, "; "))
 end)
 
+test("docs/lua.md's exemplar example runs as written", function()
+  local doc = H.read("../../docs/lua.md")
+  local block = doc:match("\n## Exemplars\n.-```lua\n(.-)```")
+  H.truthy(block, "the ## Exemplars section has a lua block")
+  local p, path, logged = fresh()
+  local saved = ngx
+  local trace_id = "4bf92f3577b34da6"
+  ngx = {
+    var = { uri = "/a", http_x_trace_id = trace_id },
+    status = 200,
+    now = function() return 100.25 end,
+    req = { start_time = function() return 100 end },
+  }
+  local env = setmetatable({ prometheus = p }, { __index = _G })
+  local ok, err = pcall(setfenv(assert(loadstring(block, "docs/lua.md")), env))
+  ngx.var.http_x_trace_id = nil -- an untraced request: no exemplar
+  if ok then ok, err = pcall(setfenv(assert(loadstring(block:match("\n%-%- log_by_lua_block\n(.*)$"))), env)) end
+  ngx = saved
+  H.truthy(ok, tostring(err))
+  local ex = H.exemplars(H.dump(path, "openmetrics"))
+  local e = ex['nginx_http_requests_total{route="/a",status="200"}']
+  eq(e.labels.trace_id, trace_id, "counter exemplar")
+  eq(e.value, 1, "counter exemplar value")
+  e = ex['nginx_http_request_duration_seconds_bucket{route="/a",le="0.3"}']
+  eq(e.labels.trace_id, trace_id, "bucket exemplar")
+  eq(e.value, 0.25, "bucket exemplar value")
+  local s = H.samples(H.dump(path))
+  eq(s['nginx_http_requests_total{route="/a",status="200"}'], 2, "both requests counted")
+  eq(#logged, 0, "nothing logged: " .. table.concat(logged, "; "))
+end)
+
 test("registration errors raise with the reason", function()
   local p = fresh()
   H.raises(function() p:counter("bad-name", "h") end, "bad-name")
