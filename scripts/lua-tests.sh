@@ -20,6 +20,8 @@ cargo build --quiet --release -p shmetrics-ffi
 cargo build --quiet -p shmetrics
 export SHMETRICS_LIBRARY="$target/release/libshmetrics.so"
 export SHMETRICS_BIN="${SHMETRICS_BIN:-$target/debug/shmetrics}"
+# prometheus_client's OpenMetrics parser reads the unit tests' exemplars back.
+export SHMETRICS_PYTHON="$VENV/bin/python"
 
 cd bindings/lua
 say "lua binding: unit tests (luajit)"

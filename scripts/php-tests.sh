@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the PHP binding's tests (bindings/php): installs what is missing
-# (Debian's php-cli, php-fpm, phpunit, php-apcu, nginx, promtool), builds
-# libshmetrics and the shmetrics command, lints every PHP file with
-# `php -l`, then runs PHPUnit, which starts its own php-fpm, nginx and
-# exporter. Called by ./run-tests; safe to run again.
+# (Debian's php-cli, php-fpm, phpunit, php-apcu, nginx, promtool, and
+# python3's prometheus_client, whose OpenMetrics parser reads exemplars
+# back), builds libshmetrics and the shmetrics command, lints every PHP
+# file with `php -l`, then runs PHPUnit, which starts its own php-fpm,
+# nginx and exporter. Called by ./run-tests; safe to run again.
 #   scripts/php-tests.sh [PHPUNIT ARGS...]     e.g. --filter FpmTest
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,7 @@ source scripts/setup.sh
 ensure_rust
 ensure_php
 ensure_apt prometheus
+ensure_pip prometheus_client prometheus_client
 export PATH="$HOME/.cargo/bin:$PATH"
 target=${CARGO_TARGET_DIR:-$PWD/target}
 

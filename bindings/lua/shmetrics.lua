@@ -24,7 +24,7 @@ local M = { _VERSION = "0.1.0" }
 
 -- Result codes of the C ABI (enum shmetrics_result in shmetrics.h);
 -- tests/unit.lua checks them against the library's own descriptions.
-local OK, OVERFLOW, STALE_HANDLE = 0, 12, 14
+local OK, INVALID_OPTIONS, OVERFLOW, STALE_HANDLE = 0, 9, 12, 14
 
 local FORMATS = { prometheus = 0, openmetrics = 1 }
 
@@ -189,6 +189,7 @@ function Metric:_register()
     d.native_zero_threshold = native.zero_threshold
     d.native_max_buckets = native.max_buckets
   end
+  d.exemplars = self.exemplars == true
   local fam = ffi_new("shmetrics_family")
   local rc = C.shmetrics_register(self.store, d, fam)
   if rc ~= OK then
@@ -391,11 +392,84 @@ function Metric:_update(what, fn, value, default, lv)
   if rc ~= OK then self:_retry(rc, fn, v, lv, what) end
 end
 
+-- An update with an exemplar (`exemplar`, a table of label names to
+-- values): as _update, with the exemplar's labels as two arrays for `fn`
+-- (shmetrics_counter_add_exemplar or shmetrics_observe_exemplar). The
+-- store checks them; a refused exemplar refuses the update too. Off the
+-- hot path: updates without an exemplar never come here.
+function Metric:_update_exemplar(what, fn, value, default, lv, exemplar)
+  local s = self:_series(lv)
+  if s == nil then return end
+  local v = default
+  if value ~= nil or default == nil then
+    v = num(value)
+    if v == nil then
+      self:_fail(what, "the value is not a number")
+      return
+    end
+  end
+  if type(exemplar) ~= "table" then
+    self:_fail(what, "the exemplar must be a table of label names to values, got " .. type(exemplar))
+    return
+  end
+  local names, n = {}, 0
+  for k in pairs(exemplar) do
+    if type(k) ~= "string" then
+      self:_fail(what, "exemplar label names must be strings, got a " .. type(k))
+      return
+    end
+    n = n + 1
+    names[n] = k
+  end
+  -- A Lua table has no order: sorted, the exemplar's labels are shown in
+  -- the same order every time.
+  table.sort(names)
+  local cn = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
+  local cv = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
+  local keep = {}
+  for i = 1, n do
+    local k = names[i]
+    local x = exemplar[k]
+    local t = type(x)
+    if t ~= "string" then
+      if t == "number" or t == "boolean" then
+        x = tostring(x)
+      else
+        self:_fail(what, "exemplar label " .. k .. " is a " .. t .. ", not a string or number")
+        return
+      end
+    end
+    keep[i] = x
+    cn[i - 1].ptr, cn[i - 1].len = k, #k
+    cv[i - 1].ptr, cv[i - 1].len = x, #x
+  end
+  local rc = fn(self.store, s, v, cn, cv, n)
+  if rc == STALE_HANDLE then
+    self.cache, self.cached, self.nolabels = {}, 0, nil
+    s = self:_series(lv)
+    if s == nil then return end
+    rc = fn(self.store, s, v, cn, cv, n)
+  end
+  if rc ~= OK then
+    local msg = last_error(rc)
+    if rc == INVALID_OPTIONS then
+      msg = msg .. " (create the metric with the option exemplars = true)"
+    end
+    self:_fail(what, msg)
+  end
+end
+
 local Counter = setmetatable({}, { __index = Metric })
 Counter.__index = Counter
 
 -- Adds `value` (default 1; negative or NaN is an error) to the series.
-function Counter:inc(value, lv)
+-- `exemplar` (optional; a counter created with {exemplars = true}) is a
+-- table of label names to values, e.g. {trace_id = "..."}: the latest is
+-- shown with the series in the OpenMetrics exposition.
+function Counter:inc(value, lv, exemplar)
+  if exemplar ~= nil then
+    return self:_update_exemplar("inc", C.shmetrics_counter_add_exemplar, value, 1, lv, exemplar)
+  end
   return self:_update("inc", C.shmetrics_counter_add, value, 1, lv)
 end
 
@@ -425,8 +499,14 @@ end
 local Histogram = setmetatable({}, { __index = Metric })
 Histogram.__index = Histogram
 
--- Records one observation (NaN is an error).
-function Histogram:observe(value, lv)
+-- Records one observation (NaN is an error). `exemplar` (optional; a
+-- histogram created with {exemplars = true}) is a table of label names to
+-- values, e.g. {trace_id = "..."}: the latest of each bucket is shown in
+-- the OpenMetrics exposition.
+function Histogram:observe(value, lv, exemplar)
+  if exemplar ~= nil then
+    return self:_update_exemplar("observe", C.shmetrics_observe_exemplar, value, nil, lv, exemplar)
+  end
   return self:_update("observe", C.shmetrics_observe, value, nil, lv)
 end
 
@@ -477,11 +557,38 @@ local function check_exptime(self, name, exptime)
   end
 end
 
--- counter(name, help, label_names) registers a counter. A trailing
--- `_total` is kept in the exposed name, not doubled.
-function Prometheus:counter(name, help, label_names, exptime)
-  check_exptime(self, name, exptime)
-  return self:_metric(Counter, 1, name, help, label_names, {})
+-- options.exemplars, as given: true, false or nil. The store refuses it
+-- where it does not apply (gauges, summaries, native-only histograms).
+local function exemplars_option(name, options)
+  local e = options.exemplars
+  if e ~= nil and type(e) ~= "boolean" then
+    error("shmetrics: " .. tostring(name) .. ": options.exemplars must be true or false", 3)
+  end
+  return e
+end
+
+-- Errors for keys of `options` not in `known`.
+local function check_options(name, what, options, known)
+  for k in pairs(options) do
+    if not known[k] then
+      error("shmetrics: " .. tostring(name) .. ": unknown " .. what .. " option '" .. tostring(k) .. "'", 3)
+    end
+  end
+end
+
+-- counter(name, help, label_names [, options]) registers a counter. A
+-- trailing `_total` is kept in the exposed name, not doubled.
+-- options.exemplars = true keeps OpenMetrics exemplars, which inc() then
+-- takes. A number in place of options is nginx-lua-prometheus's exptime.
+function Prometheus:counter(name, help, label_names, options)
+  local extra = {}
+  if type(options) == "table" then
+    check_options(name, "counter", options, { exemplars = true })
+    extra.exemplars = exemplars_option(name, options)
+  else
+    check_exptime(self, name, options)
+  end
+  return self:_metric(Counter, 1, name, help, label_names, extra)
 end
 
 -- gauge(name, help, label_names [, options]) registers a gauge. Like
@@ -490,15 +597,20 @@ end
 -- multi-process modes ("livesum", "max", ...), see docs/lua.md.
 function Prometheus:gauge(name, help, label_names, options)
   local mode = GAUGE_MODES.shared
+  local exemplars
   if type(options) == "table" and options.mode ~= nil then
     mode = GAUGE_MODES[options.mode]
     if mode == nil then
       error("shmetrics: unknown gauge mode '" .. tostring(options.mode) .. "'", 2)
     end
-  else
+  elseif type(options) ~= "table" then
     check_exptime(self, name, options)
   end
-  return self:_metric(Gauge, 2, name, help, label_names, { gauge_mode = mode })
+  if type(options) == "table" then
+    -- For the store to refuse: gauges keep no exemplars.
+    exemplars = exemplars_option(name, options)
+  end
+  return self:_metric(Gauge, 2, name, help, label_names, { gauge_mode = mode, exemplars = exemplars })
 end
 
 -- The keys of a histogram's options.native: client_golang's
@@ -537,19 +649,18 @@ end
 -- options.native (a table of bucket_factor, zero_threshold and
 -- max_bucket_number, client_golang's options; {} for the defaults) adds
 -- native (exponential) buckets, which Prometheus scrapes in the protobuf
--- format; without buckets the histogram is then native only. A number in
--- place of options is nginx-lua-prometheus's exptime.
+-- format; without buckets the histogram is then native only.
+-- options.exemplars = true keeps OpenMetrics exemplars in the classic
+-- buckets, which observe() then takes. A number in place of options is
+-- nginx-lua-prometheus's exptime.
 function Prometheus:histogram(name, help, label_names, buckets, options)
   local extra = {}
   if type(options) == "table" then
-    for k in pairs(options) do
-      if k ~= "native" then
-        error("shmetrics: " .. tostring(name) .. ": unknown histogram option '" .. tostring(k) .. "'", 2)
-      end
-    end
+    check_options(name, "histogram", options, { native = true, exemplars = true })
     if options.native ~= nil then
       extra.native = native_desc(tostring(name), options.native)
     end
+    extra.exemplars = exemplars_option(name, options)
   else
     check_exptime(self, name, options)
   end
@@ -582,6 +693,8 @@ function Prometheus:summary(name, help, label_names, options)
       extra.max_age_ms = math.floor(ms * 1000 + 0.5)
     end
     extra.age_buckets = options.age_buckets
+    -- For the store to refuse: summaries keep no exemplars.
+    extra.exemplars = exemplars_option(name, options)
   end
   return self:_metric(Histogram, 4, name, help, label_names, extra)
 end

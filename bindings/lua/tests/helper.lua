@@ -120,6 +120,39 @@ function H.samples(text)
   return out
 end
 
+-- The exemplars of an OpenMetrics exposition, read by prometheus_client's
+-- OpenMetrics parser ($SHMETRICS_PYTHON, else python3), which also checks
+-- the whole exposition: { ['name{l="v"}'] (or 'name' without labels) =
+-- { labels = {...}, value = n, timestamp = seconds } }.
+local EXEMPLARS_PY = [[
+import json, sys
+from prometheus_client.openmetrics.parser import text_string_to_metric_families
+out = {}
+for fam in text_string_to_metric_families(open(sys.argv[1], encoding="utf-8").read()):
+    for s in fam.samples:
+        if s.exemplar is None:
+            continue
+        labels = ",".join('%s="%s"' % kv for kv in s.labels.items())
+        out[s.name + ("{%s}" % labels if labels else "")] = {
+            "labels": s.exemplar.labels,
+            "value": float(s.exemplar.value),
+            "timestamp": float(s.exemplar.timestamp),
+        }
+print(json.dumps(out))
+]]
+local exemplar_files = 0
+function H.exemplars(openmetrics)
+  exemplar_files = exemplar_files + 1
+  local dir = H.tmpdir()
+  local text, script = dir .. "/om" .. exemplar_files .. ".txt", dir .. "/exemplars.py"
+  H.write(text, openmetrics)
+  H.write(script, EXEMPLARS_PY)
+  local python = os.getenv("SHMETRICS_PYTHON") or "python3"
+  local out, ok = H.sh(python .. " " .. script .. " " .. text)
+  if not ok then error("prometheus_client's OpenMetrics parser refused the exposition: " .. out, 2) end
+  return require("cjson").decode(out)
+end
+
 function H.read(path)
   local f = assert(io.open(path, "rb"))
   local s = f:read("*a")

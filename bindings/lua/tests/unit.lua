@@ -1,5 +1,7 @@
 -- Unit tests of the Lua binding under plain LuaJIT. Run from bindings/lua:
 --   SHMETRICS_LIBRARY=.../libshmetrics.so SHMETRICS_BIN=.../shmetrics luajit tests/unit.lua [filter]
+-- The exemplar tests read OpenMetrics with prometheus_client's parser:
+-- $SHMETRICS_PYTHON (else python3) must import it.
 package.path = "./?.lua;./tests/?.lua;" .. package.path
 
 local ffi = require("ffi")
@@ -238,6 +240,172 @@ test("summary: count, sum and quantiles over the window, merged", function()
   H.raises(function() p:summary("s1", "h", nil, { quantiles = { 1.5 } }) end, "s1")
   H.raises(function() p:summary("s2", "h", nil, { max_age = "long" }) end, "max_age")
   H.raises(function() p:summary("s3", "h", nil, "opts") end, "must be a table")
+end)
+
+test("exemplars: the latest per counter series and histogram bucket, from several workers", function()
+  local p, path, logged = fresh()
+  local function define()
+    return p:counter("jobs_total", "Jobs", { "queue" }, { exemplars = true }),
+           p:histogram("job_seconds", "Job duration", nil, { 0.1, 1 }, { exemplars = true })
+  end
+  local c, h = define()
+  local t0 = os.time()
+  c:inc(1, { "email" }, { trace_id = "parent" })
+  c:inc(3, { "sms" }, { trace_id = "sms-1", span_id = 7 })
+  c:inc(nil, { "sms" }) -- without an exemplar: the last one stays
+  h:observe(0.05, nil, { trace_id = "parent-low" })
+  h:observe("0.7", nil, { trace_id = "parent-mid" })
+  h:observe(0.2)
+  H.fork_each(1, function()
+    local c2, h2 = define() -- another worker: the same families
+    c2:inc(2, { "email" }, { trace_id = "child" })
+    h2:observe(0.5, nil, { trace_id = "child-mid" })
+  end)
+  local om = H.dump(path, "openmetrics")
+  local ex = H.exemplars(om)
+  -- The other worker wrote last: its exemplars win where both wrote.
+  local e = ex['jobs_total{queue="email"}']
+  eq(e.labels.trace_id, "child", "email exemplar")
+  eq(e.value, 2, "email exemplar value")
+  e = ex['jobs_total{queue="sms"}']
+  eq(e.labels.trace_id, "sms-1", "sms trace_id")
+  eq(e.labels.span_id, "7", "a number as a value")
+  eq(e.value, 3, "sms exemplar value")
+  -- A Lua table has no order: the labels are sorted by name.
+  contains(om, 'jobs_total{queue="sms"} 4 # {span_id="7",trace_id="sms-1"} 3 ')
+  eq(ex['job_seconds_bucket{le="0.1"}'].labels.trace_id, "parent-low", "le 0.1")
+  eq(ex['job_seconds_bucket{le="0.1"}'].value, 0.05, "le 0.1 value")
+  eq(ex['job_seconds_bucket{le="1.0"}'].labels.trace_id, "child-mid", "le 1")
+  eq(ex['job_seconds_bucket{le="+Inf"}'], nil, "no exemplar in +Inf")
+  local n = 0
+  for _, x in pairs(ex) do
+    n = n + 1
+    H.truthy(x.timestamp >= t0 - 1 and x.timestamp <= os.time() + 1, "timestamp " .. x.timestamp)
+  end
+  eq(n, 4, "exemplars")
+  -- Every update counted; the text format 0.0.4 has no exemplars.
+  local text = H.dump(path)
+  H.not_contains(text, " # ")
+  local s = H.samples(text)
+  eq(s['jobs_total{queue="email"}'], 3, "email")
+  eq(s['jobs_total{queue="sms"}'], 4, "sms")
+  eq(s["job_seconds_count"], 4, "observations")
+  eq(#logged, 0, "nothing logged: " .. table.concat(logged, "; "))
+end)
+
+test("a refused exemplar is counted and logged, and refuses the update", function()
+  local p, path, logged = fresh()
+  local c = p:counter("ex_total", "h", nil, { exemplars = true })
+  local h = p:histogram("ex_seconds", "h", nil, { 1 }, { exemplars = true })
+  local bad = {
+    { { ["trace-id"] = "x" }, "trace-id" },
+    { { __x = "y" }, "__x" },
+    { { trace_id = string.rep("x", 121) }, "128" },
+    { { "abc" }, "label names must be strings, got a number" },
+    { { trace_id = {} }, "exemplar label trace_id is a table" },
+    { "abc", "must be a table of label names to values, got string" },
+  }
+  for _, b in ipairs(bad) do
+    local before = #logged
+    c:inc(1, nil, b[1])
+    h:observe(0.5, nil, b[1])
+    eq(#logged, before + 2, "errors logged for " .. b[2])
+    contains(logged[before + 1], b[2])
+    contains(logged[before + 2], b[2])
+  end
+  local nbad = #logged
+  c:inc(-1, nil, { trace_id = "negative" })
+  h:observe(0 / 0, nil, { trace_id = "nan" })
+  h:observe("x", nil, { trace_id = "not a number" })
+  local plain = p:counter("plain_total", "h")
+  plain:inc(1, nil, { trace_id = "x" })
+  contains(logged[#logged], "exemplars = true")
+  p:histogram("plain_seconds", "h", nil, { 1 }):observe(1, nil, { trace_id = "x" })
+  contains(logged[#logged], "exemplars = true")
+  p:summary("sm_seconds", "h"):observe(1, nil, { trace_id = "x" }) -- summaries keep none
+  eq(#logged, nbad + 6, "every refusal logged")
+  -- 8 + 120 characters: at the limit; {} is an exemplar without labels.
+  c:inc(1, nil, { trace_id = string.rep("x", 120) })
+  h:observe(2, nil, {})
+  local s = H.samples(H.dump(path))
+  eq(s["nginx_metric_errors_total"], nbad + 6, "errors counted")
+  eq(s["ex_total"], 1, "only the accepted increment")
+  eq(s["ex_seconds_count"], 1, "only the accepted observation")
+  eq(s["plain_total"], 0, "a counter without exemplars counted nothing")
+  eq(s["sm_seconds_count"], 0, "the summary counted nothing")
+  local ex = H.exemplars(H.dump(path, "openmetrics"))
+  eq(ex["ex_total"].labels.trace_id, string.rep("x", 120), "at the limit")
+  eq(next(ex['ex_seconds_bucket{le="+Inf"}'].labels), nil, "no labels")
+end)
+
+test("exemplars are opt-in, part of the definition, refused where they do not apply", function()
+  local p, path, logged = fresh()
+  H.raises(function() p:counter("e1_total", "h", nil, { exemplars = "yes" }) end, "must be true or false")
+  H.raises(function() p:counter("e2_total", "h", nil, { exemplar = true }) end, "unknown counter option 'exemplar'")
+  H.raises(function() p:histogram("e3", "h", nil, nil, { exemplar = true }) end, "unknown histogram option")
+  H.raises(function() p:gauge("e4", "h", nil, { exemplars = true }) end, "exemplars")
+  H.raises(function() p:gauge("e5", "h", nil, { mode = "max", exemplars = true }) end, "exemplars")
+  H.raises(function() p:summary("e6", "h", nil, { exemplars = true }) end, "exemplars")
+  H.raises(function() p:histogram("e7", "h", nil, nil, { native = {}, exemplars = true }) end, "classic")
+  p:counter("same_total", "h", nil, { exemplars = true })
+  H.raises(function() p:counter("same_total", "h") end, "same_total")
+  p:counter("same_total", "h", nil, { exemplars = true }):inc(1, nil, { trace_id = "a" })
+  p:counter("off_total", "h", nil, { exemplars = false }):inc()
+  -- A number is still nginx-lua-prometheus's exptime.
+  local before = #logged
+  p:counter("exp_total", "h", nil, 60):inc()
+  eq(#logged, before + 1, "exptime logged")
+  contains(logged[#logged], "exptime is not supported")
+  local s = H.samples(H.dump(path))
+  eq(s["same_total"], 1, "same")
+  eq(s["off_total"], 1, "off")
+  eq(s["exp_total"], 1, "exptime")
+end)
+
+test("updates with exemplars survive a wipe of the store by another handle", function()
+  local p, path, logged = fresh()
+  local c = p:counter("w_total", "h", { "x" }, { exemplars = true })
+  c:inc(1, { "a" }, { trace_id = "before" })
+  local C = ffi.load(os.getenv("SHMETRICS_LIBRARY"))
+  local st = ffi.new("shmetrics_store*[1]")
+  eq(C.shmetrics_store_open(path, #path, nil, st), 0, "open")
+  eq(C.shmetrics_store_wipe(st[0]), 0, "wipe")
+  C.shmetrics_store_close(st[0])
+  c:inc(2, { "a" }, { trace_id = "after" })
+  eq(H.exemplars(H.dump(path, "openmetrics"))['w_total{x="a"}'].labels.trace_id, "after", "exemplar")
+  eq(H.samples(H.dump(path))['w_total{x="a"}'], 2, "recorded after the wipe")
+  eq(#logged, 0, "no error: " .. table.concat(logged, "; "))
+end)
+
+test("docs/lua.md's exemplar example runs as written", function()
+  local doc = H.read("../../docs/lua.md")
+  local block = doc:match("\n## Exemplars\n.-```lua\n(.-)```")
+  H.truthy(block, "the ## Exemplars section has a lua block")
+  local p, path, logged = fresh()
+  local saved = ngx
+  local trace_id = "4bf92f3577b34da6"
+  ngx = {
+    var = { uri = "/a", http_x_trace_id = trace_id },
+    status = 200,
+    now = function() return 100.25 end,
+    req = { start_time = function() return 100 end },
+  }
+  local env = setmetatable({ prometheus = p }, { __index = _G })
+  local ok, err = pcall(setfenv(assert(loadstring(block, "docs/lua.md")), env))
+  ngx.var.http_x_trace_id = nil -- an untraced request: no exemplar
+  if ok then ok, err = pcall(setfenv(assert(loadstring(block:match("\n%-%- log_by_lua_block\n(.*)$"))), env)) end
+  ngx = saved
+  H.truthy(ok, tostring(err))
+  local ex = H.exemplars(H.dump(path, "openmetrics"))
+  local e = ex['nginx_http_requests_total{route="/a",status="200"}']
+  eq(e.labels.trace_id, trace_id, "counter exemplar")
+  eq(e.value, 1, "counter exemplar value")
+  e = ex['nginx_http_request_duration_seconds_bucket{route="/a",le="0.3"}']
+  eq(e.labels.trace_id, trace_id, "bucket exemplar")
+  eq(e.value, 0.25, "bucket exemplar value")
+  local s = H.samples(H.dump(path))
+  eq(s['nginx_http_requests_total{route="/a",status="200"}'], 2, "both requests counted")
+  eq(#logged, 0, "nothing logged: " .. table.concat(logged, "; "))
 end)
 
 test("registration errors raise with the reason", function()

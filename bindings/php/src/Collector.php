@@ -161,6 +161,48 @@ abstract class Collector
         throw Native::exception($rc, $this->what(array_map('strval', array_values($labels))));
     }
 
+    /**
+     * An update with an exemplar: $function (`shmetrics_counter_add_exemplar`
+     * or `shmetrics_observe_exemplar`) of $value on series $s, with the
+     * exemplar's label names and values (`['trace_id' => '...']`). The
+     * store checks them; a refused exemplar refuses the update too.
+     *
+     * @internal
+     * @param array<mixed> $labels the series' label values
+     * @param array<mixed> $exemplar
+     */
+    protected function updateWithExemplar(string $function, CData $s, array $labels, float $value, array $exemplar): void
+    {
+        $names = [];
+        $values = [];
+        foreach ($exemplar as $name => $v) {
+            if (is_array($v) || (is_object($v) && !$v instanceof \Stringable)) {
+                throw new InvalidArgumentException(sprintf(
+                    '%s: exemplar label values must be strings or numbers, got %s',
+                    $this->what(),
+                    get_debug_type($v)
+                ));
+            }
+            $names[] = (string) $name;
+            $values[] = (string) $v;
+        }
+        [$n, $keepNames] = Native::strs($this->ffi, $names);
+        [$vs, $keepValues] = Native::strs($this->ffi, $values);
+        $args = [$value, $n === null ? null : FFI::addr($n[0]), $vs === null ? null : FFI::addr($vs[0]), count($names)];
+        $rc = $this->ffi->{$function}($this->st, $s, ...$args);
+        if ($rc === Native::INVALID_OPTIONS) {
+            // The only refusal of its kind: the family keeps no exemplars.
+            throw Native::exception($rc, sprintf(
+                '%s was not registered with exemplars: true',
+                $this->what(array_map('strval', array_values($labels)))
+            ));
+        }
+        if ($rc !== Native::OK) {
+            $this->failed($rc, $labels, $function, $args);
+        }
+        unset($keepNames, $keepValues);
+    }
+
     /** "counter app_requests{route="/"}", for messages. */
     protected function what(?array $values = null): string
     {

@@ -70,12 +70,20 @@ class CollectorRegistry
         $this->storage->wipeStorage();
     }
 
-    /** @param list<string> $labels */
-    public function registerCounter(string $namespace, string $name, string $help, array $labels = []): Counter
-    {
+    /**
+     * @param list<string> $labels
+     * @param bool $exemplars keep OpenMetrics exemplars, which inc() and incBy() then take; not in PromPHP
+     */
+    public function registerCounter(
+        string $namespace,
+        string $name,
+        string $help,
+        array $labels = [],
+        bool $exemplars = false
+    ): Counter {
         $this->refuseTwice('counter', $namespace, $name);
         return $this->metrics['counter'][self::id($namespace, $name)]
-            = new Counter($this->storage, $namespace, $name, $help, $labels);
+            = new Counter($this->storage, $namespace, $name, $help, $labels, $exemplars);
     }
 
     public function getCounter(string $namespace, string $name): Counter
@@ -86,10 +94,15 @@ class CollectorRegistry
     }
 
     /** @param list<string> $labels */
-    public function getOrRegisterCounter(string $namespace, string $name, string $help, array $labels = []): Counter
-    {
+    public function getOrRegisterCounter(
+        string $namespace,
+        string $name,
+        string $help,
+        array $labels = [],
+        bool $exemplars = false
+    ): Counter {
         $m = $this->metrics['counter'][self::id($namespace, $name)] ?? null;
-        return $m instanceof Counter ? $m : $this->registerCounter($namespace, $name, $help, $labels);
+        return $m instanceof Counter ? $m : $this->registerCounter($namespace, $name, $help, $labels, $exemplars);
     }
 
     /**
@@ -123,6 +136,8 @@ class CollectorRegistry
      * @param list<float|int>|null $buckets null for Histogram::getDefaultBuckets(), or for none with $native
      * @param array{bucketFactor?: float|int, zeroThreshold?: float|int, maxBucketNumber?: int}|null $native
      *        native (exponential) buckets, see Histogram::__construct(); not in PromPHP
+     * @param bool $exemplars keep OpenMetrics exemplars in the classic buckets, which observe() then
+     *        takes; not in PromPHP
      */
     public function registerHistogram(
         string $namespace,
@@ -130,11 +145,12 @@ class CollectorRegistry
         string $help,
         array $labels = [],
         ?array $buckets = null,
-        ?array $native = null
+        ?array $native = null,
+        bool $exemplars = false
     ): Histogram {
         $this->refuseTwice('histogram', $namespace, $name);
         return $this->metrics['histogram'][self::id($namespace, $name)]
-            = new Histogram($this->storage, $namespace, $name, $help, $labels, $buckets, $native);
+            = new Histogram($this->storage, $namespace, $name, $help, $labels, $buckets, $native, $exemplars);
     }
 
     public function getHistogram(string $namespace, string $name): Histogram
@@ -155,12 +171,13 @@ class CollectorRegistry
         string $help,
         array $labels = [],
         ?array $buckets = null,
-        ?array $native = null
+        ?array $native = null,
+        bool $exemplars = false
     ): Histogram {
         $m = $this->metrics['histogram'][self::id($namespace, $name)] ?? null;
         return $m instanceof Histogram
             ? $m
-            : $this->registerHistogram($namespace, $name, $help, $labels, $buckets, $native);
+            : $this->registerHistogram($namespace, $name, $help, $labels, $buckets, $native, $exemplars);
     }
 
     /**

@@ -5,16 +5,40 @@ declare(strict_types=1);
 namespace Shmetrics;
 
 use FFI\CData;
+use Shmetrics\Storage\Shmetrics;
 
 /**
  * A counter: it only goes up. Exposed as `<name>_total` (a trailing
  * `_total` in the name is not doubled). Whole increments are exact
  * integers in the store; fractional ones are kept as floats, never
  * rounded to fixed point.
+ *
+ * Registered with `exemplars: true`, it keeps OpenMetrics exemplars:
+ * inc() and incBy() then take one (`['trace_id' => '...']`), and the
+ * OpenMetrics exposition shows the latest of each series over all
+ * processes. PromPHP has no exemplars.
  */
 final class Counter extends Collector
 {
     public const TYPE = 'counter';
+
+    private bool $exemplars;
+
+    /**
+     * @param list<string> $labels the label names
+     * @param bool $exemplars keep exemplars (see the class comment); part of the definition
+     */
+    public function __construct(
+        Shmetrics $storage,
+        string $namespace,
+        string $name,
+        string $help,
+        array $labels = [],
+        bool $exemplars = false
+    ) {
+        $this->exemplars = $exemplars;
+        parent::__construct($storage, $namespace, $name, $help, $labels);
+    }
 
     public function getType(): string
     {
@@ -25,14 +49,22 @@ final class Counter extends Collector
      * Adds one.
      *
      * @param array<int, string|int|float> $labels the label values, in the order of the label names
-     * @throws Exception\InvalidArgumentException the wrong number of label values, or one not UTF-8
+     * @param array<string, string|int|float>|null $exemplar an exemplar of this increment, e.g.
+     *        `['trace_id' => $traceId]`, for a counter registered with `exemplars: true`
+     * @throws Exception\InvalidArgumentException the wrong number of label values, or one not UTF-8;
+     *         an exemplar refused by the store (an invalid or repeated label name, more than 128
+     *         characters, a counter without exemplars), in which case nothing is counted
      */
-    public function inc(array $labels = []): void
+    public function inc(array $labels = [], ?array $exemplar = null): void
     {
         if (\count($labels) !== $this->labelCount) {
             $this->lookup($labels);
         }
         $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
+        if ($exemplar !== null) {
+            $this->updateWithExemplar('shmetrics_counter_add_exemplar', $s, $labels, 1.0, $exemplar);
+            return;
+        }
         $rc = $this->ffi->shmetrics_counter_inc($this->st, $s);
         if ($rc !== 0) {
             $this->failed($rc, $labels, 'shmetrics_counter_inc', []);
@@ -43,14 +75,20 @@ final class Counter extends Collector
      * Adds $count, which must not be negative or NaN.
      *
      * @param array<int, string|int|float> $labels
-     * @throws Exception\InvalidArgumentException a negative or NaN count, or bad label values
+     * @param array<string, string|int|float>|null $exemplar an exemplar of this increment (see inc())
+     * @throws Exception\InvalidArgumentException a negative or NaN count, bad label values, or a
+     *         refused exemplar; nothing is counted then
      */
-    public function incBy(int|float $count, array $labels = []): void
+    public function incBy(int|float $count, array $labels = [], ?array $exemplar = null): void
     {
         if (\count($labels) !== $this->labelCount) {
             $this->lookup($labels);
         }
         $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
+        if ($exemplar !== null) {
+            $this->updateWithExemplar('shmetrics_counter_add_exemplar', $s, $labels, (float) $count, $exemplar);
+            return;
+        }
         $rc = $this->ffi->shmetrics_counter_add($this->st, $s, $count);
         if ($rc !== 0) {
             $this->failed($rc, $labels, 'shmetrics_counter_add', [(float) $count]);
@@ -59,6 +97,13 @@ final class Counter extends Collector
 
     protected function register(): CData
     {
-        return $this->storageAdapter->register($this->what(), 1, $this->getName(), $this->getHelp(), $this->getLabelNames());
+        return $this->storageAdapter->register(
+            $this->what(),
+            1,
+            $this->getName(),
+            $this->getHelp(),
+            $this->getLabelNames(),
+            exemplars: $this->exemplars
+        );
     }
 }

@@ -14,6 +14,11 @@ use Shmetrics\Storage\Shmetrics;
  * `_bucket{le=...}` samples, `_count` (always equal to the `+Inf` bucket)
  * and `_sum`; native buckets only in the Prometheus protobuf format, which
  * the exporter serves when Prometheus asks for it.
+ *
+ * Registered with `exemplars: true` (and classic buckets), it keeps
+ * OpenMetrics exemplars: observe() then takes one (`['trace_id' => '...']`)
+ * for the bucket the value falls in, and the OpenMetrics exposition shows
+ * the latest of each bucket over all processes. PromPHP has no exemplars.
  */
 final class Histogram extends Collector
 {
@@ -32,6 +37,8 @@ final class Histogram extends Collector
     /** @var array{float, float, int}|null the native options as `shmetrics_family_desc` takes them */
     private ?array $native;
 
+    private bool $exemplars;
+
     /**
      * @param list<string> $labels
      * @param list<float|int>|null $buckets strictly increasing upper bounds, without +Inf;
@@ -40,6 +47,8 @@ final class Histogram extends Collector
      *        native buckets: `bucketFactor` (above 1, default 1.1), `zeroThreshold` (default 2^-128;
      *        the store raises it to 2^-64), `maxBucketNumber` (default 160, 0 for no limit).
      *        With $buckets null the histogram is native only.
+     * @param bool $exemplars keep exemplars in the classic buckets (see the class comment); part of
+     *        the definition
      */
     public function __construct(
         Shmetrics $storage,
@@ -48,7 +57,8 @@ final class Histogram extends Collector
         string $help,
         array $labels = [],
         ?array $buckets = null,
-        ?array $native = null
+        ?array $native = null,
+        bool $exemplars = false
     ) {
         if ($buckets !== null && $buckets === []) {
             throw new InvalidArgumentException(
@@ -57,6 +67,7 @@ final class Histogram extends Collector
         }
         $this->buckets = $buckets === null ? null : array_values($buckets);
         $this->native = $native === null ? null : self::nativeDesc($name, $native);
+        $this->exemplars = $exemplars;
         parent::__construct($storage, $namespace, $name, $help, $labels);
     }
 
@@ -147,13 +158,22 @@ final class Histogram extends Collector
      * Records an observation (not NaN).
      *
      * @param array<int, string|int|float> $labels
+     * @param array<string, string|int|float>|null $exemplar an exemplar of this observation, e.g.
+     *        `['trace_id' => $traceId]`, for a histogram registered with `exemplars: true`
+     * @throws Exception\InvalidArgumentException NaN, bad label values, or an exemplar refused by the
+     *         store (an invalid or repeated label name, more than 128 characters, a histogram
+     *         without exemplars), in which case nothing is recorded
      */
-    public function observe(float $value, array $labels = []): void
+    public function observe(float $value, array $labels = [], ?array $exemplar = null): void
     {
         if (\count($labels) !== $this->labelCount) {
             $this->lookup($labels);
         }
         $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
+        if ($exemplar !== null) {
+            $this->updateWithExemplar('shmetrics_observe_exemplar', $s, $labels, $value, $exemplar);
+            return;
+        }
         $rc = $this->ffi->shmetrics_observe($this->st, $s, $value);
         if ($rc !== 0) {
             $this->failed($rc, $labels, 'shmetrics_observe', [$value]);
@@ -172,7 +192,8 @@ final class Histogram extends Collector
             $this->buckets ?? ($this->native === null ? self::getDefaultBuckets() : null),
             null,
             0,
-            $this->native
+            $this->native,
+            $this->exemplars
         );
     }
 }

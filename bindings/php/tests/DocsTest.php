@@ -35,7 +35,7 @@ final class DocsTest extends TestCase
 
     public function testTheDocHasItsSnippets(): void
     {
-        self::assertCount(4, self::blocks());
+        self::assertCount(5, self::blocks());
     }
 
     public function testMigrationSnippet(): void
@@ -49,7 +49,7 @@ final class DocsTest extends TestCase
 
     public function testFpmAppSnippet(): void
     {
-        $this->runSnippet(self::blocks()[2], ['SHMETRICS_STORE' => $this->dir . '/doc.metrics']);
+        $this->runSnippet(self::blocks()[3], ['SHMETRICS_STORE' => $this->dir . '/doc.metrics']);
         self::assertSame(1.0, $this->dumped($this->dir . '/doc.metrics')['app_requests_total{route="/"}']);
     }
 
@@ -64,9 +64,26 @@ final class DocsTest extends TestCase
         self::assertSame(1.0, $s['myapp_job_seconds_bucket{le="60.0"}']);
     }
 
+    public function testExemplarsSnippet(): void
+    {
+        $this->runSnippet(self::blocks()[2]);
+        $om = self::dump($this->dir . '/doc.metrics', 'openmetrics');
+        $ex = self::exemplars($om);
+        self::assertSame(['trace_id' => '4bf92f3577b34da6'], $ex['myapp_jobs_total{queue="email"}']['labels']);
+        self::assertSame(0.42, $ex['myapp_job_seconds_bucket{le="1.0"}']['value']);
+        self::assertCount(2, $ex);
+        // The exposition the text shows, but for the timestamps.
+        $doc = (string) file_get_contents(dirname(__DIR__, 3) . '/docs/php.md');
+        preg_match_all('/^(myapp_\S+ \S+ # \{.*\} \S+) \d+\.\d+$/m', $doc, $m);
+        self::assertCount(2, $m[1]);
+        foreach ($m[1] as $line) {
+            self::assertMatchesRegularExpression('/^' . preg_quote($line, '/') . ' \d+(\.\d+)?$/m', $om);
+        }
+    }
+
     public function testSizingSnippet(): void
     {
-        $this->runSnippet(self::blocks()[3] . "\n" . 'echo json_encode($storage->stats());');
+        $this->runSnippet(self::blocks()[4] . "\n" . 'echo json_encode($storage->stats());');
         $stats = (new \Shmetrics\Storage\Shmetrics($this->dir . '/doc.metrics'))->stats();
         self::assertSame(200000, $stats['series_capacity']);
         self::assertSame(64, $stats['writers_capacity']);

@@ -7,6 +7,7 @@ namespace Shmetrics\Tests;
 use Shmetrics\CollectorRegistry;
 use Shmetrics\Exception\InvalidArgumentException;
 use Shmetrics\RenderTextFormat;
+use Shmetrics\Storage\Shmetrics;
 use Shmetrics\Tests\Support\TestCase;
 
 /**
@@ -57,7 +58,7 @@ final class VectorsTest extends TestCase
     private static function make(CollectorRegistry $reg, array $fam): object
     {
         return match ($fam['kind']) {
-            'counter' => $reg->registerCounter('', $fam['name'], $fam['help'], $fam['labels']),
+            'counter' => $reg->registerCounter('', $fam['name'], $fam['help'], $fam['labels'], $fam['exemplars'] ?? false),
             'gauge' => $reg->registerGauge('', $fam['name'], $fam['help'], $fam['labels'], $fam['mode']),
             'histogram' => $reg->registerHistogram(
                 '',
@@ -65,7 +66,8 @@ final class VectorsTest extends TestCase
                 $fam['help'],
                 $fam['labels'],
                 isset($fam['buckets']) ? array_map([self::class, 'value'], $fam['buckets']) : null,
-                isset($fam['native']) ? ['bucketFactor' => $fam['native']['bucket_factor']] : null
+                isset($fam['native']) ? ['bucketFactor' => $fam['native']['bucket_factor']] : null,
+                $fam['exemplars'] ?? false
             ),
         };
     }
@@ -78,10 +80,11 @@ final class VectorsTest extends TestCase
     {
         $m = $metrics[$op['family']];
         $v = self::value($op['value']);
+        $ex = $op['exemplar'] ?? null;  // an array of names to values, in the JSON's order
         match ($op['op']) {
-            'inc' => $m->incBy($v, $op['labels']),
+            'inc' => $m->incBy($v, $op['labels'], $ex),
             'set' => $m->set($v, $op['labels']),
-            'observe' => $m->observe($v, $op['labels']),
+            'observe' => $m->observe($v, $op['labels'], $ex),
         };
     }
 
@@ -108,6 +111,31 @@ final class VectorsTest extends TestCase
             }
         }
         self::assertSame($case['text'], (new RenderTextFormat())->render($reg->getMetricFamilySamples()));
+        if (isset($case['openmetrics'])) {
+            self::assertSame(
+                $case['openmetrics'],
+                self::normalizeOpenMetrics($reg->getStorage()->render(Shmetrics::FORMAT_OPENMETRICS))
+            );
+        }
+    }
+
+    /**
+     * An OpenMetrics exposition as the vectors write it: without `_created`
+     * samples, each exemplar's timestamp replaced by `T`.
+     */
+    private static function normalizeOpenMetrics(string $text): string
+    {
+        $out = '';
+        foreach (explode("\n", rtrim($text, "\n")) as $line) {
+            if (preg_match('/^[^{ ]*_created[{ ]/', $line)) {
+                continue;
+            }
+            if (str_contains($line, ' # {')) {
+                $line = substr($line, 0, (int) strrpos($line, ' ')) . ' T';
+            }
+            $out .= $line . "\n";
+        }
+        return $out;
     }
 
     /**

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as openmetrics_families
 from prometheus_client.parser import text_string_to_metric_families
 
 import shmetrics
@@ -29,7 +31,7 @@ def value(v) -> float:
 def make(store: shmetrics.Store, fam: dict):
     common = dict(name=fam["name"], documentation=fam["help"], labelnames=fam["labels"], registry=store)
     if fam["kind"] == "counter":
-        return shmetrics.Counter(**common)
+        return shmetrics.Counter(**common, exemplars=fam.get("exemplars", False))
     if fam["kind"] == "gauge":
         return shmetrics.Gauge(**common, multiprocess_mode=fam["mode"])
     if fam["kind"] == "histogram":
@@ -37,7 +39,8 @@ def make(store: shmetrics.Store, fam: dict):
         return shmetrics.Histogram(
             **common,
             buckets=[value(b) for b in fam["buckets"]] if "buckets" in fam else None,
-            native_histogram_bucket_factor=native["bucket_factor"] if native else None)
+            native_histogram_bucket_factor=native["bucket_factor"] if native else None,
+            exemplars=fam.get("exemplars", False))
     raise AssertionError(fam["kind"])
 
 
@@ -45,14 +48,28 @@ def apply(metrics: dict, op: dict) -> None:
     m = metrics[op["family"]]
     child = m.labels(*op["labels"]) if op["labels"] or m._labelnames else m
     v = value(op["value"])
+    ex = {"exemplar": op["exemplar"]} if "exemplar" in op else {}
     if op["op"] == "inc":
-        child.inc(v)
+        child.inc(v, **ex)
     elif op["op"] == "set":
         child.set(v)
     elif op["op"] == "observe":
-        child.observe(v)
+        child.observe(v, **ex)
     else:
         raise AssertionError(op["op"])
+
+
+def normalize_openmetrics(text: str) -> str:
+    """OpenMetrics as the vectors write it: without `_created` samples,
+    each exemplar's timestamp replaced by `T`."""
+    out = []
+    for line in text.splitlines():
+        if re.match(r"[^{ ]*_created[{ ]", line):
+            continue
+        if " # {" in line:
+            line = line.rsplit(" ", 1)[0] + " T"
+        out.append(line + "\n")
+    return "".join(out)
 
 
 @pytest.mark.parametrize("case", VECTORS["cases"], ids=lambda c: c["name"])
@@ -68,6 +85,12 @@ def test_vector_case(tmp_path, case):
     # The expected text itself is valid for a real parser.
     names = {f.name for f in text_string_to_metric_families(case["text"])}
     assert names == {f["name"] for f in case["families"]}
+    if "openmetrics" in case:
+        assert normalize_openmetrics(store.render("openmetrics").decode()) == case["openmetrics"]
+        # So is the expected OpenMetrics, given timestamps.
+        om = case["openmetrics"].replace(" T\n", " 1700000000.5\n")
+        names = {f.name for f in openmetrics_families(om)}
+        assert names == {f["name"] for f in case["families"]}
 
 
 @pytest.mark.parametrize("bad", VECTORS["register_errors"], ids=lambda e: e["family"]["name"] + "/" + e["error"])

@@ -118,6 +118,7 @@ typedef struct shmetrics_family_desc {
   double native_bucket_factor;
   double native_zero_threshold;
   uint32_t native_max_buckets;
+  bool exemplars;
 } shmetrics_family_desc;
 
 typedef struct shmetrics_family {
@@ -200,6 +201,26 @@ shmetrics_result shmetrics_gauge_set_to_current_time(const struct shmetrics_stor
 shmetrics_result shmetrics_observe(const struct shmetrics_store *store,
                                    const struct shmetrics_series *series,
                                    double v);
+
+shmetrics_result shmetrics_counter_add_exemplar(const struct shmetrics_store *store,
+                                                const struct shmetrics_series *series,
+                                                double v,
+                                                const struct shmetrics_str *names,
+                                                const struct shmetrics_str *values,
+                                                size_t n);
+
+shmetrics_result shmetrics_counter_inc_exemplar(const struct shmetrics_store *store,
+                                                const struct shmetrics_series *series,
+                                                const struct shmetrics_str *names,
+                                                const struct shmetrics_str *values,
+                                                size_t n);
+
+shmetrics_result shmetrics_observe_exemplar(const struct shmetrics_store *store,
+                                            const struct shmetrics_series *series,
+                                            double v,
+                                            const struct shmetrics_str *names,
+                                            const struct shmetrics_str *values,
+                                            size_t n);
 
 shmetrics_result shmetrics_render(const struct shmetrics_store *store,
                                   uint32_t format,

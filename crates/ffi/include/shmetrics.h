@@ -507,6 +507,17 @@ typedef struct shmetrics_family_desc {
    * = no limit.
    */
   uint32_t native_max_buckets;
+  /**
+   * Counters and histograms with classic buckets: keep OpenMetrics
+   * exemplars, the latest of each counter series and of each classic
+   * bucket over all processes, recorded by
+   * `shmetrics_counter_add_exemplar`, `shmetrics_counter_inc_exemplar`
+   * and `shmetrics_observe_exemplar` and shown in the OpenMetrics
+   * exposition. Part of the definition: the same name with and without
+   * exemplars conflicts. Must be false for other types and for
+   * native-only histograms.
+   */
+  bool exemplars;
 } shmetrics_family_desc;
 
 /**
@@ -760,6 +771,61 @@ shmetrics_result shmetrics_gauge_set_to_current_time(const struct shmetrics_stor
 shmetrics_result shmetrics_observe(const struct shmetrics_store *store,
                                    const struct shmetrics_series *series,
                                    double v);
+
+/**
+ * Adds `v` to a counter, as `shmetrics_counter_add`, and records an
+ * OpenMetrics exemplar of it: the `n` labels `names[i]="values[i]"` (a
+ * trace id, say), `v`, and the current time. The OpenMetrics exposition
+ * shows the latest exemplar of each series over all processes. `names`
+ * and `values` may be NULL when `n` is 0 (an exemplar without labels).
+ *
+ * Exemplars are samples: if another thread of this process writes the
+ * series' exemplar at the same instant, this one is dropped (the
+ * increment is not).
+ *
+ * Nothing is recorded, neither the increment nor the exemplar, when the
+ * call fails: `SHMETRICS_INVALID_OPTIONS` if the family was not
+ * registered with `exemplars`; `SHMETRICS_INVALID_NAME` if a label name
+ * is not a valid label name or is given twice; `SHMETRICS_INVALID_VALUE`
+ * if the names and values have more than 128 characters together (the
+ * OpenMetrics limit), or `v` is negative or NaN; `SHMETRICS_INVALID_UTF8`
+ * if a name or value is not UTF-8; `SHMETRICS_WRONG_TYPE` if the series
+ * is no counter.
+ */
+shmetrics_result shmetrics_counter_add_exemplar(const struct shmetrics_store *store,
+                                                const struct shmetrics_series *series,
+                                                double v,
+                                                const struct shmetrics_str *names,
+                                                const struct shmetrics_str *values,
+                                                size_t n);
+
+/**
+ * Adds one to a counter and records an exemplar of it: as
+ * `shmetrics_counter_add_exemplar` with `v` = 1.
+ */
+shmetrics_result shmetrics_counter_inc_exemplar(const struct shmetrics_store *store,
+                                                const struct shmetrics_series *series,
+                                                const struct shmetrics_str *names,
+                                                const struct shmetrics_str *values,
+                                                size_t n);
+
+/**
+ * Records an observation `v` in a histogram, as `shmetrics_observe`, and
+ * an exemplar of it in the classic bucket it falls in (the first whose
+ * upper bound is at least `v`): the `n` labels `names[i]="values[i]"`,
+ * `v`, and the current time. The OpenMetrics exposition shows the latest
+ * exemplar of each bucket over all processes.
+ *
+ * Fails, recording nothing, as `shmetrics_counter_add_exemplar` does
+ * (`v` may be negative, not NaN); summaries keep no exemplars
+ * (`SHMETRICS_WRONG_TYPE`).
+ */
+shmetrics_result shmetrics_observe_exemplar(const struct shmetrics_store *store,
+                                            const struct shmetrics_series *series,
+                                            double v,
+                                            const struct shmetrics_str *names,
+                                            const struct shmetrics_str *values,
+                                            size_t n);
 
 /**
  * Takes a snapshot of the store and renders it in `format` (a

@@ -69,8 +69,9 @@ pub use types::{
     shmetrics_str,
 };
 pub use update::{
-    shmetrics_counter_add, shmetrics_counter_inc, shmetrics_gauge_add, shmetrics_gauge_set,
-    shmetrics_gauge_set_to_current_time, shmetrics_observe,
+    shmetrics_counter_add, shmetrics_counter_add_exemplar, shmetrics_counter_inc,
+    shmetrics_counter_inc_exemplar, shmetrics_gauge_add, shmetrics_gauge_set,
+    shmetrics_gauge_set_to_current_time, shmetrics_observe, shmetrics_observe_exemplar,
 };
 
 #[cfg(test)]

@@ -36,6 +36,7 @@ fn zeroed_desc() -> shmetrics_family_desc {
         native_bucket_factor: 0.0,
         native_zero_threshold: 0.0,
         native_max_buckets: 0,
+        exemplars: false,
     }
 }
 
@@ -244,6 +245,271 @@ fn native_histograms() {
     assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
 }
 
+/// Every line of an OpenMetrics exposition but `_created`, with each
+/// exemplar's timestamp checked to be a plausible time and replaced by `T`.
+fn normalized_openmetrics(text: &str) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64();
+    let mut out = String::new();
+    for line in text.lines().filter(|l| !l.contains("_created")) {
+        if line.contains(" # {") {
+            let (head, ts) = line.rsplit_once(' ').unwrap();
+            let t: f64 = ts.parse().unwrap();
+            assert!(now - 600.0 < t && t < now + 600.0, "{line}");
+            out.push_str(head);
+            out.push_str(" T\n");
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn exemplars() {
+    let st = open_store();
+    let mut d = zeroed_desc();
+    let labels = [s("queue")];
+    d.name = s("jobs");
+    d.kind = SHMETRICS_KIND_COUNTER as u32;
+    d.label_names = labels.as_ptr();
+    d.label_count = 1;
+    d.exemplars = true;
+    let (r, jobs) = register(&st, &d);
+    assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+    let (_, a) = series(&st, &jobs, &[s("a")]);
+    let (_, b) = series(&st, &jobs, &[s("b")]);
+    let (names, values) = ([s("trace_id")], [s("t1")]);
+    assert_eq!(
+        shmetrics_counter_add_exemplar(st.ptr, &a, 2.0, names.as_ptr(), values.as_ptr(), 1),
+        SHMETRICS_OK,
+        "{}",
+        last_error_string()
+    );
+    // The latest exemplar wins; label values are escaped.
+    let (names, values) = ([s("trace_id"), s("span_id")], [s("t\\2\n"), s("s2")]);
+    assert_eq!(
+        shmetrics_counter_add_exemplar(st.ptr, &a, 0.5, names.as_ptr(), values.as_ptr(), 2),
+        SHMETRICS_OK
+    );
+    // No labels: NULL arrays with n = 0.
+    assert_eq!(
+        shmetrics_counter_inc_exemplar(st.ptr, &b, null(), null(), 0),
+        SHMETRICS_OK
+    );
+
+    let mut d = zeroed_desc();
+    d.name = s("lat");
+    d.kind = SHMETRICS_KIND_HISTOGRAM as u32;
+    let bounds = [1.0, 2.0];
+    d.buckets = bounds.as_ptr();
+    d.bucket_count = 2;
+    d.exemplars = true;
+    let (r, lat) = register(&st, &d);
+    assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+    let (_, l) = series(&st, &lat, &[]);
+    let (names, values) = ([s("trace_id"), s("user")], [s("x"), s("é")]);
+    assert_eq!(
+        shmetrics_observe_exemplar(st.ptr, &l, 0.5, names.as_ptr(), values.as_ptr(), 2),
+        SHMETRICS_OK
+    );
+    assert_eq!(shmetrics_observe(st.ptr, &l, 1.5), SHMETRICS_OK);
+    let (names, values) = ([s("trace_id")], [s("inf")]);
+    assert_eq!(
+        shmetrics_observe_exemplar(st.ptr, &l, 3.0, names.as_ptr(), values.as_ptr(), 1),
+        SHMETRICS_OK
+    );
+    // More labels than fit on the stack (20 one-character names).
+    let many: Vec<String> = (b'a'..=b't').map(|c| (c as char).to_string()).collect();
+    let many_names: Vec<shmetrics_str> = many.iter().map(|n| s(n)).collect();
+    let empties = vec![s(""); many.len()];
+    assert_eq!(
+        shmetrics_counter_add_exemplar(
+            st.ptr,
+            &b,
+            1.0,
+            many_names.as_ptr(),
+            empties.as_ptr(),
+            many.len()
+        ),
+        SHMETRICS_OK,
+        "{}",
+        last_error_string()
+    );
+
+    let want = "# TYPE jobs counter\n\
+                jobs_total{queue=\"a\"} 2.5 # {trace_id=\"t\\\\2\\n\",span_id=\"s2\"} 0.5 T\n\
+                jobs_total{queue=\"b\"} 2 # {a=\"\",b=\"\",c=\"\",d=\"\",e=\"\",f=\"\",g=\"\",h=\"\",i=\"\",j=\"\",k=\"\",l=\"\",m=\"\",n=\"\",o=\"\",p=\"\",q=\"\",r=\"\",s=\"\",t=\"\"} 1 T\n\
+                # TYPE lat histogram\n\
+                lat_bucket{le=\"1.0\"} 1 # {trace_id=\"x\",user=\"é\"} 0.5 T\n\
+                lat_bucket{le=\"2.0\"} 2\n\
+                lat_bucket{le=\"+Inf\"} 3 # {trace_id=\"inf\"} 3 T\n\
+                lat_count 3\n\
+                lat_sum 5\n\
+                # EOF\n";
+    assert_eq!(normalized_openmetrics(&render(&st, 1)), want);
+    // The text format 0.0.4 has no exemplars.
+    assert!(!render(&st, 0).contains(" # "));
+
+    // A refused exemplar refuses the update: nothing below is counted.
+    let refused = |names: &[shmetrics_str], values: &[shmetrics_str], v: f64| {
+        let n = names.len();
+        (
+            shmetrics_counter_add_exemplar(st.ptr, &a, v, names.as_ptr(), values.as_ptr(), n),
+            shmetrics_observe_exemplar(st.ptr, &l, v, names.as_ptr(), values.as_ptr(), n),
+        )
+    };
+    let x121 = "x".repeat(121);
+    let x120 = "x".repeat(120);
+    let bad_utf8 = [0xffu8];
+    let bad_utf8 = shmetrics_str {
+        ptr: bad_utf8.as_ptr().cast(),
+        len: 1,
+    };
+    for (names, values, v, code) in [
+        (
+            vec![s("trace-id")],
+            vec![s("x")],
+            1.0,
+            SHMETRICS_INVALID_NAME,
+        ),
+        (vec![s("__x")], vec![s("x")], 1.0, SHMETRICS_INVALID_NAME),
+        (vec![s("")], vec![s("x")], 1.0, SHMETRICS_INVALID_NAME),
+        (
+            vec![s("t"), s("t")],
+            vec![s("1"), s("2")],
+            1.0,
+            SHMETRICS_INVALID_NAME,
+        ),
+        (
+            vec![s("trace_id")],
+            vec![s(&x121)],
+            1.0,
+            SHMETRICS_INVALID_VALUE,
+        ),
+        (
+            vec![s("trace_id")],
+            vec![s("x")],
+            f64::NAN,
+            SHMETRICS_INVALID_VALUE,
+        ),
+        (
+            vec![s("trace_id")],
+            vec![bad_utf8],
+            1.0,
+            SHMETRICS_INVALID_UTF8,
+        ),
+        (vec![bad_utf8], vec![s("x")], 1.0, SHMETRICS_INVALID_UTF8),
+    ] {
+        assert_eq!(refused(&names, &values, v), (code, code), "{names:?}");
+    }
+    let r = refused(&[s("trace_id")], &[s(&x121)], 1.0);
+    assert_eq!(r.0, SHMETRICS_INVALID_VALUE);
+    assert!(
+        last_error_string().contains("128"),
+        "{}",
+        last_error_string()
+    );
+    // 200 labels: past the stack buffer, refused by the store.
+    let names: Vec<String> = (0..200).map(|i| format!("l{i}")).collect();
+    let names: Vec<shmetrics_str> = names.iter().map(|n| s(n)).collect();
+    let values = vec![s(""); 200];
+    assert_eq!(refused(&names, &values, 1.0).0, SHMETRICS_INVALID_VALUE);
+    // A negative increment is refused for a counter, fine for a histogram.
+    assert_eq!(
+        shmetrics_counter_add_exemplar(st.ptr, &a, -1.0, null(), null(), 0),
+        SHMETRICS_INVALID_VALUE
+    );
+    assert!(normalized_openmetrics(&render(&st, 1))
+        .contains("jobs_total{queue=\"a\"} 2.5 # {trace_id=\"t\\\\2\\n\",span_id=\"s2\"} 0.5 T\n"));
+    assert!(render(&st, 0).contains("lat_count 3\n"));
+    // 120 characters with the name's 8: at the limit.
+    let (names, values) = ([s("trace_id")], [s(&x120)]);
+    assert_eq!(
+        shmetrics_observe_exemplar(st.ptr, &l, -1.0, names.as_ptr(), values.as_ptr(), 1),
+        SHMETRICS_OK
+    );
+    // NULL arrays with a count.
+    assert_eq!(
+        shmetrics_counter_add_exemplar(st.ptr, &a, 1.0, null(), values.as_ptr(), 1),
+        SHMETRICS_NULL_PARAMETER
+    );
+    assert!(
+        last_error_string().contains("`names`"),
+        "{}",
+        last_error_string()
+    );
+    assert_eq!(
+        shmetrics_observe_exemplar(st.ptr, &l, 1.0, names.as_ptr(), null(), 1),
+        SHMETRICS_NULL_PARAMETER
+    );
+
+    // The wrong type, and a family without exemplars.
+    assert_eq!(
+        shmetrics_observe_exemplar(st.ptr, &a, 1.0, null(), null(), 0),
+        SHMETRICS_WRONG_TYPE
+    );
+    assert_eq!(
+        shmetrics_counter_inc_exemplar(st.ptr, &l, null(), null(), 0),
+        SHMETRICS_WRONG_TYPE
+    );
+    let plain = counter(&st, "plain", &[]);
+    let (_, p) = series(&st, &plain, &[]);
+    assert_eq!(
+        shmetrics_counter_inc_exemplar(st.ptr, &p, null(), null(), 0),
+        SHMETRICS_INVALID_OPTIONS
+    );
+    assert!(last_error_string().contains("exemplars"));
+    assert!(render(&st, 0).contains("plain_total 0\n"));
+    let mut d = zeroed_desc();
+    d.name = s("sm");
+    d.kind = SHMETRICS_KIND_SUMMARY as u32;
+    let (_, sm) = register(&st, &d);
+    let (_, sms) = series(&st, &sm, &[]);
+    assert_eq!(
+        shmetrics_observe_exemplar(st.ptr, &sms, 1.0, null(), null(), 0),
+        SHMETRICS_WRONG_TYPE
+    );
+
+    // Registering: part of the definition; counters and histograms with
+    // classic buckets only.
+    let mut d = zeroed_desc();
+    d.name = s("plain");
+    d.kind = SHMETRICS_KIND_COUNTER as u32;
+    d.exemplars = true;
+    assert_eq!(register(&st, &d).0, SHMETRICS_CONFLICT);
+    d.name = s("g");
+    d.kind = SHMETRICS_KIND_GAUGE as u32;
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
+    d.kind = SHMETRICS_KIND_SUMMARY as u32;
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
+    d.kind = SHMETRICS_KIND_HISTOGRAM as u32;
+    d.native = true;
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
+    assert!(
+        last_error_string().contains("classic"),
+        "{}",
+        last_error_string()
+    );
+    d.bucket_count = 1;
+    d.buckets = bounds.as_ptr();
+    assert_eq!(register(&st, &d).0, SHMETRICS_OK, "{}", last_error_string());
+
+    // After a wipe the handles are stale.
+    assert_eq!(shmetrics_store_wipe(st.ptr), SHMETRICS_OK);
+    assert_eq!(
+        shmetrics_counter_inc_exemplar(st.ptr, &a, null(), null(), 0),
+        SHMETRICS_STALE_HANDLE
+    );
+    assert_eq!(
+        shmetrics_observe_exemplar(st.ptr, &l, 1.0, null(), null(), 0),
+        SHMETRICS_STALE_HANDLE
+    );
+}
+
 #[test]
 fn error_codes_and_messages() {
     let st = open_store();
@@ -389,6 +655,30 @@ fn null_parameters() {
     assert_eq!(shmetrics_gauge_add(null(), &c, 1.0), n);
     assert_eq!(shmetrics_gauge_set_to_current_time(null(), &c), n);
     assert_eq!(shmetrics_observe(null(), &c, 1.0), n);
+    assert_eq!(
+        shmetrics_counter_add_exemplar(null(), &c, 1.0, null(), null(), 0),
+        n
+    );
+    assert_eq!(
+        shmetrics_counter_add_exemplar(st.ptr, null(), 1.0, null(), null(), 0),
+        n
+    );
+    assert_eq!(
+        shmetrics_counter_inc_exemplar(null(), &c, null(), null(), 0),
+        n
+    );
+    assert_eq!(
+        shmetrics_counter_inc_exemplar(st.ptr, null(), null(), null(), 0),
+        n
+    );
+    assert_eq!(
+        shmetrics_observe_exemplar(null(), &c, 1.0, null(), null(), 0),
+        n
+    );
+    assert_eq!(
+        shmetrics_observe_exemplar(st.ptr, null(), 1.0, null(), null(), 0),
+        n
+    );
     assert_eq!(shmetrics_render(null(), 0, null_mut(), 0, &mut len), n);
     assert_eq!(shmetrics_render(st.ptr, 0, null_mut(), 0, null_mut()), n);
     assert_eq!(shmetrics_render(st.ptr, 0, null_mut(), 10, &mut len), n);
@@ -450,6 +740,7 @@ fn bad_handles_are_refused() {
 fn forged_series_handles_never_panic() {
     let st = open_store();
     let f = counter(&st, "c", &[]);
+    let (ex_names, ex_values) = ([s("trace_id")], [s("abc")]);
     let (_, real) = series(&st, &f, &[]);
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     let mut next = || {
@@ -484,6 +775,16 @@ fn forged_series_handles_never_panic() {
             shmetrics_gauge_set(st.ptr, &h, 1.0),
             shmetrics_gauge_add(st.ptr, &h, 1.0),
             shmetrics_observe(st.ptr, &h, 0.3),
+            shmetrics_counter_add_exemplar(
+                st.ptr,
+                &h,
+                1.5,
+                ex_names.as_ptr(),
+                ex_values.as_ptr(),
+                1,
+            ),
+            shmetrics_counter_inc_exemplar(st.ptr, &h, ex_names.as_ptr(), ex_values.as_ptr(), 1),
+            shmetrics_observe_exemplar(st.ptr, &h, 0.3, ex_names.as_ptr(), ex_values.as_ptr(), 1),
         ] {
             assert_ne!(r, SHMETRICS_PANIC, "{h:?}: {}", last_error_string());
         }

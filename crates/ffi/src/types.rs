@@ -293,6 +293,15 @@ pub struct shmetrics_family_desc {
     /// before the resolution is lowered; 0 = default (160), `UINT32_MAX`
     /// = no limit.
     pub native_max_buckets: u32,
+    /// Counters and histograms with classic buckets: keep OpenMetrics
+    /// exemplars, the latest of each counter series and of each classic
+    /// bucket over all processes, recorded by
+    /// `shmetrics_counter_add_exemplar`, `shmetrics_counter_inc_exemplar`
+    /// and `shmetrics_observe_exemplar` and shown in the OpenMetrics
+    /// exposition. Part of the definition: the same name with and without
+    /// exemplars conflicts. Must be false for other types and for
+    /// native-only histograms.
+    pub exemplars: bool,
 }
 
 impl shmetrics_family_desc {
@@ -316,6 +325,7 @@ impl shmetrics_family_desc {
             d.summary.age_buckets = self.age_buckets;
         }
         d.max_series = self.max_series;
+        d.exemplars = self.exemplars;
         let native_set = self.native
             || self.native_bucket_factor != 0.0
             || self.native_zero_threshold != 0.0

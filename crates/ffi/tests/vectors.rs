@@ -120,6 +120,7 @@ fn register(st: &Store, fam: &Value) -> (shmetrics_result, shmetrics_family) {
         native_bucket_factor: fam["native"]["bucket_factor"].as_f64().unwrap_or(0.0),
         native_zero_threshold: 0.0,
         native_max_buckets: 0,
+        exemplars: fam["exemplars"].as_bool().unwrap_or(false),
     };
     let mut f = shmetrics_family::default();
     let r = shmetrics_register(st.ptr, &desc, &mut f);
@@ -128,6 +129,9 @@ fn register(st: &Store, fam: &Value) -> (shmetrics_result, shmetrics_family) {
 
 /// Applies one op; returns the first failing result, or OK.
 fn apply(st: &Store, families: &[(String, shmetrics_family)], op: &Value) -> shmetrics_result {
+    if let Some(ex) = op.get("exemplar") {
+        return apply_with_exemplar(st, families, op, ex);
+    }
     let name = op["family"].as_str().unwrap();
     let fam = &families.iter().find(|(n, _)| n == name).unwrap().1;
     let labels = strings(&op["labels"]);
@@ -149,10 +153,66 @@ fn apply(st: &Store, families: &[(String, shmetrics_family)], op: &Value) -> shm
     }
 }
 
-fn render(st: &Store) -> String {
+/// Applies an op with an exemplar (`{"name": "value", ...}`; serde_json
+/// gives its names sorted, the order the vectors write them in).
+fn apply_with_exemplar(
+    st: &Store,
+    families: &[(String, shmetrics_family)],
+    op: &Value,
+    ex: &Value,
+) -> shmetrics_result {
+    let name = op["family"].as_str().unwrap();
+    let fam = &families.iter().find(|(n, _)| n == name).unwrap().1;
+    let labels = strings(&op["labels"]);
+    let vals: Vec<shmetrics_str> = labels.iter().map(|l| s(l)).collect();
+    let mut series = shmetrics_series::default();
+    let r = shmetrics_series_get(st.ptr, fam, vals.as_ptr(), vals.len(), &mut series);
+    if r != shmetrics_result::SHMETRICS_OK {
+        return r;
+    }
+    let ex = ex.as_object().expect("an exemplar is an object");
+    let names: Vec<shmetrics_str> = ex.keys().map(|k| s(k)).collect();
+    let values: Vec<shmetrics_str> = ex.values().map(|v| s(v.as_str().unwrap())).collect();
+    let v = value(&op["value"]);
+    let n = names.len();
+    match op["op"].as_str().unwrap() {
+        "inc" => {
+            shmetrics_counter_add_exemplar(st.ptr, &series, v, names.as_ptr(), values.as_ptr(), n)
+        }
+        "observe" => {
+            shmetrics_observe_exemplar(st.ptr, &series, v, names.as_ptr(), values.as_ptr(), n)
+        }
+        other => panic!("no exemplar for op {other}"),
+    }
+}
+
+/// An OpenMetrics exposition as the vectors write it: without `_created`
+/// samples, each exemplar's timestamp replaced by `T`.
+fn normalize_openmetrics(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let name = line.split(['{', ' ']).next().unwrap_or("");
+        if name.ends_with("_created") {
+            continue;
+        }
+        match line.contains(" # {") {
+            true => {
+                out.push_str(line.rsplit_once(' ').unwrap().0);
+                out.push_str(" T\n");
+            }
+            false => {
+                out.push_str(line);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn render(st: &Store, format: u32) -> String {
     let mut buf = null_mut();
     assert_eq!(
-        shmetrics_render_alloc(st.ptr, 0, &mut buf),
+        shmetrics_render_alloc(st.ptr, format, &mut buf),
         shmetrics_result::SHMETRICS_OK
     );
     // SAFETY: the buffer is valid until shmetrics_buf_free, and holds
@@ -194,7 +254,14 @@ fn every_case_renders_exactly_and_reports_its_errors() {
             assert_eq!(apply(&st, &families, e), want, "{name}: {e}");
         }
         // A fresh store through the C ABI holds only the case's families.
-        assert_eq!(render(&st), case["text"].as_str().unwrap(), "{name}");
+        assert_eq!(render(&st, 0), case["text"].as_str().unwrap(), "{name}");
+        if let Some(om) = case.get("openmetrics") {
+            assert_eq!(
+                normalize_openmetrics(&render(&st, 1)),
+                om.as_str().unwrap(),
+                "{name}"
+            );
+        }
     }
 }
 

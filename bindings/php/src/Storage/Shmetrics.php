@@ -193,6 +193,7 @@ final class Shmetrics
      * @param list<float|int>|null $quantiles
      * @param array{float, float, int}|null $native native_bucket_factor, native_zero_threshold and
      *        native_max_buckets, as `shmetrics_family_desc` takes them
+     * @param bool $exemplars keep OpenMetrics exemplars (counters, histograms with classic buckets)
      */
     public function register(
         string $what,
@@ -204,7 +205,8 @@ final class Shmetrics
         ?array $buckets = null,
         ?array $quantiles = null,
         int $maxAgeMs = 0,
-        ?array $native = null
+        ?array $native = null,
+        bool $exemplars = false
     ): CData {
         $ffi = $this->ffi;
         $d = $ffi->new('shmetrics_family_desc');
@@ -231,6 +233,7 @@ final class Shmetrics
             $d->native = true;
             [$d->native_bucket_factor, $d->native_zero_threshold, $d->native_max_buckets] = $native;
         }
+        $d->exemplars = $exemplars;
         $family = $ffi->new('shmetrics_family');
         $rc = $ffi->shmetrics_register($this->store, FFI::addr($d), FFI::addr($family));
         if ($rc !== Native::OK) {

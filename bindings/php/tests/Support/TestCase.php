@@ -129,6 +129,36 @@ abstract class TestCase extends \PHPUnit\Framework\TestCase
         return $out;
     }
 
+    /**
+     * The exemplars of an OpenMetrics exposition, read by prometheus_client's
+     * OpenMetrics parser (python3): "name{l="v",...}" (or "name" without
+     * labels) => ['labels' => [...], 'value' => float, 'timestamp' => float].
+     * The parser also checks the whole exposition.
+     *
+     * @return array<string, array{labels: array<string, string>, value: float, timestamp: float}>
+     */
+    public static function exemplars(string $openmetrics): array
+    {
+        $script = <<<'PY'
+            import json, sys
+            from prometheus_client.openmetrics.parser import text_string_to_metric_families
+            out = {}
+            for fam in text_string_to_metric_families(sys.stdin.read()):
+                for s in fam.samples:
+                    if s.exemplar is None:
+                        continue
+                    labels = ",".join('%s="%s"' % kv for kv in s.labels.items())
+                    out[s.name + ("{%s}" % labels if labels else "")] = {
+                        "labels": s.exemplar.labels,
+                        "value": float(s.exemplar.value),
+                        "timestamp": float(s.exemplar.timestamp),
+                    }
+            print(json.dumps(out))
+            PY;
+        $out = self::command(['python3', '-c', $script], $openmetrics);
+        return json_decode($out, true, 512, JSON_THROW_ON_ERROR);
+    }
+
     /** The samples of the store, read by the CLI. */
     protected function dumped(string $store): array
     {

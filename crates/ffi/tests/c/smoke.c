@@ -80,6 +80,20 @@ static int has_line(const char *text, size_t len, const char *line) {
   return 0;
 }
 
+/* Whether `text` (len bytes) has a line that starts with `prefix`. */
+static int has_line_prefix(const char *text, size_t len, const char *prefix) {
+  size_t n = strlen(prefix);
+  const char *p = text, *end = text + len;
+  while (p < end) {
+    const char *nl = memchr(p, '\n', (size_t)(end - p));
+    size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+    if (l >= n && memcmp(p, prefix, n) == 0) return 1;
+    if (!nl) break;
+    p = nl + 1;
+  }
+  return 0;
+}
+
 #define CHECK_LINE(text, len, line)                                        \
   do {                                                                     \
     if (has_line((text), (len), (line))) {                                 \
@@ -158,6 +172,14 @@ int main(void) {
   shmetrics_family latency;
   OK(shmetrics_register(store, &d, &latency));
 
+  /* A counter that keeps exemplars. */
+  memset(&d, 0, sizeof d);
+  d.name = S("jobs_total");
+  d.kind = SHMETRICS_KIND_COUNTER;
+  d.exemplars = true;
+  shmetrics_family jobs;
+  OK(shmetrics_register(store, &d, &jobs));
+
   /* Series and updates. */
   shmetrics_str get200[] = {S("GET"), S("200")};
   shmetrics_series ok;
@@ -178,6 +200,22 @@ int main(void) {
   OK(shmetrics_observe(store, &h, 0.25));
   OK(shmetrics_observe(store, &h, 0.5));
   OK(shmetrics_observe(store, &h, 2.0));
+
+  shmetrics_series job;
+  OK(shmetrics_series_get(store, &jobs, NULL, 0, &job));
+  shmetrics_str ex_names[] = {S("trace_id")};
+  shmetrics_str ex_values[] = {S("abc123")};
+  OK(shmetrics_counter_inc_exemplar(store, &job, NULL, NULL, 0));
+  OK(shmetrics_counter_add_exemplar(store, &job, 2, ex_names, ex_values, 1));
+  shmetrics_str bad_names[] = {S("trace-id")};
+  CHECK_RC(shmetrics_counter_add_exemplar(store, &job, 1, bad_names, ex_values, 1),
+           SHMETRICS_INVALID_NAME);
+  CHECK_RC(shmetrics_counter_add_exemplar(store, &ok, 1, ex_names, ex_values, 1),
+           SHMETRICS_INVALID_OPTIONS);
+  CHECK_RC(shmetrics_observe_exemplar(store, &h, 0.3, ex_names, ex_values, 1),
+           SHMETRICS_INVALID_OPTIONS);
+  CHECK_RC(shmetrics_counter_add_exemplar(store, &job, 1, NULL, ex_values, 1),
+           SHMETRICS_NULL_PARAMETER);
 
   /* Error paths. */
   CHECK_RC(shmetrics_counter_add(store, &ok, NAN), SHMETRICS_INVALID_VALUE);
@@ -274,6 +312,8 @@ int main(void) {
     CHECK(om[om_len] == '\0');
     CHECK_LINE(om, om_len, "# TYPE http_requests counter");
     CHECK_LINE(om, om_len, "http_requests_total{method=\"GET\",status=\"200\"} 3");
+    /* The exemplar, then its timestamp. */
+    CHECK(has_line_prefix(om, om_len, "jobs_total 3 # {trace_id=\"abc123\"} 2 "));
   }
   shmetrics_buf_free(buf);
   CHECK_RC(shmetrics_render(store, 9, NULL, 0, &len), SHMETRICS_INVALID_ARGUMENT);
@@ -281,7 +321,7 @@ int main(void) {
   /* Store operations. */
   shmetrics_stats stats;
   OK(shmetrics_store_stats(store, &stats));
-  CHECK(stats.families == 3);
+  CHECK(stats.families == 4);
   CHECK(stats.series_capacity == 256);
   CHECK(stats.writers_live >= 1);
 
