@@ -474,3 +474,54 @@ fn a_held_pin_holds_reuse_back_until_released_or_its_owner_dies() {
         [("d".into(), 0.0), ("e".into(), 0.0)]
     );
 }
+
+/// A kept snapshot refreshed while a writer churns series (each round's
+/// records reused by the next round's series) never shows a series with
+/// another's labels or values, and ends up equal to a fresh snapshot.
+#[test]
+fn a_kept_snapshot_follows_reuse_while_it_happens() {
+    let dir = tempdir();
+    let store = Arc::new(Store::open(dir.path().join("s"), &small()).unwrap());
+    let f = store
+        .register(
+            &FamilyDesc::new("c", Kind::Counter)
+                .labels(&["k"])
+                .ttl(MIN_TTL),
+        )
+        .unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (store, done) = (store.clone(), done.clone());
+        std::thread::spawn(move || {
+            let mut kept = Snapshot::default();
+            let mut refreshes = 0u64;
+            while !done.load(SeqCst) {
+                store.snapshot_into(&mut kept).unwrap();
+                let got = values(&kept, "c");
+                for (k, v) in &got {
+                    // Every series gets one increment of 1 + its index.
+                    let i: f64 = k.rsplit('-').next().unwrap().parse().unwrap();
+                    assert!(*v == 0.0 || *v == i + 1.0, "{k} = {v}");
+                }
+                let mut labels: Vec<&String> = got.iter().map(|(k, _)| k).collect();
+                labels.dedup();
+                assert_eq!(labels.len(), got.len(), "a label set twice: {got:?}");
+                refreshes += 1;
+            }
+            (kept, refreshes)
+        })
+    };
+    for round in 0..8 {
+        for i in 0..6 {
+            let s = store.series(&f, &[&format!("{round}-{i}")]).unwrap();
+            store.counter_add(s, (i + 1) as f64).unwrap();
+        }
+        sleep(Duration::from_millis(130));
+    }
+    done.store(true, SeqCst);
+    let (mut kept, refreshes) = reader.join().unwrap();
+    store.snapshot_into(&mut kept).unwrap();
+    assert_eq!(values(&kept, "c"), values(&store.snapshot().unwrap(), "c"));
+    assert!(refreshes > 0);
+    assert!(store.stats().series_expired_total >= 6 * 6);
+}
