@@ -805,7 +805,11 @@ fn ttl_expires_idle_series_and_stale_handles_look_up_again() {
     for bad in [1, 99, u64::from(u32::MAX) + 1, u64::MAX] {
         d.ttl_ms = bad;
         assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS, "{bad}");
-        assert!(last_error_string().contains("TTL"), "{}", last_error_string());
+        assert!(
+            last_error_string().contains("TTL"),
+            "{}",
+            last_error_string()
+        );
     }
     d.ttl_ms = 150;
     let (r, f) = register(&st, &d);
