@@ -190,6 +190,7 @@ function Metric:_register()
     d.native_max_buckets = native.max_buckets
   end
   d.exemplars = self.exemplars == true
+  d.ttl_ms = self.ttl_ms or 0
   local fam = ffi_new("shmetrics_family")
   local rc = C.shmetrics_register(self.store, d, fam)
   if rc ~= OK then
@@ -328,7 +329,9 @@ function Metric:_miss(lv)
 end
 
 -- Runs an update, and handles its failure: a stale handle (the store was
--- wiped) is retried once with a fresh series; anything else is counted.
+-- wiped, or the series expired: its family has a TTL) is retried once
+-- with the series looked up again (an expired one comes back from zero);
+-- anything else is counted.
 function Metric:_retry(rc, fn, v, lv, what)
   if rc == STALE_HANDLE then
     self.cache, self.cached, self.nolabels = {}, 0, nil
@@ -549,12 +552,29 @@ function Prometheus:_metric(class, kind, name, help, label_names, extra)
   return m
 end
 
--- nginx-lua-prometheus's 4th argument is `exptime` (seconds after which an
--- unused series goes away); series expiry is not in the store yet.
-local function check_exptime(self, name, exptime)
-  if exptime ~= nil then
-    self:_error(name .. ": exptime is not supported yet and is ignored")
+-- A series TTL in seconds as the C ABI's ttl_ms (nil for none). The store
+-- checks the range (0.1 s to about 49 days).
+local function ttl_ms(name, what, seconds)
+  local s = tonumber(seconds)
+  if s == nil or s ~= s or s <= 0 or s == math.huge then
+    error("shmetrics: " .. tostring(name) .. ": " .. what
+          .. " must be a positive number of seconds, got " .. tostring(seconds), 4)
   end
+  return math.max(1, math.floor(s * 1000 + 0.5))
+end
+
+-- nginx-lua-prometheus's 4th argument is `exptime`: seconds after which a
+-- series that was not updated goes away (nil or 0: never, as in
+-- ngx.shared.DICT). That is the store's series TTL.
+local function exptime_ms(name, exptime)
+  if exptime == nil or exptime == 0 then return nil end
+  return ttl_ms(name, "exptime", exptime)
+end
+
+-- options.ttl: the series TTL in seconds, or nil for none.
+local function ttl_option(name, options)
+  if options.ttl == nil then return nil end
+  return ttl_ms(name, "options.ttl", options.ttl)
 end
 
 -- options.exemplars, as given: true, false or nil. The store refuses it
@@ -579,14 +599,17 @@ end
 -- counter(name, help, label_names [, options]) registers a counter. A
 -- trailing `_total` is kept in the exposed name, not doubled.
 -- options.exemplars = true keeps OpenMetrics exemplars, which inc() then
--- takes. A number in place of options is nginx-lua-prometheus's exptime.
+-- takes. options.ttl (seconds) makes series that no worker updated for
+-- that long expire; a number in place of options is nginx-lua-prometheus's
+-- exptime, the same.
 function Prometheus:counter(name, help, label_names, options)
   local extra = {}
   if type(options) == "table" then
-    check_options(name, "counter", options, { exemplars = true })
+    check_options(name, "counter", options, { exemplars = true, ttl = true })
     extra.exemplars = exemplars_option(name, options)
+    extra.ttl_ms = ttl_option(name, options)
   else
-    check_exptime(self, name, options)
+    extra.ttl_ms = exptime_ms(name, options)
   end
   return self:_metric(Counter, 1, name, help, label_names, extra)
 end
@@ -595,22 +618,25 @@ end
 -- nginx-lua-prometheus's, it is one value shared by all workers
 -- (`mode = "shared"`, the default); options.mode may be any of the store's
 -- multi-process modes ("livesum", "max", ...), see docs/lua.md.
+-- options.ttl, or a number (exptime) in place of options: as counter().
 function Prometheus:gauge(name, help, label_names, options)
   local mode = GAUGE_MODES.shared
-  local exemplars
+  local exemplars, ttl
   if type(options) == "table" and options.mode ~= nil then
     mode = GAUGE_MODES[options.mode]
     if mode == nil then
       error("shmetrics: unknown gauge mode '" .. tostring(options.mode) .. "'", 2)
     end
   elseif type(options) ~= "table" then
-    check_exptime(self, name, options)
+    ttl = exptime_ms(name, options)
   end
   if type(options) == "table" then
     -- For the store to refuse: gauges keep no exemplars.
     exemplars = exemplars_option(name, options)
+    ttl = ttl_option(name, options)
   end
-  return self:_metric(Gauge, 2, name, help, label_names, { gauge_mode = mode, exemplars = exemplars })
+  return self:_metric(Gauge, 2, name, help, label_names,
+                      { gauge_mode = mode, exemplars = exemplars, ttl_ms = ttl })
 end
 
 -- The keys of a histogram's options.native: client_golang's
@@ -651,18 +677,19 @@ end
 -- native (exponential) buckets, which Prometheus scrapes in the protobuf
 -- format; without buckets the histogram is then native only.
 -- options.exemplars = true keeps OpenMetrics exemplars in the classic
--- buckets, which observe() then takes. A number in place of options is
--- nginx-lua-prometheus's exptime.
+-- buckets, which observe() then takes. options.ttl, or a number (exptime)
+-- in place of options: as counter().
 function Prometheus:histogram(name, help, label_names, buckets, options)
   local extra = {}
   if type(options) == "table" then
-    check_options(name, "histogram", options, { native = true, exemplars = true })
+    check_options(name, "histogram", options, { native = true, exemplars = true, ttl = true })
     if options.native ~= nil then
       extra.native = native_desc(tostring(name), options.native)
     end
     extra.exemplars = exemplars_option(name, options)
+    extra.ttl_ms = ttl_option(name, options)
   else
-    check_exptime(self, name, options)
+    extra.ttl_ms = exptime_ms(name, options)
   end
   if buckets ~= nil or extra.native == nil then
     extra.buckets = copy_list(buckets or M.DEFAULT_BUCKETS, "buckets")
@@ -676,6 +703,7 @@ end
 -- over a sliding window of options.max_age seconds (default 600) in
 -- options.age_buckets periods (default 5), merged across workers, each
 -- within 0.99% of the exact value. It is observed like a histogram.
+-- options.ttl: as counter().
 function Prometheus:summary(name, help, label_names, options)
   local extra = {}
   if options ~= nil then
@@ -695,6 +723,7 @@ function Prometheus:summary(name, help, label_names, options)
     extra.age_buckets = options.age_buckets
     -- For the store to refuse: summaries keep no exemplars.
     extra.exemplars = exemplars_option(name, options)
+    extra.ttl_ms = ttl_option(name, options)
   end
   return self:_metric(Histogram, 4, name, help, label_names, extra)
 end

@@ -200,7 +200,7 @@ test("histogram: native buckets, native only or with classic buckets, from sever
   eq(s['d_seconds_bucket{le="0.005"}'], nil, "defaults: no classic buckets")
 end)
 
-test("histogram: native option errors raise with the reason; a number is still exptime", function()
+test("histogram: native option errors raise with the reason; a number is exptime", function()
   local p, path, logged = fresh()
   H.raises(function() p:histogram("n1", "h", nil, nil, { native = { bucket_factor = 1 } }) end, "bucket factor")
   H.raises(function() p:histogram("n2", "h", nil, nil, { native = { bucket_factor = 0.5 } }) end, "bucket factor")
@@ -212,13 +212,13 @@ test("histogram: native option errors raise with the reason; a number is still e
   H.raises(function() p:histogram("n8", "h", nil, nil, { nativ = {} }) end, "'nativ'")
   p:histogram("c_seconds", "h", nil, { 1 })
   H.raises(function() p:histogram("c_seconds", "h", nil, { 1 }, { native = { bucket_factor = 1.1 } }) end, "c_seconds")
-  -- nginx-lua-prometheus's 5th argument, exptime: accepted, logged as unsupported.
+  -- nginx-lua-prometheus's 5th argument, exptime: the series TTL.
   local before = #logged
   local h = p:histogram("exp_seconds", "h", nil, { 1 }, 60)
   h:observe(0.5)
-  eq(#logged, before + 1, "exptime logged")
-  contains(logged[#logged], "exptime is not supported", "exptime message")
+  eq(#logged, before, "nothing logged")
   eq(H.samples(H.dump(path))['exp_seconds_bucket{le="1.0"}'], 1, "classic histogram with exptime")
+  H.raises(function() p:histogram("exp_seconds", "h", nil, { 1 }) end, "exp_seconds")
 end)
 
 test("summary: count, sum and quantiles over the window, merged", function()
@@ -351,11 +351,10 @@ test("exemplars are opt-in, part of the definition, refused where they do not ap
   H.raises(function() p:counter("same_total", "h") end, "same_total")
   p:counter("same_total", "h", nil, { exemplars = true }):inc(1, nil, { trace_id = "a" })
   p:counter("off_total", "h", nil, { exemplars = false }):inc()
-  -- A number is still nginx-lua-prometheus's exptime.
+  -- A number is nginx-lua-prometheus's exptime, the series TTL.
   local before = #logged
   p:counter("exp_total", "h", nil, 60):inc()
-  eq(#logged, before + 1, "exptime logged")
-  contains(logged[#logged], "exptime is not supported")
+  eq(#logged, before, "nothing logged")
   local s = H.samples(H.dump(path))
   eq(s["same_total"], 1, "same")
   eq(s["off_total"], 1, "off")
@@ -406,6 +405,29 @@ test("docs/lua.md's exemplar example runs as written", function()
   local s = H.samples(H.dump(path))
   eq(s['nginx_http_requests_total{route="/a",status="200"}'], 2, "both requests counted")
   eq(#logged, 0, "nothing logged: " .. table.concat(logged, "; "))
+end)
+
+test("docs/lua.md's series TTL example runs as written", function()
+  local doc = H.read("../../docs/lua.md")
+  local block = doc:match("\n## Series TTL\n.-```lua\n(.-)```")
+  H.truthy(block, "the ## Series TTL section has a lua block")
+  local p, path, logged = fresh()
+  local saved = ngx
+  ngx = { var = { upstream_addr = "10.0.0.1:80", upstream_response_time = "0.25" } }
+  local env = setmetatable({ prometheus = p }, { __index = _G })
+  local ok, err = pcall(setfenv(assert(loadstring(block, "docs/lua.md")), env))
+  ngx = saved
+  H.truthy(ok, tostring(err))
+  local s = H.samples(H.dump(path))
+  eq(s['nginx_upstream_requests_total{upstream="10.0.0.1:80"}'], 1, "counter")
+  eq(s['nginx_upstream_seconds_sum{upstream="10.0.0.1:80"}'], 0.25, "histogram")
+  eq(#logged, 0, "nothing logged: " .. table.concat(logged, "; "))
+  -- Both have the TTL of the example: the same names without one conflict.
+  H.raises(function() p:counter("nginx_upstream_requests_total", "Requests per upstream", { "upstream" }) end,
+           "nginx_upstream_requests_total")
+  H.raises(function() p:histogram("nginx_upstream_seconds", "Upstream latency", { "upstream" }) end,
+           "nginx_upstream_seconds")
+  p:counter("nginx_upstream_requests_total", "Requests per upstream", { "upstream" }, { ttl = 3600 })
 end)
 
 test("registration errors raise with the reason", function()
@@ -506,6 +528,90 @@ test("each forked process gets its own writer slot; totals are exact", function(
   eq(s['forked_seconds_bucket{le="1.0"}'], 80000, "bucket")
   eq(s["forked_seconds_count"], 80000, "count")
   H.truthy(p:stats().writer_claims_total >= 4, "a slot per process")
+end)
+
+-- Sleeps past a TTL of 0.2 s.
+local function idle() ffi.C.poll(nil, 0, 450) end
+ffi.cdef("int poll(void *fds, unsigned long nfds, int timeout);")
+
+test("ttl: exptime and options.ttl expire idle series; stale handles look them up again", function()
+  local p, path, logged = fresh()
+  local c = p:counter("visits_total", "h", { "user" }, 0.2) -- exptime
+  local g = p:gauge("temp", "h", { "room" }, { ttl = 0.2 })
+  local gl = p:gauge("workers", "h", { "pool" }, { mode = "livesum", ttl = 0.2 })
+  local h = p:histogram("lat_seconds", "h", { "route" }, { 0.1, 1 }, { ttl = 0.2 })
+  local sm = p:summary("size_bytes", "h", { "route" }, { quantiles = { 0.5 }, ttl = 0.2 })
+  local plain = p:counter("plain_total", "h", nil, { ttl = 0.2 })
+  c:inc(5, { "alice" })
+  g:set(21.5, { "kitchen" })
+  gl:inc(3, { "a" })
+  h:observe(0.5, { "/" })
+  sm:observe(100, { "/" })
+  plain:inc(2)
+  local s = H.samples(H.dump(path))
+  eq(s['visits_total{user="alice"}'], 5, "counter")
+  eq(s['temp{room="kitchen"}'], 21.5, "gauge")
+  eq(s['workers{pool="a"}'], 3, "livesum gauge")
+  eq(s['lat_seconds_count{route="/"}'], 1, "histogram")
+  eq(s['size_bytes_sum{route="/"}'], 100, "summary")
+  eq(s["plain_total"], 2, "no labels")
+
+  idle()
+  -- Hidden at once, before any sweep.
+  s = H.samples(H.dump(path))
+  eq(s['visits_total{user="alice"}'], nil, "counter expired")
+  eq(s['temp{room="kitchen"}'], nil, "gauge expired")
+  eq(s['lat_seconds_count{route="/"}'], nil, "histogram expired")
+  eq(s['size_bytes_count{route="/"}'], nil, "summary expired")
+  eq(s["plain_total"], nil, "no labels expired")
+
+  -- New label sets sweep each family; the cached handles of the expired
+  -- series are stale then, and the updates through them look them up
+  -- again: they come back from zero.
+  c:inc(1, { "bob" })
+  g:set(1, { "hall" })
+  gl:inc(1, { "b" })
+  h:observe(0.05, { "/new" })
+  sm:observe(1, { "/new" })
+  c:inc(1, { "alice" })
+  g:inc(1, { "kitchen" })
+  gl:inc(1, { "a" })
+  h:observe(2, { "/" })
+  sm:observe(7, { "/" })
+  plain:inc()
+  s = H.samples(H.dump(path))
+  eq(s['visits_total{user="alice"}'], 1, "counter from zero")
+  eq(s['visits_total{user="bob"}'], 1, "bob")
+  eq(s['temp{room="kitchen"}'], 1, "gauge from zero")
+  eq(s['workers{pool="a"}'], 1, "livesum gauge from zero")
+  eq(s['lat_seconds_count{route="/"}'], 1, "histogram from zero")
+  eq(s['lat_seconds_bucket{route="/",le="1.0"}'], 0, "histogram buckets from zero")
+  eq(s['size_bytes_sum{route="/"}'], 7, "summary from zero")
+  -- No new label set swept plain_total's family: its hidden series was
+  -- still there, and the update continued it.
+  eq(s["plain_total"], 3, "no labels, not swept")
+  eq(#logged, 0, "no error: " .. table.concat(logged, "; "))
+  -- An update within the TTL keeps a series.
+  c:inc(1, { "alice" })
+  eq(H.samples(H.dump(path))['visits_total{user="alice"}'], 2, "kept")
+end)
+
+test("ttl: bad values raise; exptime 0 is none; the TTL is part of the definition", function()
+  local p = fresh()
+  H.raises(function() p:counter("t1_total", "h", nil, { ttl = 0 }) end, "options.ttl must be a positive")
+  H.raises(function() p:counter("t2_total", "h", nil, { ttl = -1 }) end, "positive")
+  H.raises(function() p:counter("t3_total", "h", nil, { ttl = "soon" }) end, "positive")
+  H.raises(function() p:counter("t4_total", "h", nil, { ttl = 0 / 0 }) end, "positive")
+  H.raises(function() p:counter("t5_total", "h", nil, -5) end, "exptime must be a positive")
+  H.raises(function() p:gauge("t6", "h", nil, { ttl = 0.01 }) end, "TTL")
+  H.raises(function() p:summary("t7", "h", nil, { ttl = 1e9 }) end, "TTL")
+  H.raises(function() p:histogram("t8", "h", nil, nil, 0.05) end, "TTL")
+  p:counter("none_total", "h", nil, 0) -- ngx.shared.DICT's exptime 0: never
+  p:counter("none_total", "h") -- the same definition
+  p:counter("ttl_total", "h", nil, 600)
+  p:counter("ttl_total", "h", nil, { ttl = 600 }) -- the same
+  H.raises(function() p:counter("ttl_total", "h") end, "ttl_total")
+  H.raises(function() p:counter("ttl_total", "h", nil, 60) end, "ttl_total")
 end)
 
 test("updates survive a wipe of the store by another handle (stale handles re-register)", function()

@@ -73,17 +73,20 @@ class CollectorRegistry
     /**
      * @param list<string> $labels
      * @param bool $exemplars keep OpenMetrics exemplars, which inc() and incBy() then take; not in PromPHP
+     * @param float|null $ttl series TTL in seconds, null for none: series no process updated for that long
+     *        are no longer exported, and their space is reused; not in PromPHP (see Collector::__construct())
      */
     public function registerCounter(
         string $namespace,
         string $name,
         string $help,
         array $labels = [],
-        bool $exemplars = false
+        bool $exemplars = false,
+        ?float $ttl = null
     ): Counter {
         $this->refuseTwice('counter', $namespace, $name);
         return $this->metrics['counter'][self::id($namespace, $name)]
-            = new Counter($this->storage, $namespace, $name, $help, $labels, $exemplars);
+            = new Counter($this->storage, $namespace, $name, $help, $labels, $exemplars, $ttl);
     }
 
     public function getCounter(string $namespace, string $name): Counter
@@ -99,22 +102,31 @@ class CollectorRegistry
         string $name,
         string $help,
         array $labels = [],
-        bool $exemplars = false
+        bool $exemplars = false,
+        ?float $ttl = null
     ): Counter {
         $m = $this->metrics['counter'][self::id($namespace, $name)] ?? null;
-        return $m instanceof Counter ? $m : $this->registerCounter($namespace, $name, $help, $labels, $exemplars);
+        return $m instanceof Counter ? $m : $this->registerCounter($namespace, $name, $help, $labels, $exemplars, $ttl);
     }
 
     /**
      * @param list<string> $labels
      * @param string $mode how processes' values combine; "shared" (one value for all, as PromPHP) by default;
      *        see Gauge::MODES
+     * @param float|null $ttl series TTL in seconds, null for none: series no process updated for that long
+     *        are no longer exported, and their space is reused; not in PromPHP (see Collector::__construct())
      */
-    public function registerGauge(string $namespace, string $name, string $help, array $labels = [], string $mode = 'shared'): Gauge
-    {
+    public function registerGauge(
+        string $namespace,
+        string $name,
+        string $help,
+        array $labels = [],
+        string $mode = 'shared',
+        ?float $ttl = null
+    ): Gauge {
         $this->refuseTwice('gauge', $namespace, $name);
         return $this->metrics['gauge'][self::id($namespace, $name)]
-            = new Gauge($this->storage, $namespace, $name, $help, $labels, $mode);
+            = new Gauge($this->storage, $namespace, $name, $help, $labels, $mode, $ttl);
     }
 
     public function getGauge(string $namespace, string $name): Gauge
@@ -125,10 +137,16 @@ class CollectorRegistry
     }
 
     /** @param list<string> $labels */
-    public function getOrRegisterGauge(string $namespace, string $name, string $help, array $labels = [], string $mode = 'shared'): Gauge
-    {
+    public function getOrRegisterGauge(
+        string $namespace,
+        string $name,
+        string $help,
+        array $labels = [],
+        string $mode = 'shared',
+        ?float $ttl = null
+    ): Gauge {
         $m = $this->metrics['gauge'][self::id($namespace, $name)] ?? null;
-        return $m instanceof Gauge ? $m : $this->registerGauge($namespace, $name, $help, $labels, $mode);
+        return $m instanceof Gauge ? $m : $this->registerGauge($namespace, $name, $help, $labels, $mode, $ttl);
     }
 
     /**
@@ -138,6 +156,8 @@ class CollectorRegistry
      *        native (exponential) buckets, see Histogram::__construct(); not in PromPHP
      * @param bool $exemplars keep OpenMetrics exemplars in the classic buckets, which observe() then
      *        takes; not in PromPHP
+     * @param float|null $ttl series TTL in seconds, null for none: series no process updated for that long
+     *        are no longer exported, and their space is reused; not in PromPHP (see Collector::__construct())
      */
     public function registerHistogram(
         string $namespace,
@@ -146,11 +166,12 @@ class CollectorRegistry
         array $labels = [],
         ?array $buckets = null,
         ?array $native = null,
-        bool $exemplars = false
+        bool $exemplars = false,
+        ?float $ttl = null
     ): Histogram {
         $this->refuseTwice('histogram', $namespace, $name);
         return $this->metrics['histogram'][self::id($namespace, $name)]
-            = new Histogram($this->storage, $namespace, $name, $help, $labels, $buckets, $native, $exemplars);
+            = new Histogram($this->storage, $namespace, $name, $help, $labels, $buckets, $native, $exemplars, $ttl);
     }
 
     public function getHistogram(string $namespace, string $name): Histogram
@@ -172,17 +193,20 @@ class CollectorRegistry
         array $labels = [],
         ?array $buckets = null,
         ?array $native = null,
-        bool $exemplars = false
+        bool $exemplars = false,
+        ?float $ttl = null
     ): Histogram {
         $m = $this->metrics['histogram'][self::id($namespace, $name)] ?? null;
         return $m instanceof Histogram
             ? $m
-            : $this->registerHistogram($namespace, $name, $help, $labels, $buckets, $native, $exemplars);
+            : $this->registerHistogram($namespace, $name, $help, $labels, $buckets, $native, $exemplars, $ttl);
     }
 
     /**
      * @param list<string> $labels
      * @param list<float>|null $quantiles estimated over the last $maxAgeSeconds (see Summary); null for Summary::getDefaultQuantiles()
+     * @param float|null $ttl series TTL in seconds, null for none: series no process updated for that long
+     *        are no longer exported, and their space is reused; not in PromPHP (see Collector::__construct())
      */
     public function registerSummary(
         string $namespace,
@@ -190,11 +214,12 @@ class CollectorRegistry
         string $help,
         array $labels = [],
         int $maxAgeSeconds = 86400,
-        ?array $quantiles = null
+        ?array $quantiles = null,
+        ?float $ttl = null
     ): Summary {
         $this->refuseTwice('summary', $namespace, $name);
         return $this->metrics['summary'][self::id($namespace, $name)]
-            = new Summary($this->storage, $namespace, $name, $help, $labels, $maxAgeSeconds, $quantiles);
+            = new Summary($this->storage, $namespace, $name, $help, $labels, $maxAgeSeconds, $quantiles, $ttl);
     }
 
     public function getSummary(string $namespace, string $name): Summary
@@ -214,12 +239,13 @@ class CollectorRegistry
         string $help,
         array $labels = [],
         int $maxAgeSeconds = 86400,
-        ?array $quantiles = null
+        ?array $quantiles = null,
+        ?float $ttl = null
     ): Summary {
         $m = $this->metrics['summary'][self::id($namespace, $name)] ?? null;
         return $m instanceof Summary
             ? $m
-            : $this->registerSummary($namespace, $name, $help, $labels, $maxAgeSeconds, $quantiles);
+            : $this->registerSummary($namespace, $name, $help, $labels, $maxAgeSeconds, $quantiles, $ttl);
     }
 
     private static function id(string $namespace, string $name): string

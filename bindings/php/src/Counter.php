@@ -27,6 +27,7 @@ final class Counter extends Collector
     /**
      * @param list<string> $labels the label names
      * @param bool $exemplars keep exemplars (see the class comment); part of the definition
+     * @param float|null $ttl seconds without an update after which a series expires (see Collector); null for never
      */
     public function __construct(
         Shmetrics $storage,
@@ -34,10 +35,11 @@ final class Counter extends Collector
         string $name,
         string $help,
         array $labels = [],
-        bool $exemplars = false
+        bool $exemplars = false,
+        ?float $ttl = null
     ) {
         $this->exemplars = $exemplars;
-        parent::__construct($storage, $namespace, $name, $help, $labels);
+        parent::__construct($storage, $namespace, $name, $help, $labels, $ttl);
     }
 
     public function getType(): string
@@ -103,7 +105,8 @@ final class Counter extends Collector
             $this->getName(),
             $this->getHelp(),
             $this->getLabelNames(),
-            exemplars: $this->exemplars
+            exemplars: $this->exemplars,
+            ttlMs: $this->getTtlMs()
         );
     }
 }

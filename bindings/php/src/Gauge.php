@@ -34,9 +34,17 @@ final class Gauge extends Collector
     /**
      * @param list<string> $labels
      * @param string $mode one of self::MODES
+     * @param float|null $ttl seconds without an update after which a series expires (see Collector); null for never
      */
-    public function __construct(Shmetrics $storage, string $namespace, string $name, string $help, array $labels = [], string $mode = 'shared')
-    {
+    public function __construct(
+        Shmetrics $storage,
+        string $namespace,
+        string $name,
+        string $help,
+        array $labels = [],
+        string $mode = 'shared',
+        ?float $ttl = null
+    ) {
         if (!isset(self::MODES[$mode])) {
             throw new InvalidArgumentException(sprintf(
                 'unknown gauge mode "%s"; the modes are %s',
@@ -45,7 +53,7 @@ final class Gauge extends Collector
             ));
         }
         $this->mode = $mode;
-        parent::__construct($storage, $namespace, $name, $help, $labels);
+        parent::__construct($storage, $namespace, $name, $help, $labels, $ttl);
     }
 
     public function getType(): string
@@ -136,7 +144,8 @@ final class Gauge extends Collector
             $this->getName(),
             $this->getHelp(),
             $this->getLabelNames(),
-            self::MODES[$this->mode]
+            self::MODES[$this->mode],
+            ttlMs: $this->getTtlMs()
         );
     }
 }

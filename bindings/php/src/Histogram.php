@@ -49,6 +49,7 @@ final class Histogram extends Collector
      *        With $buckets null the histogram is native only.
      * @param bool $exemplars keep exemplars in the classic buckets (see the class comment); part of
      *        the definition
+     * @param float|null $ttl seconds without an update after which a series expires (see Collector); null for never
      */
     public function __construct(
         Shmetrics $storage,
@@ -58,7 +59,8 @@ final class Histogram extends Collector
         array $labels = [],
         ?array $buckets = null,
         ?array $native = null,
-        bool $exemplars = false
+        bool $exemplars = false,
+        ?float $ttl = null
     ) {
         if ($buckets !== null && $buckets === []) {
             throw new InvalidArgumentException(
@@ -68,7 +70,7 @@ final class Histogram extends Collector
         $this->buckets = $buckets === null ? null : array_values($buckets);
         $this->native = $native === null ? null : self::nativeDesc($name, $native);
         $this->exemplars = $exemplars;
-        parent::__construct($storage, $namespace, $name, $help, $labels);
+        parent::__construct($storage, $namespace, $name, $help, $labels, $ttl);
     }
 
     /**
@@ -193,7 +195,8 @@ final class Histogram extends Collector
             null,
             0,
             $this->native,
-            $this->exemplars
+            $this->exemplars,
+            $this->getTtlMs()
         );
     }
 }

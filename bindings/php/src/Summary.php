@@ -27,6 +27,7 @@ final class Summary extends Collector
      * @param list<string> $labels
      * @param int $maxAgeSeconds the window the quantiles cover
      * @param list<float>|null $quantiles each in [0, 1], increasing; null for getDefaultQuantiles()
+     * @param float|null $ttl seconds without an update after which a series expires (see Collector); null for never
      */
     public function __construct(
         Shmetrics $storage,
@@ -35,14 +36,15 @@ final class Summary extends Collector
         string $help,
         array $labels = [],
         int $maxAgeSeconds = 86400,
-        ?array $quantiles = null
+        ?array $quantiles = null,
+        ?float $ttl = null
     ) {
         if ($maxAgeSeconds <= 0) {
             throw new InvalidArgumentException("summary $name: maxAgeSeconds must be above 0, got $maxAgeSeconds");
         }
         $this->maxAgeSeconds = $maxAgeSeconds;
         $this->quantiles = array_values($quantiles ?? self::getDefaultQuantiles());
-        parent::__construct($storage, $namespace, $name, $help, $labels);
+        parent::__construct($storage, $namespace, $name, $help, $labels, $ttl);
     }
 
     public function getType(): string
@@ -84,7 +86,8 @@ final class Summary extends Collector
             0,
             null,
             $this->quantiles,
-            $this->maxAgeSeconds * 1000
+            $this->maxAgeSeconds * 1000,
+            ttlMs: $this->getTtlMs()
         );
     }
 }

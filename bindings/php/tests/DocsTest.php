@@ -35,7 +35,7 @@ final class DocsTest extends TestCase
 
     public function testTheDocHasItsSnippets(): void
     {
-        self::assertCount(5, self::blocks());
+        self::assertCount(6, self::blocks());
     }
 
     public function testMigrationSnippet(): void
@@ -49,7 +49,7 @@ final class DocsTest extends TestCase
 
     public function testFpmAppSnippet(): void
     {
-        $this->runSnippet(self::blocks()[3], ['SHMETRICS_STORE' => $this->dir . '/doc.metrics']);
+        $this->runSnippet(self::blocks()[4], ['SHMETRICS_STORE' => $this->dir . '/doc.metrics']);
         self::assertSame(1.0, $this->dumped($this->dir . '/doc.metrics')['app_requests_total{route="/"}']);
     }
 
@@ -81,9 +81,22 @@ final class DocsTest extends TestCase
         }
     }
 
+    public function testTtlSnippet(): void
+    {
+        $this->runSnippet(self::blocks()[3]);
+        $path = $this->dir . '/doc.metrics';
+        self::assertSame(1.0, $this->dumped($path)['myapp_logins_total{user="alice"}']);
+        // Registered with the TTL: the same name without one conflicts.
+        $registry = new \Shmetrics\CollectorRegistry(new \Shmetrics\Storage\Shmetrics($path), false);
+        self::assertSame(600.0, $registry->registerCounter('myapp', 'logins', 'Logins by user.', ['user'], ttl: 600)->getTtl());
+        $this->expectException(\Shmetrics\Exception\MetricsRegistrationException::class);
+        (new \Shmetrics\CollectorRegistry(new \Shmetrics\Storage\Shmetrics($path), false))
+            ->registerCounter('myapp', 'logins', 'Logins by user.', ['user']);
+    }
+
     public function testSizingSnippet(): void
     {
-        $this->runSnippet(self::blocks()[4] . "\n" . 'echo json_encode($storage->stats());');
+        $this->runSnippet(self::blocks()[5] . "\n" . 'echo json_encode($storage->stats());');
         $stats = (new \Shmetrics\Storage\Shmetrics($this->dir . '/doc.metrics'))->stats();
         self::assertSame(200000, $stats['series_capacity']);
         self::assertSame(64, $stats['writers_capacity']);

@@ -159,7 +159,7 @@ final class StorageTest extends TestCase
         $reg = $this->registry();
         $reg->registerCounter('', 'a', 'A.', ['x'])->inc(['1']);
         $stats = $reg->getStorage()->stats();
-        self::assertSame(2, $stats['layout_version']); // summary sketches, native histograms
+        self::assertSame(3, $stats['layout_version']); // summary sketches, native histograms, series TTL
         self::assertSame(1, $stats['families']);
         self::assertSame(1, $stats['writers_live']);
         self::assertSame(1, $stats['writer_claims_total']);

@@ -119,6 +119,7 @@ typedef struct shmetrics_family_desc {
   double native_zero_threshold;
   uint32_t native_max_buckets;
   bool exemplars;
+  uint64_t ttl_ms;
 } shmetrics_family_desc;
 
 typedef struct shmetrics_family {

@@ -518,6 +518,17 @@ typedef struct shmetrics_family_desc {
    * native-only histograms.
    */
   bool exemplars;
+  /**
+   * Series TTL in milliseconds; 0 = none (series stay until deleted).
+   * A series of the family that no process updated for this long is
+   * no longer exported, and a writer adding a series to the family
+   * later reuses its space. Updates through a handle of such a series
+   * then fail with `SHMETRICS_STALE_HANDLE`: get the series again with
+   * `shmetrics_series_get` (it starts from zero) and retry. Between
+   * 100 and 4294967295 (about 49 days); other values fail with
+   * `SHMETRICS_INVALID_OPTIONS`. Part of the definition.
+   */
+  uint64_t ttl_ms;
 } shmetrics_family_desc;
 
 /**

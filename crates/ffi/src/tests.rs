@@ -37,6 +37,7 @@ fn zeroed_desc() -> shmetrics_family_desc {
         native_zero_threshold: 0.0,
         native_max_buckets: 0,
         exemplars: false,
+        ttl_ms: 0,
     }
 }
 
@@ -789,6 +790,60 @@ fn forged_series_handles_never_panic() {
             assert_ne!(r, SHMETRICS_PANIC, "{h:?}: {}", last_error_string());
         }
     }
+}
+
+#[test]
+fn ttl_expires_idle_series_and_stale_handles_look_up_again() {
+    let st = open_store();
+    let labels = [s("user")];
+    let mut d = zeroed_desc();
+    d.name = s("visits");
+    d.kind = SHMETRICS_KIND_COUNTER as u32;
+    d.label_names = labels.as_ptr();
+    d.label_count = 1;
+    // Out of range: below the 100 ms minimum, above about 49 days.
+    for bad in [1, 99, u64::from(u32::MAX) + 1, u64::MAX] {
+        d.ttl_ms = bad;
+        assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS, "{bad}");
+        assert!(
+            last_error_string().contains("TTL"),
+            "{}",
+            last_error_string()
+        );
+    }
+    d.ttl_ms = 150;
+    let (r, f) = register(&st, &d);
+    assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+    // The TTL is part of the definition.
+    d.ttl_ms = 0;
+    assert_eq!(register(&st, &d).0, SHMETRICS_CONFLICT);
+
+    let (r, alice) = series(&st, &f, &[s("alice")]);
+    assert_eq!(r, SHMETRICS_OK);
+    assert_eq!(shmetrics_counter_add(st.ptr, &alice, 5.0), SHMETRICS_OK);
+    assert!(render(&st, 0).contains("visits_total{user=\"alice\"} 5\n"));
+
+    // Idle for longer than the TTL: no longer exported, before any sweep.
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    let text = render(&st, 0);
+    assert!(!text.contains("alice"), "{text}");
+
+    // A new label set in the family sweeps it: the old handle is stale.
+    let (r, bob) = series(&st, &f, &[s("bob")]);
+    assert_eq!(r, SHMETRICS_OK);
+    assert_eq!(shmetrics_counter_inc(st.ptr, &bob), SHMETRICS_OK);
+    assert_eq!(
+        shmetrics_counter_inc(st.ptr, &alice),
+        SHMETRICS_STALE_HANDLE
+    );
+    // Looking it up again gives a new series, from zero.
+    let (r, alice2) = series(&st, &f, &[s("alice")]);
+    assert_eq!(r, SHMETRICS_OK);
+    assert_ne!(alice2, alice);
+    assert_eq!(shmetrics_counter_inc(st.ptr, &alice2), SHMETRICS_OK);
+    let text = render(&st, 0);
+    assert!(text.contains("visits_total{user=\"alice\"} 1\n"), "{text}");
+    assert!(text.contains("visits_total{user=\"bob\"} 1\n"), "{text}");
 }
 
 #[test]

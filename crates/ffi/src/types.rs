@@ -302,6 +302,15 @@ pub struct shmetrics_family_desc {
     /// exemplars conflicts. Must be false for other types and for
     /// native-only histograms.
     pub exemplars: bool,
+    /// Series TTL in milliseconds; 0 = none (series stay until deleted).
+    /// A series of the family that no process updated for this long is
+    /// no longer exported, and a writer adding a series to the family
+    /// later reuses its space. Updates through a handle of such a series
+    /// then fail with `SHMETRICS_STALE_HANDLE`: get the series again with
+    /// `shmetrics_series_get` (it starts from zero) and retry. Between
+    /// 100 and 4294967295 (about 49 days); other values fail with
+    /// `SHMETRICS_INVALID_OPTIONS`. Part of the definition.
+    pub ttl_ms: u64,
 }
 
 impl shmetrics_family_desc {
@@ -326,6 +335,9 @@ impl shmetrics_family_desc {
         }
         d.max_series = self.max_series;
         d.exemplars = self.exemplars;
+        if self.ttl_ms != 0 {
+            d = d.ttl(Duration::from_millis(self.ttl_ms));
+        }
         let native_set = self.native
             || self.native_bucket_factor != 0.0
             || self.native_zero_threshold != 0.0

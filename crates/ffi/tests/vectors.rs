@@ -121,6 +121,7 @@ fn register(st: &Store, fam: &Value) -> (shmetrics_result, shmetrics_family) {
         native_zero_threshold: 0.0,
         native_max_buckets: 0,
         exemplars: fam["exemplars"].as_bool().unwrap_or(false),
+        ttl_ms: 0,
     };
     let mut f = shmetrics_family::default();
     let r = shmetrics_register(st.ptr, &desc, &mut f);

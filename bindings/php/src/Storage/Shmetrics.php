@@ -194,6 +194,7 @@ final class Shmetrics
      * @param array{float, float, int}|null $native native_bucket_factor, native_zero_threshold and
      *        native_max_buckets, as `shmetrics_family_desc` takes them
      * @param bool $exemplars keep OpenMetrics exemplars (counters, histograms with classic buckets)
+     * @param int $ttlMs the series TTL in milliseconds, 0 for none
      */
     public function register(
         string $what,
@@ -206,7 +207,8 @@ final class Shmetrics
         ?array $quantiles = null,
         int $maxAgeMs = 0,
         ?array $native = null,
-        bool $exemplars = false
+        bool $exemplars = false,
+        int $ttlMs = 0
     ): CData {
         $ffi = $this->ffi;
         $d = $ffi->new('shmetrics_family_desc');
@@ -234,6 +236,7 @@ final class Shmetrics
             [$d->native_bucket_factor, $d->native_zero_threshold, $d->native_max_buckets] = $native;
         }
         $d->exemplars = $exemplars;
+        $d->ttl_ms = $ttlMs;
         $family = $ffi->new('shmetrics_family');
         $rc = $ffi->shmetrics_register($this->store, FFI::addr($d), FFI::addr($family));
         if ($rc !== Native::OK) {
