@@ -1474,6 +1474,7 @@ impl Store {
             }
             if family.ttl {
                 self.retire(family.index, id);
+                deleted += 1;
                 continue;
             }
             rec.state.store(state::DEAD, Release);
