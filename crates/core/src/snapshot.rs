@@ -1034,6 +1034,8 @@ impl Store {
     }
 
     fn decode_family(&self, snap: &mut Snapshot, raw: u32, f: &FamilyRec) -> Option<FamilyEntry> {
+        let t = self.family_type(f)?;
+        let ttl_cell = t.ttl_cell().unwrap_or(0) as u32;
         let FamilyType {
             kind,
             mode,
@@ -1044,8 +1046,7 @@ impl Store {
             exemplars,
             ttl_ms,
             ..
-        } = self.family_type(f)?;
-        let ttl_cell = (shape.ints as usize).saturating_sub(exemplars + 1) as u32;
+        } = t;
         let c = &mut snap.cache;
         let mark = (
             c.strings.len(),

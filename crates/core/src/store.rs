@@ -12,7 +12,9 @@ use crate::exemplar;
 use crate::family::{FamilyDesc, GaugeMode, Kind};
 use crate::native::{self, Native};
 use crate::proc;
-use crate::shm::layout::{self, slot_state, state, Capacities, FamilyRec, Fixed, TOMBSTONE};
+use crate::shm::layout::{
+    self, slot_state, state, Capacities, FamilyRec, Fixed, SeriesRec, TOMBSTONE,
+};
 use crate::shm::{self, LockGuard, Mapping, FORK_GENERATION};
 use crate::sketch::SketchMapping;
 use crate::window::{self, Window, SET_HEADER};
@@ -396,7 +398,70 @@ pub(crate) struct FamilyType {
     pub ttl_ms: u64,
 }
 
+/// Where a family's series keep their exemplars, from the series' first
+/// cells: the first timestamp cell (after the other integer cells), the
+/// first record cell (after any native buckets), and the places.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ExemplarPlaces {
+    ts: usize,
+    first: usize,
+    places: usize,
+}
+
+impl ExemplarPlaces {
+    /// Calls `f` with the timestamp cell and the record of each exemplar
+    /// place of series `rec` in one slot's cells and sketch cells
+    /// (skipping any a corrupt record puts outside them).
+    pub fn each(
+        self,
+        rec: &SeriesRec,
+        cells: &[AtomicU64],
+        sketch: &[AtomicU64],
+        f: impl Fn(&AtomicU64, &[AtomicU64]),
+    ) {
+        let ts = (rec.int_off.load(Relaxed) as usize).saturating_add(self.ts);
+        let first = (rec.sketch_off.load(Relaxed) as usize).saturating_add(self.first);
+        for p in 0..self.places {
+            let cell = cells.get(ts.saturating_add(p));
+            let at = first.saturating_add(p * exemplar::RECORD);
+            let r = sketch.get(at..at.saturating_add(exemplar::RECORD));
+            if let (Some(cell), Some(r)) = (cell, r) {
+                f(cell, r);
+            }
+        }
+    }
+}
+
 impl FamilyType {
+    /// Where series `rec` of this family keeps its quantile sketches or
+    /// native buckets, if it has any.
+    pub fn sketch_use(&self, rec: &SeriesRec) -> Option<SketchUse> {
+        let (header, kind) = if let Some(n) = self.native {
+            (
+                classic_cells(self.n_bounds as usize, true),
+                SketchKind::Native(n.bins()),
+            )
+        } else if self.window.age_buckets > 0 {
+            (1, SketchKind::Summary(self.window.age_buckets))
+        } else {
+            return None;
+        };
+        Some(SketchUse {
+            header: (rec.int_off.load(Relaxed) as usize).checked_add(header)?,
+            sketch: rec.sketch_off.load(Relaxed) as usize,
+            kind,
+        })
+    }
+
+    /// Where the family's series keep exemplars, if it keeps them.
+    pub fn exemplar_places(&self) -> Option<ExemplarPlaces> {
+        (self.exemplars > 0).then(|| ExemplarPlaces {
+            ts: (self.shape.ints as usize).saturating_sub(self.exemplars),
+            first: self.native.map_or(0, |n| n.cells()),
+            places: self.exemplars,
+        })
+    }
+
     /// The integer cell (from a series' first) of each slot's time of its
     /// last update, for a family with a TTL.
     pub fn ttl_cell(&self) -> Option<usize> {
@@ -560,14 +625,14 @@ fn native_of(d: &FamilyDesc) -> Option<Native> {
 /// A series that uses sketch cells: where its header (in the integer
 /// cells) and its sketch cells start, and what they hold.
 #[derive(Clone, Copy, Debug)]
-struct SketchUse {
+pub(crate) struct SketchUse {
     header: usize,
     sketch: usize,
     kind: SketchKind,
 }
 
 #[derive(Clone, Copy, Debug)]
-enum SketchKind {
+pub(crate) enum SketchKind {
     /// A summary's quantile sets (its age buckets).
     Summary(u32),
     /// A native histogram's buckets per side.
@@ -1551,34 +1616,32 @@ impl Store {
     /// The series that use sketch cells (summaries with quantiles and
     /// native histograms), whatever their state.
     fn sketch_series(&self) -> Vec<SketchUse> {
-        let uses: Vec<Option<(usize, SketchKind)>> = self
+        let uses: Vec<Option<FamilyType>> = self
             .live_range_families()
             .iter()
-            .map(|f| {
-                let t = self.family_type(f)?;
-                if let Some(n) = t.native {
-                    let classic = classic_cells(t.n_bounds as usize, true);
-                    Some((classic, SketchKind::Native(n.bins())))
-                } else if t.window.age_buckets > 0 {
-                    Some((1, SketchKind::Summary(t.window.age_buckets)))
-                } else {
-                    None
-                }
-            })
+            .map(|f| self.family_type(f))
             .collect();
         let used = self.map.header().alloc.series_used.load(Acquire);
         let used = used.min(self.map.fixed().max_series);
         self.map.series()[..used as usize]
             .iter()
             .filter_map(|rec| {
-                let (header, kind) = (*uses.get(rec.family.load(Relaxed) as usize)?)?;
-                Some(SketchUse {
-                    header: (rec.int_off.load(Relaxed) as usize).checked_add(header)?,
-                    sketch: rec.sketch_off.load(Relaxed) as usize,
-                    kind,
-                })
+                uses.get(rec.family.load(Relaxed) as usize)?
+                    .as_ref()?
+                    .sketch_use(rec)
             })
             .collect()
+    }
+
+    /// Zeroes one series' quantile sketches or native buckets in `slot`:
+    /// the cells its headers say were touched, then the headers.
+    pub(crate) fn clear_sketch(&self, slot: u32, u: SketchUse) {
+        if let Some((headers, counts)) = self.sketch_cells_in(slot, u) {
+            match u.kind {
+                SketchKind::Summary(_) => window::clear_slot(headers, counts, self.sketch.cells()),
+                SketchKind::Native(bins) => native::clear_slot(headers, counts, bins),
+            }
+        }
     }
 
     /// The header cells and sketch cells of one series in a slot; `None`
@@ -1610,14 +1673,7 @@ impl Store {
         let hwm = self.map.header().alloc.slots_hwm.load(Acquire);
         for slot in (0..=hwm.min(self.map.fixed().max_slots)).filter(|s| which(*s)) {
             for s in &series {
-                if let Some((headers, counts)) = self.sketch_cells_in(slot, *s) {
-                    match s.kind {
-                        SketchKind::Summary(_) => {
-                            window::clear_slot(headers, counts, self.sketch.cells())
-                        }
-                        SketchKind::Native(bins) => native::clear_slot(headers, counts, bins),
-                    }
-                }
+                self.clear_sketch(slot, *s);
             }
         }
     }
@@ -1629,19 +1685,10 @@ impl Store {
         // Per family: the first timestamp cell (after the series' other
         // integer cells), the first record cell (after any native
         // buckets) and the places.
-        let uses: Vec<Option<(usize, usize, usize)>> = self
+        let uses: Vec<Option<ExemplarPlaces>> = self
             .live_range_families()
             .iter()
-            .map(|f| {
-                let t = self.family_type(f)?;
-                (t.exemplars > 0).then(|| {
-                    (
-                        (t.shape.ints as usize).saturating_sub(t.exemplars),
-                        t.native.map_or(0, |n| n.cells()),
-                        t.exemplars,
-                    )
-                })
-            })
+            .map(|f| self.family_type(f)?.exemplar_places())
             .collect();
         if uses.iter().all(Option::is_none) {
             return;
@@ -1652,20 +1699,8 @@ impl Store {
         for slot in (0..=hwm.min(self.map.fixed().max_slots)).filter(|s| which(*s)) {
             let (cells, sketch) = (self.map.cells(slot), self.map.sketch(slot));
             for rec in recs {
-                let Some(Some((ts, first, places))) =
-                    uses.get(rec.family.load(Relaxed) as usize).copied()
-                else {
-                    continue;
-                };
-                let ts = (rec.int_off.load(Relaxed) as usize).saturating_add(ts);
-                let first = (rec.sketch_off.load(Relaxed) as usize).saturating_add(first);
-                for p in 0..places {
-                    let cell = cells.get(ts.saturating_add(p));
-                    let at = first.saturating_add(p * exemplar::RECORD);
-                    let r = sketch.get(at..at.saturating_add(exemplar::RECORD));
-                    if let (Some(cell), Some(r)) = (cell, r) {
-                        f(cell, r);
-                    }
+                if let Some(Some(e)) = uses.get(rec.family.load(Relaxed) as usize) {
+                    e.each(rec, cells, sketch, &f);
                 }
             }
         }

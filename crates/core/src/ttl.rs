@@ -41,11 +41,9 @@ use std::sync::atomic::{fence, Ordering::*};
 
 use crate::error::Result;
 use crate::exemplar;
-use crate::native;
 use crate::proc;
 use crate::shm::{self, layout::slot_state, layout::state, layout::TOMBSTONE};
 use crate::store::{Family, FamilyType, Series, Store};
-use crate::window;
 
 /// Label bytes reserved for a series of a family with a TTL: its encoded
 /// length rounded up to a power of two (at least 32), so that a later
@@ -205,37 +203,18 @@ impl Store {
         let rec = &self.map.series()[id as usize];
         let io = rec.int_off.load(Relaxed) as usize;
         let fo = rec.float_off.load(Relaxed) as usize;
-        let so = rec.sketch_off.load(Relaxed) as usize;
+        let sketch_use = t.sketch_use(rec);
+        let exemplars = t.exemplar_places();
         for slot in 0..=self.slots_in_use() {
             let (cells, sketch) = (self.map.cells(slot), self.map.sketch(slot));
             // Sketches first: their headers (in the integer cells) say
             // which sketch cells were touched; then exemplar records,
             // whose timestamp cells say the same; then the cells.
-            if let Some(n) = t.native {
-                let header = io + crate::store::classic_cells(t.n_bounds as usize, true);
-                let h = cells.get(header..header + native::HEADER);
-                let c = sketch.get(so..so.saturating_add(n.cells()));
-                if let (Some(h), Some(c)) = (h, c) {
-                    native::clear_slot(h, c, n.bins());
-                }
-            } else if t.window.age_buckets > 0 {
-                let sets = t.window.age_buckets as usize;
-                let h = cells.get(io + 1..io + 1 + window::header_cells(sets));
-                let c = sketch.get(so..so.saturating_add(sets * self.sketch.cells()));
-                if let (Some(h), Some(c)) = (h, c) {
-                    window::clear_slot(h, c, self.sketch.cells());
-                }
+            if let Some(u) = sketch_use {
+                self.clear_sketch(slot, u);
             }
-            let ts = io + (t.shape.ints as usize).saturating_sub(t.exemplars);
-            let first = so + t.native.map_or(0, |n| n.cells());
-            for p in 0..t.exemplars {
-                let at = first + p * exemplar::RECORD;
-                if let (Some(c), Some(r)) = (
-                    cells.get(ts + p),
-                    sketch.get(at..at.saturating_add(exemplar::RECORD)),
-                ) {
-                    exemplar::clear(c, r, true);
-                }
+            if let Some(e) = exemplars {
+                e.each(rec, cells, sketch, |ts, r| exemplar::clear(ts, r, true));
             }
             let ints = cells.get(io..io.saturating_add(t.shape.ints as usize));
             let floats = cells.get(fo..fo.saturating_add(t.shape.floats as usize));
