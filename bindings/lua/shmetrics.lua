@@ -377,20 +377,23 @@ function Metric:reset()
   end
 end
 
+-- An update's value: `value` as a number, or `default` when `value` is
+-- nil and there is a default; nil (counted and logged) if it is no number.
+function Metric:_value(what, value, default)
+  if value == nil and default ~= nil then return default end
+  local v = num(value)
+  if v == nil then self:_fail(what, "the value is not a number") end
+  return v
+end
+
 -- What every update method does: find the series, take the value
 -- (`default` when it is nil and there is a default), make the call. A
 -- stale handle is retried once; any other failure is counted and logged.
 function Metric:_update(what, fn, value, default, lv)
   local s = self:_series(lv)
   if s == nil then return end
-  local v = default
-  if value ~= nil or default == nil then
-    v = num(value)
-    if v == nil then
-      self:_fail(what, "the value is not a number")
-      return
-    end
-  end
+  local v = self:_value(what, value, default)
+  if v == nil then return end
   local rc = fn(self.store, s, v)
   if rc ~= OK then self:_retry(rc, fn, v, lv, what) end
 end
@@ -403,14 +406,8 @@ end
 function Metric:_update_exemplar(what, fn, value, default, lv, exemplar)
   local s = self:_series(lv)
   if s == nil then return end
-  local v = default
-  if value ~= nil or default == nil then
-    v = num(value)
-    if v == nil then
-      self:_fail(what, "the value is not a number")
-      return
-    end
-  end
+  local v = self:_value(what, value, default)
+  if v == nil then return end
   if type(exemplar) ~= "table" then
     self:_fail(what, "the exemplar must be a table of label names to values, got " .. type(exemplar))
     return
