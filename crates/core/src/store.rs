@@ -659,13 +659,19 @@ impl Store {
         let caps = options.capacities()?;
         let map = match Mapping::open(path, !options.read_only) {
             Ok(m) => m,
-            Err(e)
-                if options.create
-                    && !options.read_only
-                    && e.kind() == ErrorKind::Io
-                    && !path.exists() =>
-            {
-                Mapping::create_or_open(path, Fixed::plan(caps, proc::unix_nanos()), options.mode)?
+            Err(e) if options.create && !options.read_only && e.kind() == ErrorKind::Io => {
+                if path.exists() {
+                    // Another process created it since this one looked
+                    // (or it exists and could not be opened: the same
+                    // error again).
+                    Mapping::open(path, true)?
+                } else {
+                    Mapping::create_or_open(
+                        path,
+                        Fixed::plan(caps, proc::unix_nanos()),
+                        options.mode,
+                    )?
+                }
             }
             Err(e) => return Err(e),
         };

@@ -66,3 +66,35 @@ fn wider_modes_are_invalid_options() {
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
     assert!(leftovers.is_empty(), "files left behind: {leftovers:?}");
 }
+
+/// Processes (threads here) that open a store that does not exist yet, all
+/// at once, all get it: one creates it, the others open that one. A
+/// process that saw no file, then found the creator's file already linked
+/// when it went to create its own, once got "No such file or directory"
+/// (seen with two nginx workers starting together).
+#[test]
+fn openers_racing_to_create_the_store_all_open_it() {
+    for round in 0..300 {
+        let dir = tempdir();
+        let path = dir.path().join("s");
+        let go = std::sync::Arc::new(std::sync::Barrier::new(6));
+        let openers: Vec<_> = (0..6)
+            .map(|_| {
+                let (path, go) = (path.clone(), go.clone());
+                std::thread::spawn(move || {
+                    go.wait();
+                    Store::open(&path, &Options::default()).map(|s| s.stats().file_size)
+                })
+            })
+            .collect();
+        let sizes: Vec<u64> = openers
+            .into_iter()
+            .map(|t| {
+                t.join()
+                    .unwrap()
+                    .unwrap_or_else(|e| panic!("round {round}: {e}"))
+            })
+            .collect();
+        assert!(sizes.iter().all(|&s| s == sizes[0] && s > 0), "{sizes:?}");
+    }
+}
