@@ -208,7 +208,10 @@ end
 
 -- The series for these label values, from the cache or, on a miss, from
 -- the store. Returns nil (after counting the error) if they are wrong.
-function Metric:_series(lv)
+-- series() and update() below are local functions, called directly, not
+-- methods: a method call looks the name up in the metric, its class and
+-- Metric (three hash lookups, in compiled code as well) before it calls.
+local function series(self, lv)
   local n = self.nlabels
   if n == 0 then
     if lv ~= nil and (type(lv) ~= "table" or lv[1] ~= nil) then
@@ -223,29 +226,45 @@ function Metric:_series(lv)
   end
   -- Unrolled for up to four labels: a loop whose trip count differs from
   -- metric to metric makes LuaJIT abort its traces ("loop unroll limit"),
-  -- which tests/jit.lua checks for.
+  -- which tests/jit.lua checks for. `extra` is lv[n + 1], which must be
+  -- nil (no more values than labels), read at a constant index for up to
+  -- four labels: LuaJIT can then skip allocating the caller's label table
+  -- (allocation sinking), which a read at a variable index prevents.
   local node = self.cache[lv[1]]
-  if n > 1 then
+  local extra
+  if n == 1 then
+    extra = lv[2]
+  else
     if node == nil then return self:_miss(lv) end
     node = node[lv[2]]
-    if n > 2 then
+    if n == 2 then
+      extra = lv[3]
+    else
       if node == nil then return self:_miss(lv) end
       node = node[lv[3]]
-      if n > 3 then
+      if n == 3 then
+        extra = lv[4]
+      else
         if node == nil then return self:_miss(lv) end
         node = node[lv[4]]
-        for i = 5, n do
-          if node == nil then return self:_miss(lv) end
-          node = node[lv[i]]
+        if n == 4 then
+          extra = lv[5]
+        else
+          for i = 5, n do
+            if node == nil then return self:_miss(lv) end
+            node = node[lv[i]]
+          end
+          extra = lv[n + 1]
         end
       end
     end
   end
-  if node == nil or lv[n + 1] ~= nil then
+  if node == nil or extra ~= nil then
     return self:_miss(lv)
   end
   return node
 end
+Metric._series = series
 
 local function is_key(v)
   return type(v) == "string" or (type(v) == "number" and v == v)
@@ -331,7 +350,7 @@ end
 function Metric:_retry(rc, fn, v, lv, what)
   if rc == STALE_HANDLE then
     self.cache, self.cached, self.nolabels = {}, 0, nil
-    local s = self:_series(lv)
+    local s = series(self, lv)
     if s == nil then return end
     rc = fn(self.store, s, v)
     if rc == OK then return end
@@ -376,8 +395,8 @@ end
 -- What every update method does: find the series, take the value
 -- (`default` when it is nil and there is a default), make the call. A
 -- stale handle is retried once; any other failure is counted and logged.
-function Metric:_update(what, fn, value, default, lv)
-  local s = self:_series(lv)
+local function update(self, what, fn, value, default, lv)
+  local s = series(self, lv)
   if s == nil then return end
   local v = default
   if value ~= nil or default == nil then
@@ -390,13 +409,14 @@ function Metric:_update(what, fn, value, default, lv)
   local rc = fn(self.store, s, v)
   if rc ~= OK then self:_retry(rc, fn, v, lv, what) end
 end
+Metric._update = update
 
 local Counter = setmetatable({}, { __index = Metric })
 Counter.__index = Counter
 
 -- Adds `value` (default 1; negative or NaN is an error) to the series.
 function Counter:inc(value, lv)
-  return self:_update("inc", C.shmetrics_counter_add, value, 1, lv)
+  return update(self, "inc", C.shmetrics_counter_add, value, 1, lv)
 end
 
 local Gauge = setmetatable({}, { __index = Metric })
@@ -404,12 +424,12 @@ Gauge.__index = Gauge
 
 -- Sets the series to `value` (NaN is an error).
 function Gauge:set(value, lv)
-  return self:_update("set", C.shmetrics_gauge_set, value, nil, lv)
+  return update(self, "set", C.shmetrics_gauge_set, value, nil, lv)
 end
 
 -- Adds `value` (default 1, may be negative) to the series.
 function Gauge:inc(value, lv)
-  return self:_update("inc", C.shmetrics_gauge_add, value, 1, lv)
+  return update(self, "inc", C.shmetrics_gauge_add, value, 1, lv)
 end
 
 -- Subtracts `value` (default 1) from the series.
@@ -427,7 +447,7 @@ Histogram.__index = Histogram
 
 -- Records one observation (NaN is an error).
 function Histogram:observe(value, lv)
-  return self:_update("observe", C.shmetrics_observe, value, nil, lv)
+  return update(self, "observe", C.shmetrics_observe, value, nil, lv)
 end
 
 ----------------------------------------------------------------------------
