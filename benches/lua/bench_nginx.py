@@ -418,8 +418,8 @@ def instructions(requests: int, warmup: int, reps: int, keep: Path | None) -> No
           "   exit, so start-up, warm-up (JIT compilation of the first traces) and shutdown cancel out.\n"
           "   Requests: one at a time, over keep-alive connections of 100 requests (a Python client outside\n"
           "   valgrind), to `location / { return 200 }`; the shmetrics setups' store must count all W+N.\n"
-          "   An instruction count is not time. It is repeatable (to tens of instructions per request, see the\n"
-          "   ranges) where CPU time on a shared machine is not, but instructions differ\n"
+          "   An instruction count is not time. It is repeatable (to within about 160 instructions per request\n"
+          "   in the runs so far; see the ranges) where CPU time on a shared machine is not, but instructions differ\n"
           "   in cost (cache misses, atomic read-modify-writes, branch mispredictions), and the kernel's\n"
           "   work (a syscall is one instruction) is not counted. Ratios of instruction counts are not\n"
           "   ratios of req/s; no figure below is converted to time.")
