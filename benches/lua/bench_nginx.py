@@ -1,21 +1,35 @@
 #!/usr/bin/env python3
 """Benchmarks of the Lua binding in a real nginx (Debian's nginx with
-libnginx-mod-http-lua), driven by wrk. Prints figures and ratios; no
-pass/fail. Run through benches/lua/bench.sh, which builds and installs what
-is needed.
+libnginx-mod-http-lua), driven by wrk or, for instruction counts, by a
+client that sends an exact number of requests. Prints figures and ratios;
+no pass/fail. Run through benches/lua/bench.sh, which builds and installs
+what is needed.
 
-1. Hot-path tax: req/s and the worker's CPU per request with 1 nginx worker
-   in interleaved rounds: no log handler, an empty log_by_lua handler, the
-   handler's reads alone, a counter plus a histogram update through
-   shmetrics (the handler of docs/lua.md), the same with 11 update pairs
-   (for the marginal cost of one), and the two updates with constant labels
-   and no ngx.* call (a handler LuaJIT compiles whole).
-2. Long tail: 100k series in the store, `wrk --latency` against a static
-   location with 2 workers, (a) with no scrapes, (b) with the exporter
-   scraped every 5 s, (c) with nginx's own /metrics (prometheus:collect(),
-   rendered by the core inside a worker) scraped every 5 s.
+1. Hot-path tax (--only tax): req/s and the worker's CPU per request with 1
+   nginx worker in interleaved rounds: no log handler, an empty log_by_lua
+   handler, the handler's reads alone, a counter plus a histogram update
+   through shmetrics (the handler of docs/lua.md), the same with 11 update
+   pairs (for the marginal cost of one), the two updates with constant
+   labels and no ngx.* call, and the handler's three lines inline in the
+   log_by_lua block (docs/lua.md's handler before it moved into a function).
+2. Hot-path tax in instructions (--only instr): the same setups, plus
+   log_by_lua calling an empty function and the reads through ngx.var
+   (ngx.var.status, ngx.var.request_time), in one nginx process under
+   valgrind's callgrind, which counts the instructions the process
+   executes; per request from the difference of two runs of W and W + N
+   requests. Repeatable where CPU time on a shared machine is not, but not
+   time: see the text it prints.
+3. Long tail (--only tail): 100k series in the store, `wrk --latency`
+   against a static location with 2 workers, (a) with no scrapes, (b) with
+   the exporter scraped every 5 s, (c) with nginx's own /metrics
+   (prometheus:collect(), rendered by the core inside a worker) scraped
+   every 5 s; then interleaved pairs of shorter runs without and with the
+   exporter's scrapes, and the median of their max latency ratios.
 
-    benches/lua/bench.sh [--seconds S] [--rounds R] [--tail-seconds T] [--only tax|tail]
+    benches/lua/bench.sh [--seconds S] [--rounds R] [--tail-seconds T]
+        [--tail-pairs P] [--tail-pair-seconds S] [--instr-requests N]
+        [--instr-warmup W] [--instr-reps R] [--instr-keep DIR] [--lua-dir DIR]
+        [--only tax|instr|tail]
 """
 
 from __future__ import annotations
@@ -24,6 +38,7 @@ import argparse
 import http.client
 import os
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -69,18 +84,72 @@ def wait_for(check, what: str, timeout: float = 20) -> None:
     raise SystemExit(f"{what} did not come up")
 
 
+# The definitions of docs/lua.md, with the bench's store and capacities,
+# and the functions the log handlers below call. They are defined once per
+# worker: defining a function that is never called costs a request nothing.
 INIT = """
     init_worker_by_lua_block {{
         prometheus = require("shmetrics").init("{store}", {{ library = "{lib}", max_series = 400000, label_bytes = 64 * 1024 * 1024 }})
         metric_requests = prometheus:counter("nginx_http_requests_total", "Number of HTTP requests", {{"route", "status"}})
         metric_latency = prometheus:histogram("nginx_http_request_duration_seconds", "HTTP request latency", {{"route"}})
+
+        -- The log handler of docs/lua.md.
+        function log_metrics()
+            local route = ngx.var.uri
+            metric_requests:inc(1, {{route, ngx.status}})
+            metric_latency:observe(ngx.now() - ngx.req.start_time(), {{route}})
+        end
+
+        -- The same reads, no update: to tell the handler's reads from
+        -- shmetrics. It returns what it read, so that LuaJIT cannot drop
+        -- a read whose result is unused (the string of ngx.var.uri).
+        function log_reads()
+            local route, status = ngx.var.uri, ngx.status
+            return route, status, ngx.now() - ngx.req.start_time()
+        end
+
+        -- The reads of the status and the latency through ngx.var instead.
+        function log_reads_var()
+            local route, status = ngx.var.uri, ngx.var.status
+            return route, status, tonumber(ngx.var.request_time)
+        end
+
+        -- The handler with 11 update pairs: (this - log_metrics) / 10 is
+        -- the marginal cost of one counter inc plus one histogram observe.
+        function log_metrics_x11()
+            local route = ngx.var.uri
+            local status, t = ngx.status, ngx.now() - ngx.req.start_time()
+            for _ = 1, 11 do
+                metric_requests:inc(1, {{route, status}})
+                metric_latency:observe(t, {{route}})
+            end
+        end
+
+        -- The two updates with constant labels and no ngx.* call.
+        function log_constant()
+            metric_requests:inc(1, {{"/", "200"}})
+            metric_latency:observe(0.001, {{"/"}})
+        end
+
+        -- Nothing: the cost of calling a function from log_by_lua.
+        function log_nothing() end
     }}
 """
 
-# The log handler of docs/lua.md. ngx.status and ngx.now() -
-# ngx.req.start_time() instead of ngx.var.status and ngx.var.request_time:
-# each ngx.var read costs about a microsecond in the log phase.
-UPDATE = """
+# The log handler of docs/lua.md: log_metrics() above. Its work is in a
+# function, not in the log_by_lua block: LuaJIT compiles a function that is
+# called often, but runs the block, which nginx calls from C, in its
+# interpreter. lua-resty-core's ngx.var, ngx.now() and ngx.req.start_time()
+# end in a tail call (`return ffi.string(...)`, `return tonumber(...)`)
+# that a trace starting in one of them cannot get past ("NYI: return to
+# lower frame", "leaving loop in root trace"), so called from the block they
+# run interpreted, their C calls made by the FFI's generic path. Called
+# from log_metrics(), they are compiled into its trace.
+UPDATE = "    log_by_lua_block { log_metrics() }\n"
+
+# The same three lines in the log_by_lua block itself (docs/lua.md's
+# handler before): the reads run interpreted.
+UPDATE_INLINE = """
     log_by_lua_block {
         local route = ngx.var.uri
         metric_requests:inc(1, {route, ngx.status})
@@ -88,50 +157,32 @@ UPDATE = """
     }
 """
 
-# The same reads, no update: to tell the handler's reads from shmetrics.
-READS_ONLY = """
-    log_by_lua_block {
-        local route, status = ngx.var.uri, ngx.status
-        local t = ngx.now() - ngx.req.start_time()
-    }
-"""
-
-# The same handler with 11 update pairs: (this - UPDATE) / 10 is the
-# marginal cost of one counter inc plus one histogram observe.
-UPDATE_X11 = """
-    log_by_lua_block {
-        local route = ngx.var.uri
-        local status, t = ngx.status, ngx.now() - ngx.req.start_time()
-        for _ = 1, 11 do
-            metric_requests:inc(1, {route, status})
-            metric_latency:observe(t, {route})
-        end
-    }
-"""
-
-
-# The two updates with constant labels and no ngx.* call. lua-resty-core's
-# ngx.var aborts LuaJIT's traces, which leaves the documented handler
-# interpreted; this one compiles whole.
-CONSTANT = """
-    log_by_lua_block {
-        metric_requests:inc(1, {"/", "200"})
-        metric_latency:observe(0.001, {"/"})
-    }
-"""
+EMPTY = "    log_by_lua_block { }\n"
+READS_ONLY = "    log_by_lua_block { log_reads() }\n"
+READS_VAR = "    log_by_lua_block { log_reads_var() }\n"
+UPDATE_X11 = "    log_by_lua_block { log_metrics_x11() }\n"
+CONSTANT = "    log_by_lua_block { log_constant() }\n"
+CALL_ONLY = "    log_by_lua_block { log_nothing() }\n"
 
 
 class Nginx:
-    def __init__(self, tmp: Path, workers: int, http_extra: str, pin: bool = False) -> None:
+    """nginx with `workers` workers, or with `single` one process that is
+    master and worker at once (master_process off), started through
+    `wrapper` (valgrind) when given."""
+
+    def __init__(self, tmp: Path, workers: int, http_extra: str, pin: bool = False,
+                 single: bool = False, wrapper: list[str] | None = None) -> None:
         self.tmp = tmp
+        self.single = single
         self.port = free_port()
-        user = "user root root;\n" if os.geteuid() == 0 else ""
+        user = "user root root;\n" if os.geteuid() == 0 and not single else ""
         # Pinned runs: the worker on CPU 0, wrk on CPU 1 (see wrk()), so the
         # two do not trade places on this 2-CPU machine.
         affinity = "worker_cpu_affinity 01;\n" if pin else ""
+        process = "master_process off;\n" if single else ""
         temps = "".join(f"    {k}_temp_path {tmp}/{k};\n" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
         conf = f"""{user}daemon off;
-pid {tmp}/nginx.pid;
+{process}pid {tmp}/nginx.pid;
 error_log {tmp}/error.log warn;
 load_module {MODULES}/ndk_http_module.so;
 load_module {MODULES}/ngx_http_lua_module.so;
@@ -149,9 +200,20 @@ http {{
 }}
 """
         (tmp / "nginx.conf").write_text(conf)
-        self.proc = subprocess.Popen(["/usr/sbin/nginx", "-p", str(tmp), "-c", str(tmp / "nginx.conf")],
-                                     stderr=subprocess.PIPE)
-        wait_for(lambda: self.proc.poll() is None and get(self.port, "/warmup", 2)[0] == 200, "nginx")
+        self.stderr = open(tmp / "stderr.log", "w")
+        self.proc = subprocess.Popen((wrapper or []) + ["/usr/sbin/nginx", "-p", str(tmp), "-c", str(tmp / "nginx.conf")],
+                                     stderr=self.stderr)
+        if wrapper:
+            # Up when it accepts a connection: one connection without a
+            # request, so the instruction counts see no extra request.
+            def up() -> bool:
+                if self.proc.poll() is not None:
+                    raise SystemExit(f"nginx exited: {(tmp / 'stderr.log').read_text()[-2000:]}")
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return True
+            wait_for(up, "nginx under " + wrapper[0], 120)
+        else:
+            wait_for(lambda: self.proc.poll() is None and get(self.port, "/warmup", 2)[0] == 200, "nginx")
 
     def workers(self) -> list[int]:
         out = subprocess.run(["pgrep", "-P", str(self.proc.pid)], capture_output=True, text=True).stdout
@@ -165,12 +227,20 @@ http {{
         return total
 
     def stop(self) -> None:
-        self.proc.send_signal(signal.SIGQUIT)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
+        # SIGQUIT again every second: under valgrind a single process
+        # sometimes misses it (it arrives between nginx's check of the
+        # quit flag and its next epoll_wait, which then sleeps for good).
+        deadline = time.monotonic() + 30
+        while self.proc.poll() is None and time.monotonic() < deadline:
+            self.proc.send_signal(signal.SIGQUIT)
+            try:
+                self.proc.wait(1 if self.single else 10)
+            except subprocess.TimeoutExpired:
+                pass
+        if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
+        self.stderr.close()
         log = (self.tmp / "error.log").read_text() if (self.tmp / "error.log").exists() else ""
         errors = [l for l in log.splitlines() if "[error]" in l or "shmetrics:" in l]
         if errors:
@@ -197,14 +267,15 @@ def wrk(port: int, seconds: int, threads: int, conns: int, path: str = "/", pin:
 
 def hot_path_tax(seconds: int, rounds: int) -> None:
     print(f"== Hot-path tax: 1 nginx worker on CPU 0, wrk -t1 -c32 -d{seconds}s on CPU 1, {rounds} interleaved rounds")
+    print("   (the log handlers call the functions of INIT in bench_nginx.py: log_metrics() is docs/lua.md's)")
     setups = {
         "no log handler": "",
-        "empty log_by_lua": "    log_by_lua_block { }\n",
+        "empty log_by_lua": EMPTY,
         "the handler's reads, no update": READS_ONLY,
         "shmetrics counter+histogram": UPDATE,
         "shmetrics, 11 update pairs": UPDATE_X11,
-        # No ngx.* call: LuaJIT can compile the whole handler.
         "shmetrics, constant labels, no ngx.*": CONSTANT,
+        "shmetrics, handler inline": UPDATE_INLINE,
     }
     results: dict[str, list[tuple[float, float]]] = {k: [] for k in setups}
     with tempfile.TemporaryDirectory() as d:
@@ -223,13 +294,13 @@ def hot_path_tax(seconds: int, rounds: int) -> None:
                 finally:
                     n.stop()
                 results[name].append((res["rps"], cpu_us))
-                print(f"   round {r + 1}: {name:30s} {res['rps']:10.0f} req/s  {cpu_us:6.2f} us CPU/req")
+                print(f"   round {r + 1}: {name:36s} {res['rps']:10.0f} req/s  {cpu_us:6.2f} us CPU/req")
         # The updates really happened: the store has every request.
         status, body = get_store_total(store)
     med = {k: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for k, v in results.items()}
-    print(f"   {'setup':30s} {'req/s (median)':>15s} {'worker CPU us/req':>18s}")
+    print(f"   {'setup':36s} {'req/s (median)':>15s} {'worker CPU us/req':>18s}")
     for k, (rps, cpu) in med.items():
-        print(f"   {k:30s} {rps:15.0f} {cpu:18.2f}")
+        print(f"   {k:36s} {rps:15.0f} {cpu:18.2f}")
     base, upd = med["empty log_by_lua"], med["shmetrics counter+histogram"]
     print(f"   shmetrics / empty handler req/s ratio: {upd[0] / base[0]:.3f} (target >= 0.97)")
     print(f"   CPU per request above the empty handler: {upd[1] - base[1]:+.3f} us (target <= 0.2 us)")
@@ -239,10 +310,174 @@ def hot_path_tax(seconds: int, rounds: int) -> None:
     x11 = med["shmetrics, 11 update pairs"]
     print(f"   marginal CPU of one counter inc + histogram observe: {(x11[1] - upd[1]) / 10 * 1e3:.0f} ns")
     const = med["shmetrics, constant labels, no ngx.*"]
-    print(f"   a compilable handler (constant labels, no ngx.*) above the empty handler: "
+    print(f"   the two updates with constant labels and no ngx.* above the empty handler: "
           f"{const[1] - base[1]:+.3f} us CPU, req/s ratio {const[0] / base[0]:.3f}")
+    inline = med["shmetrics, handler inline"]
+    print(f"   the same handler inline in log_by_lua_block (interpreted reads) above the empty handler: "
+          f"{inline[1] - base[1]:+.3f} us CPU, req/s ratio {inline[0] / base[0]:.3f}")
     print(f"   empty handler / no handler req/s ratio: {base[0] / med['no log handler'][0]:.3f}")
     print(f"   store check: {status}")
+
+
+REQUEST = b"GET / HTTP/1.1\r\nHost: bench\r\n\r\n"
+
+
+def send_requests(port: int, n: int, per_connection: int = 100) -> None:
+    """Exactly n requests for /, one at a time, over keep-alive connections
+    of per_connection requests each; every response must be a 200."""
+    done = 0
+    while done < n:
+        k = min(per_connection, n - done)
+        with socket.create_connection(("127.0.0.1", port), timeout=120) as s:
+            buf = b""
+            for _ in range(k):
+                s.sendall(REQUEST)
+                while True:
+                    h = buf.find(b"\r\n\r\n")
+                    if h >= 0:
+                        m = re.search(rb"\r\ncontent-length: *(\d+)", buf[:h], re.I)
+                        assert m, buf[:h]
+                        end = h + 4 + int(m.group(1))
+                        if len(buf) >= end:
+                            assert buf.startswith(b"HTTP/1.1 200 "), buf[:h]
+                            buf = buf[end:]
+                            break
+                    data = s.recv(65536)
+                    assert data, "nginx closed the connection"
+                    buf += data
+        done += k
+
+
+# Where callgrind's instructions are, by the object that holds the code.
+# LuaJIT's compiled traces live in anonymous memory: callgrind names no
+# object for them ("???").
+OBJECT_GROUPS = (
+    ("nginx", ("nginx", "ngx_http_lua_module.so", "ndk_http_module.so")),
+    ("LuaJIT VM", ("libluajit-5.1.so",)),
+    ("JIT code", ("???",)),
+    ("libshmetrics", ("libshmetrics.so",)),
+    ("libc", ("libc.so", "ld-linux", "libm.so", "libgcc_s.so")),
+)
+
+
+def callgrind_costs(out: Path) -> dict[str, int]:
+    """The run's instruction total, its self cost per object group, and the
+    inclusive cost of the Lua log phase (ngx_http_lua_log_handler), from
+    callgrind_annotate."""
+    text = subprocess.run(["callgrind_annotate", "--threshold=100", str(out)],
+                          capture_output=True, text=True, check=True).stdout
+    costs = {"total": 0, "log phase": 0, "other": 0} | {g: 0 for g, _ in OBJECT_GROUPS}
+    for line in text.splitlines():
+        m = re.match(r"\s*([\d,]+) +(?:\([ \d.]+%\) +)?PROGRAM TOTALS", line)
+        if m:
+            costs["total"] = int(m.group(1).replace(",", ""))
+        m = re.match(r"\s*([\d,]+) +\([ \d.]+%\) +.* \[(.*)\]$", line)
+        if m:
+            obj = m.group(2).rsplit("/", 1)[-1]
+            group = next((g for g, names in OBJECT_GROUPS if any(obj.startswith(n) for n in names)), "other")
+            costs[group] += int(m.group(1).replace(",", ""))
+    incl = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(out)],
+                          capture_output=True, text=True, check=True).stdout
+    m = re.search(r"^\s*([\d,]+) +\([ \d.]+%\) +\S*:ngx_http_lua_log_handler \[", incl, re.M)
+    costs["log phase"] = int(m.group(1).replace(",", "")) if m else 0
+    return costs
+
+
+def callgrind_nginx(d: Path, name: str, handler: str, requests: int, keep: Path | None,
+                    counts: int) -> dict[str, int]:
+    """One nginx process (master_process off) under callgrind: start, exactly
+    `requests` requests, stop. Returns callgrind_costs(). With `counts` (the
+    handler adds that much to nginx_http_requests_total per request), checks
+    the store's total."""
+    tmp = Path(tempfile.mkdtemp(dir=d))
+    store = tmp / "instr.metrics"
+    out = tmp / "callgrind.out"
+    # --smc-check=all-non-file: LuaJIT writes (and patches) machine code in
+    # anonymous memory, which valgrind must translate again when it changes.
+    wrapper = ["valgrind", "--tool=callgrind", "--smc-check=all-non-file", f"--callgrind-out-file={out}"]
+    n = Nginx(tmp, 1, INIT.format(store=store, lib=LIB) + handler, single=True, wrapper=wrapper)
+    try:
+        send_requests(n.port, requests)
+    finally:
+        n.stop()
+    if counts:
+        counted = get_store_total(store)[1]
+        assert counted == counts * requests, f"{name}: the store counted {counted} for {requests} requests"
+    if keep:
+        keep.mkdir(parents=True, exist_ok=True)
+        slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+        shutil.copy(out, keep / f"callgrind.{slug}.{requests}.{len(list(keep.glob(f'callgrind.{slug}.{requests}.*')))}")
+    return callgrind_costs(out)
+
+
+def instructions(requests: int, warmup: int, reps: int, keep: Path | None) -> None:
+    print(f"== Hot-path tax in instructions: valgrind --tool=callgrind, one nginx process (master_process off), "
+          f"{warmup} warm-up requests, then {requests} more; {reps} repetitions")
+    print("   Each setup runs twice per repetition: W = warm-up requests only, and W + N. Per request is\n"
+          "   (I(W+N) - I(W)) / N, I the instructions callgrind counted in the nginx process from start to\n"
+          "   exit, so start-up, warm-up (JIT compilation of the first traces) and shutdown cancel out.\n"
+          "   Requests: one at a time, over keep-alive connections of 100 requests (a Python client outside\n"
+          "   valgrind), to `location / { return 200 }`; the shmetrics setups' store must count all W+N.\n"
+          "   An instruction count is not time. It is repeatable (to within about 160 instructions per request\n"
+          "   in the runs so far; see the ranges) where CPU time on a shared machine is not, but instructions differ\n"
+          "   in cost (cache misses, atomic read-modify-writes, branch mispredictions), and the kernel's\n"
+          "   work (a syscall is one instruction) is not counted. Ratios of instruction counts are not\n"
+          "   ratios of req/s; no figure below is converted to time.")
+    # name: (the log handler, the requests nginx_http_requests_total counts per request)
+    setups = {
+        "no log handler": ("", 0),
+        "empty log_by_lua": (EMPTY, 0),
+        "log_by_lua calling an empty function": (CALL_ONLY, 0),
+        "the handler's reads, no update": (READS_ONLY, 0),
+        "the reads through ngx.var, no update": (READS_VAR, 0),
+        "shmetrics counter+histogram": (UPDATE, 1),
+        "shmetrics, 11 update pairs": (UPDATE_X11, 11),
+        "shmetrics, constant labels, no ngx.*": (CONSTANT, 1),
+        "shmetrics, handler inline": (UPDATE_INLINE, 1),
+    }
+    per_req: dict[str, list[dict[str, float]]] = {k: [] for k in setups}
+    with tempfile.TemporaryDirectory() as d:
+        for r in range(reps):
+            for name, (handler, counts) in setups.items():
+                runs = [callgrind_nginx(Path(d), name, handler, k, keep, counts) for k in (warmup, warmup + requests)]
+                per_req[name].append({k: (runs[1][k] - runs[0][k]) / requests for k in runs[0]})
+                print(f"   rep {r + 1}: {name:38s} I(W) {runs[0]['total']:>13,}  I(W+N) {runs[1]['total']:>13,}"
+                      f"  -> {per_req[name][-1]['total']:8.0f} instructions/request", flush=True)
+    med = {k: {c: statistics.median(x[c] for x in v) for c in v[0]} for k, v in per_req.items()}
+    groups = [g for g, _ in OBJECT_GROUPS] + ["other"]
+    base = med["empty log_by_lua"]["total"]
+    print(f"   {'setup':38s} {'instr/req':>9s} {'(range)':>15s} {'vs empty':>9s} {'ratio':>6s} {'log phase':>9s}")
+    for name, m in med.items():
+        totals = [x["total"] for x in per_req[name]]
+        print(f"   {name:38s} {m['total']:9.0f} {f'({min(totals):.0f}..{max(totals):.0f})':>15s}"
+              f" {m['total'] - base:+9.0f} {m['total'] / base:6.3f} {m['log phase']:9.0f}")
+    print("   (median and range over the repetitions; ratio: the setup's instructions per request / the empty\n"
+          "   handler's; log phase: instructions in ngx_http_lua_log_handler and what it calls, per request)")
+    print(f"   instructions per request above the empty handler, by where the code is:")
+    print(f"   {'setup':38s}" + "".join(f" {g:>12s}" for g in groups))
+    for name, m in med.items():
+        print(f"   {name:38s}" + "".join(f" {m[g] - med['empty log_by_lua'][g]:+12.0f}" for g in groups))
+    print("   (LuaJIT VM: its interpreter, garbage collector, FFI call machinery and trace recorder;\n"
+          "   JIT code: LuaJIT's compiled traces; libshmetrics: the Rust core behind the C ABI)")
+    total = {k: m["total"] for k, m in med.items()}
+    upd, reads, call = (total[k] for k in ("shmetrics counter+histogram", "the handler's reads, no update",
+                                           "log_by_lua calling an empty function"))
+    print(f"   the handler of docs/lua.md vs the empty handler: {upd - base:+.0f} instructions/request; "
+          f"instruction ratio empty/handler {base / upd:.3f}")
+    print(f"     = calling a function from log_by_lua {call - base:+.0f}"
+          f" + the ngx.* reads {reads - call:+.0f}"
+          f" + the counter+histogram update pair {upd - reads:+.0f}"
+          f" (of which {med['shmetrics counter+histogram']['libshmetrics']:.0f} in libshmetrics)")
+    print(f"   the reads with ngx.var.status and tonumber(ngx.var.request_time) instead of ngx.status and "
+          f"ngx.now() - ngx.req.start_time(): {total['the reads through ngx.var, no update'] - call:+.0f} "
+          f"instead of {reads - call:+.0f}")
+    print(f"   marginal update pair, (11 pairs - 1 pair) / 10: {(total['shmetrics, 11 update pairs'] - upd) / 10:+.0f}")
+    print(f"   the update pair with constant labels, no ngx.* (constant - calling an empty function): "
+          f"{total['shmetrics, constant labels, no ngx.*'] - call:+.0f}")
+    inline = total["shmetrics, handler inline"]
+    print(f"   the same handler inline in the log_by_lua block vs the empty handler: {inline - base:+.0f}; "
+          f"instruction ratio empty/inline {base / inline:.3f}")
+    print(f"   the empty handler vs no handler: {base - total['no log handler']:+.0f}")
 
 
 def get_store_total(store: Path) -> tuple[str, int]:
@@ -265,7 +500,35 @@ for i = 1, 2000 do h:observe(i / 1000, {{"/route/" .. i}}) end
 """
 
 
-def long_tail(seconds: int, interval: float) -> None:
+def tail_run(port: int, seconds: int, target: int | None, interval: float) -> tuple[dict, list[float], list[int]]:
+    """wrk on the static location for `seconds`, while a thread scrapes
+    `target`'s /metrics every `interval` seconds (none if target is None).
+    Returns wrk's figures, the scrapes' durations and their sizes."""
+    stop = threading.Event()
+    times: list[float] = []
+    sizes: list[int] = []
+
+    def scraper() -> None:
+        while not stop.wait(interval):
+            t0 = time.perf_counter()
+            status, body = get(target, "/metrics")
+            times.append(time.perf_counter() - t0)
+            sizes.append(len(body))
+            assert status == 200
+
+    th = threading.Thread(target=scraper)
+    if target:
+        th.start()
+    try:
+        res = wrk(port, seconds, 2, 50, "/static")
+    finally:
+        stop.set()
+        if target:
+            th.join()
+    return res, times, sizes
+
+
+def long_tail(seconds: int, interval: float, pairs: int, pair_seconds: int) -> None:
     print(f"== Long tail: 100k series, 2 nginx workers, wrk -t2 -c50 -d{seconds}s --latency on a static location")
     with tempfile.TemporaryDirectory() as d:
         store = Path(d) / "tail.metrics"
@@ -285,25 +548,7 @@ def long_tail(seconds: int, interval: float) -> None:
             phases = (("no scrapes", None), (f"exporter scraped {every}", eport),
                       (f"nginx /metrics (collect) {every}", n.port))
             for phase, target in phases:
-                stop = threading.Event()
-                times: list[float] = []
-                sizes: list[int] = []
-
-                def scraper() -> None:
-                    while not stop.wait(interval):
-                        t0 = time.perf_counter()
-                        status, body = get(target, "/metrics")
-                        times.append(time.perf_counter() - t0)
-                        sizes.append(len(body))
-                        assert status == 200
-
-                th = threading.Thread(target=scraper)
-                if target:
-                    th.start()
-                res = wrk(n.port, seconds, 2, 50, "/static")
-                stop.set()
-                if target:
-                    th.join()
+                res, times, sizes = tail_run(n.port, seconds, target, interval)
                 rows[phase] = res
                 extra = ""
                 if times:
@@ -311,15 +556,40 @@ def long_tail(seconds: int, interval: float) -> None:
                              f" max {max(times) * 1e3:.1f} ms ({len(times)} scrapes, {sizes[-1] / 1e6:.1f} MB)")
                 print(f"   {phase:38s} {res['rps']:9.0f} req/s  p99 {res['p99'] * 1e3:7.2f} ms"
                       f"  max {res['max'] * 1e3:8.2f} ms{extra}")
+            base = rows["no scrapes"]["max"]
+            print(f"   max latency ratio, exporter scraped / no scrapes: {rows[phases[1][0]]['max'] / base:.2f} (target <= 1.2)")
+            print(f"   max latency ratio, in-nginx collect / no scrapes: {rows[phases[2][0]]['max'] / base:.2f}")
+            if pairs:
+                # The max of one run is one sample, and the two runs above
+                # are minutes apart: pairs of shorter runs back to back, in
+                # alternating order (ABBA), and the median of their ratios.
+                print(f"   {pairs} interleaved pairs of {pair_seconds} s runs, no scrapes and exporter scraped {every}"
+                      f" (alternating which runs first):")
+                max_ratios, p99_ratios = [], []
+                for i in range(pairs):
+                    order = (None, eport) if i % 2 == 0 else (eport, None)
+                    got = {}
+                    for target in order:
+                        res, times, _ = tail_run(n.port, pair_seconds, target, interval)
+                        got[target] = (res, len(times))
+                    quiet, (scraped, scrapes) = got[None][0], got[eport]
+                    max_ratios.append(scraped["max"] / quiet["max"])
+                    p99_ratios.append(scraped["p99"] / quiet["p99"])
+                    print(f"   pair {i + 1} ({'quiet first' if order[0] is None else 'scraped first'}):"
+                          f" no scrapes p99 {quiet['p99'] * 1e3:6.2f} ms max {quiet['max'] * 1e3:7.2f} ms |"
+                          f" scraped ({scrapes}) p99 {scraped['p99'] * 1e3:6.2f} ms max {scraped['max'] * 1e3:7.2f} ms |"
+                          f" max ratio {max_ratios[-1]:.2f}, p99 ratio {p99_ratios[-1]:.2f}")
+                print(f"   median over {pairs} pairs of the max latency ratio, exporter scraped / no scrapes: "
+                      f"{statistics.median(max_ratios):.2f} (range {min(max_ratios):.2f}..{max(max_ratios):.2f};"
+                      f" target <= 1.2)")
+                print(f"   median of the p99 ratio: {statistics.median(p99_ratios):.2f}"
+                      f" (range {min(p99_ratios):.2f}..{max(p99_ratios):.2f})")
             _, body = get(eport, "/metrics")
             secs = re.search(rb"^shmetrics_exporter_render_seconds_total ([\d.e+-]+)$", body, re.M)
             renders = re.search(rb"^shmetrics_exporter_renders_total ([\d.e+-]+)$", body, re.M)
             assert secs and renders, "the exporter's render metrics are missing"
             print(f"   exporter render time, mean over {int(float(renders.group(1)))} renders: "
                   f"{float(secs.group(1)) / float(renders.group(1)) * 1e3:.1f} ms")
-            base = rows["no scrapes"]["max"]
-            print(f"   max latency ratio, exporter scraped / no scrapes: {rows[phases[1][0]]['max'] / base:.2f} (target <= 1.2)")
-            print(f"   max latency ratio, in-nginx collect / no scrapes: {rows[phases[2][0]]['max'] / base:.2f}")
         finally:
             n.stop()
             exporter.terminate()
@@ -332,14 +602,27 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--tail-seconds", type=int, default=30)
     ap.add_argument("--interval", type=float, default=5.0, help="seconds between scrapes")
-    ap.add_argument("--only", choices=["tax", "tail"])
+    ap.add_argument("--tail-pairs", type=int, default=4, help="interleaved pairs of runs without and with scrapes")
+    ap.add_argument("--tail-pair-seconds", type=int, default=20, help="wrk duration of each run of a pair")
+    ap.add_argument("--instr-requests", type=int, default=20000, help="measured requests per callgrind run")
+    ap.add_argument("--instr-warmup", type=int, default=2000, help="warm-up requests per callgrind run")
+    ap.add_argument("--instr-reps", type=int, default=2, help="repetitions of each callgrind measurement")
+    ap.add_argument("--instr-keep", type=Path, help="copy callgrind's output files into this directory")
+    ap.add_argument("--lua-dir", type=Path, help="load shmetrics.lua from this directory instead of bindings/lua "
+                    "(to compare versions; put shmetrics.cdef.h next to it)")
+    ap.add_argument("--only", choices=["tax", "tail", "instr"])
     a = ap.parse_args()
+    if a.lua_dir:
+        global LUA_DIR
+        LUA_DIR = a.lua_dir.resolve()
     print(f"nginx {subprocess.run(['/usr/sbin/nginx', '-v'], capture_output=True, text=True).stderr.strip()}, "
-          f"{os.cpu_count()} CPUs, library {LIB}")
+          f"{os.cpu_count()} CPUs, library {LIB}, {LUA_DIR / 'shmetrics.lua'}")
     if a.only in (None, "tax"):
         hot_path_tax(a.seconds, a.rounds)
+    if a.only in (None, "instr"):
+        instructions(a.instr_requests, a.instr_warmup, a.instr_reps, a.instr_keep)
     if a.only in (None, "tail"):
-        long_tail(a.tail_seconds, a.interval)
+        long_tail(a.tail_seconds, a.interval, a.tail_pairs, a.tail_pair_seconds)
 
 
 if __name__ == "__main__":

@@ -210,7 +210,10 @@ end
 
 -- The series for these label values, from the cache or, on a miss, from
 -- the store. Returns nil (after counting the error) if they are wrong.
-function Metric:_series(lv)
+-- series() and update() below are local functions, called directly, not
+-- methods: a method call looks the name up in the metric, its class and
+-- Metric (three hash lookups, in compiled code as well) before it calls.
+local function series(self, lv)
   local n = self.nlabels
   if n == 0 then
     if lv ~= nil and (type(lv) ~= "table" or lv[1] ~= nil) then
@@ -225,29 +228,45 @@ function Metric:_series(lv)
   end
   -- Unrolled for up to four labels: a loop whose trip count differs from
   -- metric to metric makes LuaJIT abort its traces ("loop unroll limit"),
-  -- which tests/jit.lua checks for.
+  -- which tests/jit.lua checks for. `extra` is lv[n + 1], which must be
+  -- nil (no more values than labels), read at a constant index for up to
+  -- four labels: LuaJIT can then skip allocating the caller's label table
+  -- (allocation sinking), which a read at a variable index prevents.
   local node = self.cache[lv[1]]
-  if n > 1 then
+  local extra
+  if n == 1 then
+    extra = lv[2]
+  else
     if node == nil then return self:_miss(lv) end
     node = node[lv[2]]
-    if n > 2 then
+    if n == 2 then
+      extra = lv[3]
+    else
       if node == nil then return self:_miss(lv) end
       node = node[lv[3]]
-      if n > 3 then
+      if n == 3 then
+        extra = lv[4]
+      else
         if node == nil then return self:_miss(lv) end
         node = node[lv[4]]
-        for i = 5, n do
-          if node == nil then return self:_miss(lv) end
-          node = node[lv[i]]
+        if n == 4 then
+          extra = lv[5]
+        else
+          for i = 5, n do
+            if node == nil then return self:_miss(lv) end
+            node = node[lv[i]]
+          end
+          extra = lv[n + 1]
         end
       end
     end
   end
-  if node == nil or lv[n + 1] ~= nil then
+  if node == nil or extra ~= nil then
     return self:_miss(lv)
   end
   return node
 end
+Metric._series = series
 
 local function is_key(v)
   return type(v) == "string" or (type(v) == "number" and v == v)
@@ -335,7 +354,7 @@ end
 function Metric:_retry(rc, fn, v, lv, what)
   if rc == STALE_HANDLE then
     self.cache, self.cached, self.nolabels = {}, 0, nil
-    local s = self:_series(lv)
+    local s = series(self, lv)
     if s == nil then return end
     rc = fn(self.store, s, v)
     if rc == OK then return end
@@ -379,7 +398,8 @@ end
 
 -- An update's value: `value` as a number, or `default` when `value` is
 -- nil and there is a default; nil (counted and logged) if it is no number.
-function Metric:_value(what, value, default)
+-- A local function, as series(): the hot path makes no method lookups.
+local function value_of(self, what, value, default)
   if value == nil and default ~= nil then return default end
   local v = num(value)
   if v == nil then self:_fail(what, "the value is not a number") end
@@ -389,24 +409,25 @@ end
 -- What every update method does: find the series, take the value
 -- (`default` when it is nil and there is a default), make the call. A
 -- stale handle is retried once; any other failure is counted and logged.
-function Metric:_update(what, fn, value, default, lv)
-  local s = self:_series(lv)
+local function update(self, what, fn, value, default, lv)
+  local s = series(self, lv)
   if s == nil then return end
-  local v = self:_value(what, value, default)
+  local v = value_of(self, what, value, default)
   if v == nil then return end
   local rc = fn(self.store, s, v)
   if rc ~= OK then self:_retry(rc, fn, v, lv, what) end
 end
+Metric._update = update
 
 -- An update with an exemplar (`exemplar`, a table of label names to
 -- values): as _update, with the exemplar's labels as two arrays for `fn`
 -- (shmetrics_counter_add_exemplar or shmetrics_observe_exemplar). The
 -- store checks them; a refused exemplar refuses the update too. Off the
 -- hot path: updates without an exemplar never come here.
-function Metric:_update_exemplar(what, fn, value, default, lv, exemplar)
-  local s = self:_series(lv)
+local function update_exemplar(self, what, fn, value, default, lv, exemplar)
+  local s = series(self, lv)
   if s == nil then return end
-  local v = self:_value(what, value, default)
+  local v = value_of(self, what, value, default)
   if v == nil then return end
   if type(exemplar) ~= "table" then
     self:_fail(what, "the exemplar must be a table of label names to values, got " .. type(exemplar))
@@ -446,7 +467,7 @@ function Metric:_update_exemplar(what, fn, value, default, lv, exemplar)
   local rc = fn(self.store, s, v, cn, cv, n)
   if rc == STALE_HANDLE then
     self.cache, self.cached, self.nolabels = {}, 0, nil
-    s = self:_series(lv)
+    s = series(self, lv)
     if s == nil then return end
     rc = fn(self.store, s, v, cn, cv, n)
   end
@@ -458,6 +479,7 @@ function Metric:_update_exemplar(what, fn, value, default, lv, exemplar)
     self:_fail(what, msg)
   end
 end
+Metric._update_exemplar = update_exemplar
 
 local Counter = setmetatable({}, { __index = Metric })
 Counter.__index = Counter
@@ -468,9 +490,9 @@ Counter.__index = Counter
 -- shown with the series in the OpenMetrics exposition.
 function Counter:inc(value, lv, exemplar)
   if exemplar ~= nil then
-    return self:_update_exemplar("inc", C.shmetrics_counter_add_exemplar, value, 1, lv, exemplar)
+    return update_exemplar(self, "inc", C.shmetrics_counter_add_exemplar, value, 1, lv, exemplar)
   end
-  return self:_update("inc", C.shmetrics_counter_add, value, 1, lv)
+  return update(self, "inc", C.shmetrics_counter_add, value, 1, lv)
 end
 
 local Gauge = setmetatable({}, { __index = Metric })
@@ -478,12 +500,12 @@ Gauge.__index = Gauge
 
 -- Sets the series to `value` (NaN is an error).
 function Gauge:set(value, lv)
-  return self:_update("set", C.shmetrics_gauge_set, value, nil, lv)
+  return update(self, "set", C.shmetrics_gauge_set, value, nil, lv)
 end
 
 -- Adds `value` (default 1, may be negative) to the series.
 function Gauge:inc(value, lv)
-  return self:_update("inc", C.shmetrics_gauge_add, value, 1, lv)
+  return update(self, "inc", C.shmetrics_gauge_add, value, 1, lv)
 end
 
 -- Subtracts `value` (default 1) from the series.
@@ -505,9 +527,9 @@ Histogram.__index = Histogram
 -- the OpenMetrics exposition.
 function Histogram:observe(value, lv, exemplar)
   if exemplar ~= nil then
-    return self:_update_exemplar("observe", C.shmetrics_observe_exemplar, value, nil, lv, exemplar)
+    return update_exemplar(self, "observe", C.shmetrics_observe_exemplar, value, nil, lv, exemplar)
   end
-  return self:_update("observe", C.shmetrics_observe, value, nil, lv)
+  return update(self, "observe", C.shmetrics_observe, value, nil, lv)
 end
 
 ----------------------------------------------------------------------------

@@ -629,6 +629,33 @@ test("updates survive a wipe of the store by another handle (stale handles re-re
   eq(#logged, 0, "no error: " .. table.concat(logged, "; "))
 end)
 
+test("one value too many is an error at every label count, cached series or not", function()
+  -- The cached lookup is unrolled for up to four labels, each count with
+  -- its own check of the value after the last.
+  local p, path, logged = fresh()
+  for n = 1, 6 do
+    local names, values = {}, {}
+    for i = 1, n do
+      names[i] = "l" .. i
+      values[i] = "v" .. i
+    end
+    local c = p:counter("labels" .. n .. "_total", "h", names)
+    local more = { unpack(values) }
+    more[n + 1] = "extra"
+    c:inc(1, more)   -- not cached yet
+    c:inc(1, values) -- caches the series
+    c:inc(1, more)   -- cached
+    c:inc(1, values)
+  end
+  eq(#logged, 12, "errors logged: " .. table.concat(logged, "; "))
+  for i = 1, 12 do contains(logged[i], "label values") end
+  local s = H.samples(H.dump(path))
+  eq(s["nginx_metric_errors_total"], 12, "errors counted")
+  eq(s['labels1_total{l1="v1"}'], 2, "1 label")
+  eq(s['labels4_total{l1="v1",l2="v2",l3="v3",l4="v4"}'], 2, "4 labels")
+  eq(s['labels6_total{l1="v1",l2="v2",l3="v3",l4="v4",l5="v5",l6="v6"}'], 2, "6 labels")
+end)
+
 test("init twice on one path shares the handle and the writer slot", function()
   local path = H.store_path()
   local a = shmetrics.init(path)
