@@ -106,8 +106,13 @@ impl SketchMapping {
             self.bins as usize - 1
         } else {
             // ceil(log_gamma(m)) - min_index, clamped against rounding at
-            // the range's ends.
-            let i = (m.ln() * self.inv_ln_gamma).ceil() as i64 - i64::from(self.min_index);
+            // the range's ends. The ceiling is taken by hand: `f64::ceil`
+            // is a library call on x86-64 without SSE4.1 (about 23
+            // instructions under callgrind, against 51 for the log), and
+            // x is finite and small here (m is inside the range).
+            let x = m.ln() * self.inv_ln_gamma;
+            let t = x as i64;
+            let i = t + i64::from(x > t as f64) - i64::from(self.min_index);
             i.clamp(0, i64::from(self.bins) - 1) as usize
         };
         if v > 0.0 {
@@ -360,6 +365,49 @@ mod tests {
         );
         assert_eq!(m.cell_of(-1e9), 0);
         assert_eq!(m.cell_of(f64::INFINITY), m.cells() - 1);
+    }
+
+    #[test]
+    fn cell_of_takes_the_same_ceiling_as_f64_ceil() {
+        // The cells by f64::ceil, as cell_of computed them before its
+        // ceiling was taken by hand: the same for values on a cell's
+        // bound (powers of gamma, as close as f64 gets), one ulp either
+        // side of it, and values between, of both signs.
+        let m = latency_mapping();
+        let by_ceil = |v: f64| {
+            let zero = m.bins as usize;
+            let a = v.abs();
+            if a < m.min_value {
+                return zero;
+            }
+            let off = if a >= m.max_value {
+                m.bins as usize - 1
+            } else {
+                let i = (a.ln() * m.inv_ln_gamma).ceil() as i64 - i64::from(m.min_index);
+                i.clamp(0, i64::from(m.bins) - 1) as usize
+            };
+            if v > 0.0 {
+                zero + 1 + off
+            } else {
+                zero - 1 - off
+            }
+        };
+        let mut checked = 0;
+        for i in m.min_index - 1..m.min_index + m.bins as i32 + 1 {
+            let bound = m.gamma.powi(i);
+            for v in [
+                bound,
+                f64::from_bits(bound.to_bits() - 1),
+                f64::from_bits(bound.to_bits() + 1),
+                bound * (1.0 + m.alpha / 2.0),
+            ] {
+                for v in [v, -v] {
+                    assert_eq!(m.cell_of(v), by_ceil(v), "{v:e}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 16_000, "{checked}");
     }
 
     #[test]
