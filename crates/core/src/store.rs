@@ -47,7 +47,7 @@ pub struct Options {
     pub cells_per_writer: u64,
     /// 8-byte sketch cells per writer, for summary quantiles and native
     /// histogram buckets. A summary series with quantiles takes
-    /// `age_buckets` × 4,189 of them (about 164 KiB a writer with the
+    /// `age_buckets` × 4,229 of them (about 165 KiB a writer with the
     /// default 5 age buckets); a native histogram series `2 × 128 ×
     /// 2^schema` (2,048 at the default schema 3: 16 KiB a writer). The
     /// file is sparse and a writer touches only the cells its values fall

@@ -310,7 +310,7 @@ typedef struct shmetrics_options {
   uint64_t cells_per_writer;
   /**
    * 8-byte sketch cells per writer, for summary quantiles: a summary
-   * series with quantiles takes age_buckets x 4189. 0 (default) picks
+   * series with quantiles takes age_buckets x 4229. 0 (default) picks
    * 2097152 (sparse: address space, not memory).
    */
   uint64_t sketch_cells_per_writer;

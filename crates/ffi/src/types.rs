@@ -196,7 +196,7 @@ pub struct shmetrics_options {
     /// 8-byte value cells per writer; 0 (default) picks 16 per series.
     pub cells_per_writer: u64,
     /// 8-byte sketch cells per writer, for summary quantiles: a summary
-    /// series with quantiles takes age_buckets x 4189. 0 (default) picks
+    /// series with quantiles takes age_buckets x 4229. 0 (default) picks
     /// 2097152 (sparse: address space, not memory).
     pub sketch_cells_per_writer: u64,
 }

@@ -30,6 +30,9 @@ use std::time::Instant;
 
 use criterion::Criterion;
 use shmetrics_core::{FamilyDesc, Kind, NativeOpts, Options, Snapshot, Store, Value};
+
+/// Sketch cells of one summary set.
+const SUMMARY_CELLS: u64 = 4229;
 use shmetrics_expo::{encode, Format};
 use shmetrics_testkit::proto;
 
@@ -190,7 +193,7 @@ fn render_fixture(what: Series) -> RenderFixture {
         max_writers: 8,
         max_series: 2 * SERIES as u32,
         sketch_cells_per_writer: match what {
-            Series::SummaryQuantiles => (SERIES as u64 + 1) * 5 * 4189,
+            Series::SummaryQuantiles => (SERIES as u64 + 1) * 5 * SUMMARY_CELLS,
             // Schema 3: 1,024 buckets a side.
             Series::Native => (SERIES as u64 + 1) * 2048,
             _ => 0,

@@ -120,7 +120,7 @@ fn reset_and_wipe_clear_the_sketches() {
     assert!(qs[0].value.is_nan(), "a wipe leaves no old sketch behind");
     store.observe(s, 7.0).unwrap();
     assert!(close(read(&store, "r").1[0].value, 7.0));
-    assert_eq!(store.stats().sketch_cells_used, 2 * 5 * 4189);
+    assert_eq!(store.stats().sketch_cells_used, 2 * 5 * 4229);
 }
 
 #[test]
@@ -152,7 +152,7 @@ fn threads_of_one_process_lose_no_observation() {
 
 #[test]
 fn sketch_capacity_gives_overflow_then_store_full() {
-    let per_series = 5 * 4189;
+    let per_series = 5 * 4229;
     let opts = Options {
         sketch_cells_per_writer: 2 * per_series,
         ..Options::default()
@@ -236,7 +236,7 @@ fn corrupt_sketch_headers_never_panic() {
     for word in 1..=16 {
         let at = slot1 + (int_off + word) * 8;
         let saved = raw.u64(at);
-        for v in [0, 1, 4189, 4190, u64::MAX, u64::MAX - 1, 1 << 40] {
+        for v in [0, 1, 4229, 4230, u64::MAX, u64::MAX - 1, 1 << 40] {
             raw.set_u64(at, v);
             let snap = store.snapshot().unwrap();
             let q = snap.family("x").unwrap().series().next().unwrap().value();
