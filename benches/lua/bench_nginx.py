@@ -307,8 +307,17 @@ def hot_path_tax(seconds: int, rounds: int) -> None:
     reads = med["the handler's reads, no update"]
     print(f"   of which the handler's reads: {reads[1] - base[1]:+.3f} us; the shmetrics updates: "
           f"{upd[1] - reads[1]:+.3f} us (req/s ratio to the reads alone: {upd[0] / reads[0]:.3f})")
+    # Paired by round: each round runs every setup back to back, so a
+    # difference within a round leaves out the machine's drift between
+    # rounds (its noise is still in).
+    paired = [h[1] - e[1] for e, h in zip(results["empty log_by_lua"], results["shmetrics counter+histogram"])]
+    print(f"   per round, handler - empty handler CPU: {', '.join(f'{d:+.2f}' for d in paired)} us"
+          f" (median {statistics.median(paired):+.3f})")
     x11 = med["shmetrics, 11 update pairs"]
     print(f"   marginal CPU of one counter inc + histogram observe: {(x11[1] - upd[1]) / 10 * 1e3:.0f} ns")
+    marginal = [(x[1] - h[1]) / 10 * 1e3 for h, x in zip(results["shmetrics counter+histogram"],
+                                                         results["shmetrics, 11 update pairs"])]
+    print(f"   the same per round, (11 pairs - 1 pair) / 10: {', '.join(f'{m:.0f}' for m in marginal)} ns")
     const = med["shmetrics, constant labels, no ngx.*"]
     print(f"   the two updates with constant labels and no ngx.* above the empty handler: "
           f"{const[1] - base[1]:+.3f} us CPU, req/s ratio {const[0] / base[0]:.3f}")

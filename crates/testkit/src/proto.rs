@@ -21,7 +21,8 @@ pub mod word {
     /// Set by the worker once it holds all its handles.
     pub const READY: usize = 6;
     /// `create` mode: series created and incremented so far (series
-    /// `"{id}-{n}"` for every `n` below this value exist).
+    /// `"{id}-{n}"` for every `n` below this value exist); `ttl` mode:
+    /// short-lived series added so far.
     pub const CREATED: usize = 7;
     /// `fork` mode: the first child's pid (it updates).
     pub const CHILD_A_PID: usize = 8;
@@ -235,4 +236,36 @@ pub fn create_family(id: u64) -> FamilyDesc {
 /// `fork` mode: the counter family (no labels).
 pub fn fork_counter() -> FamilyDesc {
     FamilyDesc::new("tk_fork_incs", Kind::Counter)
+}
+
+/// `ttl` mode: the counter family of series kept busy (label `k`), with a
+/// TTL: its series never stay idle that long, so none may expire.
+pub const TTL_HOT: &str = "tk_ttl_hot";
+/// `ttl` mode: series of the busy family.
+pub const TTL_HOT_SERIES: usize = 8;
+/// `ttl` mode: the histogram family of short-lived series (label `id`,
+/// one series per worker incarnation and step), with a short TTL.
+pub const TTL_CHURN: &str = "tk_ttl_churn";
+/// The short-lived family's TTL.
+pub const TTL_CHURN_MS: u64 = 200;
+/// The short-lived family's series limit: far fewer than a kill storm
+/// creates, so that it runs only if expired records are reused.
+pub const TTL_CHURN_MAX: u32 = 512;
+/// How often a `ttl`-mode worker adds a short-lived series.
+pub const TTL_CHURN_EVERY_MS: u64 = 20;
+
+/// The ttl-mode busy counter family.
+pub fn ttl_hot() -> FamilyDesc {
+    FamilyDesc::new(TTL_HOT, Kind::Counter)
+        .labels(&["k"])
+        .ttl(std::time::Duration::from_secs(5))
+}
+
+/// The ttl-mode short-lived histogram family.
+pub fn ttl_churn() -> FamilyDesc {
+    FamilyDesc::new(TTL_CHURN, Kind::Histogram)
+        .labels(&["id"])
+        .buckets(&BUCKETS)
+        .max_series(TTL_CHURN_MAX)
+        .ttl(std::time::Duration::from_millis(TTL_CHURN_MS))
 }

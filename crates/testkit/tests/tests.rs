@@ -15,3 +15,4 @@ mod native_histograms;
 mod scrape_during_kills;
 mod slot_reuse;
 mod summary_quantiles;
+mod ttl_kill_storm;

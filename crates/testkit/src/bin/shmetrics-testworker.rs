@@ -26,6 +26,10 @@
 //!   observations with exemplars whose trace id is
 //!   `proto::exemplar_trace(W, i)`; observation `i` goes in bucket
 //!   `i % B` (B of 1 to 3, default 3). Then DONE, and exits.
+//! - `ttl`: increments the `proto::ttl_hot` series round-robin, forever
+//!   (until STOP or SIGKILL); every `proto::TTL_CHURN_EVERY_MS` it adds a
+//!   series `"{id}-{n}"` (a random id per incarnation) to the `proto::ttl_churn` family, observes 3
+//!   values in it (HIST, HIST_SUM) and leaves it to expire (CREATED).
 //!
 //! Exit codes: 0 success, 2 usage, 3 store error, 4 lifetime exceeded,
 //! 5 ack file error.
@@ -128,6 +132,7 @@ fn main() {
         "summary" => summary(ctx),
         "native" => native(ctx),
         "exemplars" => exemplars(ctx),
+        "ttl" => ttl(ctx),
         m => usage(&format!("unknown mode {m:?}")),
     };
     if let Err(e) = r {
@@ -242,6 +247,46 @@ fn exemplars(ctx: Ctx) -> Result<()> {
         ctx.ack.add(word::HIST, 1);
     }
     ctx.ack.set(word::DONE, 1);
+    Ok(())
+}
+
+fn ttl(ctx: Ctx) -> Result<()> {
+    let store = &ctx.store;
+    let hot = store.register(&proto::ttl_hot())?;
+    let churn = store.register(&proto::ttl_churn())?;
+    let hot = (0..proto::TTL_HOT_SERIES)
+        .map(|i| store.series(&hot, &[&format!("k{i}")]))
+        .collect::<Result<Vec<_>>>()?;
+    ctx.ack.set(word::READY, 1);
+    // Labels of this incarnation's own: a random id, not the pid, which
+    // the system may give again to a later incarnation.
+    let mut rng = Rng::from_entropy();
+    let id = rng.below(u64::MAX);
+    let every = Duration::from_millis(proto::TTL_CHURN_EVERY_MS);
+    let mut next = Instant::now();
+    for n in 0u64.. {
+        for &s in &hot {
+            if ctx.stopped() {
+                return Ok(());
+            }
+            store.counter_inc(s)?;
+            ctx.ack.add(word::COUNTER, 1);
+        }
+        if Instant::now() >= next {
+            next = Instant::now() + every;
+            // An overflow is an error here: the family has room enough
+            // only if expired series are reused.
+            let s = store.series(&churn, &[&format!("{id:016x}-{n}")])?;
+            for _ in 0..3 {
+                let (v, raw) = spread_value(&mut rng);
+                store.observe(s, v)?;
+                ctx.ack.add(word::HIST_SUM, raw);
+                ctx.ack.add(word::HIST, 1);
+            }
+            ctx.ack.add(word::CREATED, 1);
+            ctx.check_life();
+        }
+    }
     Ok(())
 }
 

@@ -1,0 +1,164 @@
+//! Series TTL under SIGKILL: eight workers keep the series of one TTL
+//! family busy and keep adding short-lived series to another, whose TTL
+//! is 200 ms and whose series limit is far below what they add; a random
+//! worker is SIGKILLed every few milliseconds (in the middle of updates,
+//! of a series' creation under the lock, or of a sweep) and restarted,
+//! while a reader checks snapshots. The busy series lose no acknowledged
+//! update, the short-lived family never overflows (its expired records
+//! are reused), and no snapshot is inconsistent.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+use shmetrics_core::{Options, Snapshot, Store};
+use shmetrics_testkit::check::{check_snapshot, totals, Monotone};
+use shmetrics_testkit::proto::{self, word};
+use shmetrics_testkit::rng::Rng;
+
+use crate::common::{create_store, long_mode, tempdir, Worker};
+
+const WORKERS: usize = 8;
+
+/// Snapshots until `stop`, fresh and kept ones in turn, checking each for
+/// consistency and every series' counts for monotonicity (a short-lived
+/// series' label is never used again, so a reused record shows as a new
+/// series). Returns the number of snapshots, or the first error.
+fn reader(path: PathBuf, stop: Arc<AtomicBool>) -> Result<u64, String> {
+    let opts = Options {
+        read_only: true,
+        create: false,
+        ..Options::default()
+    };
+    let store = Store::open(&path, &opts).map_err(|e| format!("reader open: {e}"))?;
+    let mut kept = Snapshot::default();
+    let (mut mono_fresh, mut mono_kept) = (Monotone::default(), Monotone::default());
+    let mut n = 0u64;
+    while !stop.load(SeqCst) {
+        n += 1;
+        if n % 2 == 0 {
+            let s = store.snapshot().map_err(|e| format!("snapshot: {e}"))?;
+            check_snapshot(&s).and_then(|()| mono_fresh.check(&s))
+        } else {
+            store
+                .snapshot_into(&mut kept)
+                .map_err(|e| format!("snapshot_into: {e}"))?;
+            check_snapshot(&kept).and_then(|()| mono_kept.check(&kept))
+        }
+        .map_err(|e| format!("snapshot #{n}: {e}"))?;
+    }
+    Ok(n)
+}
+
+#[test]
+fn ttl_families_stay_exact_and_reuse_records_under_sigkill() {
+    let dir = tempdir();
+    let path = dir.path().join("store");
+    let opts = Options {
+        max_series: 4096,
+        max_writers: 64,
+        ..Options::default()
+    };
+    let store = create_store(&path, &opts);
+    let min_kills: u64 = if long_mode() { 5_000 } else { 200 };
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (path, stop) = (path.clone(), stop.clone());
+        std::thread::spawn(move || reader(path, stop))
+    };
+    let ack_path = |i: usize| dir.path().join(format!("ack-{i}"));
+    let spawn = |i: usize| Worker::spawn("ttl", &path, &ack_path(i), true, &[]);
+    let mut workers: Vec<Worker> = (0..WORKERS).map(spawn).collect();
+    let mut rng = Rng::from_entropy();
+    let mut kills = 0u64;
+    let acks = |w: usize| -> u64 {
+        (0..WORKERS)
+            .map(|i| {
+                shmetrics_testkit::AckFile::open(ack_path(i))
+                    .unwrap()
+                    .get(w)
+            })
+            .sum()
+    };
+    // Kill until the workers have added several times the short-lived
+    // family's limit, so that it could not have held them without reuse.
+    let need = 3 * u64::from(proto::TTL_CHURN_MAX);
+    while kills < min_kills || acks(word::CREATED) < need {
+        std::thread::sleep(Duration::from_micros(rng.range(500, 6000)));
+        let i = rng.below(WORKERS as u64) as usize;
+        workers[i].kill_expecting_running();
+        kills += 1;
+        workers[i] = spawn(i);
+    }
+    for w in &mut workers {
+        w.wait_word(word::READY, 1);
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    for w in &mut workers {
+        w.stop();
+    }
+    stop.store(true, SeqCst);
+    let snapshots = reader.join().expect("reader thread panicked");
+
+    let acked_hot = acks(word::COUNTER) as f64;
+    let created = acks(word::CREATED);
+    let snap = store.snapshot().expect("final snapshot");
+    check_snapshot(&snap).unwrap();
+    let hot = totals(&snap, proto::TTL_HOT);
+    let stats = store.stats();
+    eprintln!(
+        "ttl kill storm: {kills} kills, {acked_hot} acked increments of busy series (store {}), \
+         {created} short-lived series added ({} visible now), {} expired, {} overflows, \
+         {} series records allocated, {} lock recoveries, reader {snapshots:?} snapshots",
+        hot.count,
+        totals(&snap, proto::TTL_CHURN).series,
+        stats.series_expired_total,
+        stats.overflows_total,
+        stats.series_allocated,
+        stats.lock_recoveries_total,
+    );
+    assert!(
+        snapshots.is_ok(),
+        "the reader saw an inconsistent snapshot: {snapshots:?}"
+    );
+    let k = kills as f64;
+    assert!(
+        acked_hot > k,
+        "too little progress to test anything: {acked_hot} acks"
+    );
+    assert_eq!(hot.series, proto::TTL_HOT_SERIES, "busy series expired");
+    assert!(
+        acked_hot <= hot.count && hot.count <= acked_hot + k,
+        "busy series total {} outside [acked {acked_hot}, acked + kills {}]",
+        hot.count,
+        acked_hot + k
+    );
+    // Every creation succeeded (a worker that got an overflow exits with
+    // an error, which kill_expecting_running and stop report), so the
+    // family held `created` series in `TTL_CHURN_MAX` records.
+    assert!(created >= need, "{created} short-lived series added");
+    assert_eq!(stats.overflows_total, 0);
+    assert!(
+        stats.series_expired_total >= created - u64::from(proto::TTL_CHURN_MAX),
+        "{} expired of {created} added",
+        stats.series_expired_total
+    );
+    // The records: the busy series, at most the family's limit of
+    // short-lived ones, and the two families' overflow series.
+    let bound = proto::TTL_HOT_SERIES as u32 + proto::TTL_CHURN_MAX + 2;
+    assert!(
+        stats.series_allocated <= bound,
+        "{} series records allocated, at most {bound} expected",
+        stats.series_allocated
+    );
+
+    // Once idle for the TTL, every short-lived series goes; the busy
+    // series' counts stay as they were.
+    std::thread::sleep(Duration::from_millis(3 * proto::TTL_CHURN_MS));
+    store.expire_idle().unwrap();
+    let after = store.snapshot().unwrap();
+    assert_eq!(totals(&after, proto::TTL_CHURN).series, 0);
+    assert_eq!(totals(&after, proto::TTL_HOT), hot);
+}
