@@ -37,7 +37,7 @@ fn reader(path: PathBuf, stop: Arc<AtomicBool>) -> Result<u64, String> {
     let mut n = 0u64;
     while !stop.load(SeqCst) {
         n += 1;
-        if n % 2 == 0 {
+        if n.is_multiple_of(2) {
             let s = store.snapshot().map_err(|e| format!("snapshot: {e}"))?;
             check_snapshot(&s).and_then(|()| mono_fresh.check(&s))
         } else {
