@@ -803,7 +803,8 @@ function Prometheus:stats()
                       "series_capacity", "writers_capacity", "writers_live", "writers_dead",
                       "file_size", "label_bytes_used", "label_bytes_capacity", "cells_used",
                       "cells_capacity", "writer_claims_total", "writer_reuses_total",
-                      "writers_exhausted_total", "overflows_total", "lock_recoveries_total" }) do
+                      "writers_exhausted_total", "overflows_total", "lock_recoveries_total",
+                      "sketch_cells_used", "sketch_cells_capacity", "series_expired_total" }) do
     out[k] = tonumber(st[k])
   end
   return out

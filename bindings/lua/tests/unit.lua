@@ -590,6 +590,7 @@ test("ttl: exptime and options.ttl expire idle series; stale handles look them u
   -- No new label set swept plain_total's family: its hidden series was
   -- still there, and the update continued it.
   eq(s["plain_total"], 3, "no labels, not swept")
+  eq(p:stats().series_expired_total, 5, "the five swept series counted as expired")
   eq(#logged, 0, "no error: " .. table.concat(logged, "; "))
   -- An update within the TTL keeps a series.
   c:inc(1, { "alice" })

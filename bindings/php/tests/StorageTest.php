@@ -159,10 +159,11 @@ final class StorageTest extends TestCase
         $reg = $this->registry();
         $reg->registerCounter('', 'a', 'A.', ['x'])->inc(['1']);
         $stats = $reg->getStorage()->stats();
-        self::assertSame(3, $stats['layout_version']); // summary sketches, native histograms, series TTL
+        self::assertSame(4, $stats['layout_version']); // summary sketches by the cubic mapping
         self::assertSame(1, $stats['families']);
         self::assertSame(1, $stats['writers_live']);
         self::assertSame(1, $stats['writer_claims_total']);
-        self::assertCount(18, $stats);
+        self::assertCount(21, $stats);
+        self::assertSame(0, $stats['series_expired_total']);
     }
 }

@@ -41,6 +41,7 @@ final class TtlTest extends TestCase
         $s = $this->dumped($path);
         self::assertSame(1.0, $s['app_visits_total{user="alice"}']);
         self::assertSame(1.0, $s['app_visits_total{user="bob"}']);
+        self::assertSame(1, $reg->getStorage()->stats()['series_expired_total']);
         // And the new handle is cached and used from then on.
         $c->inc(['alice']);
         self::assertSame(2.0, $this->dumped($path)['app_visits_total{user="alice"}']);

@@ -92,6 +92,9 @@ typedef struct shmetrics_stats {
   uint64_t writers_exhausted_total;
   uint64_t overflows_total;
   uint64_t lock_recoveries_total;
+  uint64_t sketch_cells_used;
+  uint64_t sketch_cells_capacity;
+  uint64_t series_expired_total;
 } shmetrics_stats;
 
 typedef struct shmetrics_str {

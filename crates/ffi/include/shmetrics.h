@@ -393,6 +393,18 @@ typedef struct shmetrics_stats {
    * repaired.
    */
   uint64_t lock_recoveries_total;
+  /**
+   * Sketch cells (summary quantiles, native buckets) used per writer.
+   */
+  uint64_t sketch_cells_used;
+  /**
+   * Sketch cells per writer.
+   */
+  uint64_t sketch_cells_capacity;
+  /**
+   * Series of families with a TTL that expired.
+   */
+  uint64_t series_expired_total;
 } shmetrics_stats;
 
 /**

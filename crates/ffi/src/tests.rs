@@ -844,6 +844,9 @@ fn ttl_expires_idle_series_and_stale_handles_look_up_again() {
     let text = render(&st, 0);
     assert!(text.contains("visits_total{user=\"alice\"} 1\n"), "{text}");
     assert!(text.contains("visits_total{user=\"bob\"} 1\n"), "{text}");
+    let mut stats = shmetrics_stats::default();
+    assert_eq!(shmetrics_store_stats(st.ptr, &mut stats), SHMETRICS_OK);
+    assert_eq!(stats.series_expired_total, 1);
 }
 
 #[test]

@@ -481,6 +481,12 @@ pub struct shmetrics_stats {
     /// Times a process died holding the store lock and the store was
     /// repaired.
     pub lock_recoveries_total: u64,
+    /// Sketch cells (summary quantiles, native buckets) used per writer.
+    pub sketch_cells_used: u64,
+    /// Sketch cells per writer.
+    pub sketch_cells_capacity: u64,
+    /// Series of families with a TTL that expired.
+    pub series_expired_total: u64,
 }
 
 impl From<&StoreStats> for shmetrics_stats {
@@ -504,6 +510,9 @@ impl From<&StoreStats> for shmetrics_stats {
             writers_exhausted_total: s.writers_exhausted_total,
             overflows_total: s.overflows_total,
             lock_recoveries_total: s.lock_recoveries_total,
+            sketch_cells_used: s.sketch_cells_used,
+            sketch_cells_capacity: s.sketch_cells_capacity,
+            series_expired_total: s.series_expired_total,
         }
     }
 }

@@ -177,6 +177,7 @@ final class Shmetrics
             'writers_capacity', 'writers_live', 'writers_dead', 'file_size', 'label_bytes_used',
             'label_bytes_capacity', 'cells_used', 'cells_capacity', 'writer_claims_total',
             'writer_reuses_total', 'writers_exhausted_total', 'overflows_total', 'lock_recoveries_total',
+            'sketch_cells_used', 'sketch_cells_capacity', 'series_expired_total',
         ] as $field) {
             $out[$field] = $s->{$field};
         }

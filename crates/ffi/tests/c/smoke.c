@@ -324,6 +324,8 @@ int main(void) {
   CHECK(stats.families == 4);
   CHECK(stats.series_capacity == 256);
   CHECK(stats.writers_live >= 1);
+  CHECK(stats.sketch_cells_capacity > 0);
+  CHECK(stats.series_expired_total == 0);
 
   bool existed = false;
   OK(shmetrics_series_delete(store, &requests, get200, 2, &existed));
