@@ -7,7 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use shmetrics_core::{Options, Store};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Arc;
+
+use shmetrics_core::{Options, Snapshot, Store};
+use shmetrics_testkit::check::{check_snapshot, Monotone};
 use shmetrics_testkit::AckFile;
 
 /// The worker binary.
@@ -43,6 +47,58 @@ pub fn tempdir() -> tempfile::TempDir {
 /// Creates a store at `path` with `opts`.
 pub fn create_store(path: &Path, opts: &Options) -> Store {
     Store::open(path, opts).unwrap_or_else(|e| panic!("create store: {e}"))
+}
+
+/// What [`checking_reader`] saw: how many snapshots, and the first
+/// problem, if any.
+#[derive(Debug)]
+pub struct ReaderReport {
+    pub snapshots: u64,
+    pub error: Option<String>,
+}
+
+/// Opens the store at `path` read-only and snapshots it until `stop`,
+/// fresh snapshots and refreshes of one kept snapshot in turn, checking
+/// each for consistency and every series' counts for monotonicity (per
+/// label set: a series that comes back under the same labels must not
+/// come back lower). Run it on a thread of its own.
+pub fn checking_reader(path: PathBuf, stop: Arc<AtomicBool>) -> ReaderReport {
+    let opts = Options {
+        read_only: true,
+        create: false,
+        ..Options::default()
+    };
+    let store = Store::open(&path, &opts).expect("reader open");
+    let mut kept = Snapshot::default();
+    let (mut mono_fresh, mut mono_kept) = (Monotone::default(), Monotone::default());
+    let mut snapshots = 0;
+    let error = loop {
+        if stop.load(SeqCst) {
+            break None;
+        }
+        let r = if snapshots % 2 == 0 {
+            store
+                .snapshot()
+                .map_err(|e| format!("snapshot: {e}"))
+                .and_then(|s| {
+                    check_snapshot(&s)?;
+                    mono_fresh.check(&s)
+                })
+        } else {
+            store
+                .snapshot_into(&mut kept)
+                .map_err(|e| format!("snapshot_into: {e}"))
+                .and_then(|()| {
+                    check_snapshot(&kept)?;
+                    mono_kept.check(&kept)
+                })
+        };
+        snapshots += 1;
+        if let Err(e) = r {
+            break Some(format!("snapshot #{snapshots}: {e}"));
+        }
+    };
+    ReaderReport { snapshots, error }
 }
 
 /// A running (or finished) worker process.

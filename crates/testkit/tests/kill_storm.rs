@@ -3,66 +3,18 @@
 //! all along. No acknowledged update may be lost, and at most one
 //! unacknowledged update per kill may appear.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use shmetrics_core::{Options, Snapshot, Store};
-use shmetrics_testkit::check::{check_snapshot, totals, Monotone};
+use shmetrics_core::Options;
+use shmetrics_testkit::check::{check_snapshot, totals};
 use shmetrics_testkit::proto::{self, word};
 use shmetrics_testkit::rng::Rng;
 
-use crate::common::{create_store, long_mode, tempdir, Worker};
+use crate::common::{checking_reader, create_store, long_mode, tempdir, Worker};
 
 const WORKERS: usize = 8;
-
-/// What the reader thread saw.
-struct ReaderReport {
-    snapshots: u64,
-    error: Option<String>,
-}
-
-/// Snapshots continuously until `stop`, alternating fresh snapshots and
-/// refreshes of one kept snapshot; checks each.
-fn reader(path: PathBuf, stop: Arc<AtomicBool>) -> ReaderReport {
-    let opts = Options {
-        read_only: true,
-        create: false,
-        ..Options::default()
-    };
-    let store = Store::open(&path, &opts).expect("reader open");
-    let mut kept = Snapshot::default();
-    let (mut mono_fresh, mut mono_kept) = (Monotone::default(), Monotone::default());
-    let mut snapshots = 0;
-    let error = loop {
-        if stop.load(SeqCst) {
-            break None;
-        }
-        let r = if snapshots % 2 == 0 {
-            store
-                .snapshot()
-                .map_err(|e| format!("snapshot: {e}"))
-                .and_then(|s| {
-                    check_snapshot(&s)?;
-                    mono_fresh.check(&s)
-                })
-        } else {
-            store
-                .snapshot_into(&mut kept)
-                .map_err(|e| format!("snapshot_into: {e}"))
-                .and_then(|()| {
-                    check_snapshot(&kept)?;
-                    mono_kept.check(&kept)
-                })
-        };
-        snapshots += 1;
-        if let Err(e) = r {
-            break Some(format!("snapshot #{snapshots}: {e}"));
-        }
-    };
-    ReaderReport { snapshots, error }
-}
 
 #[test]
 fn counters_and_histograms_stay_exact_under_sigkill() {
@@ -79,7 +31,7 @@ fn counters_and_histograms_stay_exact_under_sigkill() {
     let stop = Arc::new(AtomicBool::new(false));
     let reader = {
         let (path, stop) = (path.clone(), stop.clone());
-        std::thread::spawn(move || reader(path, stop))
+        std::thread::spawn(move || checking_reader(path, stop))
     };
 
     let ack_path = |i: usize| dir.path().join(format!("ack-{i}"));
