@@ -3,8 +3,6 @@
 //! all along. No acknowledged update may be lost, and at most one
 //! unacknowledged update per kill may appear.
 
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::Arc;
 use std::time::Duration;
 
 use shmetrics_core::Options;
@@ -12,67 +10,34 @@ use shmetrics_testkit::check::{check_snapshot, totals};
 use shmetrics_testkit::proto::{self, word};
 use shmetrics_testkit::rng::Rng;
 
-use crate::common::{checking_reader, create_store, long_mode, tempdir, Worker};
+use crate::common::{long_mode, Storm};
 
 const WORKERS: usize = 8;
 
 #[test]
 fn counters_and_histograms_stay_exact_under_sigkill() {
-    let dir = tempdir();
-    let path = dir.path().join("store");
     let opts = Options {
         max_series: 8192,
         max_writers: 64,
         ..Options::default()
     };
-    let store = create_store(&path, &opts);
+    let mut storm = Storm::start("churn", WORKERS, &opts);
     let min_kills: u64 = if long_mode() { 10_000 } else { 200 };
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let reader = {
-        let (path, stop) = (path.clone(), stop.clone());
-        std::thread::spawn(move || checking_reader(path, stop))
-    };
-
-    let ack_path = |i: usize| dir.path().join(format!("ack-{i}"));
-    let spawn = |i: usize| Worker::spawn("churn", &path, &ack_path(i), true, &[]);
-    let mut workers: Vec<Worker> = (0..WORKERS).map(spawn).collect();
     let mut rng = Rng::from_entropy();
     let (mut kills, mut kills_after_ready) = (0u64, 0u64);
     let mut max_writers_seen = 0;
     while kills < min_kills {
         std::thread::sleep(Duration::from_micros(rng.range(500, 4000)));
-        let i = rng.below(WORKERS as u64) as usize;
-        if workers[i].ack.get(word::READY) != 0 {
+        if storm.kill_and_restart(rng.below(WORKERS as u64) as usize) {
             kills_after_ready += 1;
         }
-        workers[i].kill_expecting_running();
         kills += 1;
-        workers[i] = spawn(i);
         if kills % 50 == 0 {
-            max_writers_seen = max_writers_seen.max(store.writers().len());
+            max_writers_seen = max_writers_seen.max(storm.store.writers().len());
         }
     }
-    // Let every last incarnation get going, then stop all cleanly.
-    for w in &mut workers {
-        w.wait_word(word::READY, 1);
-    }
-    std::thread::sleep(Duration::from_millis(20));
-    for w in &mut workers {
-        w.stop();
-    }
-    stop.store(true, SeqCst);
-    let report = reader.join().expect("reader thread panicked");
-
-    let acks = |w: usize| -> u64 {
-        (0..WORKERS)
-            .map(|i| {
-                shmetrics_testkit::AckFile::open(ack_path(i))
-                    .unwrap()
-                    .get(w)
-            })
-            .sum()
-    };
+    let report = storm.finish();
+    let (store, acks) = (&storm.store, |w| storm.acks(w));
     let (acked_c, acked_h, acked_sum) = (
         acks(word::COUNTER) as f64,
         acks(word::HIST) as f64,

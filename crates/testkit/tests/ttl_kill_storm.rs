@@ -9,8 +9,6 @@
 //! update, the short-lived family never overflows (its expired records
 //! are reused), and no snapshot is inconsistent.
 
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use std::sync::Arc;
 use std::time::Duration;
 
 use shmetrics_core::Options;
@@ -18,60 +16,31 @@ use shmetrics_testkit::check::{check_snapshot, totals};
 use shmetrics_testkit::proto::{self, word};
 use shmetrics_testkit::rng::Rng;
 
-use crate::common::{checking_reader, create_store, long_mode, tempdir, Worker};
+use crate::common::{long_mode, Storm};
 
 const WORKERS: usize = 8;
 
 #[test]
 fn ttl_families_stay_exact_and_reuse_records_under_sigkill() {
-    let dir = tempdir();
-    let path = dir.path().join("store");
     let opts = Options {
         max_series: 4096,
         max_writers: 64,
         ..Options::default()
     };
-    let store = create_store(&path, &opts);
+    let mut storm = Storm::start("ttl", WORKERS, &opts);
     let min_kills: u64 = if long_mode() { 5_000 } else { 200 };
-
-    let stop = Arc::new(AtomicBool::new(false));
-    let reader = {
-        let (path, stop) = (path.clone(), stop.clone());
-        std::thread::spawn(move || checking_reader(path, stop))
-    };
-    let ack_path = |i: usize| dir.path().join(format!("ack-{i}"));
-    let spawn = |i: usize| Worker::spawn("ttl", &path, &ack_path(i), true, &[]);
-    let mut workers: Vec<Worker> = (0..WORKERS).map(spawn).collect();
     let mut rng = Rng::from_entropy();
     let mut kills = 0u64;
-    let acks = |w: usize| -> u64 {
-        (0..WORKERS)
-            .map(|i| {
-                shmetrics_testkit::AckFile::open(ack_path(i))
-                    .unwrap()
-                    .get(w)
-            })
-            .sum()
-    };
     // Kill until the workers have added several times the short-lived
     // family's limit, so that it could not have held them without reuse.
     let need = 3 * u64::from(proto::TTL_CHURN_MAX);
-    while kills < min_kills || acks(word::CREATED) < need {
+    while kills < min_kills || storm.acks(word::CREATED) < need {
         std::thread::sleep(Duration::from_micros(rng.range(500, 6000)));
-        let i = rng.below(WORKERS as u64) as usize;
-        workers[i].kill_expecting_running();
+        storm.kill_and_restart(rng.below(WORKERS as u64) as usize);
         kills += 1;
-        workers[i] = spawn(i);
     }
-    for w in &mut workers {
-        w.wait_word(word::READY, 1);
-    }
-    std::thread::sleep(Duration::from_millis(20));
-    for w in &mut workers {
-        w.stop();
-    }
-    stop.store(true, SeqCst);
-    let report = reader.join().expect("reader thread panicked");
+    let report = storm.finish();
+    let (store, acks) = (&storm.store, |w| storm.acks(w));
 
     let acked_hot = acks(word::COUNTER) as f64;
     let created = acks(word::CREATED);
