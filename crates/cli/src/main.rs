@@ -114,6 +114,12 @@ struct RemoteWriteArgs {
     /// is slow or down; when full, the oldest is dropped and counted.
     #[arg(long = "remote-write.queue-batches", value_name = "N", default_value_t = shmetrics_push::DEFAULT_QUEUE_BATCHES)]
     queue_batches: usize,
+    /// Also send histograms with native buckets as native histograms, as
+    /// Prometheus's send_native_histograms does (the receiver must accept
+    /// them: Prometheus with --enable-feature=native-histograms). A
+    /// native-only histogram is then sent only so.
+    #[arg(long = "remote-write.native-histograms")]
+    native_histograms: bool,
 }
 
 impl RemoteWriteArgs {
@@ -130,6 +136,7 @@ impl RemoteWriteArgs {
             .with_interval_secs(self.interval)?
             .with_queue_batches(self.queue_batches)?;
         config.external_labels = shmetrics_push::ExternalLabels::parse(&self.external_labels)?;
+        config.native_histograms = self.native_histograms;
         Ok(Some(config))
     }
 }

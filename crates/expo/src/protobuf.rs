@@ -232,18 +232,46 @@ fn fill_histogram(
     }
 }
 
+/// A span of consecutive native buckets as a protobuf message carries it:
+/// `io.prometheus.client.BucketSpan` here, remote_write's
+/// `prometheus.BucketSpan` in the push crate.
+pub trait NativeSpan {
+    /// A span of no bucket yet, `offset` after the previous one's end (or,
+    /// for the first, starting at bucket index `offset`).
+    fn starting(offset: i32) -> Self;
+    /// Adds one bucket to the span.
+    fn grow(&mut self);
+}
+
+impl NativeSpan for BucketSpan {
+    fn starting(offset: i32) -> Self {
+        BucketSpan {
+            offset: Some(offset),
+            length: Some(0),
+        }
+    }
+    fn grow(&mut self) {
+        *self.length.get_or_insert(0) += 1;
+    }
+}
+
 /// The spans and delta-encoded counts of one side's buckets, as
 /// client_golang's `makeBuckets` makes them from its populated buckets
 /// (here: the non-zero counts of `run`). A gap of one or two empty
 /// buckets costs less as zero counts inside a span than as a new span.
-fn spans_and_deltas(run: BucketRun<'_>, spans: &mut Vec<BucketSpan>, deltas: &mut Vec<i64>) {
+/// Clears `spans` and `deltas` first.
+pub fn spans_and_deltas<S: NativeSpan>(
+    run: BucketRun<'_>,
+    spans: &mut Vec<S>,
+    deltas: &mut Vec<i64>,
+) {
     spans.clear();
     deltas.clear();
     let mut prev: i64 = 0;
     let mut next_index: i64 = 0;
-    let mut push = |spans: &mut Vec<BucketSpan>, count: i64| {
+    let mut push = |spans: &mut Vec<S>, count: i64| {
         if let Some(span) = spans.last_mut() {
-            *span.length.get_or_insert(0) += 1;
+            span.grow();
         }
         deltas.push(count.wrapping_sub(prev));
         prev = count;
@@ -255,10 +283,7 @@ fn spans_and_deltas(run: BucketRun<'_>, spans: &mut Vec<BucketSpan>, deltas: &mu
         let index = i64::from(run.offset) + k as i64;
         let gap = index - next_index;
         if spans.is_empty() || gap > 2 {
-            spans.push(BucketSpan {
-                offset: Some(gap as i32),
-                length: Some(0),
-            });
+            spans.push(S::starting(gap as i32));
         } else {
             for _ in 0..gap {
                 push(spans, 0);

@@ -202,6 +202,11 @@ pub struct Config {
     pub min_backoff: Duration,
     /// The longest wait between retries.
     pub max_backoff: Duration,
+    /// Also send histograms with native buckets as native histogram
+    /// samples (Prometheus's `send_native_histograms`); see
+    /// [`crate::encode::timeseries`]. Off by default: a receiver without
+    /// native histograms enabled refuses them.
+    pub native_histograms: bool,
 }
 
 /// The default of [`Config::interval`], in seconds.
@@ -231,6 +236,7 @@ impl Config {
             timeout: Duration::from_secs(30),
             min_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(5),
+            native_histograms: false,
         })
     }
 

@@ -3,9 +3,10 @@
 
 use bytes::Bytes;
 use prost::Message;
-use shmetrics_core::{Snapshot, Value};
+use shmetrics_core::{NativeBuckets, Snapshot, Value};
+use shmetrics_expo::protobuf::spans_and_deltas;
 
-use crate::proto::{Label, Sample, TimeSeries, WriteRequest};
+use crate::proto::{histogram, Histogram, Label, Sample, TimeSeries, WriteRequest};
 use crate::ExternalLabels;
 
 /// One request body: a snappy-compressed (block format) `WriteRequest`.
@@ -25,7 +26,13 @@ pub struct Chunk {
 /// - a histogram `name_bucket` with an `le` label (one per bound and
 ///   `+Inf`, rendered as the exposition renders them: `0.5`, `1.0`,
 ///   `+Inf`), `name_sum` and `name_count`;
-/// - a summary `name_sum` and `name_count`.
+/// - a summary `name` with a `quantile` label per quantile (if it has
+///   quantiles), `name_sum` and `name_count`;
+/// - with `native_histograms`, a histogram with native buckets also as a
+///   native histogram sample named `name` (as Prometheus stores a scraped
+///   one and sends it with `send_native_histograms`); a native-only
+///   histogram then only so, without the `_bucket{le="+Inf"}`, `_sum` and
+///   `_count` series of the text formats.
 ///
 /// Each series carries its labels (`pid` and `shmetrics_overflow` where
 /// the exposition has them) and the external labels it does not already
@@ -37,6 +44,7 @@ pub fn timeseries(
     snap: &Snapshot,
     external: &ExternalLabels,
     timestamp_ms: i64,
+    native_histograms: bool,
 ) -> Vec<TimeSeries> {
     let mut out = Vec::with_capacity(snap.series_count());
     let mut base: Vec<Label> = Vec::new();
@@ -62,9 +70,10 @@ pub fn timeseries(
                     });
                 }
             }
-            // `extra`: the `le` of a bucket, or the `quantile` of a
-            // summary's quantile.
-            let mut push = |suffix: &str, extra: Option<(&str, String)>, value: f64| {
+            // The labels of one series: `name` with `suffix`, the
+            // series' labels, and `extra` (the `le` of a bucket, or the
+            // `quantile` of a summary's quantile).
+            let labels = |suffix: &str, extra: Option<(&str, String)>| {
                 let mut labels = Vec::with_capacity(base.len() + 2);
                 labels.push(Label {
                     name: "__name__".into(),
@@ -78,36 +87,45 @@ pub fn timeseries(
                     });
                 }
                 labels.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-                out.push(TimeSeries {
-                    labels,
-                    samples: vec![Sample {
-                        value,
-                        timestamp: timestamp_ms,
-                    }],
-                });
+                labels
+            };
+            let sample = |suffix: &str, extra: Option<(&str, String)>, value: f64| TimeSeries {
+                labels: labels(suffix, extra),
+                samples: vec![Sample {
+                    value,
+                    timestamp: timestamp_ms,
+                }],
+                histograms: Vec::new(),
             };
             match series.value() {
-                Value::Counter(v) => push("_total", None, v),
-                Value::Gauge(v) => push("", None, v),
+                Value::Counter(v) => out.push(sample("_total", None, v)),
+                Value::Gauge(v) => out.push(sample("", None, v)),
                 Value::Histogram {
                     bounds,
                     cumulative,
                     sum,
+                    native,
                     ..
                 } => {
+                    if let (true, Some(nb)) = (native_histograms, native) {
+                        out.push(native_series(labels("", None), nb, sum, timestamp_ms));
+                        if bounds.is_empty() {
+                            continue; // native only
+                        }
+                    }
                     for (i, count) in cumulative.iter().enumerate() {
                         le.clear();
                         let bound = bounds.get(i).copied().unwrap_or(f64::INFINITY);
                         shmetrics_expo::write_canonical_float(&mut le, bound);
                         let le = String::from_utf8_lossy(&le).into_owned();
-                        push("_bucket", Some(("le", le)), *count as f64);
+                        out.push(sample("_bucket", Some(("le", le)), *count as f64));
                     }
-                    push("_sum", None, sum);
-                    push(
+                    out.push(sample("_sum", None, sum));
+                    out.push(sample(
                         "_count",
                         None,
                         cumulative.last().copied().unwrap_or(0) as f64,
-                    );
+                    ));
                 }
                 Value::Summary {
                     count,
@@ -118,15 +136,51 @@ pub fn timeseries(
                         le.clear();
                         shmetrics_expo::write_canonical_float(&mut le, q.quantile);
                         let quantile = String::from_utf8_lossy(&le).into_owned();
-                        push("", Some(("quantile", quantile)), q.value);
+                        out.push(sample("", Some(("quantile", quantile)), q.value));
                     }
-                    push("_sum", None, sum);
-                    push("_count", None, count as f64);
+                    out.push(sample("_sum", None, sum));
+                    out.push(sample("_count", None, count as f64));
                 }
             }
         }
     }
     out
+}
+
+/// A native histogram sample as a series of its own.
+fn native_series(
+    labels: Vec<Label>,
+    nb: NativeBuckets<'_>,
+    sum: f64,
+    timestamp_ms: i64,
+) -> TimeSeries {
+    let mut h = Histogram {
+        count: None,
+        sum,
+        schema: nb.schema,
+        zero_threshold: nb.zero_threshold,
+        zero_count: Some(histogram::ZeroCount::ZeroCountInt(nb.zero_count)),
+        negative_spans: Vec::new(),
+        negative_deltas: Vec::new(),
+        positive_spans: Vec::new(),
+        positive_deltas: Vec::new(),
+        reset_hint: 0,
+        timestamp: timestamp_ms,
+    };
+    spans_and_deltas(nb.negative, &mut h.negative_spans, &mut h.negative_deltas);
+    spans_and_deltas(nb.positive, &mut h.positive_spans, &mut h.positive_deltas);
+    // The count of a native histogram is its buckets' (the zero bucket's
+    // included), which is what the snapshot's count is for a family with
+    // native buckets.
+    let count = nb.zero_count
+        + nb.negative.counts.iter().sum::<u64>()
+        + nb.positive.counts.iter().sum::<u64>();
+    h.count = Some(histogram::Count::CountInt(count));
+    TimeSeries {
+        labels,
+        samples: Vec::new(),
+        histograms: vec![h],
+    }
 }
 
 /// Encodes `series` as requests of at most `max_samples` series each
@@ -139,7 +193,10 @@ pub fn encode(series: Vec<TimeSeries>, max_samples: usize) -> Vec<Chunk> {
         if part.is_empty() {
             return chunks;
         }
-        let samples = part.iter().map(|s| s.samples.len() as u64).sum();
+        let samples = part
+            .iter()
+            .map(|s| (s.samples.len() + s.histograms.len()) as u64)
+            .sum();
         chunks.push(Chunk {
             body: encode_request(&WriteRequest { timeseries: part }),
             samples,

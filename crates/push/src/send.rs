@@ -273,12 +273,16 @@ async fn producer(w: &RemoteWriter, source: Arc<dyn Source>) {
         let source = source.clone();
         let external = w.config.external_labels.clone();
         let max = w.config.max_samples_per_request;
+        let native = w.config.native_histograms;
         let mut s = snap.take().unwrap_or_default();
         // Reading the store and encoding are CPU work: off the runtime.
         let work = tokio::task::spawn_blocking(move || {
             let timestamp = unix_ms();
             let r = match source.refresh(&mut s) {
-                Ok(true) => Ok(Some(encode(timeseries(&s, &external, timestamp), max))),
+                Ok(true) => Ok(Some(encode(
+                    timeseries(&s, &external, timestamp, native),
+                    max,
+                ))),
                 Ok(false) => Ok(None),
                 Err(e) => Err(e.to_string()),
             };

@@ -129,7 +129,7 @@ fn decoded_body_has_the_exposition_names_sorted_labels_and_values() {
     let snap = store.snapshot().unwrap();
     // `host` clashes with a series label (the series keeps its own).
     let external = ExternalLabels::parse(&["host=web-1", "dc=eu"]).unwrap();
-    let chunks = encode(timeseries(&snap, &external, TS), 5000);
+    let chunks = encode(timeseries(&snap, &external, TS, false), 5000);
     assert_eq!(chunks.len(), 1);
     let series = decode(&chunks);
 
@@ -196,11 +196,11 @@ fn large_snapshots_are_split_into_requests_in_order() {
     let store = store(dir.path());
     let snap = store.snapshot().unwrap();
     let whole = decode(&encode(
-        timeseries(&snap, &ExternalLabels::default(), TS),
+        timeseries(&snap, &ExternalLabels::default(), TS, false),
         5000,
     ));
     assert_eq!(whole.len(), 11);
-    let chunks = encode(timeseries(&snap, &ExternalLabels::default(), TS), 4);
+    let chunks = encode(timeseries(&snap, &ExternalLabels::default(), TS, false), 4);
     assert_eq!(
         chunks.iter().map(|c| c.samples).collect::<Vec<_>>(),
         [4, 4, 3]

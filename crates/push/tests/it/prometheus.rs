@@ -249,3 +249,78 @@ fn a_refused_request_is_dropped_and_counted() {
     let log = serve.stderr();
     assert!(log.contains("404"), "{log}");
 }
+
+/// `--remote-write.native-histograms` sends histograms with native buckets
+/// as native histograms, which a real Prometheus run with
+/// `--enable-feature=native-histograms` stores: PromQL's histogram
+/// functions read back the exact count and sum, and a quantile inside the
+/// right bucket. A native-only histogram is sent only so; one with
+/// classic buckets too keeps its classic series. (Without the flag, the
+/// first of these queries finds nothing.)
+#[test]
+fn native_histograms_arrive_as_native_histograms() {
+    use shmetrics_core::NativeOpts;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path: PathBuf = dir.path().join("store");
+    let store = Store::open(&path, &Options::default()).unwrap();
+    let rpc = store
+        .register(
+            &FamilyDesc::new("rpc_seconds", Kind::Histogram)
+                .labels(&["method"])
+                .native(NativeOpts::default()),
+        )
+        .unwrap();
+    let both = store
+        .register(
+            &FamilyDesc::new("job_seconds", Kind::Histogram)
+                .buckets(&[0.5, 1.0])
+                .native(NativeOpts::default()),
+        )
+        .unwrap();
+    // 7 observations of 0.25 (a bucket's upper bound at every schema:
+    // a power of two) and 1 of 4, 0 and -2: count 10, sum 3.75.
+    let get = store.series(&rpc, &["get"]).unwrap();
+    for v in [0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 0.25, 4.0, 0.0, -2.0] {
+        store.observe(get, v).unwrap();
+    }
+    let job = store.series(&both, &[]).unwrap();
+    for v in [0.25, 0.75, 2.0] {
+        store.observe(job, v).unwrap();
+    }
+
+    let prom = Receiver::start_with(
+        Peer::Prometheus { receiver: true },
+        &dir.path().join("prom"),
+        &["--enable-feature=native-histograms"],
+    );
+    let _serve = Serve::start(&[
+        "--store",
+        path.to_str().unwrap(),
+        "--remote-write.url",
+        &prom.write_url(),
+        "--remote-write.interval",
+        "0.5",
+        "--remote-write.native-histograms",
+    ]);
+
+    let rpc_sel = "rpc_seconds{method=\"get\"}";
+    prom.wait_value(&format!("histogram_count({rpc_sel})"), 10.0);
+    prom.wait_value(&format!("histogram_sum({rpc_sel})"), 3.75);
+    // The median is in the bucket (0.25 / 2^(1/8), 0.25] of schema 3.
+    let median = prom
+        .value(&format!("histogram_quantile(0.5, {rpc_sel})"))
+        .unwrap();
+    let lower = 0.25 / 2f64.powf(1.0 / 8.0);
+    assert!(
+        median > lower && median <= 0.25,
+        "median {median} outside ({lower}, 0.25]"
+    );
+    // Only the native form of a native-only histogram.
+    prom.wait_value("count({__name__=~\"rpc_seconds.*\"})", 1.0);
+    // Both forms of the other.
+    prom.wait_value("histogram_count(job_seconds)", 3.0);
+    prom.wait_value("histogram_sum(job_seconds)", 3.0);
+    prom.wait_value("job_seconds_bucket{le=\"1.0\"}", 2.0);
+    prom.wait_value("job_seconds_count", 3.0);
+}
