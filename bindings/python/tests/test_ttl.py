@@ -83,8 +83,8 @@ def test_every_metric_type_takes_ttl_seconds(store):
     for name in ["temp", "lat_seconds_count", "size_bytes_count"]:
         assert _values(store, name) == {}, name
     # A new label set makes the writer sweep the family: "/" expires for
-    # good, and comes back from zero. (An update before any sweep would
-    # find the series still there, and continue it.)
+    # good, and comes back from zero. (An update of it would have expired
+    # it first, too.)
     h.labels("/new").observe(0.1)
     h.labels("/").observe(2.0)
     assert _values(store, "lat_seconds_count") == {(("route", "/"),): 1.0, (("route", "/new"),): 1.0}

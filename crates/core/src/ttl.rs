@@ -133,6 +133,40 @@ impl Store {
         expired
     }
 
+    /// Before an update of TTL series `s` at `now_ms`: if no slot updated
+    /// it for its family's TTL, sweeps the family (under the lock) and
+    /// fails with `StaleHandle` when that expired the series. Without
+    /// this, an update of a hidden series before any sweep would continue
+    /// it (a family that gets no new label set is never swept otherwise).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn expire_if_idle(&self, s: &Series, now_ms: u64) -> Result<()> {
+        let Some(t) = self
+            .map
+            .families()
+            .get(s.family as usize)
+            .and_then(|f| self.family_type(f))
+        else {
+            return Ok(());
+        };
+        let cell = (s.int_off as usize).saturating_add(s.ttl_cell as usize);
+        if now_ms.saturating_sub(self.last_update(cell, self.slots_in_use())) < t.ttl_ms {
+            return Ok(());
+        }
+        {
+            let _guard = self.lock()?;
+            self.sweep(s.family, true);
+        }
+        match self.map.series().get(s.id as usize) {
+            Some(rec) if rec.state.load(SeqCst) == s.live => Ok(()),
+            _ => Err(crate::error::Error::new(
+                crate::error::ErrorKind::StaleHandle,
+                "the series expired: no process updated it for its family's TTL; \
+                 look the series up again, and it starts from zero",
+            )),
+        }
+    }
+
     /// The last update of a TTL series: the greatest of its TTL cell
     /// (at `cell` in every slot region) over slots `0..=hwm`.
     pub(crate) fn last_update(&self, cell: usize, hwm: u32) -> u64 {

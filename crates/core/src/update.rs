@@ -200,6 +200,12 @@ impl Store {
     /// `ttl.rs` for why this order. Out of line, so that each update
     /// starts with one predictable branch on the handle and the plain
     /// path stays as it was.
+    ///
+    /// A series this slot has not updated for [`crate::MIN_TTL`] may be
+    /// idle for its TTL (hidden, not yet swept): then its family is swept
+    /// first ([`Store::expire_if_idle`]), and the update fails with
+    /// `StaleHandle` as for any expired series, so that it lands in a new
+    /// series from zero, not in the expired one.
     #[cold]
     #[inline(never)]
     fn ttl_update(&self, s: Series, f: impl FnOnce(Series) -> Result<()>) -> Result<()> {
@@ -219,6 +225,10 @@ impl Store {
         ) else {
             return Err(handle_error(self, &s, &[s.kind]));
         };
+        let now = shm::coarse_monotonic_ms();
+        if now.saturating_sub(stamp.load(Relaxed)) >= crate::MIN_TTL.as_millis() as u64 {
+            self.expire_if_idle(&s, now)?;
+        }
         let pins = &self.map.slots()[slot as usize].pins;
         pins.fetch_add(1, SeqCst);
         let _pin = Pin(pins);
@@ -229,7 +239,7 @@ impl Store {
             ttl_cell: s.ttl_cell | PINNED,
             ..s
         })?;
-        stamp.store(shm::coarse_monotonic_ms(), Relaxed);
+        stamp.store(now, Relaxed);
         Ok(())
     }
 

@@ -123,6 +123,61 @@ fn an_idle_series_disappears_and_an_updated_one_stays() {
     );
 }
 
+/// An update of a series idle for the TTL, before any writer swept its
+/// family, expires it (and the family's other idle series) rather than
+/// continue it: the update fails as stale, and the series looked up
+/// again starts from zero. Families without labels, or that get no new
+/// label set, are no exception.
+#[test]
+fn updating_an_idle_series_expires_it_first() {
+    let dir = tempdir();
+    let store = Store::open(dir.path().join("s"), &small()).unwrap();
+    let plain = store
+        .register(&FamilyDesc::new("plain", Kind::Counter).ttl(TTL))
+        .unwrap();
+    let gauge = store
+        .register(
+            &FamilyDesc::new("temp", Kind::Gauge)
+                .labels(&["room"])
+                .ttl(TTL),
+        )
+        .unwrap();
+    let p = store.series(&plain, &[]).unwrap();
+    let kitchen = store.series(&gauge, &["kitchen"]).unwrap();
+    let hall = store.series(&gauge, &["hall"]).unwrap();
+    store.counter_add(p, 5.0).unwrap();
+    store.gauge_set(kitchen, 21.5).unwrap();
+    store.gauge_set(hall, 19.0).unwrap();
+    sleep(IDLE);
+    assert_eq!(store.stats().series_expired_total, 0);
+    for (what, r) in [
+        ("counter", store.counter_inc(p)),
+        ("gauge", store.gauge_add(kitchen, 1.0)),
+    ] {
+        assert_eq!(r.unwrap_err().kind(), ErrorKind::StaleHandle, "{what}");
+    }
+    // The gauge's update swept its family: hall expired with kitchen.
+    assert_eq!(store.stats().series_expired_total, 3);
+    assert_eq!(
+        store.gauge_set(hall, 1.0).unwrap_err().kind(),
+        ErrorKind::StaleHandle
+    );
+    let p = store.series(&plain, &[]).unwrap();
+    store.counter_inc(p).unwrap();
+    let kitchen = store.series(&gauge, &["kitchen"]).unwrap();
+    store.gauge_add(kitchen, 1.0).unwrap();
+    let snap = store.snapshot().unwrap();
+    assert_eq!(values(&snap, "plain"), [(String::new(), 1.0)]);
+    assert_eq!(values(&snap, "temp"), [("kitchen".into(), 1.0)]);
+    // Updated within the TTL, a series stays.
+    sleep(TTL / 3);
+    store.counter_inc(p).unwrap();
+    assert_eq!(
+        values(&store.snapshot().unwrap(), "plain"),
+        [(String::new(), 2.0)]
+    );
+}
+
 #[test]
 fn creating_a_series_counts_as_an_update() {
     let dir = tempdir();
@@ -269,16 +324,19 @@ fn a_full_family_expires_at_once_instead_of_overflowing() {
     // Full, and nothing idle: the fourth overflows.
     let err = store.series(&f, &["d"]).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Overflow);
-    sleep(IDLE);
+    // a is kept busy; b and c go idle.
     let keep = store.series(&f, &["a"]).unwrap();
-    store.counter_inc(keep).unwrap();
-    // b and c are idle: d and e take their places.
+    for _ in 0..5 {
+        sleep(TTL / 3);
+        store.counter_inc(keep).unwrap();
+    }
+    // d and e take b's and c's places.
     for k in ["d", "e"] {
         store.counter_inc(store.series(&f, &[k]).unwrap()).unwrap();
     }
     assert_eq!(
         values(&store.snapshot().unwrap(), "c"),
-        [("a".into(), 2.0), ("d".into(), 1.0), ("e".into(), 1.0)]
+        [("a".into(), 6.0), ("d".into(), 1.0), ("e".into(), 1.0)]
     );
     assert_eq!(store.stats().overflows_total, 1);
 }
@@ -338,11 +396,14 @@ fn another_stores_handle_never_writes_into_a_reused_record() {
     assert_eq!(values(&one.snapshot().unwrap(), "c"), [("new".into(), 6.0)]);
 }
 
-/// The race the pins exist for, run for real: a thread starts firing
-/// updates through the handle of an idle series just as another thread
-/// expires it and gives its record to a new series. Every update either
-/// fails (stale) or lands in the old series before its cells are zeroed;
-/// the new series holds exactly its own updates.
+/// A thread starts firing updates through the handle of an idle series
+/// just as another thread expires it and gives its record to a new
+/// series. Every update either fails (stale) or lands in the old series
+/// before its cells are zeroed; the new series holds exactly its own
+/// updates. (Since an update of an idle series expires it first, the
+/// racer's first update usually expires the series itself; the pins'
+/// narrow race, an update that passed its check as the sweep retires
+/// the series, is covered by the hand-set pin test below.)
 #[test]
 fn updates_racing_expiry_never_land_in_the_new_series() {
     let (mut raced, mut overflowed) = (0, 0);
