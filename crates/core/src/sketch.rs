@@ -210,7 +210,7 @@ impl SketchMapping {
     }
 
     /// The mapping of summary quantiles in a store: 0.99% relative accuracy
-    /// for magnitudes from 1e-9 to 1e9 (4,231 cells). Fixed, so that every
+    /// for magnitudes from 1e-9 to 1e9 (4,229 cells). Fixed, so that every
     /// process of every build of this layout maps a value to the same cell.
     pub fn summary() -> SketchMapping {
         SketchMapping::new(SUMMARY_ALPHA, 1e-9, 1e9).expect("valid constants")

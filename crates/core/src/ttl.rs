@@ -141,14 +141,19 @@ impl Store {
     #[cold]
     #[inline(never)]
     pub(crate) fn expire_if_idle(&self, s: &Series, now_ms: u64) -> Result<()> {
-        let Some(t) = self
-            .map
-            .families()
-            .get(s.family as usize)
-            .and_then(|f| self.family_type(f))
-        else {
-            return Ok(());
+        let (Some(rec), Some(t)) = (
+            self.map.series().get(s.id as usize),
+            self.map
+                .families()
+                .get(s.family as usize)
+                .and_then(|f| self.family_type(f)),
+        ) else {
+            return Ok(()); // the update's own checks refuse the handle
         };
+        // Already expired: no sweep for a handle that is stale anyway.
+        if rec.state.load(SeqCst) != s.live {
+            return Err(crate::update::expired());
+        }
         let cell = (s.int_off as usize).saturating_add(s.ttl_cell as usize);
         if now_ms.saturating_sub(self.last_update(cell, self.slots_in_use())) < t.ttl_ms {
             return Ok(());
@@ -157,14 +162,10 @@ impl Store {
             let _guard = self.lock()?;
             self.sweep(s.family, true);
         }
-        match self.map.series().get(s.id as usize) {
-            Some(rec) if rec.state.load(SeqCst) == s.live => Ok(()),
-            _ => Err(crate::error::Error::new(
-                crate::error::ErrorKind::StaleHandle,
-                "the series expired: no process updated it for its family's TTL; \
-                 look the series up again, and it starts from zero",
-            )),
+        if rec.state.load(SeqCst) != s.live {
+            return Err(crate::update::expired());
         }
+        Ok(())
     }
 
     /// The last update of a TTL series: the greatest of its TTL cell

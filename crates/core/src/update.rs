@@ -90,7 +90,7 @@ fn handle_error(store: &Store, s: &Series, want: &[Kind]) -> Error {
 
 #[cold]
 #[inline(never)]
-fn expired() -> Error {
+pub(crate) fn expired() -> Error {
     Error::new(
         ErrorKind::StaleHandle,
         "the series expired (its family has a TTL) or was deleted since this handle was made; \
