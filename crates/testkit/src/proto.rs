@@ -37,6 +37,9 @@ pub mod word {
     pub const CHILD_B_STATUS: usize = 12;
     /// `create` mode: set once the incarnation's own family is registered.
     pub const FAMILY_DONE: usize = 13;
+    /// `ttl` mode: updates of a short-lived series after its TTL that
+    /// failed as stale (the update expired it, or a sweep had).
+    pub const STALE: usize = 14;
 }
 
 /// Observed values are multiples of `1 / SUM_SCALE`, so that their sums
@@ -253,6 +256,9 @@ pub const TTL_CHURN_MS: u64 = 200;
 pub const TTL_CHURN_MAX: u32 = 512;
 /// How often a `ttl`-mode worker adds a short-lived series.
 pub const TTL_CHURN_EVERY_MS: u64 = 20;
+/// How many series later a `ttl`-mode worker updates a short-lived
+/// series once more: 15 x 20 ms, past its TTL.
+pub const TTL_CHURN_LATE: usize = 15;
 
 /// The ttl-mode busy counter family.
 pub fn ttl_hot() -> FamilyDesc {

@@ -29,7 +29,10 @@
 //! - `ttl`: increments the `proto::ttl_hot` series round-robin, forever
 //!   (until STOP or SIGKILL); every `proto::TTL_CHURN_EVERY_MS` it adds a
 //!   series `"{id}-{n}"` (a random id per incarnation) to the `proto::ttl_churn` family, observes 3
-//!   values in it (HIST, HIST_SUM) and leaves it to expire (CREATED).
+//!   values in it (HIST, HIST_SUM) and leaves it to expire (CREATED);
+//!   `proto::TTL_CHURN_LATE` series later it updates it once more, past
+//!   its TTL, which fails as stale (STALE) or, if it was updated by
+//!   chance within its TTL, counts (HIST).
 //!
 //! Exit codes: 0 success, 2 usage, 3 store error, 4 lifetime exceeded,
 //! 5 ack file error.
@@ -38,7 +41,7 @@ use std::collections::HashMap;
 use std::process::exit;
 use std::time::{Duration, Instant};
 
-use shmetrics_core::{GaugeMode, Options, Result, Store};
+use shmetrics_core::{ErrorKind, GaugeMode, Options, Result, Store};
 use shmetrics_testkit::proto::{self, word};
 use shmetrics_testkit::rng::Rng;
 use shmetrics_testkit::AckFile;
@@ -264,6 +267,7 @@ fn ttl(ctx: Ctx) -> Result<()> {
     let id = rng.below(u64::MAX);
     let every = Duration::from_millis(proto::TTL_CHURN_EVERY_MS);
     let mut next = Instant::now();
+    let mut late = std::collections::VecDeque::with_capacity(proto::TTL_CHURN_LATE + 1);
     for n in 0u64.. {
         for &s in &hot {
             if ctx.stopped() {
@@ -284,6 +288,20 @@ fn ttl(ctx: Ctx) -> Result<()> {
                 ctx.ack.add(word::HIST, 1);
             }
             ctx.ack.add(word::CREATED, 1);
+            // An update past the TTL: it expires the series first (under
+            // the lock) unless a sweep did already, and fails as stale.
+            late.push_back(s);
+            if late.len() > proto::TTL_CHURN_LATE {
+                let old = late.pop_front().expect("not empty");
+                match store.observe(old, 1.0) {
+                    Ok(()) => {
+                        ctx.ack.add(word::HIST_SUM, proto::SUM_SCALE as u64);
+                        ctx.ack.add(word::HIST, 1);
+                    }
+                    Err(e) if e.kind() == ErrorKind::StaleHandle => ctx.ack.add(word::STALE, 1),
+                    Err(e) => return Err(e),
+                }
+            }
             ctx.check_life();
         }
     }
