@@ -417,10 +417,9 @@ local function update(self, what, fn, value, default, lv)
   local rc = fn(self.store, s, v)
   if rc ~= OK then self:_retry(rc, fn, v, lv, what) end
 end
-Metric._update = update
 
 -- An update with an exemplar (`exemplar`, a table of label names to
--- values): as _update, with the exemplar's labels as two arrays for `fn`
+-- values): as update(), with the exemplar's labels as two arrays for `fn`
 -- (shmetrics_counter_add_exemplar or shmetrics_observe_exemplar). The
 -- store checks them; a refused exemplar refuses the update too. Off the
 -- hot path: updates without an exemplar never come here.
@@ -479,7 +478,6 @@ local function update_exemplar(self, what, fn, value, default, lv, exemplar)
     self:_fail(what, msg)
   end
 end
-Metric._update_exemplar = update_exemplar
 
 local Counter = setmetatable({}, { __index = Metric })
 Counter.__index = Counter

@@ -19,6 +19,21 @@ local function fresh(opts)
   return p, path, logged
 end
 
+-- The first lua block of the section `title` of docs/lua.md.
+local function doc_block(title)
+  local doc = H.read("../../docs/lua.md")
+  local block = doc:match("\n## " .. title .. "\n.-```lua\n(.-)```")
+  H.truthy(block, "the ## " .. title .. " section has a lua block")
+  return block
+end
+
+-- Runs Lua source `code` with the names of `env` before the globals, as
+-- pcall does: ok, or false and the error.
+local function run_in(env, code)
+  setmetatable(env, { __index = _G })
+  return pcall(setfenv(assert(loadstring(code, "docs/lua.md")), env))
+end
+
 test("init creates the store 0600 by default, 0660 on request", function()
   local _, path = fresh()
   eq(H.sh("stat -c %a " .. path), "600\n", "mode")
@@ -377,9 +392,7 @@ test("updates with exemplars survive a wipe of the store by another handle", fun
 end)
 
 test("docs/lua.md's exemplar example runs as written", function()
-  local doc = H.read("../../docs/lua.md")
-  local block = doc:match("\n## Exemplars\n.-```lua\n(.-)```")
-  H.truthy(block, "the ## Exemplars section has a lua block")
+  local block = doc_block("Exemplars")
   local p, path, logged = fresh()
   local saved = ngx
   local trace_id = "4bf92f3577b34da6"
@@ -389,10 +402,10 @@ test("docs/lua.md's exemplar example runs as written", function()
     now = function() return 100.25 end,
     req = { start_time = function() return 100 end },
   }
-  local env = setmetatable({ prometheus = p }, { __index = _G })
-  local ok, err = pcall(setfenv(assert(loadstring(block, "docs/lua.md")), env))
+  local env = { prometheus = p }
+  local ok, err = run_in(env, block)
   ngx.var.http_x_trace_id = nil -- an untraced request: no exemplar
-  if ok then ok, err = pcall(setfenv(assert(loadstring(block:match("\n%-%- log_by_lua_block\n(.*)$"))), env)) end
+  if ok then ok, err = run_in(env, block:match("\n%-%- log_by_lua_block\n(.*)$")) end
   ngx = saved
   H.truthy(ok, tostring(err))
   local ex = H.exemplars(H.dump(path, "openmetrics"))
@@ -408,14 +421,11 @@ test("docs/lua.md's exemplar example runs as written", function()
 end)
 
 test("docs/lua.md's series TTL example runs as written", function()
-  local doc = H.read("../../docs/lua.md")
-  local block = doc:match("\n## Series TTL\n.-```lua\n(.-)```")
-  H.truthy(block, "the ## Series TTL section has a lua block")
+  local block = doc_block("Series TTL")
   local p, path, logged = fresh()
   local saved = ngx
   ngx = { var = { upstream_addr = "10.0.0.1:80", upstream_response_time = "0.25" } }
-  local env = setmetatable({ prometheus = p }, { __index = _G })
-  local ok, err = pcall(setfenv(assert(loadstring(block, "docs/lua.md")), env))
+  local ok, err = run_in({ prometheus = p }, block)
   ngx = saved
   H.truthy(ok, tostring(err))
   local s = H.samples(H.dump(path))
