@@ -107,8 +107,17 @@ pub fn timeseries(
                     native,
                     ..
                 } => {
+                    // With native buckets, the snapshot's count is theirs
+                    // (the zero bucket's included).
+                    let count = cumulative.last().copied().unwrap_or(0);
                     if let (true, Some(nb)) = (native_histograms, native) {
-                        out.push(native_series(labels("", None), nb, sum, timestamp_ms));
+                        out.push(native_series(
+                            labels("", None),
+                            nb,
+                            count,
+                            sum,
+                            timestamp_ms,
+                        ));
                         if bounds.is_empty() {
                             continue; // native only
                         }
@@ -121,11 +130,7 @@ pub fn timeseries(
                         out.push(sample("_bucket", Some(("le", le)), *count as f64));
                     }
                     out.push(sample("_sum", None, sum));
-                    out.push(sample(
-                        "_count",
-                        None,
-                        cumulative.last().copied().unwrap_or(0) as f64,
-                    ));
+                    out.push(sample("_count", None, count as f64));
                 }
                 Value::Summary {
                     count,
@@ -151,11 +156,12 @@ pub fn timeseries(
 fn native_series(
     labels: Vec<Label>,
     nb: NativeBuckets<'_>,
+    count: u64,
     sum: f64,
     timestamp_ms: i64,
 ) -> TimeSeries {
     let mut h = Histogram {
-        count: None,
+        count: Some(histogram::Count::CountInt(count)),
         sum,
         schema: nb.schema,
         zero_threshold: nb.zero_threshold,
@@ -169,13 +175,6 @@ fn native_series(
     };
     spans_and_deltas(nb.negative, &mut h.negative_spans, &mut h.negative_deltas);
     spans_and_deltas(nb.positive, &mut h.positive_spans, &mut h.positive_deltas);
-    // The count of a native histogram is its buckets' (the zero bucket's
-    // included), which is what the snapshot's count is for a family with
-    // native buckets.
-    let count = nb.zero_count
-        + nb.negative.counts.iter().sum::<u64>()
-        + nb.positive.counts.iter().sum::<u64>();
-    h.count = Some(histogram::Count::CountInt(count));
     TimeSeries {
         labels,
         samples: Vec::new(),
