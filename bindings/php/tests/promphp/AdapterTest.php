@@ -120,6 +120,24 @@ final class AdapterTest extends TestCase
         self::assertSame(['b', 'a'], $values(false));
     }
 
+    public function testTheDocsSnippetRunsAsWritten(): void
+    {
+        $doc = (string) file_get_contents(dirname(__DIR__, 4) . '/docs/php.md');
+        preg_match_all('/```php\n(.*?)```/s', $doc, $m);
+        $snippets = array_values(array_filter($m[1], fn (string $b) => str_contains($b, 'use Prometheus\\')));
+        self::assertCount(1, $snippets);
+        $store = $this->dir . '/doc.metrics';
+        $code = str_replace('/dev/shm/myapp.metrics', $store, $snippets[0]);
+        $bootstrap = var_export(__DIR__ . '/bootstrap.php', true);
+        $code = preg_replace('/^<\?php\n/', "<?php\nrequire $bootstrap;\n", $code, 1)
+            . '$registry->getOrRegisterCounter("myapp", "requests", "Requests.")->inc();';
+        file_put_contents($this->dir . '/snippet.php', $code);
+        self::command([PHP_BINARY, '-d', 'ffi.enable=1', $this->dir . '/snippet.php']);
+        $s = $this->dumped($store);
+        self::assertSame(1.0, $s['php_info{version="' . PHP_VERSION . '"}']);
+        self::assertSame(1.0, $s['myapp_requests_total']);
+    }
+
     public function testMetricsWorkAgainAfterAWipe(): void
     {
         $adapter = $this->adapter();
