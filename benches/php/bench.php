@@ -173,12 +173,14 @@ foreach ($keyCounts as $keys) {
     foreach ($metricCounts as $n) {
         foreach ($engines as $name => $make) {
             [$create, $inc, $wipe, $collect, $families] = speed($make($n), $n);
-            // php_info is not registered; 4 families per metric index.
-            if ($families !== 4 * $n) {
-                fprintf(STDERR, "%s collected %d metrics, not %d\n", $name, $families, 4 * $n);
+            // php_info is not registered; 4 families per metric index. A
+            // store that loses one is a bug; APCng's losses are reported.
+            $lost = $families === 4 * $n ? '' : sprintf(' (collected %d of %d metrics)', $families, 4 * $n);
+            if ($lost !== '' && !str_contains($name, 'APCng')) {
+                fprintf(STDERR, "%s%s\n", $name, $lost);
                 exit(1);
             }
-            $row(["$name $k keys / $n", $ms($create), $ms($inc), $ms($wipe), $ms($collect)]);
+            $row(["$name $k keys / $n", $ms($create), $ms($inc), $ms($wipe), $ms($collect) . $lost]);
         }
     }
 }
