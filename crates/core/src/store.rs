@@ -604,6 +604,9 @@ fn def_hash(d: &FamilyDesc) -> u64 {
     if d.exemplars {
         b.extend_from_slice(b"exemplars");
     }
+    if d.name_as_given {
+        b.extend_from_slice(b"name_as_given");
+    }
     if let Some(ttl) = d.ttl {
         b.extend_from_slice(b"ttl");
         b.extend_from_slice(&(ttl.as_millis() as u64).to_le_bytes());
@@ -1117,6 +1120,7 @@ impl Store {
         f.int_cells.store(shape.ints, Relaxed);
         f.float_cells.store(shape.floats, Relaxed);
         f.exemplars.store(u32::from(d.exemplars), Relaxed);
+        f.name_as_given.store(u32::from(d.name_as_given), Relaxed);
         f.max_series.store(d.max_series, Relaxed);
         f.series_count.store(0, Relaxed);
         f.overflows.store(0, Relaxed);
