@@ -13,7 +13,10 @@
 -- This module only translates: names, values and every check live in the
 -- Rust core. The one thing it keeps is a per-metric cache from label values
 -- to series handles, so that the hot path is a few table lookups and one
--- ffi call, all compiled by the JIT.
+-- ffi call, all compiled by the JIT. Off the hot path, two things keep
+-- nginx-lua-prometheus's behaviour: a label value the store refuses as not
+-- UTF-8 is cut at its first invalid byte, and before a series is created
+-- the update's value is checked, so that a refused update creates none.
 
 local ffi = require("ffi")
 
