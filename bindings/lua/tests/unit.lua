@@ -596,9 +596,7 @@ end)
 
 test("a refused update (NaN, negative increment, nil, no number) creates no series", function()
   local p, path, logged = fresh()
-  local c = p:counter("c_total", "h", { "k" })
-  local g = p:gauge("g", "h", { "k" })
-  local h = p:histogram("h", "h", { "k" })
+  local c, g, h = p:counter("c_total", "h", { "k" }), p:gauge("g", "h", { "k" }), p:histogram("h", "h", { "k" })
   -- Each: the metric, the method, the label value (nil: no labels), the value.
   local refused = {
     { c, "inc", "neg", -1 }, { c, "inc", "nan", 0 / 0 }, { c, "inc", "word", "x" },
