@@ -125,6 +125,7 @@ typedef struct shmetrics_family_desc {
   uint32_t native_max_buckets;
   bool exemplars;
   uint64_t ttl_ms;
+  bool name_as_given;
 } shmetrics_family_desc;
 
 typedef struct shmetrics_family {

@@ -548,6 +548,14 @@ typedef struct shmetrics_family_desc {
    * `SHMETRICS_INVALID_OPTIONS`. Part of the definition.
    */
   uint64_t ttl_ms;
+  /**
+   * Counters: expose the name as given in the Prometheus text and
+   * protobuf formats, with `_total` only if the name has it (as
+   * nginx-lua-prometheus does), instead of always adding `_total`
+   * (false, as client_python does). OpenMetrics samples are named
+   * `name_total` either way. Part of the definition.
+   */
+  bool name_as_given;
 } shmetrics_family_desc;
 
 /**
