@@ -56,11 +56,13 @@
 //!
 //! The protobuf format's choices are listed in [`protobuf`].
 
+mod families;
 mod num;
 pub mod protobuf;
 
 use shmetrics_core::{Exemplar, FamilyView, Kind, Quantile, SeriesView, Snapshot, Value};
 
+pub use families::{Families, Family};
 pub use num::{write_canonical_float, write_float, write_u64, write_unix_nanos_as_seconds};
 
 /// An exposition format.
