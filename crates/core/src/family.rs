@@ -337,6 +337,13 @@ pub struct FamilyDesc {
     /// family's next new series reuse their space. `None` (the default):
     /// series stay until deleted. See [`FamilyDesc::ttl`].
     pub ttl: Option<Duration>,
+    /// For a counter: whether the Prometheus text and protobuf formats
+    /// name it as given, `_total` only if the name had it (as
+    /// nginx-lua-prometheus does; the text format allows a counter
+    /// without `_total`), instead of always `name_total` (the default,
+    /// as client_python does). OpenMetrics names the samples
+    /// `name_total` either way. See [`FamilyDesc::name_as_given`].
+    pub name_as_given: bool,
 }
 
 /// The shortest series TTL: the store's clock for it ticks every few
@@ -361,6 +368,7 @@ impl FamilyDesc {
             max_series: 0,
             exemplars: false,
             ttl: None,
+            name_as_given: false,
         }
     }
 
@@ -472,6 +480,24 @@ impl FamilyDesc {
         self
     }
 
+    /// Exposes a counter under its name as given in the Prometheus text
+    /// and protobuf formats: `requests` stays `requests` (not
+    /// `requests_total`), `requests_total` stays `requests_total`.
+    /// OpenMetrics still names the samples `requests_total`. A counter
+    /// named so and one named the default way are different definitions
+    /// (registering both raises a conflict). Without effect on other
+    /// types.
+    ///
+    /// ```
+    /// use shmetrics_core::{FamilyDesc, Kind};
+    /// let status = FamilyDesc::new("http_status", Kind::Counter).name_as_given();
+    /// # let _ = status;
+    /// ```
+    pub fn name_as_given(mut self) -> FamilyDesc {
+        self.name_as_given = true;
+        self
+    }
+
     /// Sets the family's own series limit.
     pub fn max_series(mut self, n: u32) -> FamilyDesc {
         self.max_series = n;
@@ -479,12 +505,15 @@ impl FamilyDesc {
     }
 
     /// Checks the definition and returns it in canonical form: the counter
-    /// `_total` suffix stripped and default buckets filled in.
+    /// `_total` suffix stripped (`name_as_given` then left true only for a
+    /// counter exposed without it) and default buckets filled in.
     pub(crate) fn normalized(&self) -> Result<FamilyDesc> {
         let mut d = self.clone();
+        d.name_as_given &= d.kind == Kind::Counter;
         if d.kind == Kind::Counter {
             if let Some(stripped) = d.name.strip_suffix("_total") {
                 d.name = stripped.to_string();
+                d.name_as_given = false;
             }
         }
         d.check_name()?;
@@ -771,6 +800,19 @@ mod tests {
             .normalized()
             .unwrap();
         assert_eq!(g.name, "reqs_total");
+    }
+
+    #[test]
+    fn name_as_given_is_kept_only_for_counters_without_total() {
+        let norm = |name: &str, kind| {
+            let d = FamilyDesc::new(name, kind).name_as_given();
+            let d = d.normalized().unwrap();
+            (d.name, d.name_as_given)
+        };
+        assert_eq!(norm("reqs", Kind::Counter), ("reqs".into(), true));
+        // `reqs_total` as given is what the default exposes anyway.
+        assert_eq!(norm("reqs_total", Kind::Counter), ("reqs".into(), false));
+        assert_eq!(norm("temp", Kind::Gauge), ("temp".into(), false));
     }
 
     #[test]

@@ -115,6 +115,8 @@ struct FamilyEntry {
     /// first) of each slot's time of its last update.
     ttl_ms: u64,
     ttl_cell: u32,
+    /// A counter exposed under its name as given, without `_total`.
+    name_as_given: bool,
     /// This refresh's series, in `Snapshot::series`.
     series: Range<u32>,
     overflows: u64,
@@ -411,6 +413,13 @@ impl<'a> FamilyView<'a> {
     /// The name, without suffixes (a counter's `_total` is not part of it).
     pub fn name(&self) -> &'a str {
         self.snap.str(self.f.name)
+    }
+
+    /// Whether a counter's Prometheus text and protobuf name is
+    /// [`FamilyView::name`] alone, without `_total` (see
+    /// [`crate::FamilyDesc::name_as_given`]).
+    pub fn name_as_given(&self) -> bool {
+        self.f.name_as_given
     }
 
     /// The help text, unescaped.
@@ -1096,6 +1105,7 @@ impl Store {
                 exemplars: exemplars as u32,
                 ttl_ms,
                 ttl_cell,
+                name_as_given: f.name_as_given.load(Relaxed) == 1,
                 series: 0..0,
                 overflows: 0,
             })

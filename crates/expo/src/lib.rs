@@ -56,11 +56,13 @@
 //!
 //! The protobuf format's choices are listed in [`protobuf`].
 
+mod families;
 mod num;
 pub mod protobuf;
 
 use shmetrics_core::{Exemplar, FamilyView, Kind, Quantile, SeriesView, Snapshot, Value};
 
+pub use families::{Families, Family};
 pub use num::{write_canonical_float, write_float, write_u64, write_unix_nanos_as_seconds};
 
 /// An exposition format.
@@ -470,7 +472,7 @@ impl Encoder {
             Kind::Counter => (Kind::Counter, b"_total"),
             _ => (Kind::Gauge, b""),
         };
-        self.metadata(name, f.help.as_bytes(), b"", kind, out);
+        self.metadata(name, suffix, f.help.as_bytes(), b"", kind, out);
         for s in &f.samples {
             self.render_labels(s.labels.iter().copied());
             self.sample_start(out, name, suffix);
@@ -482,13 +484,20 @@ impl Encoder {
     fn family(&mut self, f: &FamilyView<'_>, out: &mut Vec<u8>) {
         let name = f.name().as_bytes();
         let kind = f.kind();
-        self.metadata(name, f.help().as_bytes(), f.unit().as_bytes(), kind, out);
+        // A counter's samples end in `_total`, but in the text format for
+        // a counter named as given (`FamilyDesc::name_as_given`).
+        let total: &[u8] = match kind {
+            Kind::Counter if self.om || !f.name_as_given() => b"_total",
+            _ => b"",
+        };
+        let (help, unit) = (f.help().as_bytes(), f.unit().as_bytes());
+        self.metadata(name, total, help, unit, kind, out);
         match kind {
             Kind::Counter => {
                 for s in f.series() {
                     self.render_labels(s.labels());
                     if let Value::Counter(v) = s.value() {
-                        self.sample_start(out, name, b"_total");
+                        self.sample_start(out, name, total);
                         write_float(out, v);
                         self.exemplar(out, s.exemplar(0));
                         out.push(b'\n');
@@ -566,14 +575,23 @@ impl Encoder {
         }
     }
 
-    /// `HELP` and `TYPE` (text); `TYPE`, `UNIT` and `HELP` (OpenMetrics,
-    /// in the order its spec recommends).
-    fn metadata(&self, name: &[u8], help: &[u8], unit: &[u8], kind: Kind, out: &mut Vec<u8>) {
+    /// `HELP` and `TYPE` (text, for `name` and `text_suffix`); `TYPE`,
+    /// `UNIT` and `HELP` (OpenMetrics, for `name`, in the order its spec
+    /// recommends).
+    fn metadata(
+        &self,
+        name: &[u8],
+        text_suffix: &[u8],
+        help: &[u8],
+        unit: &[u8],
+        kind: Kind,
+        out: &mut Vec<u8>,
+    ) {
         let line = |out: &mut Vec<u8>, keyword: &[u8]| {
             out.extend_from_slice(keyword);
             out.extend_from_slice(name);
-            if !self.om && kind == Kind::Counter {
-                out.extend_from_slice(b"_total");
+            if !self.om {
+                out.extend_from_slice(text_suffix);
             }
             out.push(b' ');
         };

@@ -101,6 +101,9 @@ pub(super) fn def_hash(d: &FamilyDesc) -> u64 {
     if d.exemplars {
         b.extend_from_slice(b"exemplars");
     }
+    if d.name_as_given {
+        b.extend_from_slice(b"name_as_given");
+    }
     if let Some(ttl) = d.ttl {
         b.extend_from_slice(b"ttl");
         b.extend_from_slice(&(ttl.as_millis() as u64).to_le_bytes());
@@ -398,6 +401,7 @@ fn write_family(f: &FamilyRec, d: &FamilyDesc, hash: u64, plan: &FamilyPlan, b: 
     f.int_cells.store(plan.shape.ints, Relaxed);
     f.float_cells.store(plan.shape.floats, Relaxed);
     f.exemplars.store(u32::from(d.exemplars), Relaxed);
+    f.name_as_given.store(u32::from(d.name_as_given), Relaxed);
     f.max_series.store(d.max_series, Relaxed);
     f.series_count.store(0, Relaxed);
     f.overflows.store(0, Relaxed);
