@@ -37,6 +37,7 @@
 mod error;
 mod exemplar;
 mod family;
+mod handle;
 mod marks;
 mod native;
 mod proc;
@@ -45,7 +46,6 @@ mod shm;
 pub mod sketch;
 mod snapshot;
 mod store;
-mod ttl;
 mod update;
 mod window;
 

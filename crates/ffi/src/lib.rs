@@ -36,7 +36,9 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 // The modules with exported functions, in the order the header lists them.
+// Result codes (below `error` and `ptr`, which both use them).
 mod error;
+mod result;
 // Opening a store; whole-store operations.
 mod store;
 // Families and series.
