@@ -515,63 +515,69 @@ impl Encoder {
                     }
                 }
             }
-            Kind::Histogram => {
-                let bounds = f.buckets();
-                self.prepare_le(bounds);
-                // OpenMetrics: no `_sum` with a negative bucket bound.
-                let negative_bucket = bounds.first().is_some_and(|b| *b < 0.0);
-                for s in f.series() {
-                    self.render_labels(s.labels());
-                    if let Value::Histogram {
-                        cumulative, sum, ..
-                    } = s.value()
-                    {
-                        self.buckets(out, name, cumulative, &s);
-                        let count = cumulative.last().copied().unwrap_or(0);
-                        if !self.om || (!negative_bucket && sum >= 0.0) {
-                            self.sample_start(out, name, b"_count");
-                            write_u64(out, count);
-                            out.push(b'\n');
-                            self.sample_start(out, name, b"_sum");
-                            write_float(out, sum);
-                            out.push(b'\n');
-                        }
-                    }
-                    self.created(&s, name, out);
+            Kind::Histogram => self.histogram_series(f, name, out),
+            Kind::Summary => self.summary_series(f, name, out),
+        }
+    }
+
+    /// A histogram family's series: each one's buckets, then its `_count`
+    /// and `_sum` (which OpenMetrics leaves out with a negative bucket
+    /// bound or sum).
+    fn histogram_series(&mut self, f: &FamilyView<'_>, name: &[u8], out: &mut Vec<u8>) {
+        let bounds = f.buckets();
+        self.prepare_le(bounds);
+        // OpenMetrics: no `_sum` with a negative bucket bound.
+        let negative_bucket = bounds.first().is_some_and(|b| *b < 0.0);
+        for s in f.series() {
+            self.render_labels(s.labels());
+            if let Value::Histogram {
+                cumulative, sum, ..
+            } = s.value()
+            {
+                self.buckets(out, name, cumulative, &s);
+                let count = cumulative.last().copied().unwrap_or(0);
+                if !self.om || (!negative_bucket && sum >= 0.0) {
+                    self.sample_start(out, name, b"_count");
+                    write_u64(out, count);
+                    out.push(b'\n');
+                    self.sample_start(out, name, b"_sum");
+                    write_float(out, sum);
+                    out.push(b'\n');
                 }
             }
-            Kind::Summary => {
-                let mut prepared = false;
-                for s in f.series() {
-                    self.render_labels(s.labels());
-                    if let Value::Summary {
-                        count,
-                        sum,
-                        quantiles,
-                    } = s.value()
-                    {
-                        if !quantiles.is_empty() {
-                            if !prepared {
-                                self.prepare_fragments(
-                                    b"quantile",
-                                    quantiles.iter().map(|q| q.quantile),
-                                );
-                                prepared = true;
-                            }
-                            self.quantiles(out, name, quantiles);
-                        }
-                        self.sample_start(out, name, b"_count");
-                        write_u64(out, count);
-                        out.push(b'\n');
-                        if !self.om || sum >= 0.0 {
-                            self.sample_start(out, name, b"_sum");
-                            write_float(out, sum);
-                            out.push(b'\n');
-                        }
+            self.created(&s, name, out);
+        }
+    }
+
+    /// A summary family's series: each one's quantiles, `_count` and
+    /// `_sum` (which OpenMetrics leaves out when negative).
+    fn summary_series(&mut self, f: &FamilyView<'_>, name: &[u8], out: &mut Vec<u8>) {
+        let mut prepared = false;
+        for s in f.series() {
+            self.render_labels(s.labels());
+            if let Value::Summary {
+                count,
+                sum,
+                quantiles,
+            } = s.value()
+            {
+                if !quantiles.is_empty() {
+                    if !prepared {
+                        self.prepare_fragments(b"quantile", quantiles.iter().map(|q| q.quantile));
+                        prepared = true;
                     }
-                    self.created(&s, name, out);
+                    self.quantiles(out, name, quantiles);
+                }
+                self.sample_start(out, name, b"_count");
+                write_u64(out, count);
+                out.push(b'\n');
+                if !self.om || sum >= 0.0 {
+                    self.sample_start(out, name, b"_sum");
+                    write_float(out, sum);
+                    out.push(b'\n');
                 }
             }
+            self.created(&s, name, out);
         }
     }
 
