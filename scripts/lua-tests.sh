@@ -29,6 +29,7 @@ export SHMETRICS_PYTHON="$VENV/bin/python"
 cd bindings/lua
 say "lua binding: unit tests (luajit)"
 luajit tests/unit.lua
+luajit tests/cross_delete.lua
 say "lua binding: shared test vectors"
 luajit tests/vectors.lua
 say "lua binding: JIT checks (jit.v, jit.p)"

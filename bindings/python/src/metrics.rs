@@ -186,19 +186,29 @@ impl Metric {
         renewed.or(self.series).expect("checked by the caller")
     }
 
-    /// Runs an update. In a family with a TTL, a series that expired
-    /// since its handle was made is looked up again (it comes back from
-    /// zero, as after `remove()`), and the update applied to it.
+    /// Runs an update. A series deleted (by `remove()` or `clear()` in any
+    /// process) or expired (its family has a TTL) since its handle was made
+    /// is looked up again (it comes back from zero), and the update
+    /// applied to it.
     #[inline]
     fn update(&self, f: impl Fn(&Store, Series) -> shmetrics_core::Result<()>) -> PyResult<()> {
         match f(&self.store, self.series()?) {
-            Err(e) if e.kind() == ErrorKind::StaleHandle && self.def.ttl => self.renew(f),
+            Err(e) if e.kind() == ErrorKind::StaleHandle => self.renew(f),
             r => r.map_err(to_py),
         }
     }
 
     #[cold]
     fn renew(&self, f: impl Fn(&Store, Series) -> shmetrics_core::Result<()>) -> PyResult<()> {
+        // Without a TTL the hot path uses the first handle: try the one a
+        // previous renewal found before looking the series up again.
+        let renewed = *self.renewed.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = renewed.filter(|_| !self.def.ttl) {
+            match f(&self.store, s) {
+                Err(e) if e.kind() == ErrorKind::StaleHandle => {}
+                r => return r.map_err(to_py),
+            }
+        }
         let values: Vec<&str> = self
             .label_values
             .iter()

@@ -66,7 +66,24 @@ impl Kind {
             Kind::Summary => "summary",
         }
     }
+
+    /// The suffixes of the names a family of this kind named `x` takes in
+    /// the expositions: its metric family name (`x`; a counter's is
+    /// `x_total` in the Prometheus text format), and its sample names.
+    /// No two families of a store share one (see [`crate::Store::register`]).
+    pub(crate) fn exposed_suffixes(self) -> &'static [&'static str] {
+        match self {
+            Kind::Counter => &["", "_total", "_created"],
+            Kind::Gauge => &[""],
+            Kind::Histogram => &["", "_bucket", "_count", "_sum", "_created"],
+            Kind::Summary => &["", "_count", "_sum", "_created"],
+        }
+    }
 }
+
+/// Every suffix of [`Kind::exposed_suffixes`], of any kind.
+pub(crate) const EXPOSED_SUFFIXES: [&str; 6] =
+    ["", "_total", "_created", "_bucket", "_count", "_sum"];
 
 /// How a gauge's per-process values are combined, as in prometheus_client's
 /// multiprocess mode, plus `Shared`.

@@ -162,6 +162,13 @@ impl Store {
         if s.epoch != self.map.header().hot.epoch.load(Relaxed) as u32 {
             return Err(handle_error(self, s, &[s.kind]));
         }
+        // A series deleted since the handle was made, by any process, has
+        // another state word: the update fails as stale, and the caller
+        // looks the series up again (docs/ARCHITECTURE.md, "Deletion").
+        match self.map.series().get(s.id as usize) {
+            Some(rec) if rec.state.load(Relaxed) == s.live => {}
+            _ => return Err(expired()),
+        }
         // Always resolve our own slot first: that fails on a read-only
         // store, which must never be written.
         let own = self.slot()?;

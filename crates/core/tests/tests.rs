@@ -9,8 +9,12 @@ mod common;
 mod capacity;
 #[path = "suite/corruption.rs"]
 mod corruption;
+#[path = "suite/deletion.rs"]
+mod deletion;
 #[path = "suite/exemplars.rs"]
 mod exemplars;
+#[path = "suite/exposed_names.rs"]
+mod exposed_names;
 #[path = "suite/file_mode.rs"]
 mod file_mode;
 #[path = "suite/fuzz.rs"]

@@ -825,7 +825,10 @@ shmetrics_result shmetrics_store_stats(const struct shmetrics_store *store,
  *
  * Fails with `SHMETRICS_INVALID_NAME` or `SHMETRICS_INVALID_OPTIONS` for
  * a bad definition, `SHMETRICS_CONFLICT` if the name is taken by a
- * different definition, `SHMETRICS_STORE_FULL` if there is no room, and
+ * different definition or if a name the family would expose (`x`,
+ * `x_total`, `x_bucket`, `x_count`, `x_sum`, `x_created`, as its type has
+ * them) is exposed by another family of any type, `SHMETRICS_STORE_FULL`
+ * if there is no room, and
  * `SHMETRICS_INVALID_UTF8` if a string is not UTF-8.
  */
 shmetrics_result shmetrics_register(const struct shmetrics_store *store,
@@ -857,9 +860,10 @@ shmetrics_result shmetrics_series_get(const struct shmetrics_store *store,
 
 /**
  * Deletes the series of `family` with these `n` label values; `*existed`
- * says whether it existed. Handles to it stay usable, but their updates
- * are no longer exported; getting the same labels again makes a new
- * series that starts from zero. The space is reclaimed by
+ * says whether it existed. Handles to it, in every process, become
+ * stale: an update through one fails with `SHMETRICS_STALE_HANDLE`, and
+ * getting the same labels again makes a new series that starts from zero
+ * (retry the update through it). The space is reclaimed by
  * `shmetrics_store_wipe`.
  */
 shmetrics_result shmetrics_series_delete(const struct shmetrics_store *store,

@@ -85,3 +85,5 @@ pub use update::{
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_cross;

@@ -9,14 +9,14 @@ use crate::error::shmetrics_result::{self, *};
 use crate::types::shmetrics_kind::*;
 use crate::*;
 
-fn s(v: &str) -> shmetrics_str {
+pub(crate) fn s(v: &str) -> shmetrics_str {
     shmetrics_str {
         ptr: v.as_ptr().cast::<c_char>(),
         len: v.len(),
     }
 }
 
-fn zeroed_desc() -> shmetrics_family_desc {
+pub(crate) fn zeroed_desc() -> shmetrics_family_desc {
     shmetrics_family_desc {
         name: s(""),
         help: s(""),
@@ -42,10 +42,10 @@ fn zeroed_desc() -> shmetrics_family_desc {
     }
 }
 
-struct TestStore {
+pub(crate) struct TestStore {
     _dir: tempfile::TempDir,
-    path: std::path::PathBuf,
-    ptr: *mut shmetrics_store,
+    pub(crate) path: std::path::PathBuf,
+    pub(crate) ptr: *mut shmetrics_store,
 }
 
 impl Drop for TestStore {
@@ -54,7 +54,7 @@ impl Drop for TestStore {
     }
 }
 
-fn open_store() -> TestStore {
+pub(crate) fn open_store() -> TestStore {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     let p = path.to_str().unwrap();
@@ -73,7 +73,7 @@ fn open_store() -> TestStore {
     }
 }
 
-fn default_opts() -> shmetrics_options {
+pub(crate) fn default_opts() -> shmetrics_options {
     let mut d = shmetrics_options {
         create: false,
         read_only: false,
@@ -89,13 +89,16 @@ fn default_opts() -> shmetrics_options {
     d
 }
 
-fn register(st: &TestStore, desc: &shmetrics_family_desc) -> (shmetrics_result, shmetrics_family) {
+pub(crate) fn register(
+    st: &TestStore,
+    desc: &shmetrics_family_desc,
+) -> (shmetrics_result, shmetrics_family) {
     let mut f = shmetrics_family::default();
     let r = shmetrics_register(st.ptr, desc, &mut f);
     (r, f)
 }
 
-fn counter(st: &TestStore, name: &str, labels: &[shmetrics_str]) -> shmetrics_family {
+pub(crate) fn counter(st: &TestStore, name: &str, labels: &[shmetrics_str]) -> shmetrics_family {
     let mut d = zeroed_desc();
     d.name = s(name);
     d.help = s("Help text.");
@@ -107,7 +110,7 @@ fn counter(st: &TestStore, name: &str, labels: &[shmetrics_str]) -> shmetrics_fa
     f
 }
 
-fn series(
+pub(crate) fn series(
     st: &TestStore,
     f: &shmetrics_family,
     values: &[shmetrics_str],
@@ -117,7 +120,7 @@ fn series(
     (r, out)
 }
 
-fn render(st: &TestStore, format: u32) -> String {
+pub(crate) fn render(st: &TestStore, format: u32) -> String {
     let mut len = 0;
     let r = shmetrics_render(st.ptr, format, null_mut(), 0, &mut len);
     assert!(

@@ -12,10 +12,12 @@ use crate::shm::layout::{state, TOMBSTONE};
 
 impl Store {
     /// Deletes the series with these label values. Returns whether it
-    /// existed. Handles to it stay usable, but their updates are no longer
-    /// exported; a later lookup of the same labels creates a new series
-    /// that starts from zero. The deleted series' space is reclaimed by
-    /// [`Store::wipe`].
+    /// existed. Handles to it, in every process, become stale: an update
+    /// through one returns [`ErrorKind::StaleHandle`](crate::ErrorKind::StaleHandle),
+    /// and a new lookup of the same labels creates a new series that starts
+    /// from zero (the bindings do that by themselves). The deleted series'
+    /// space is reclaimed by [`Store::wipe`] (or, in a family with a TTL,
+    /// by its next series).
     pub fn delete(&self, family: &Family, values: &[&str]) -> Result<bool> {
         self.check_family(family)?;
         check_label_count(family, values)?;
@@ -25,20 +27,13 @@ impl Store {
         let Found::Live(id) = self.find_series(family.index, hash, values) else {
             return Ok(false);
         };
-        let rec = &self.map.series()[id as usize];
-        if family.ttl {
-            // Its space goes to a later series of the family.
-            self.retire(family.index, id);
-            return Ok(true);
+        self.remove_series(family, id);
+        if !family.ttl {
+            let f = &self.map.families()[family.index as usize];
+            let _ = f
+                .series_count
+                .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1));
         }
-        rec.state.store(state::DEAD, Release);
-        if let Some(pos) = self.index_position(id, hash) {
-            self.map.index()[pos].store(TOMBSTONE, Release);
-        }
-        let f = &self.map.families()[family.index as usize];
-        let _ = f
-            .series_count
-            .fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1));
         Ok(true)
     }
 
@@ -67,15 +62,7 @@ impl Store {
             {
                 continue;
             }
-            if family.ttl {
-                self.retire(family.index, id);
-                deleted += 1;
-                continue;
-            }
-            rec.state.store(state::DEAD, Release);
-            if let Some(pos) = self.index_position(id, rec.hash.load(Relaxed)) {
-                self.map.index()[pos].store(TOMBSTONE, Release);
-            }
+            self.remove_series(family, id);
             deleted += 1;
         }
         let f = &self.map.families()[family.index as usize];
@@ -85,6 +72,31 @@ impl Store {
                 .fetch_update(Relaxed, Relaxed, |n| Some(n.saturating_sub(deleted)));
         }
         Ok(deleted as usize)
+    }
+
+    /// Under the lock: takes live series `id` of `family` out of sight for
+    /// good. Its state word changes, so that an update through any handle
+    /// to it, in any process, fails from now on with
+    /// [`ErrorKind::StaleHandle`](crate::ErrorKind::StaleHandle) (the
+    /// caller looks the series up again and gets a new one from zero):
+    /// a family with a TTL retires it (a new generation; its space goes to
+    /// a later series of the family once no update can land in it), any
+    /// other family marks it `DEAD` (its cells are never reused before a
+    /// wipe, so an update racing the deletion lands in them and is
+    /// deleted with the series). See docs/ARCHITECTURE.md, "Deletion".
+    fn remove_series(&self, family: &Family, id: u32) {
+        if family.ttl {
+            self.retire(family.index, id);
+            return;
+        }
+        let rec = &self.map.series()[id as usize];
+        let word = rec.state.load(Relaxed);
+        // SeqCst, as in `retire`: an update that starts once this returns
+        // sees the new word.
+        rec.state.store(state::with(word, state::DEAD), SeqCst);
+        if let Some(pos) = self.index_position(id, rec.hash.load(Relaxed)) {
+            self.map.index()[pos].store(TOMBSTONE, Release);
+        }
     }
 
     /// Sets every value of every series to zero, in all slots. Families,

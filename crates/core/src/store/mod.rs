@@ -9,6 +9,7 @@
 //! - `open`: opening the file, and recovery after a lock holder died;
 //! - `register`: registering families (finding one by name, inserting a
 //!   record);
+//! - `exposed`: one exposed name, one family (across types);
 //! - `shape`: the cells a family's series take, and a family record's
 //!   type read back and checked;
 //! - `labels`: label values as the store keeps them (encoding, hashing);
@@ -34,6 +35,7 @@ mod arena;
 mod cells;
 mod codec;
 mod delete;
+mod exposed;
 mod labels;
 mod open;
 mod options;

@@ -128,8 +128,12 @@ impl Store {
     ///
     /// # Errors
     /// [`ErrorKind::InvalidName`] or [`ErrorKind::InvalidOptions`] for a bad
-    /// definition, [`ErrorKind::Conflict`] if the name is taken by a
-    /// different definition, [`ErrorKind::StoreFull`] if there is no room.
+    /// definition; [`ErrorKind::Conflict`] if the name is taken by a
+    /// different definition, or if a name the family would expose (`x`,
+    /// `x_total`, `x_bucket`, `x_count`, `x_sum`, `x_created`, as its type
+    /// has them) is one another family exposes, of any type (a counter `x`
+    /// and a gauge `x_total` would render two families named `x_total`);
+    /// [`ErrorKind::StoreFull`] if there is no room.
     pub fn register(&self, desc: &FamilyDesc) -> Result<Family> {
         let d = desc.normalized()?;
         let hash = def_hash(&d);
@@ -143,29 +147,14 @@ impl Store {
         if let Some(f) = self.find_family(&d, hash, epoch)? {
             return Ok(f);
         }
+        self.check_exposed_names(&d, epoch)?;
         self.insert_family(&d, hash, epoch)
     }
 
     /// Looks a family up by name without the lock.
     fn find_family(&self, d: &FamilyDesc, hash: u64, epoch: u32) -> Result<Option<Family>> {
         let families = self.live_range_families();
-        let is_it = |f: &FamilyRec| {
-            f.state.load(Acquire) == state::LIVE
-                && self.arena_str(&f.name) == Some(d.name.as_bytes())
-        };
-        let found = match self.family_index.try_lock() {
-            Ok(mut index) => index.find(self, families, epoch, &d.name, is_it),
-            Err(TryLockError::Poisoned(p)) => {
-                let mut index = p.into_inner();
-                *index = FamilyIndex::default();
-                index.find(self, families, epoch, &d.name, is_it)
-            }
-            // Only after a fork() from a process where another thread held
-            // the lock: it stays locked for good in the child, which then
-            // scans.
-            Err(TryLockError::WouldBlock) => families.iter().position(is_it),
-        };
-        let Some(i) = found else {
+        let Some(i) = self.family_position(&d.name, epoch) else {
             return Ok(None);
         };
         let f = &families[i];
@@ -173,6 +162,26 @@ impl Store {
             return Err(self.conflict(d, f));
         }
         Ok(Some(self.family_handle(i as u32, f, epoch)?))
+    }
+
+    /// The position of the live family named `name`, without the lock.
+    pub(super) fn family_position(&self, name: &str, epoch: u32) -> Option<usize> {
+        let families = self.live_range_families();
+        let is_it = |f: &FamilyRec| {
+            f.state.load(Acquire) == state::LIVE && self.arena_str(&f.name) == Some(name.as_bytes())
+        };
+        match self.family_index.try_lock() {
+            Ok(mut index) => index.find(self, families, epoch, name, is_it),
+            Err(TryLockError::Poisoned(p)) => {
+                let mut index = p.into_inner();
+                *index = FamilyIndex::default();
+                index.find(self, families, epoch, name, is_it)
+            }
+            // Only after a fork() from a process where another thread held
+            // the lock: it stays locked for good in the child, which then
+            // scans.
+            Err(TryLockError::WouldBlock) => families.iter().position(is_it),
+        }
     }
 
     fn conflict(&self, d: &FamilyDesc, f: &FamilyRec) -> Error {

@@ -360,6 +360,9 @@ int main(void) {
   CHECK(existed);
   OK(shmetrics_series_delete(store, &requests, get200, 2, &existed));
   CHECK(!existed);
+  /* A deleted series' handle is stale; getting it again makes a new one. */
+  CHECK_RC(shmetrics_counter_inc(store, &ok), SHMETRICS_STALE_HANDLE);
+  OK(shmetrics_series_get(store, &requests, get200, 2, &ok));
   OK(shmetrics_store_reset(store));
   OK(shmetrics_store_release_slot(store));
   OK(shmetrics_counter_inc(store, &ok)); /* claims a slot again */
