@@ -36,6 +36,21 @@ fn cdylib() -> PathBuf {
     lib
 }
 
+/// The library's SONAME, `libshmetrics.so.<major>` of the crate's version.
+fn soname() -> String {
+    format!("libshmetrics.so.{}", env!("CARGO_PKG_VERSION_MAJOR"))
+}
+
+/// A directory laid out as a system installs the library: the file under
+/// its SONAME, which programs linked with it load, and `libshmetrics.so`,
+/// which `-lshmetrics` finds when linking.
+fn installed_layout(dir: &Path) -> PathBuf {
+    let lib = cdylib();
+    std::os::unix::fs::symlink(&lib, dir.join(soname())).unwrap();
+    std::os::unix::fs::symlink(soname(), dir.join("libshmetrics.so")).unwrap();
+    dir.to_path_buf()
+}
+
 fn run(cmd: &mut Command) -> Output {
     let out = cmd
         .output()
@@ -77,10 +92,9 @@ fn cc() -> String {
 
 #[test]
 fn c_smoke_test_passes_under_valgrind() {
-    let lib = cdylib();
     let tmp = tempfile::tempdir().unwrap();
     let exe = tmp.path().join("smoke");
-    let dir = lib.parent().unwrap();
+    let dir = installed_layout(tmp.path());
     let out = run(Command::new(cc())
         .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-I"])
         .arg(crate_dir().join("include"))
@@ -88,7 +102,7 @@ fn c_smoke_test_passes_under_valgrind() {
         .arg("-o")
         .arg(&exe)
         .arg("-L")
-        .arg(dir)
+        .arg(&dir)
         .arg("-lshmetrics")
         .arg(format!("-Wl,-rpath,{}", dir.display())));
     assert!(out.status.success(), "smoke.c does not compile");
@@ -110,6 +124,59 @@ fn c_smoke_test_passes_under_valgrind() {
     assert!(
         last.ends_with(" passed, 0 failed") && !last.starts_with("0 "),
         "unexpected summary: {last}"
+    );
+}
+
+/// The library is linked with `-soname libshmetrics.so.<major>`, and a
+/// program linked against it records that name, not the unversioned one.
+#[test]
+fn the_library_has_a_soname_with_its_major() {
+    let out = run(Command::new("readelf").arg("-d").arg(cdylib()));
+    assert!(out.status.success(), "readelf -d failed");
+    let dynamic = String::from_utf8_lossy(&out.stdout);
+    let expected = format!("Library soname: [{}]", soname());
+    assert!(dynamic.contains(&expected), "no `{expected}` in readelf -d");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = installed_layout(tmp.path());
+    let src = tmp.path().join("v.c");
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n#include \"shmetrics.h\"\n\
+         int main(void) {\n\
+           printf(\"%u %u\\n\", (unsigned)shmetrics_version_major(), (unsigned)SHMETRICS_VERSION_MAJOR);\n\
+           return shmetrics_version_major() == SHMETRICS_VERSION_MAJOR ? 0 : 1;\n\
+         }\n",
+    )
+    .unwrap();
+    let exe = tmp.path().join("v");
+    let out = run(Command::new(cc())
+        .args(["-std=c11", "-Wall", "-Werror", "-I"])
+        .arg(crate_dir().join("include"))
+        .arg(&src)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(&dir)
+        .arg("-lshmetrics")
+        .arg(format!("-Wl,-rpath,{}", dir.display())));
+    assert!(out.status.success(), "v.c does not compile");
+    let out = run(Command::new("readelf").arg("-d").arg(&exe));
+    let needed = format!("Shared library: [{}]", soname());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&needed),
+        "the program does not need {}",
+        soname()
+    );
+    let out = run(&mut Command::new(&exe));
+    let major = env!("CARGO_PKG_VERSION_MAJOR");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{major} {major}\n")
+    );
+    assert!(
+        out.status.success(),
+        "the library's major is not the header's"
     );
 }
 
