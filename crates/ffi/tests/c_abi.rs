@@ -44,11 +44,33 @@ fn soname() -> String {
 /// A directory laid out as a system installs the library: the file under
 /// its SONAME, which programs linked with it load, and `libshmetrics.so`,
 /// which `-lshmetrics` finds when linking.
+/// The directory made: `dir/lib`.
 fn installed_layout(dir: &Path) -> PathBuf {
-    let lib = cdylib();
-    std::os::unix::fs::symlink(&lib, dir.join(soname())).unwrap();
-    std::os::unix::fs::symlink(soname(), dir.join("libshmetrics.so")).unwrap();
-    dir.to_path_buf()
+    let lib = dir.join("lib");
+    std::fs::create_dir(&lib).unwrap();
+    std::os::unix::fs::symlink(cdylib(), lib.join(soname())).unwrap();
+    std::os::unix::fs::symlink(soname(), lib.join("libshmetrics.so")).unwrap();
+    lib
+}
+
+/// Compiles the C program `src` against the header and links it with
+/// `-lshmetrics` in an installed layout under `dir`, as a user would: the
+/// executable's path.
+fn link_program(dir: &Path, src: &Path) -> PathBuf {
+    let lib = installed_layout(dir);
+    let exe = dir.join(src.file_stem().unwrap());
+    let out = run(Command::new(cc())
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-I"])
+        .arg(crate_dir().join("include"))
+        .arg(src)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(&lib)
+        .arg("-lshmetrics")
+        .arg(format!("-Wl,-rpath,{}", lib.display())));
+    assert!(out.status.success(), "{} does not compile", src.display());
+    exe
 }
 
 fn run(cmd: &mut Command) -> Output {
@@ -93,19 +115,7 @@ fn cc() -> String {
 #[test]
 fn c_smoke_test_passes_under_valgrind() {
     let tmp = tempfile::tempdir().unwrap();
-    let exe = tmp.path().join("smoke");
-    let dir = installed_layout(tmp.path());
-    let out = run(Command::new(cc())
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-I"])
-        .arg(crate_dir().join("include"))
-        .arg(crate_dir().join("tests/c/smoke.c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg("-L")
-        .arg(&dir)
-        .arg("-lshmetrics")
-        .arg(format!("-Wl,-rpath,{}", dir.display())));
-    assert!(out.status.success(), "smoke.c does not compile");
+    let exe = link_program(tmp.path(), &crate_dir().join("tests/c/smoke.c"));
 
     let out = run(Command::new("valgrind")
         .args([
@@ -138,7 +148,6 @@ fn the_library_has_a_soname_with_its_major() {
     assert!(dynamic.contains(&expected), "no `{expected}` in readelf -d");
 
     let tmp = tempfile::tempdir().unwrap();
-    let dir = installed_layout(tmp.path());
     let src = tmp.path().join("v.c");
     std::fs::write(
         &src,
@@ -149,18 +158,7 @@ fn the_library_has_a_soname_with_its_major() {
          }\n",
     )
     .unwrap();
-    let exe = tmp.path().join("v");
-    let out = run(Command::new(cc())
-        .args(["-std=c11", "-Wall", "-Werror", "-I"])
-        .arg(crate_dir().join("include"))
-        .arg(&src)
-        .arg("-o")
-        .arg(&exe)
-        .arg("-L")
-        .arg(&dir)
-        .arg("-lshmetrics")
-        .arg(format!("-Wl,-rpath,{}", dir.display())));
-    assert!(out.status.success(), "v.c does not compile");
+    let exe = link_program(tmp.path(), &src);
     let out = run(Command::new("readelf").arg("-d").arg(&exe));
     let needed = format!("Shared library: [{}]", soname());
     assert!(
