@@ -23,6 +23,10 @@ cargo build --quiet --release -p shmetrics-ffi
 cargo build --quiet -p shmetrics
 export SHMETRICS_LIBRARY="$target/release/libshmetrics.so"
 export SHMETRICS_BIN="${SHMETRICS_BIN:-$target/debug/shmetrics}"
+# A real library of the next major version, which the binding must refuse.
+say "lua binding: build libshmetrics of the next major (scripts/build-other-major.sh)"
+SHMETRICS_OTHER_MAJOR_LIBRARY=$(scripts/build-other-major.sh)
+export SHMETRICS_OTHER_MAJOR_LIBRARY
 # prometheus_client's OpenMetrics parser reads the unit tests' exemplars back.
 export SHMETRICS_PYTHON="$VENV/bin/python"
 

@@ -86,16 +86,41 @@ local function find_cdef(opt)
         .. table.concat(tried, ", ") .. "; set the `cdef` option or $SHMETRICS_CDEF", 3)
 end
 
--- The library: the `library` option, $SHMETRICS_LIBRARY, the repository's
--- target/release build when there is one, then "shmetrics" on the system's
--- library path.
-local function find_library(opt)
-  if opt then return opt end
+-- The major version of the C ABI this module is written for (its own
+-- version's): a library whose shmetrics_version_major() differs is refused.
+local ABI_MAJOR = tonumber(M._VERSION:match("^(%d+)%."))
+
+-- The libraries to try in turn: the `library` option or $SHMETRICS_LIBRARY
+-- alone, else the names the dynamic loader looks up on the system's library
+-- path, libshmetrics.so.<major> (its SONAME) first.
+local function libraries(opt)
+  if opt then return { opt } end
   local env = os.getenv("SHMETRICS_LIBRARY")
-  if env and env ~= "" then return env end
-  local built = module_dir() .. "/../../target/release/libshmetrics.so"
-  if read_file(built) then return built end
-  return "shmetrics"
+  if env and env ~= "" then return { env } end
+  return { "libshmetrics.so." .. ABI_MAJOR, "libshmetrics.so" }
+end
+
+local function open_library(opt)
+  local errors = {}
+  for _, name in ipairs(libraries(opt)) do
+    local ok, lib = pcall(ffi.load, name)
+    if ok then return lib, name end
+    errors[#errors + 1] = "'" .. name .. "': " .. tostring(lib)
+  end
+  error("shmetrics: cannot load the library " .. table.concat(errors, ", ")
+        .. " (install libshmetrics.so." .. ABI_MAJOR .. " on the system's library path, or build it with"
+        .. " `cargo build --release -p shmetrics-ffi` and set the `library` option or $SHMETRICS_LIBRARY)", 4)
+end
+
+-- Refuses a library of another major version than ABI_MAJOR.
+local function check_major(lib, name)
+  local major = tonumber(lib.shmetrics_version_major())
+  if major ~= ABI_MAJOR then
+    error(("shmetrics: the library '%s' is version %s (major %d), but this module is written for"
+           .. " major %d: install libshmetrics.so.%d, or point the `library` option or"
+           .. " $SHMETRICS_LIBRARY at a library of major %d")
+          :format(name, ffi_string(lib.shmetrics_version()), major, ABI_MAJOR, ABI_MAJOR, ABI_MAJOR), 4)
+  end
 end
 
 local function load(opts)
@@ -103,13 +128,8 @@ local function load(opts)
   if not pcall(ffi.typeof, "shmetrics_series") then
     ffi.cdef(find_cdef(opts.cdef))
   end
-  local name = find_library(opts.library)
-  local ok, lib = pcall(ffi.load, name)
-  if not ok then
-    error("shmetrics: cannot load the library '" .. name .. "': " .. tostring(lib)
-          .. " (build it with `cargo build --release -p shmetrics-ffi`, then set the"
-          .. " `library` option or $SHMETRICS_LIBRARY)", 3)
-  end
+  local lib, name = open_library(opts.library)
+  check_major(lib, name)
   C = lib
   return C
 end

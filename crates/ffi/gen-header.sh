@@ -42,8 +42,20 @@ fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# The header.
-"$cbindgen" --quiet --config cbindgen.toml --crate shmetrics-ffi --output "$tmp/shmetrics.h"
+# The header, with the crate's version as SHMETRICS_VERSION_MAJOR, _MINOR
+# and _PATCH (Cargo.toml is the one place the version is written; --check
+# fails when a new version has not been regenerated into the header).
+pkgid=$(cargo pkgid --offline --manifest-path Cargo.toml)  # path+file:///...#shmetrics-ffi@0.1.0
+IFS=. read -r major minor patch <<< "${pkgid##*[#@]}"
+patch=${patch%%[-+]*}
+{
+  printf 'after_includes = "\\n/* The version of the library this header declares; the library\\n'
+  printf ' * itself returns its own from shmetrics_version_major() and friends. */\\n'
+  printf '#define SHMETRICS_VERSION_MAJOR %s\\n#define SHMETRICS_VERSION_MINOR %s\\n' "$major" "$minor"
+  printf '#define SHMETRICS_VERSION_PATCH %s"\n' "$patch"
+  cat cbindgen.toml
+} > "$tmp/header.toml"
+"$cbindgen" --quiet --config "$tmp/header.toml" --crate shmetrics-ffi --output "$tmp/shmetrics.h"
 
 # The cdef: cbindgen.toml without its header-only lines, no documentation.
 {

@@ -812,4 +812,42 @@ test("result codes match the library's descriptions", function()
   contains(shmetrics.strerror(14):lower(), "stale")
 end)
 
+-- Runs `code` in another LuaJIT with `env` (shell assignments) before it,
+-- from this directory: its output and whether it exited with 0 (which the
+-- shell reports, as LuaJIT's popen:close() does not).
+local function luajit_with(env, code)
+  local file = H.tmpdir() .. "/child.lua"
+  H.write(file, 'package.path = "./?.lua;" .. package.path\n' .. code)
+  local out = H.sh("{ " .. env .. " luajit " .. file .. " 2>&1; echo \"exit $?\"; }")
+  return out, out:sub(-7) == "exit 0\n"
+end
+
+local ABI_MAJOR = tonumber(shmetrics._VERSION:match("^(%d+)%."))
+
+test("without $SHMETRICS_LIBRARY the library is found by the dynamic loader as libshmetrics.so.<major>", function()
+  local dir, empty = H.tmpdir() .. "/lib", H.tmpdir() .. "/nolib"
+  H.sh("mkdir -p " .. dir .. " " .. empty .. " && ln -sf " .. os.getenv("SHMETRICS_LIBRARY")
+       .. " " .. dir .. "/libshmetrics.so." .. ABI_MAJOR)
+  local code = 'local p = require("shmetrics").init("' .. H.store_path() .. '")\n'
+    .. 'p:counter("loaded_total", "h"):inc()\nprint("loaded")'
+  local out, ok = luajit_with("env -u SHMETRICS_LIBRARY LD_LIBRARY_PATH=" .. dir, code)
+  H.truthy(ok, "loads through LD_LIBRARY_PATH: " .. out)
+  contains(out, "loaded")
+  out, ok = luajit_with("env -u SHMETRICS_LIBRARY LD_LIBRARY_PATH=" .. empty, code)
+  H.truthy(not ok, "nothing to load on an empty library path")
+  contains(out, "cannot load the library 'libshmetrics.so." .. ABI_MAJOR .. "'")
+  contains(out, "'libshmetrics.so'")
+end)
+
+test("a library of another major version is refused with both versions named", function()
+  local other = os.getenv("SHMETRICS_OTHER_MAJOR_LIBRARY")
+  H.truthy(other and other ~= "", "$SHMETRICS_OTHER_MAJOR_LIBRARY (scripts/build-other-major.sh prints it)")
+  local out, ok = luajit_with("SHMETRICS_LIBRARY=" .. other,
+    'require("shmetrics").init("' .. H.store_path() .. '")')
+  H.truthy(not ok, "init with the other major's library fails")
+  local next = ABI_MAJOR + 1
+  contains(out, "the library '" .. other .. "' is version " .. next .. ".0.0 (major " .. next .. ")")
+  contains(out, "this module is written for major " .. ABI_MAJOR)
+end)
+
 H.run(arg[1])

@@ -22,8 +22,9 @@ use Shmetrics\Exception\StorageException;
  *    when FFI is allowed at run time (`ffi.enable=true`, or the CLI).
  *
  * The library is found through configure(), else $SHMETRICS_LIBRARY, else
- * the repository's target/release/libshmetrics.so when it exists, else
- * "libshmetrics.so" on the system's library path. The header likewise:
+ * by the dynamic loader on the system's library path, as
+ * libshmetrics.so.<major> (its SONAME), then libshmetrics.so. A library of
+ * another major version than ABI_MAJOR is refused. The header likewise:
  * configure(), $SHMETRICS_CDEF, include/shmetrics.cdef.h in this package,
  * then the repository's crates/ffi/include/shmetrics.cdef.h.
  */
@@ -31,6 +32,12 @@ final class Native
 {
     /** The FFI scope name that ffi.preload headers declare. */
     public const SCOPE = 'SHMETRICS';
+
+    /**
+     * The major version of the C ABI this binding is written for: a library
+     * whose shmetrics_version_major() differs is refused.
+     */
+    public const ABI_MAJOR = 0;
 
     // The C ABI's result codes (enum shmetrics_result). They never change;
     // tests/NativeTest.php checks them against the header.
@@ -86,21 +93,31 @@ final class Native
     /** The FFI instance every class of this package calls through. */
     public static function ffi(): FFI
     {
-        return self::$ffi ??= self::load();
+        return self::$ffi ??= self::checkMajor(self::load());
     }
 
-    /** The path (or name) of the shared library FFI::cdef() would load. */
+    /** The path (or name) of the shared library FFI::cdef() loads first. */
     public static function library(): string
     {
+        return self::libraries()[0];
+    }
+
+    /**
+     * The libraries to try in turn: the configured one or
+     * $SHMETRICS_LIBRARY alone, else the names the dynamic loader looks up.
+     *
+     * @return non-empty-list<string>
+     */
+    private static function libraries(): array
+    {
         if (self::$library !== null) {
-            return self::$library;
+            return [self::$library];
         }
         $env = getenv('SHMETRICS_LIBRARY');
         if (is_string($env) && $env !== '') {
-            return $env;
+            return [$env];
         }
-        $repo = dirname(__DIR__, 3) . '/target/release/libshmetrics.so';
-        return is_file($repo) ? $repo : 'libshmetrics.so';
+        return ['libshmetrics.so.' . self::ABI_MAJOR, 'libshmetrics.so'];
     }
 
     /** The path of shmetrics.cdef.h, the declarations FFI::cdef() parses. */
@@ -265,19 +282,43 @@ final class Native
                 $scopeError
             ));
         }
-        $library = self::library();
-        try {
-            return FFI::cdef(self::readCdef(), $library);
-        } catch (\FFI\Exception $e) {
-            throw new StorageException(sprintf(
-                'cannot load the shmetrics library "%s" with the declarations of %s: %s. Build it with '
-                . '`cargo build --release -p shmetrics-ffi`, then point $SHMETRICS_LIBRARY or '
-                . 'Shmetrics\Native::configure() at target/release/libshmetrics.so (the header must match the library)',
-                $library,
-                self::cdefPath(),
-                $e->getMessage()
-            ), 0, $e);
+        $cdef = self::readCdef();
+        $errors = [];
+        foreach (self::libraries() as $library) {
+            try {
+                return FFI::cdef($cdef, $library);
+            } catch (\FFI\Exception $e) {
+                $errors[] = "\"$library\": " . $e->getMessage();
+            }
         }
+        throw new StorageException(sprintf(
+            'cannot load the shmetrics library %s with the declarations of %s. Install libshmetrics.so.%d on the '
+            . 'system\'s library path, or build it with `cargo build --release -p shmetrics-ffi` and point '
+            . '$SHMETRICS_LIBRARY or Shmetrics\Native::configure() at it (the header must match the library)',
+            implode(', ', $errors),
+            self::cdefPath(),
+            self::ABI_MAJOR
+        ), 0, $e);
+    }
+
+    /**
+     * $ffi when its library has the major version this binding is written
+     * for; else the error that names both.
+     */
+    private static function checkMajor(FFI $ffi): FFI
+    {
+        $major = $ffi->shmetrics_version_major();
+        if ($major !== self::ABI_MAJOR) {
+            throw new StorageException(sprintf(
+                'the shmetrics library %s is version %s (major %d), but this binding is written for major %d: '
+                . 'install libshmetrics.so.%4$d, or point $SHMETRICS_LIBRARY at a library of major %4$d',
+                self::library(),
+                $ffi->shmetrics_version(),
+                $major,
+                self::ABI_MAJOR
+            ));
+        }
+        return $ffi;
     }
 
     private static function readCdef(): string

@@ -31,6 +31,7 @@ final class NativeTest extends TestCase
     {
         $ours = (new \ReflectionClass(Native::class))->getConstants();
         $ours = array_filter($ours, 'is_int');
+        unset($ours['ABI_MAJOR']);
         self::assertSame(self::headerCodes(), $ours);
     }
 
@@ -75,31 +76,24 @@ final class NativeTest extends TestCase
 
     public function testRestrictedFfiSaysWhatToSet(): void
     {
-        $p = proc_open(
-            [PHP_BINARY, '-d', 'ffi.enable=0', '-r', 'require "' . dirname(__DIR__) . '/autoload.php"; '
-                . 'try { new Shmetrics\Storage\Shmetrics("' . $this->dir . '/x"); } '
-                . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }'],
-            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
-            $pipes
+        $out = self::phpWith(
+            [],
+            'try { new Shmetrics\Storage\Shmetrics("' . $this->dir . '/x"); } '
+                . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }',
+            '0'
         );
-        $out = stream_get_contents($pipes[1]);
-        proc_close($p);
         self::assertStringContainsString('PHP FFI is restricted here (ffi.enable=0', $out);
         self::assertStringContainsString('ffi.preload', $out);
     }
 
     public function testMissingLibrarySaysHowToBuildIt(): void
     {
-        $p = proc_open(
-            [PHP_BINARY, '-r', 'require "' . dirname(__DIR__) . '/autoload.php"; '
-                . 'Shmetrics\Native::configure("/nonexistent/libshmetrics.so"); '
+        $out = self::phpWith(
+            [],
+            'Shmetrics\Native::configure("/nonexistent/libshmetrics.so"); '
                 . 'try { Shmetrics\Native::version(); } '
-                . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }'],
-            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
-            $pipes
+                . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }'
         );
-        $out = stream_get_contents($pipes[1]);
-        proc_close($p);
         self::assertStringContainsString('cannot load the shmetrics library "/nonexistent/libshmetrics.so"', $out);
         self::assertStringContainsString('cargo build --release -p shmetrics-ffi', $out);
     }
@@ -118,5 +112,67 @@ final class NativeTest extends TestCase
     public function testVersion(): void
     {
         self::assertMatchesRegularExpression('/^\d+\.\d+\.\d+/', Native::version());
+        self::assertStringStartsWith(Native::ABI_MAJOR . '.', Native::version());
+    }
+
+    /**
+     * Runs $code (after the autoloader) in another PHP with $env added to
+     * this one's environment: what it printed.
+     *
+     * @param array<string, string|false> $env false removes the variable
+     */
+    private static function phpWith(array $env, string $code, string $ffiEnable = '1'): string
+    {
+        $full = getenv();
+        foreach ($env as $k => $v) {
+            if ($v === false) {
+                unset($full[$k]);
+            } else {
+                $full[$k] = $v;
+            }
+        }
+        $p = proc_open(
+            [PHP_BINARY, '-d', "ffi.enable=$ffiEnable", '-r', 'require "' . dirname(__DIR__) . '/autoload.php"; ' . $code],
+            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
+            $pipes,
+            null,
+            $full
+        );
+        $out = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        proc_close($p);
+        return $out;
+    }
+
+    public function testWithoutTheVariableTheDynamicLoaderFindsTheLibraryByItsSoname(): void
+    {
+        $lib = "$this->dir/lib";
+        $empty = "$this->dir/nolib";
+        mkdir($lib);
+        mkdir($empty);
+        symlink(realpath(Native::library()), "$lib/libshmetrics.so." . Native::ABI_MAJOR);
+        $code = 'try { echo "loaded ", Shmetrics\Native::version(); } '
+            . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }';
+        $out = self::phpWith(['SHMETRICS_LIBRARY' => false, 'LD_LIBRARY_PATH' => $lib], $code);
+        self::assertStringStartsWith('loaded ' . Native::ABI_MAJOR . '.', $out);
+        $out = self::phpWith(['SHMETRICS_LIBRARY' => false, 'LD_LIBRARY_PATH' => $empty], $code);
+        self::assertStringContainsString('cannot load the shmetrics library "libshmetrics.so.' . Native::ABI_MAJOR . '"', $out);
+        self::assertStringContainsString('"libshmetrics.so"', $out);
+    }
+
+    public function testALibraryOfAnotherMajorIsRefusedWithBothVersionsNamed(): void
+    {
+        $other = getenv('SHMETRICS_OTHER_MAJOR_LIBRARY');
+        if (!is_string($other) || $other === '') {
+            self::fail('$SHMETRICS_OTHER_MAJOR_LIBRARY is not set: scripts/php-tests.sh sets it to the library '
+                . 'scripts/build-other-major.sh builds');
+        }
+        $out = self::phpWith(
+            ['SHMETRICS_LIBRARY' => $other],
+            'try { Shmetrics\Native::version(); echo "accepted"; } '
+                . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }'
+        );
+        $next = Native::ABI_MAJOR + 1;
+        self::assertStringContainsString("the shmetrics library $other is version $next.0.0 (major $next)", $out);
+        self::assertStringContainsString('this binding is written for major ' . Native::ABI_MAJOR, $out);
     }
 }

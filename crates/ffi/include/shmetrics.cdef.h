@@ -173,6 +173,12 @@ shmetrics_result shmetrics_last_error(char *buf, size_t cap, size_t *len);
 
 const char *shmetrics_version(void);
 
+uint32_t shmetrics_version_major(void);
+
+uint32_t shmetrics_version_minor(void);
+
+uint32_t shmetrics_version_patch(void);
+
 shmetrics_result shmetrics_options_default(struct shmetrics_options *out);
 
 shmetrics_result shmetrics_store_open(const char *path,

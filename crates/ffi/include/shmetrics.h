@@ -20,6 +20,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The version of the library this header declares; the library
+ * itself returns its own from shmetrics_version_major() and friends. */
+#define SHMETRICS_VERSION_MAJOR 0
+#define SHMETRICS_VERSION_MINOR 1
+#define SHMETRICS_VERSION_PATCH 0
+
 /**
  * What a call returns: `SHMETRICS_OK` (0), or the reason it failed.
  *
@@ -731,6 +737,26 @@ shmetrics_result shmetrics_last_error(char *buf, size_t cap, size_t *len);
  * not free it.
  */
 const char *shmetrics_version(void);
+
+/**
+ * The library's major version, `SHMETRICS_VERSION_MAJOR` of the header it
+ * was built with. Libraries of different majors are not compatible: a
+ * binding compares this with the major it was written for before any
+ * other call. This function and its signature never change, so that any
+ * library can be asked. The library's file name (SONAME) is
+ * `libshmetrics.so.<major>`.
+ */
+uint32_t shmetrics_version_major(void);
+
+/**
+ * The library's minor version, `SHMETRICS_VERSION_MINOR` of its header.
+ */
+uint32_t shmetrics_version_minor(void);
+
+/**
+ * The library's patch version, `SHMETRICS_VERSION_PATCH` of its header.
+ */
+uint32_t shmetrics_version_patch(void);
 
 /**
  * Fills `*out` with the default options: create the file if missing,

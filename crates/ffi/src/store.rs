@@ -17,11 +17,57 @@ const VERSION: &CStr =
         Err(_) => panic!("the version has a NUL"),
     };
 
+/// The crate version's major, minor and patch numbers, parsed at compile
+/// time from what Cargo sets, so that they are written only in Cargo.toml.
+const MAJOR: u32 = parse_version_part(env!("CARGO_PKG_VERSION_MAJOR"));
+const MINOR: u32 = parse_version_part(env!("CARGO_PKG_VERSION_MINOR"));
+const PATCH: u32 = parse_version_part(env!("CARGO_PKG_VERSION_PATCH"));
+
+/// A decimal number from Cargo's `CARGO_PKG_VERSION_*`, in a `const`.
+const fn parse_version_part(s: &str) -> u32 {
+    let bytes = s.as_bytes();
+    assert!(!bytes.is_empty(), "an empty version number");
+    let mut n: u32 = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        assert!(
+            bytes[i].is_ascii_digit(),
+            "a version number that is not decimal"
+        );
+        n = n * 10 + (bytes[i] - b'0') as u32;
+        i += 1;
+    }
+    n
+}
+
 /// The library's version, for example "0.1.0". The string is static: do
 /// not free it.
 #[no_mangle]
 pub extern "C" fn shmetrics_version() -> *const c_char {
     VERSION.as_ptr()
+}
+
+/// The library's major version, `SHMETRICS_VERSION_MAJOR` of the header it
+/// was built with. Libraries of different majors are not compatible: a
+/// binding compares this with the major it was written for before any
+/// other call. This function and its signature never change, so that any
+/// library can be asked. The library's file name (SONAME) is
+/// `libshmetrics.so.<major>`.
+#[no_mangle]
+pub extern "C" fn shmetrics_version_major() -> u32 {
+    MAJOR
+}
+
+/// The library's minor version, `SHMETRICS_VERSION_MINOR` of its header.
+#[no_mangle]
+pub extern "C" fn shmetrics_version_minor() -> u32 {
+    MINOR
+}
+
+/// The library's patch version, `SHMETRICS_VERSION_PATCH` of its header.
+#[no_mangle]
+pub extern "C" fn shmetrics_version_patch() -> u32 {
+    PATCH
 }
 
 /// Fills `*out` with the default options: create the file if missing,

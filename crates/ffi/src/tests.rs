@@ -1147,3 +1147,22 @@ fn negotiate_follows_the_accept_header() {
     let bad = [0xffu8, 0xfe];
     assert_eq!(shmetrics_negotiate(bad.as_ptr().cast(), 2), 0);
 }
+
+#[test]
+fn version_numbers_are_the_version_strings() {
+    let numbers = format!(
+        "{}.{}.{}",
+        shmetrics_version_major(),
+        shmetrics_version_minor(),
+        shmetrics_version_patch()
+    );
+    let version = crate::ptr::c_str(shmetrics_version());
+    assert!(
+        version == numbers || version.starts_with(&format!("{numbers}-")),
+        "{version} is not {numbers}"
+    );
+    assert_eq!(
+        shmetrics_version_major().to_string(),
+        env!("CARGO_PKG_VERSION_MAJOR")
+    );
+}

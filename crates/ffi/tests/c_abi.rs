@@ -36,6 +36,43 @@ fn cdylib() -> PathBuf {
     lib
 }
 
+/// The library's SONAME, `libshmetrics.so.<major>` of the crate's version.
+fn soname() -> String {
+    format!("libshmetrics.so.{}", env!("CARGO_PKG_VERSION_MAJOR"))
+}
+
+/// A directory laid out as a system installs the library: the file under
+/// its SONAME, which programs linked with it load, and `libshmetrics.so`,
+/// which `-lshmetrics` finds when linking.
+/// The directory made: `dir/lib`.
+fn installed_layout(dir: &Path) -> PathBuf {
+    let lib = dir.join("lib");
+    std::fs::create_dir(&lib).unwrap();
+    std::os::unix::fs::symlink(cdylib(), lib.join(soname())).unwrap();
+    std::os::unix::fs::symlink(soname(), lib.join("libshmetrics.so")).unwrap();
+    lib
+}
+
+/// Compiles the C program `src` against the header and links it with
+/// `-lshmetrics` in an installed layout under `dir`, as a user would: the
+/// executable's path.
+fn link_program(dir: &Path, src: &Path) -> PathBuf {
+    let lib = installed_layout(dir);
+    let exe = dir.join(src.file_stem().unwrap());
+    let out = run(Command::new(cc())
+        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-I"])
+        .arg(crate_dir().join("include"))
+        .arg(src)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(&lib)
+        .arg("-lshmetrics")
+        .arg(format!("-Wl,-rpath,{}", lib.display())));
+    assert!(out.status.success(), "{} does not compile", src.display());
+    exe
+}
+
 fn run(cmd: &mut Command) -> Output {
     let out = cmd
         .output()
@@ -77,21 +114,8 @@ fn cc() -> String {
 
 #[test]
 fn c_smoke_test_passes_under_valgrind() {
-    let lib = cdylib();
     let tmp = tempfile::tempdir().unwrap();
-    let exe = tmp.path().join("smoke");
-    let dir = lib.parent().unwrap();
-    let out = run(Command::new(cc())
-        .args(["-std=c11", "-Wall", "-Wextra", "-Werror", "-g", "-I"])
-        .arg(crate_dir().join("include"))
-        .arg(crate_dir().join("tests/c/smoke.c"))
-        .arg("-o")
-        .arg(&exe)
-        .arg("-L")
-        .arg(dir)
-        .arg("-lshmetrics")
-        .arg(format!("-Wl,-rpath,{}", dir.display())));
-    assert!(out.status.success(), "smoke.c does not compile");
+    let exe = link_program(tmp.path(), &crate_dir().join("tests/c/smoke.c"));
 
     let out = run(Command::new("valgrind")
         .args([
@@ -110,6 +134,47 @@ fn c_smoke_test_passes_under_valgrind() {
     assert!(
         last.ends_with(" passed, 0 failed") && !last.starts_with("0 "),
         "unexpected summary: {last}"
+    );
+}
+
+/// The library is linked with `-soname libshmetrics.so.<major>`, and a
+/// program linked against it records that name, not the unversioned one.
+#[test]
+fn the_library_has_a_soname_with_its_major() {
+    let out = run(Command::new("readelf").arg("-d").arg(cdylib()));
+    assert!(out.status.success(), "readelf -d failed");
+    let dynamic = String::from_utf8_lossy(&out.stdout);
+    let expected = format!("Library soname: [{}]", soname());
+    assert!(dynamic.contains(&expected), "no `{expected}` in readelf -d");
+
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("v.c");
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n#include \"shmetrics.h\"\n\
+         int main(void) {\n\
+           printf(\"%u %u\\n\", (unsigned)shmetrics_version_major(), (unsigned)SHMETRICS_VERSION_MAJOR);\n\
+           return shmetrics_version_major() == SHMETRICS_VERSION_MAJOR ? 0 : 1;\n\
+         }\n",
+    )
+    .unwrap();
+    let exe = link_program(tmp.path(), &src);
+    let out = run(Command::new("readelf").arg("-d").arg(&exe));
+    let needed = format!("Shared library: [{}]", soname());
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&needed),
+        "the program does not need {}",
+        soname()
+    );
+    let out = run(&mut Command::new(&exe));
+    let major = env!("CARGO_PKG_VERSION_MAJOR");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        format!("{major} {major}\n")
+    );
+    assert!(
+        out.status.success(),
+        "the library's major is not the header's"
     );
 }
 

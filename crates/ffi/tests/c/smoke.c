@@ -4,7 +4,9 @@
  * render. Prints one line per failed check and "N passed, N failed" last;
  * exits non-zero on any failure.
  *
- * Build: cc -std=c11 -Wall -Wextra -Werror -I crates/ffi/include \
+ * Build (the program loads the library by its SONAME, libshmetrics.so.0):
+ *        ln -sf libshmetrics.so target/debug/libshmetrics.so.0
+ *        cc -std=c11 -Wall -Wextra -Werror -I crates/ffi/include \
  *          crates/ffi/tests/c/smoke.c -L target/debug -lshmetrics \
  *          -Wl,-rpath,target/debug -o smoke
  */
@@ -117,6 +119,9 @@ int main(void) {
 
   /* Version and static strings. */
   CHECK(strlen(shmetrics_version()) > 0);
+  CHECK(shmetrics_version_major() == SHMETRICS_VERSION_MAJOR);
+  CHECK(shmetrics_version_minor() == SHMETRICS_VERSION_MINOR);
+  CHECK(shmetrics_version_patch() == SHMETRICS_VERSION_PATCH);
   CHECK(strcmp(shmetrics_strerror(SHMETRICS_OK), "success") == 0);
   CHECK(strlen(shmetrics_strerror(424242)) > 0);
   CHECK(strncmp(shmetrics_format_content_type(SHMETRICS_FORMAT_OPENMETRICS),
