@@ -40,8 +40,7 @@ say "lua binding: JIT checks (jit.v, jit.p)"
 luajit tests/jit.lua | grep -v '^\[TRACE'
 say "lua binding: nginx"
 "$VENV/bin/python" -m pytest -q tests "$@"
-# Its reset part (test_reset.go) needs series deleted in one worker to be
-# seen by the others (issue 18, item 1): `tests/peer_integration.sh all`
-# runs both parts.
-say "lua binding: nginx-lua-prometheus's integration test (basic part)"
-tests/peer_integration.sh basic
+# Both parts: basic (test_basic.go) and reset (test_reset.go, a reset() in
+# one worker seen by the others).
+say "lua binding: nginx-lua-prometheus's integration test (basic and reset)"
+tests/peer_integration.sh all

@@ -478,8 +478,8 @@ function Metric:_retry(rc, fn, v, lv, what)
 end
 
 -- Deletes the series with these label values, in every worker's view.
--- Other workers that still hold its handle keep writing to the deleted
--- series until their cache is emptied (see docs/lua.md).
+-- Another worker that still holds its handle finds it stale at its next
+-- update and recreates the series (see docs/lua.md).
 function Metric:del(lv)
   local n = self.nlabels
   if (lv == nil and n ~= 0) or (lv ~= nil and (type(lv) ~= "table" or #lv ~= n)) then
