@@ -2,7 +2,7 @@
 in ./run-tests)."""
 
 from os import PathLike
-from typing import Any, Callable, Dict, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
+from typing import Any, Callable, ClassVar, Dict, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
 
 __all__ = [
     "InvalidNameError",
@@ -132,6 +132,7 @@ class Gauge(_Metric):
 
 @final
 class Histogram(_Metric):
+    DEFAULT_BUCKETS: ClassVar[Tuple[float, ...]]
     def __new__(
         cls,
         name: str,
