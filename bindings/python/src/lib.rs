@@ -7,6 +7,7 @@
 //! Updates keep the GIL: they take nanoseconds, less than releasing and
 //! re-taking it would. Opening a store and rendering release it.
 
+mod collect;
 mod errors;
 mod metrics;
 mod store;

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, TryLockError};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 use shmetrics_core::{Options, Snapshot, Store};
 use shmetrics_expo::Format;
 
@@ -121,6 +121,15 @@ impl PyStore {
         let format = parse_format(format)?;
         let out = py.detach(|| self.render_bytes(format)).map_err(to_py)?;
         Ok(PyBytes::new(py, &out))
+    }
+
+    /// The store's families, summed over all processes, as plain values
+    /// (see `collect::families`): what `shmetrics.CollectorRegistry` turns
+    /// into prometheus_client's `Metric` objects. The snapshot is taken
+    /// with the GIL released.
+    fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let snap = py.detach(|| self.inner.snapshot()).map_err(to_py)?;
+        crate::collect::families(py, &snap)
     }
 
     /// Sets every value in the store to zero; metrics stay.

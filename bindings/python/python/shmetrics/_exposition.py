@@ -1,5 +1,6 @@
-"""Exposition: the whole store, summed over all processes, as
-prometheus_client's helpers serve it. Rendering is native and releases the
+"""Exposition: the whole store, summed over all processes, then the
+registry's custom collectors, run in this process, as prometheus_client's
+helpers serve them. The store's part is rendered natively, releasing the
 GIL; usually the ``shmetrics serve`` exporter serves the store instead, so
 no worker renders at all."""
 
@@ -12,7 +13,8 @@ from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from socketserver import ThreadingMixIn
 
-from . import _native
+from . import _native, _text
+from .registry import REGISTRY, CollectorRegistry
 
 CONTENT_TYPE_LATEST: str = _native.content_type("text")
 """The Content-Type of the Prometheus text format 0.0.4."""
@@ -21,34 +23,28 @@ CONTENT_TYPE_OPENMETRICS: str = _native.content_type("openmetrics")
 """The Content-Type of OpenMetrics 1.0 text."""
 
 
-class _DefaultRegistry:
-    """Stands for the default store wherever prometheus_client takes a
-    registry: ``generate_latest(REGISTRY)`` renders the configured store."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "shmetrics.REGISTRY"
-
-
-REGISTRY = _DefaultRegistry()
-
-
-def _store(registry: Any) -> _native.Store:
+def _render(registry: Any, fmt: str) -> bytes:
+    """The page of ``registry`` in ``fmt``: a ``CollectorRegistry``'s store
+    rendered natively, then its custom collectors, run here; a ``Store``
+    alone; anything else (prometheus_client's ``REGISTRY``, ``None``) the
+    default store and this process's ``REGISTRY`` collectors."""
     if isinstance(registry, _native.Store):
-        return registry
-    return _native.default_store()
+        return registry.render(fmt)
+    if not isinstance(registry, CollectorRegistry):
+        registry = REGISTRY
+    page = registry.store_collector.resolve().render(fmt)
+    return _text.write(registry.collect_custom(), fmt == "openmetrics", page)
 
 
 def generate_latest(registry: Any = REGISTRY) -> bytes:
-    """The Prometheus text exposition of the store (``registry`` may be a
-    ``Store``; anything else means the default store)."""
-    return _store(registry).render("text")
+    """The Prometheus text exposition of the registry: the store, all
+    processes summed, and the registry's custom collectors."""
+    return _render(registry, "text")
 
 
 def generate_openmetrics(registry: Any = REGISTRY) -> bytes:
-    """The OpenMetrics exposition of the store."""
-    return _store(registry).render("openmetrics")
+    """The OpenMetrics exposition of the registry."""
+    return _render(registry, "openmetrics")
 
 
 def choose_encoder(accept_header: Optional[str]) -> Tuple[Callable[[Any], bytes], str]:
@@ -62,7 +58,7 @@ def choose_encoder(accept_header: Optional[str]) -> Tuple[Callable[[Any], bytes]
 def _answer(registry: Any, accept: Optional[str], accept_encoding: Optional[str],
             disable_compression: bool) -> Tuple[bytes, List[Tuple[str, str]]]:
     fmt, content_type = _native.negotiate(accept)
-    body = _store(registry).render(fmt)
+    body = _render(registry, fmt)
     headers = [("Content-Type", content_type)]
     if not disable_compression and "gzip" in (accept_encoding or ""):
         body = gzip.compress(body, compresslevel=1)

@@ -2,7 +2,7 @@
 in ./run-tests)."""
 
 from os import PathLike
-from typing import Any, Callable, ClassVar, Dict, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
 
 __all__ = [
     "InvalidNameError",
@@ -46,6 +46,11 @@ class StaleHandleError(RuntimeError): ...
 class StoreFileError(OSError): ...
 class NotConfiguredError(RuntimeError): ...
 
+# One series of `Store.collect()`: labels, value (a float, a histogram's
+# (bounds, cumulative counts, sum) or a summary's (count, sum, quantiles))
+# and its creation time in Unix nanoseconds.
+_Series = Tuple[List[Tuple[str, str]], Any, int]
+
 @final
 class Store:
     def __new__(
@@ -65,6 +70,7 @@ class Store:
     @property
     def read_only(self) -> bool: ...
     def render(self, format: str = "text") -> bytes: ...
+    def collect(self) -> List[Tuple[str, str, str, str, List[_Series]]]: ...
     def reset(self) -> None: ...
     def wipe(self) -> None: ...
 
