@@ -24,11 +24,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<metrics::Summary>()?;
     m.add_function(wrap_pyfunction!(store::set_default_store, m)?)?;
     m.add_function(wrap_pyfunction!(store::default_store, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_path_from_env, m)?)?;
     m.add_function(wrap_pyfunction!(store::content_type, m)?)?;
     m.add_function(wrap_pyfunction!(store::negotiate, m)?)?;
     m.add("DEFAULT_BUCKETS", metrics::default_buckets(m.py())?)?;
     m.add("LAYOUT_VERSION", shmetrics_core::LAYOUT_VERSION)?;
     m.add("STORE_ENV", store::STORE_ENV)?;
+    m.add("MULTIPROC_STORE_FILE", store::MULTIPROC_STORE_FILE)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -7,7 +7,6 @@ prometheus_client's."""
 from __future__ import annotations
 
 import asyncio
-import multiprocessing
 import os
 import urllib.request
 from types import ModuleType
@@ -21,6 +20,7 @@ from prometheus_client.parser import text_string_to_metric_families as parse_tex
 
 import shmetrics
 from shmetrics.registry import DuplicateTimeseries
+from _workers import fork_ready
 
 # prometheus_client.core's names that shmetrics.core lacks (docs/python.md).
 NOT_IN_CORE = {"BucketSpan", "NativeHistogram", "Timestamp"}
@@ -135,13 +135,7 @@ def _child(ready: Any) -> None:
 def test_values_are_summed_over_processes(store):
     c = shmetrics.Counter("handled", "H.")
     c.inc(2)
-    ctx = multiprocessing.get_context("fork")
-    ready = ctx.Queue()
-    procs = [ctx.Process(target=_child, args=(ready,)) for _ in range(3)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        ready.get(timeout=60)
+    for p in fork_ready(_child, 3):
         p.join(60)
         assert p.exitcode == 0
     assert shmetrics.REGISTRY.get_sample_value("handled_total") == 17

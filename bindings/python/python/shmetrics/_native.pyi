@@ -22,11 +22,13 @@ __all__ = [
     "Summary",
     "set_default_store",
     "default_store",
+    "store_path_from_env",
     "content_type",
     "negotiate",
     "DEFAULT_BUCKETS",
     "LAYOUT_VERSION",
     "STORE_ENV",
+    "MULTIPROC_STORE_FILE",
     "__version__",
 ]
 
@@ -34,6 +36,7 @@ __version__: str
 DEFAULT_BUCKETS: Tuple[float, ...]
 LAYOUT_VERSION: int
 STORE_ENV: str
+MULTIPROC_STORE_FILE: str
 
 class InvalidNameError(ValueError): ...
 class LabelError(ValueError): ...
@@ -181,5 +184,6 @@ class Summary(_Metric):
 
 def set_default_store(store: Optional[Store]) -> None: ...
 def default_store() -> Store: ...
+def store_path_from_env() -> Optional[Any]: ...
 def content_type(format: str) -> str: ...
 def negotiate(accept: Optional[str]) -> Tuple[str, str]: ...

@@ -8,7 +8,7 @@ families. The store's own families are read as ``Metric`` objects too
 from __future__ import annotations
 
 import re
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _native
 from .samples import Exemplar, Sample
@@ -193,15 +193,26 @@ class GaugeHistogramMetricFamily(_Family):
         self.add_sample(self.name + "_gsum", self._labels(labels), gsum_value, timestamp)  # type: ignore[arg-type]
 
 
-class InfoMetricFamily(_Family):
+class _DictFamily(_Family):
+    """A family whose series take a dict: an info's or a state set's."""
+
+    TYPE = ""
+
+    def __init__(self, name: str, documentation: str, value: Optional[Dict[str, Any]] = None,
+                 labels: Optional[Sequence[str]] = None) -> None:
+        super().__init__(name, documentation, self.TYPE, labels, value is not None)
+        if value is not None:
+            self.add_metric([], value)
+
+    def add_metric(self, labels: Sequence[str], value: Any, timestamp: Optional[float] = None) -> None:
+        raise NotImplementedError
+
+
+class InfoMetricFamily(_DictFamily):
     """Key-value information: one ``<name>_info`` sample of value 1 whose
     labels are the label values and the info's keys."""
 
-    def __init__(self, name: str, documentation: str, value: Optional[Dict[str, str]] = None,
-                 labels: Optional[Sequence[str]] = None) -> None:
-        super().__init__(name, documentation, "info", labels, value is not None)
-        if value is not None:
-            self.add_metric([], value)
+    TYPE = "info"
 
     def add_metric(self, labels: Sequence[str], value: Dict[str, str],
                    timestamp: Optional[float] = None) -> None:
@@ -209,15 +220,11 @@ class InfoMetricFamily(_Family):
         self.add_sample(self.name + "_info", self._labels(labels, *value.items()), 1, timestamp)
 
 
-class StateSetMetricFamily(_Family):
+class StateSetMetricFamily(_DictFamily):
     """A state set: one sample per state (label ``<name>``), 1 for the
     states that are on, in the order of their names."""
 
-    def __init__(self, name: str, documentation: str, value: Optional[Dict[str, bool]] = None,
-                 labels: Optional[Sequence[str]] = None) -> None:
-        super().__init__(name, documentation, "stateset", labels, value is not None)
-        if value is not None:
-            self.add_metric([], value)
+    TYPE = "stateset"
 
     def add_metric(self, labels: Sequence[str], value: Dict[str, bool],
                    timestamp: Optional[float] = None) -> None:

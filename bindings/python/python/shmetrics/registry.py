@@ -108,9 +108,9 @@ class CollectorRegistry:
         """The view of the store this registry shows."""
         return self._store
 
-    def _view(self, store: Optional[_native.Store]) -> None:
-        """Shows ``store`` instead (``shmetrics.multiprocess``)."""
-        self._store = StoreCollector(store)
+    def _show(self, view: StoreCollector) -> None:
+        """Shows the store of ``view`` instead (``shmetrics.multiprocess``)."""
+        self._store = view
 
     def _names(self, collector: Any) -> List[str]:
         describe = getattr(collector, "describe", None)
