@@ -5,6 +5,7 @@ directory."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -105,3 +106,27 @@ def test_gunicorn_style_endpoint_counts_once_and_dead_workers(store):
         p.join(60)
     with pytest.raises(TypeError):
         multiprocess.mark_process_dead("123")  # type: ignore[arg-type]
+
+
+def run_app(lib: str, directory: str) -> Any:
+    env = {k: v for k, v in os.environ.items() if k != "SHMETRICS_STORE"}
+    env["PROMETHEUS_MULTIPROC_DIR"] = directory
+    out = subprocess.run([sys.executable, os.path.join(os.path.dirname(__file__), "_mp_compare.py"), lib],
+                         env=env, check=True, capture_output=True, text=True, timeout=120)
+    return json.loads(out.stdout)
+
+
+def test_same_app_reads_the_same_as_in_prometheus_client_multiprocess_mode(tmp_path):
+    (tmp_path / "prom").mkdir()
+    (tmp_path / "shm").mkdir()
+    theirs = run_app("prometheus_client", str(tmp_path / "prom"))
+    ours = run_app("shmetrics", str(tmp_path / "shm"))
+    assert len(theirs) > 40
+    # The one difference (docs/python.md): a process that created a gauge
+    # of mode "all" and never set it has a 0 series in multiprocess mode,
+    # none in the store.
+    unset = ["app_each", "gauge", "app_each", [["pid", "parent"]], 0.0]
+    assert unset in theirs and unset not in ours
+    assert ours == [s for s in theirs if s != unset]
+    assert ["app_idle", "counter", "app_idle_total", [], 0.0] in ours
+    assert os.listdir(tmp_path / "shm") == ["shmetrics.shm"]
