@@ -251,3 +251,39 @@ def test_collectors_run_where_the_page_is_served(store):
     assert sent[0]["status"] == 200
     body = sent[1]["body"].decode()
     assert samples(parse_openmetrics(body))[("ticks", frozenset())] == 3.0
+
+
+def test_restricted_registry_and_name_filter_match_prometheus_client(store):
+    theirs = prometheus_client.CollectorRegistry()
+    for lib, reg in ((shmetrics, shmetrics.REGISTRY), (prometheus_client, theirs)):
+        lib.Counter("hits", "Hits.", ["path"], registry=reg).labels("/").inc(4)
+        lib.Histogram("wait_seconds", "Wait.", buckets=[1], registry=reg).observe(0.5)
+        lib.Counter("other", "Other.", registry=reg).inc()
+    names = ["hits_total", "wait_seconds_count"]
+    want = samples(parse_text(prometheus_client.generate_latest(theirs.restricted_registry(names)).decode()))
+    assert set(k[0] for k in want) == set(names)
+    restricted = shmetrics.REGISTRY.restricted_registry(names)
+    assert samples(restricted.collect()) == want
+    assert samples(parse_text(shmetrics.generate_latest(restricted).decode())) == want
+
+    httpd, _ = shmetrics.start_http_server(0)
+    try:
+        url = f"http://127.0.0.1:{httpd.server_port}/metrics?name[]=hits_total&name[]=wait_seconds_count"
+        with urllib.request.urlopen(url, timeout=30) as r:
+            assert samples(parse_text(r.read().decode())) == want
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+    sent: List[Dict[str, Any]] = []
+
+    async def receive() -> Dict[str, Any]:
+        return {"type": "http.request"}
+
+    async def send(message: Dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {"type": "http", "path": "/metrics", "headers": [],
+             "query_string": b"name[]=hits_total&name[]=wait_seconds_count"}
+    asyncio.run(shmetrics.make_asgi_app(store)(scope, receive, send))
+    assert samples(parse_text(sent[1]["body"].decode())) == want

@@ -187,6 +187,12 @@ class CollectorRegistry:
         for c in collectors:
             yield from c.collect()
 
+    def restricted_registry(self, names: Iterable[str]) -> "RestrictedRegistry":
+        """A view of this registry with only the samples of these full
+        names (``http_requests_total``, ``latency_seconds_bucket``), as
+        ``?name[]=`` asks of the in-process exposition."""
+        return RestrictedRegistry(names, self)
+
     def get_sample_value(self, name: str, labels: Optional[Dict[str, str]] = None) -> Optional[float]:
         """The value of the sample with this full name and exactly these
         labels, or ``None``. Meant for tests: it collects everything."""
@@ -196,6 +202,23 @@ class CollectorRegistry:
                 if s.name == name and s.labels == want:
                     return s.value
         return None
+
+
+class RestrictedRegistry:
+    """A registry's samples of some names only; families left without
+    samples are left out."""
+
+    def __init__(self, names: Iterable[str], registry: CollectorRegistry) -> None:
+        self._names = frozenset(names)
+        self._registry = registry
+
+    def collect(self) -> Iterator[Metric]:
+        for m in self._registry.collect():
+            kept = [s for s in m.samples if s.name in self._names]
+            if kept:
+                part = Metric(m.name, m.documentation, m.type)
+                part.unit, part.samples = m.unit, kept
+                yield part
 
 
 def _is_store_metric(obj: Any) -> bool:
@@ -208,4 +231,5 @@ REGISTRY = CollectorRegistry(auto_describe=True)
 """The default registry: the default store, and the collectors registered
 in this process."""
 
-__all__ = ["Collector", "CollectorRegistry", "DuplicateTimeseries", "REGISTRY", "StoreCollector"]
+__all__ = ["Collector", "CollectorRegistry", "DuplicateTimeseries", "REGISTRY", "RestrictedRegistry",
+           "StoreCollector"]
