@@ -7,16 +7,15 @@
 //! Updates keep the GIL: they take nanoseconds, less than releasing and
 //! re-taking it would. Opening a store and rendering release it.
 
+mod collect;
 mod errors;
 mod metrics;
 mod store;
 
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
     errors::register(m)?;
     m.add_class::<store::PyStore>()?;
     m.add_class::<metrics::Counter>()?;
@@ -25,13 +24,13 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<metrics::Summary>()?;
     m.add_function(wrap_pyfunction!(store::set_default_store, m)?)?;
     m.add_function(wrap_pyfunction!(store::default_store, m)?)?;
+    m.add_function(wrap_pyfunction!(store::store_path_from_env, m)?)?;
     m.add_function(wrap_pyfunction!(store::content_type, m)?)?;
     m.add_function(wrap_pyfunction!(store::negotiate, m)?)?;
-    let mut buckets = shmetrics_core::DEFAULT_BUCKETS.to_vec();
-    buckets.push(f64::INFINITY);
-    m.add("DEFAULT_BUCKETS", PyTuple::new(py, buckets)?)?;
+    m.add("DEFAULT_BUCKETS", metrics::default_buckets(m.py())?)?;
     m.add("LAYOUT_VERSION", shmetrics_core::LAYOUT_VERSION)?;
     m.add("STORE_ENV", store::STORE_ENV)?;
+    m.add("MULTIPROC_STORE_FILE", store::MULTIPROC_STORE_FILE)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

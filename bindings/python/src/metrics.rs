@@ -16,6 +16,21 @@ use shmetrics_core::{ErrorKind, Family, FamilyDesc, GaugeMode, Kind, NativeOpts,
 use crate::errors::{to_py, LabelError};
 use crate::store::{default_store, PyStore};
 
+/// prometheus_client's default histogram bounds (0.26), without `+Inf`:
+/// Python dashboards are built on them, so the binding uses them rather
+/// than the core's `DEFAULT_BUCKETS`.
+const PROMETHEUS_CLIENT_BUCKETS: [f64; 14] = [
+    0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0,
+];
+
+/// `Histogram.DEFAULT_BUCKETS`: [`PROMETHEUS_CLIENT_BUCKETS`] and `+Inf`,
+/// as prometheus_client's tuple.
+pub(crate) fn default_buckets(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
+    let mut bounds = PROMETHEUS_CLIENT_BUCKETS.to_vec();
+    bounds.push(f64::INFINITY);
+    PyTuple::new(py, bounds)
+}
+
 static TIMER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static EXCEPTION_COUNTER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 static INPROGRESS_TRACKER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
@@ -579,13 +594,19 @@ metric_class! {
           max_buckets: Option<u32>,
           exemplars: bool|
           -> PyResult<FamilyDesc> {
-        let mut b = buckets.unwrap_or_default();
+        let native = factor.is_some() || zero_threshold.is_some() || max_buckets.is_some();
+        // Without `buckets`: prometheus_client's defaults, or native only.
+        let mut b = match buckets {
+            Some(b) => b,
+            None if native => Vec::new(),
+            None => PROMETHEUS_CLIENT_BUCKETS.to_vec(),
+        };
         // prometheus_client's buckets end in +Inf; the store adds it.
         if b.last() == Some(&f64::INFINITY) {
             b.pop();
         }
         let d = if b.is_empty() { d } else { d.buckets(&b) }.exemplars(exemplars);
-        if factor.is_none() && zero_threshold.is_none() && max_buckets.is_none() {
+        if !native {
             return Ok(d);
         }
         // The store checks the values and picks the schema.
@@ -597,6 +618,14 @@ metric_class! {
         }))
     },
     {
+        /// The buckets of a histogram made without `buckets`,
+        /// prometheus_client's, `+Inf` included.
+        #[classattr]
+        #[pyo3(name = "DEFAULT_BUCKETS")]
+        fn class_default_buckets(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
+            default_buckets(py)
+        }
+
         /// Records one observation, with an exemplar (a dict of label
         /// names to values) for its bucket if given.
         #[pyo3(signature = (amount, exemplar = None))]

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, TryLockError};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 use shmetrics_core::{Options, Snapshot, Store};
 use shmetrics_expo::Format;
 
@@ -14,6 +14,28 @@ use crate::errors::{to_py, NotConfiguredError};
 
 /// The environment variable naming the default store file.
 pub(crate) const STORE_ENV: &str = "SHMETRICS_STORE";
+
+/// prometheus_client's multiprocess directory variables (the lower-case one
+/// is its deprecated spelling), honoured when [`STORE_ENV`] is not set: the
+/// store is then the file [`MULTIPROC_STORE_FILE`] in that directory, so an
+/// app deployed for multiprocess mode runs unchanged.
+const MULTIPROC_DIR_ENV: [&str; 2] = ["PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir"];
+
+/// The store file's name in a multiprocess directory.
+pub(crate) const MULTIPROC_STORE_FILE: &str = "shmetrics.shm";
+
+/// The default store's path from the environment: [`STORE_ENV`], else
+/// [`MULTIPROC_STORE_FILE`] in the directory a [`MULTIPROC_DIR_ENV`]
+/// variable names.
+#[pyfunction]
+pub(crate) fn store_path_from_env() -> Option<PathBuf> {
+    let var = |k: &str| std::env::var_os(k).filter(|p| !p.is_empty());
+    if let Some(path) = var(STORE_ENV) {
+        return Some(PathBuf::from(path));
+    }
+    let dir = MULTIPROC_DIR_ENV.iter().find_map(|k| var(k))?;
+    Some(PathBuf::from(dir).join(MULTIPROC_STORE_FILE))
+}
 
 /// An open store file. Every process that opens the same path shares its
 /// metrics; a forked child writes through a writer slot of its own.
@@ -123,6 +145,15 @@ impl PyStore {
         Ok(PyBytes::new(py, &out))
     }
 
+    /// The store's families, summed over all processes, as plain values
+    /// (see `collect::families`): what `shmetrics.CollectorRegistry` turns
+    /// into prometheus_client's `Metric` objects. The snapshot is taken
+    /// with the GIL released.
+    fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let snap = py.detach(|| self.inner.snapshot()).map_err(to_py)?;
+        crate::collect::families(py, &snap)
+    }
+
     /// Sets every value in the store to zero; metrics stay.
     fn reset(&self) -> PyResult<()> {
         self.inner.reset().map_err(to_py)
@@ -160,21 +191,23 @@ pub(crate) fn set_default_store(store: Option<Py<PyStore>>) {
 }
 
 /// The default store: the one set by `configure()`, else the file named by
-/// `SHMETRICS_STORE` (opened, and created if missing, on first use).
+/// `SHMETRICS_STORE` or, without it, `shmetrics.shm` in the directory
+/// `PROMETHEUS_MULTIPROC_DIR` names (opened, and created if missing, on
+/// first use).
 #[pyfunction]
 pub(crate) fn default_store(py: Python<'_>) -> PyResult<Py<PyStore>> {
     let mut default = DEFAULT.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(s) = default.as_ref() {
         return Ok(s.clone_ref(py));
     }
-    let Some(path) = std::env::var_os(STORE_ENV).filter(|p| !p.is_empty()) else {
+    let Some(path) = store_path_from_env() else {
         return Err(NotConfiguredError::new_err(format!(
             "no store is configured: set the {STORE_ENV} environment variable to the store \
              file's path (for example /dev/shm/myapp.shm), or call \
              shmetrics.configure(path=...) before creating metrics"
         )));
     };
-    let store = Store::open(PathBuf::from(path), &Options::default()).map_err(to_py)?;
+    let store = Store::open(path, &Options::default()).map_err(to_py)?;
     let store = Py::new(
         py,
         PyStore {

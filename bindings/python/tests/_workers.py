@@ -3,7 +3,9 @@ start method can find them)."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+from typing import Any, Callable, List
 
 import shmetrics
 
@@ -22,3 +24,16 @@ def count(n: int, ready, release) -> None:
     pids.set(os.getpid())
     ready.put(os.getpid())
     release.wait(60)
+
+
+def fork_ready(target: Callable[[Any], None], n: int) -> List[Any]:
+    """Forks `n` processes running `target(ready)` and waits until each has
+    put its pid in `ready`."""
+    ctx = multiprocessing.get_context("fork")
+    ready = ctx.Queue()
+    procs = [ctx.Process(target=target, args=(ready,)) for _ in range(n)]
+    for p in procs:
+        p.start()
+    for _ in procs:
+        ready.get(timeout=60)
+    return procs

@@ -27,7 +27,7 @@ def run(code: str, tmp_path: Path) -> str:
 
 
 def test_the_doc_has_its_snippets():
-    assert len(blocks()) == 4
+    assert len(blocks()) == 5
 
 
 def test_migration_snippet(tmp_path):
@@ -38,8 +38,17 @@ def test_migration_snippet(tmp_path):
     assert s[("myapp_inflight", frozenset())] == 0
 
 
+def test_multiprocess_snippet(tmp_path):
+    calls = ["import os, shmetrics, types",
+             "shmetrics.Counter('served', 'x').inc(3)",
+             "child_exit(None, types.SimpleNamespace(pid=os.getpid()))",
+             "print(metrics_endpoint().decode())"]
+    out = run(blocks()[1] + "\n".join([""] + calls + [""]), tmp_path)
+    assert samples_of(out)[("served_total", frozenset())] == 3
+
+
 def test_gunicorn_app_snippet(tmp_path):
-    code = blocks()[2] + (
+    code = blocks()[3] + (
         "\nstatus = []\n"
         "body = app({'PATH_INFO': '/x'}, lambda s, h: status.append(s))\n"
         "assert status == ['200 OK'] and body == [str(os.getpid()).encode()]\n"
@@ -49,7 +58,7 @@ def test_gunicorn_app_snippet(tmp_path):
 
 
 def test_native_histogram_snippet(tmp_path):
-    s = samples_of(run(blocks()[1], tmp_path))
+    s = samples_of(run(blocks()[2], tmp_path))
     rpc = {dict(l).get("le") for (n, l) in s if n == "rpc_seconds_bucket"}
     assert rpc == {"+Inf"}, "native only: the text carries +Inf, _count and _sum"
     assert s[("rpc_seconds_count", frozenset({("method", "get")}))] == 1
@@ -58,4 +67,4 @@ def test_native_histogram_snippet(tmp_path):
 
 
 def test_sizing_snippet(tmp_path):
-    run(blocks()[3] + "\nassert store.path.name == 'doc.shm'\n", tmp_path)
+    run(blocks()[4] + "\nassert store.path.name == 'doc.shm'\n", tmp_path)

@@ -28,10 +28,14 @@ from ._native import (
 )
 from ._config import configure, default_store
 from ._metrics import Counter, Enum, Gauge, Histogram, Info, Summary
+from .registry import REGISTRY, CollectorRegistry
+from .metrics_core import (CounterMetricFamily, GaugeHistogramMetricFamily, GaugeMetricFamily,
+                           HistogramMetricFamily, InfoMetricFamily, Metric, StateSetMetricFamily,
+                           SummaryMetricFamily, UnknownMetricFamily, UntypedMetricFamily)
+from .samples import Exemplar, Sample
 from ._exposition import (
     CONTENT_TYPE_LATEST,
     CONTENT_TYPE_OPENMETRICS,
-    REGISTRY,
     choose_encoder,
     generate_latest,
     generate_openmetrics,
@@ -43,7 +47,10 @@ from ._exposition import (
 
 __all__ = [
     "Counter", "Gauge", "Histogram", "Summary", "Info", "Enum",
-    "configure", "default_store", "Store", "REGISTRY",
+    "configure", "default_store", "Store", "REGISTRY", "CollectorRegistry",
+    "Metric", "CounterMetricFamily", "GaugeMetricFamily", "HistogramMetricFamily",
+    "SummaryMetricFamily", "InfoMetricFamily", "GaugeHistogramMetricFamily", "StateSetMetricFamily",
+    "UnknownMetricFamily", "UntypedMetricFamily", "Sample", "Exemplar",
     "generate_latest", "generate_openmetrics", "choose_encoder",
     "make_wsgi_app", "make_asgi_app", "start_http_server", "start_wsgi_server",
     "CONTENT_TYPE_LATEST", "CONTENT_TYPE_OPENMETRICS", "DEFAULT_BUCKETS", "LAYOUT_VERSION",

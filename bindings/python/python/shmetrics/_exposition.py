@@ -1,5 +1,6 @@
-"""Exposition: the whole store, summed over all processes, as
-prometheus_client's helpers serve it. Rendering is native and releases the
+"""Exposition: the whole store, summed over all processes, then the
+registry's custom collectors, run in this process, as prometheus_client's
+helpers serve them. The store's part is rendered natively, releasing the
 GIL; usually the ``shmetrics serve`` exporter serves the store instead, so
 no worker renders at all."""
 
@@ -12,7 +13,8 @@ from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 from socketserver import ThreadingMixIn
 
-from . import _native
+from . import _native, _text
+from .registry import REGISTRY, CollectorRegistry, RestrictedRegistry, StoreCollector
 
 CONTENT_TYPE_LATEST: str = _native.content_type("text")
 """The Content-Type of the Prometheus text format 0.0.4."""
@@ -21,34 +23,31 @@ CONTENT_TYPE_OPENMETRICS: str = _native.content_type("openmetrics")
 """The Content-Type of OpenMetrics 1.0 text."""
 
 
-class _DefaultRegistry:
-    """Stands for the default store wherever prometheus_client takes a
-    registry: ``generate_latest(REGISTRY)`` renders the configured store."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "shmetrics.REGISTRY"
-
-
-REGISTRY = _DefaultRegistry()
-
-
-def _store(registry: Any) -> _native.Store:
+def _render(registry: Any, fmt: str) -> bytes:
+    """The page of ``registry`` in ``fmt``: a ``CollectorRegistry``'s store
+    rendered natively, then its custom collectors, run here; a ``Store``
+    alone; a ``RestrictedRegistry`` written sample by sample here; anything
+    else (prometheus_client's ``REGISTRY``, ``None``) the default store and
+    this process's ``REGISTRY`` collectors."""
     if isinstance(registry, _native.Store):
-        return registry
-    return _native.default_store()
+        return registry.render(fmt)
+    if isinstance(registry, RestrictedRegistry):
+        return _text.write(registry.collect(), fmt == "openmetrics")
+    if not isinstance(registry, CollectorRegistry):
+        registry = REGISTRY
+    page = registry.store_collector.resolve().render(fmt)
+    return _text.write(registry.collect_custom(), fmt == "openmetrics", page)
 
 
 def generate_latest(registry: Any = REGISTRY) -> bytes:
-    """The Prometheus text exposition of the store (``registry`` may be a
-    ``Store``; anything else means the default store)."""
-    return _store(registry).render("text")
+    """The Prometheus text exposition of the registry: the store, all
+    processes summed, and the registry's custom collectors."""
+    return _render(registry, "text")
 
 
 def generate_openmetrics(registry: Any = REGISTRY) -> bytes:
-    """The OpenMetrics exposition of the store."""
-    return _store(registry).render("openmetrics")
+    """The OpenMetrics exposition of the registry."""
+    return _render(registry, "openmetrics")
 
 
 def choose_encoder(accept_header: Optional[str]) -> Tuple[Callable[[Any], bytes], str]:
@@ -59,10 +58,24 @@ def choose_encoder(accept_header: Optional[str]) -> Tuple[Callable[[Any], bytes]
     return generate_latest, content_type
 
 
-def _answer(registry: Any, accept: Optional[str], accept_encoding: Optional[str],
+def _restrict(registry: Any, query: str) -> Any:
+    """``registry``, or its samples of the names ``?name[]=`` asks for."""
+    names = parse_qs(query).get("name[]")
+    if not names:
+        return registry
+    if isinstance(registry, _native.Store):
+        view = CollectorRegistry()
+        view._show(StoreCollector(registry))
+        registry = view
+    elif not isinstance(registry, CollectorRegistry):
+        registry = REGISTRY
+    return registry.restricted_registry(names)
+
+
+def _answer(registry: Any, query: str, accept: Optional[str], accept_encoding: Optional[str],
             disable_compression: bool) -> Tuple[bytes, List[Tuple[str, str]]]:
     fmt, content_type = _native.negotiate(accept)
-    body = _store(registry).render(fmt)
+    body = _render(_restrict(registry, query), fmt)
     headers = [("Content-Type", content_type)]
     if not disable_compression and "gzip" in (accept_encoding or ""):
         body = gzip.compress(body, compresslevel=1)
@@ -72,18 +85,15 @@ def _answer(registry: Any, accept: Optional[str], accept_encoding: Optional[str]
 
 
 def make_wsgi_app(registry: Any = REGISTRY, disable_compression: bool = False) -> Callable[..., Iterable[bytes]]:
-    """A WSGI app that serves the store: content negotiation from
-    ``Accept``, gzip when the client takes it."""
+    """A WSGI app that serves the registry: content negotiation from
+    ``Accept``, gzip when the client takes it, only the samples of the
+    names given by ``?name[]=`` if any."""
 
     def app(environ: dict, start_response: Callable[..., Any]) -> Iterable[bytes]:
         if environ.get("PATH_INFO") == "/favicon.ico":
             start_response("200 OK", [("Content-Type", "text/plain")])
             return [b""]
-        query = parse_qs(environ.get("QUERY_STRING", ""))
-        if query.get("name[]"):
-            start_response("400 Bad Request", [("Content-Type", "text/plain")])
-            return [b"name[] filtering is not supported; scrape the whole store\n"]
-        body, headers = _answer(registry, environ.get("HTTP_ACCEPT"),
+        body, headers = _answer(registry, environ.get("QUERY_STRING", ""), environ.get("HTTP_ACCEPT"),
                                 environ.get("HTTP_ACCEPT_ENCODING"), disable_compression)
         start_response("200 OK", headers)
         return [body]
@@ -108,8 +118,8 @@ def make_asgi_app(registry: Any = REGISTRY, disable_compression: bool = False) -
         assert scope["type"] == "http"
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         body, out = await asyncio.get_running_loop().run_in_executor(
-            None, _answer, registry, headers.get("accept"), headers.get("accept-encoding"),
-            disable_compression)
+            None, _answer, registry, scope.get("query_string", b"").decode("latin-1"),
+            headers.get("accept"), headers.get("accept-encoding"), disable_compression)
         await send({"type": "http.response.start", "status": 200,
                     "headers": [(k.lower().encode(), v.encode()) for k, v in out]})
         await send({"type": "http.response.body", "body": body})

@@ -2,7 +2,7 @@
 in ./run-tests)."""
 
 from os import PathLike
-from typing import Any, Callable, Dict, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
 
 __all__ = [
     "InvalidNameError",
@@ -22,11 +22,13 @@ __all__ = [
     "Summary",
     "set_default_store",
     "default_store",
+    "store_path_from_env",
     "content_type",
     "negotiate",
     "DEFAULT_BUCKETS",
     "LAYOUT_VERSION",
     "STORE_ENV",
+    "MULTIPROC_STORE_FILE",
     "__version__",
 ]
 
@@ -34,6 +36,7 @@ __version__: str
 DEFAULT_BUCKETS: Tuple[float, ...]
 LAYOUT_VERSION: int
 STORE_ENV: str
+MULTIPROC_STORE_FILE: str
 
 class InvalidNameError(ValueError): ...
 class LabelError(ValueError): ...
@@ -45,6 +48,11 @@ class WrongTypeError(TypeError): ...
 class StaleHandleError(RuntimeError): ...
 class StoreFileError(OSError): ...
 class NotConfiguredError(RuntimeError): ...
+
+# One series of `Store.collect()`: labels, value (a float, a histogram's
+# (bounds, cumulative counts, sum) or a summary's (count, sum, quantiles))
+# and its creation time in Unix nanoseconds.
+_Series = Tuple[List[Tuple[str, str]], Any, int]
 
 @final
 class Store:
@@ -65,6 +73,7 @@ class Store:
     @property
     def read_only(self) -> bool: ...
     def render(self, format: str = "text") -> bytes: ...
+    def collect(self) -> List[Tuple[str, str, str, str, List[_Series]]]: ...
     def reset(self) -> None: ...
     def wipe(self) -> None: ...
 
@@ -132,6 +141,7 @@ class Gauge(_Metric):
 
 @final
 class Histogram(_Metric):
+    DEFAULT_BUCKETS: ClassVar[Tuple[float, ...]]
     def __new__(
         cls,
         name: str,
@@ -174,5 +184,6 @@ class Summary(_Metric):
 
 def set_default_store(store: Optional[Store]) -> None: ...
 def default_store() -> Store: ...
+def store_path_from_env() -> Optional[Any]: ...
 def content_type(format: str) -> str: ...
 def negotiate(accept: Optional[str]) -> Tuple[str, str]: ...
