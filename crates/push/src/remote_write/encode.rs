@@ -21,7 +21,7 @@ pub struct Chunk {
 /// The series of `snap` with one sample each at `timestamp_ms`, named as
 /// the text exposition names them:
 ///
-/// - a counter `name_total`;
+/// - a counter `name_total` (`name` if named as given, as on the text page);
 /// - a gauge `name`;
 /// - a histogram `name_bucket` with an `le` label (one per bound and
 ///   `+Inf`, rendered as the exposition renders them: `0.5`, `1.0`,
@@ -68,6 +68,8 @@ pub fn timeseries(
                 }
             }
             match series.value() {
+                // As the Prometheus text page names it.
+                Value::Counter(v) if family.name_as_given() => out.sample("", None, v),
                 Value::Counter(v) => out.sample("_total", None, v),
                 Value::Gauge(v) => out.sample("", None, v),
                 Value::Histogram {

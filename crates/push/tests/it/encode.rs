@@ -244,3 +244,21 @@ fn bad_settings_are_refused() {
     assert!(c.clone().with_interval_secs(f64::NAN).is_err());
     assert!(c.with_queue_batches(0).is_err());
 }
+
+#[test]
+fn a_counter_named_as_given_keeps_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("store"), &Options::default()).unwrap();
+    let status = store
+        .register(&FamilyDesc::new("http_status", Kind::Counter).name_as_given())
+        .unwrap();
+    store
+        .counter_add(store.series(&status, &[]).unwrap(), 3.0)
+        .unwrap();
+    let snap = store.snapshot().unwrap();
+    let chunks = encode(timeseries(&snap, &ExternalLabels::default(), TS, false), 10);
+    let got = render(&decode(&chunks));
+    let want: BTreeMap<String, (f64, i64)> =
+        [(r#"__name__="http_status""#.to_string(), (3.0, TS))].into();
+    assert_eq!(got, want);
+}
