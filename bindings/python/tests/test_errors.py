@@ -68,7 +68,8 @@ def test_bad_values(store):
     g = shmetrics.Gauge("g", "x")
     h = shmetrics.Histogram("h", "x")
     s = shmetrics.Summary("s", "x")
-    for f in [lambda: c.inc(-1), lambda: c.inc(float("nan")), lambda: g.set(float("nan")),
+    for f in [lambda: c.inc(-1), lambda: c.inc(float("nan")), lambda: c.inc(float("inf")),
+              lambda: g.set(float("nan")),
               lambda: g.inc(float("nan")), lambda: h.observe(float("nan")),
               lambda: s.observe(float("nan"))]:
         with pytest.raises(shmetrics.InvalidValueError) as e:

@@ -30,7 +30,8 @@ pub enum ErrorKind {
     /// Occurs when the number of label values differs from the family's
     /// number of label names.
     LabelCount,
-    /// Occurs when a value is NaN, or a counter is given a negative amount.
+    /// Occurs when a value is NaN, or a counter is given a negative or
+    /// infinite amount.
     InvalidValue,
     /// Occurs when options are out of range: buckets not increasing, a
     /// capacity of zero, and the like.

@@ -66,7 +66,7 @@ enum shmetrics_result
    */
   SHMETRICS_LABEL_COUNT = 7,
   /**
-   * A value is NaN, or a counter was given a negative amount.
+   * A value is NaN, or a counter was given a negative or infinite amount.
    */
   SHMETRICS_INVALID_VALUE = 8,
   /**
@@ -753,7 +753,8 @@ shmetrics_result shmetrics_family_clear(const struct shmetrics_store *store,
 
 /**
  * Adds `v` to a counter. Fails with `SHMETRICS_INVALID_VALUE` if `v` is
- * negative or NaN, `SHMETRICS_WRONG_TYPE` if the series is no counter.
+ * negative, NaN or `+Inf`, `SHMETRICS_WRONG_TYPE` if the series is no
+ * counter.
  */
 shmetrics_result shmetrics_counter_add(const struct shmetrics_store *store,
                                        const struct shmetrics_series *series,
@@ -811,9 +812,9 @@ shmetrics_result shmetrics_observe(const struct shmetrics_store *store,
  * registered with `exemplars`; `SHMETRICS_INVALID_NAME` if a label name
  * is not a valid label name or is given twice; `SHMETRICS_INVALID_VALUE`
  * if the names and values have more than 128 characters together (the
- * OpenMetrics limit), or `v` is negative or NaN; `SHMETRICS_INVALID_UTF8`
- * if a name or value is not UTF-8; `SHMETRICS_WRONG_TYPE` if the series
- * is no counter.
+ * OpenMetrics limit), or `v` is negative, NaN or `+Inf`;
+ * `SHMETRICS_INVALID_UTF8` if a name or value is not UTF-8;
+ * `SHMETRICS_WRONG_TYPE` if the series is no counter.
  */
 shmetrics_result shmetrics_counter_add_exemplar(const struct shmetrics_store *store,
                                                 const struct shmetrics_series *series,

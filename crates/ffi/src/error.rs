@@ -36,7 +36,7 @@ pub enum shmetrics_result {
     SHMETRICS_INVALID_NAME = 6,
     /// The number of label values differs from the family's label names.
     SHMETRICS_LABEL_COUNT = 7,
-    /// A value is NaN, or a counter was given a negative amount.
+    /// A value is NaN, or a counter was given a negative or infinite amount.
     SHMETRICS_INVALID_VALUE = 8,
     /// Options are out of range (buckets not increasing, a zero capacity,
     /// an unknown kind or gauge mode, ...).

@@ -530,6 +530,11 @@ fn error_codes_and_messages() {
         shmetrics_counter_add(st.ptr, &c, -1.0),
         SHMETRICS_INVALID_VALUE
     );
+    assert_eq!(
+        shmetrics_counter_add(st.ptr, &c, f64::INFINITY),
+        SHMETRICS_INVALID_VALUE
+    );
+    assert!(last_error_string().contains("infinite"));
     assert_eq!(shmetrics_gauge_set(st.ptr, &c, 1.0), SHMETRICS_WRONG_TYPE);
     assert_eq!(shmetrics_observe(st.ptr, &c, 1.0), SHMETRICS_WRONG_TYPE);
 
