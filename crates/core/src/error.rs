@@ -57,6 +57,10 @@ pub enum ErrorKind {
     /// Occurs when a consistent snapshot could not be taken because the store
     /// was wiped repeatedly while reading.
     Busy,
+    /// Occurs when the store path is a symbolic link or not a regular
+    /// file, or the file is owned by a user, or writable by a group, that
+    /// the options do not name (see [`crate::Options::owner`]).
+    Untrusted,
 }
 
 impl ErrorKind {
@@ -78,6 +82,7 @@ impl ErrorKind {
             ErrorKind::StaleHandle => "stale series handle",
             ErrorKind::ReadOnly => "store is opened read-only",
             ErrorKind::Busy => "store is busy",
+            ErrorKind::Untrusted => "untrusted store file",
         }
     }
 }

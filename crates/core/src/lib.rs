@@ -56,6 +56,7 @@ pub use family::{
     DEFAULT_BUCKETS, DEFAULT_NATIVE_ZERO_THRESHOLD, MAX_AGE_BUCKETS, MAX_BUCKETS, MAX_LABELS,
     MAX_QUANTILES, MAX_TTL, MIN_TTL, OVERFLOW_LABEL, PID_LABEL,
 };
+pub use shm::trust::{group_id, user_id};
 pub use snapshot::{
     BucketRun, Exemplar, FamilyView, NativeBuckets, Quantile, SeriesView, Snapshot, StoreStats,
     Value, WriterInfo,

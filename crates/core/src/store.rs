@@ -15,6 +15,7 @@ use crate::proc;
 use crate::shm::layout::{
     self, slot_state, state, Capacities, FamilyRec, Fixed, SeriesRec, TOMBSTONE,
 };
+use crate::shm::trust::Trust;
 use crate::shm::{self, LockGuard, Mapping, FORK_GENERATION};
 use crate::sketch::SketchMapping;
 use crate::window::{self, Window, SET_HEADER};
@@ -60,6 +61,16 @@ pub struct Options {
     /// family that keeps them; a writer touches only the records of the
     /// places it records exemplars in.
     pub sketch_cells_per_writer: u64,
+    /// A user, besides this process's user and root, that may own an
+    /// existing store (a user id; see [`crate::user_id`] for names).
+    /// Another owner is refused ([`ErrorKind::Untrusted`]).
+    pub owner: Option<u32>,
+    /// A group that may write an existing store (a group id; see
+    /// [`crate::group_id`]): a writer refuses a group-writable store
+    /// unless its group is this one, or is this process's own group and
+    /// `mode` is `0o660`. A reader (`read_only`) accepts a store of any
+    /// owner whose group is this one.
+    pub group: Option<u32>,
 }
 
 impl Default for Options {
@@ -74,6 +85,8 @@ impl Default for Options {
             max_writers: 128,
             cells_per_writer: 0,
             sketch_cells_per_writer: 0,
+            owner: None,
+            group: None,
         }
     }
 }
@@ -657,19 +670,25 @@ impl Store {
         let path = path.as_ref();
         shm::install_fork_hook();
         let caps = options.capacities()?;
-        let map = match Mapping::open(path, !options.read_only) {
+        let trust = Trust {
+            owner: options.owner,
+            group: options.group,
+            own_group_writes: options.mode == 0o660,
+        };
+        let map = match Mapping::open(path, !options.read_only, &trust) {
             Ok(m) => m,
             Err(e) if options.create && !options.read_only && e.kind() == ErrorKind::Io => {
                 if path.exists() {
                     // Another process created it since this one looked
                     // (or it exists and could not be opened: the same
                     // error again).
-                    Mapping::open(path, true)?
+                    Mapping::open(path, true, &trust)?
                 } else {
                     Mapping::create_or_open(
                         path,
                         Fixed::plan(caps, proc::unix_nanos()),
                         options.mode,
+                        &trust,
                     )?
                 }
             }

@@ -23,6 +23,8 @@ mod native;
 mod snapshot_cache;
 #[path = "suite/summaries.rs"]
 mod summaries;
+#[path = "suite/trust.rs"]
+mod trust;
 #[path = "suite/ttl.rs"]
 mod ttl;
 #[path = "suite/values.rs"]

@@ -107,6 +107,12 @@ enum shmetrics_result
    */
   SHMETRICS_BUSY = 16,
   /**
+   * The store path is a symbolic link or not a regular file, or the
+   * file's owner or group-write permission is not one the options
+   * trust (`shmetrics_options.owner` and `.group`).
+   */
+  SHMETRICS_UNTRUSTED = 17,
+  /**
    * An error of a kind this version of the ABI has no code for yet; see
    * `shmetrics_last_error`.
    */
@@ -314,6 +320,19 @@ typedef struct shmetrics_options {
    * 2097152 (sparse: address space, not memory).
    */
   uint64_t sketch_cells_per_writer;
+  /**
+   * A user id, besides this process's user and root, that may own an
+   * existing store; -1 (default) for none. Another owner is refused
+   * with `SHMETRICS_UNTRUSTED`.
+   */
+  int64_t owner;
+  /**
+   * A group id whose members may write an existing store; -1 (default)
+   * for none. A writer refuses a group-writable store unless its group
+   * is this one (or this process's own group, when `mode` is 0660); a
+   * reader accepts a store of any owner whose group is this one.
+   */
+  int64_t group;
 } shmetrics_options;
 
 /**
@@ -608,7 +627,8 @@ const char *shmetrics_version(void);
 /**
  * Fills `*out` with the default options: create the file if missing,
  * read-write, mode 0600, 4096 families, 65536 series, 16 MiB of label
- * bytes, 128 writers, 16 value cells per series.
+ * bytes, 128 writers, 16 value cells per series, no other owner or group
+ * trusted (-1).
  */
 shmetrics_result shmetrics_options_default(struct shmetrics_options *out);
 

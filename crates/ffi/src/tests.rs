@@ -83,6 +83,8 @@ fn default_opts() -> shmetrics_options {
         max_writers: 0,
         cells_per_writer: 0,
         sketch_cells_per_writer: 0,
+        owner: 0,
+        group: 0,
     };
     assert_eq!(shmetrics_options_default(&mut d), SHMETRICS_OK);
     d

@@ -11,6 +11,7 @@
 //! time can prevent that, just as with any memory-mapped file.
 
 pub(crate) mod layout;
+pub(crate) mod trust;
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
@@ -23,6 +24,7 @@ use memmap2::{MmapOptions, MmapRaw};
 
 use crate::error::{Error, ErrorKind, Result};
 use layout::{FamilyRec, Fixed, Header, SeriesRec, SlotRec, LAYOUT_VERSION, MAGIC};
+use trust::Trust;
 
 /// A mapped store file.
 pub(crate) struct Mapping {
@@ -54,7 +56,7 @@ impl Mapping {
     /// under a temporary name and linked into place only when complete, so
     /// no process ever sees a half-initialised store. If another process
     /// wins the race, its file is opened instead.
-    pub fn create_or_open(path: &Path, fixed: Fixed, mode: u32) -> Result<Mapping> {
+    pub fn create_or_open(path: &Path, fixed: Fixed, mode: u32, trust: &Trust) -> Result<Mapping> {
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -102,7 +104,7 @@ impl Mapping {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 let _ = std::fs::remove_file(&tmp);
                 drop(mapping);
-                Mapping::open(path, true)
+                Mapping::open(path, true, trust)
             }
             Err(e) => Err(cleanup(Error::io(
                 path,
@@ -134,14 +136,16 @@ impl Mapping {
         }
     }
 
-    /// Opens and validates an existing store file.
-    pub fn open(path: &Path, writable: bool) -> Result<Mapping> {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(writable)
-            .open(path)
-            .map_err(|e| Error::io(path, "cannot open the store file", &e))?;
-        let fixed = read_fixed(&mut file, path)?;
+    /// Opens and validates an existing store file: the file at `path`
+    /// itself (not a symbolic link), a regular file that `trust` accepts,
+    /// with a valid header.
+    pub fn open(path: &Path, writable: bool, trust: &Trust) -> Result<Mapping> {
+        let mut file = open_no_follow(path, writable)?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::io(path, "cannot stat the store file", &e))?;
+        trust.check(&meta, writable, path)?;
+        let fixed = read_fixed(&mut file, meta.len(), path)?;
         let mut opts = MmapOptions::new();
         opts.len(fixed.file_size as usize);
         let map = if writable {
@@ -393,12 +397,28 @@ impl Drop for LockGuard<'_> {
     }
 }
 
-/// Reads and checks the fixed header of an open file.
-fn read_fixed(file: &mut File, path: &Path) -> Result<Fixed> {
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io(path, "cannot stat the store file", &e))?
-        .len();
+/// Opens the file at `path` without following a symbolic link in its
+/// last component, and without blocking (a FIFO planted at the path must
+/// not hang the opener; regular files ignore the flag).
+fn open_no_follow(path: &Path, writable: bool) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(writable)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => Error::new(
+                ErrorKind::Untrusted,
+                "it is a symbolic link, which a store path never follows \
+                 (another user could point it anywhere); give the real file's path",
+            )
+            .with_path(path),
+            _ => Error::io(path, "cannot open the store file", &e),
+        })
+}
+
+/// Reads and checks the fixed header of an open file `len` bytes long.
+fn read_fixed(file: &mut File, len: u64, path: &Path) -> Result<Fixed> {
     let mut head = [0u8; std::mem::size_of::<Fixed>()];
     let n = read_up_to(file, &mut head)
         .map_err(|e| Error::io(path, "cannot read the store file", &e))?;
