@@ -330,6 +330,7 @@ fn inspect(path: &PathBuf) -> AnyResult {
     println!("store         {}", path.display());
     println!("layout        version {}", st.layout_version);
     println!("file size     {} bytes (sparse)", st.file_size);
+    println!("lock          {}", store.lock_state());
     println!(
         "families      {} of {} ({:.1}%)",
         st.families,

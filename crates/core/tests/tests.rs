@@ -11,10 +11,14 @@ mod capacity;
 mod corruption;
 #[path = "suite/exemplars.rs"]
 mod exemplars;
+#[path = "suite/faults.rs"]
+mod faults;
 #[path = "suite/file_mode.rs"]
 mod file_mode;
 #[path = "suite/fuzz.rs"]
 mod fuzz;
+#[path = "suite/lock.rs"]
+mod lock;
 #[path = "suite/names.rs"]
 mod names;
 #[path = "suite/native.rs"]
