@@ -1150,3 +1150,26 @@ fn negotiate_follows_the_accept_header() {
     let bad = [0xffu8, 0xfe];
     assert_eq!(shmetrics_negotiate(bad.as_ptr().cast(), 2), 0);
 }
+
+/// One flipped bit in the lock word (byte 512 of the file, see the
+/// layout) once made registration hang forever; through the C ABI it
+/// now repairs the word, in bounded time.
+#[test]
+fn a_flipped_lock_bit_does_not_hang_registration() {
+    use std::os::unix::fs::FileExt;
+    let st = open_store();
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&st.path)
+        .unwrap();
+    let mut b = [0u8; 1];
+    file.read_exact_at(&mut b, 512).unwrap();
+    file.write_all_at(&[b[0] ^ 1], 512).unwrap();
+    let start = std::time::Instant::now();
+    counter(&st, "after_flip", &[]);
+    assert!(start.elapsed() < std::time::Duration::from_secs(2));
+    let mut stats = shmetrics_stats::default();
+    assert_eq!(shmetrics_store_stats(st.ptr, &mut stats), SHMETRICS_OK);
+    assert_eq!(stats.lock_recoveries_total, 1);
+}

@@ -23,11 +23,12 @@ use crate::error::{Error, ErrorKind, Result};
 
 /// The longest a locker waits for a live holder.
 pub(crate) const LOCK_TIMEOUT: Duration = Duration::from_secs(5);
-/// How long a locker waits before it looks at who holds the lock.
+/// How often a waiting locker looks at who holds the lock.
 const LOCK_SLICE: Duration = Duration::from_millis(100);
 /// The owner's thread id in a robust futex word (the rest are the
 /// kernel's `FUTEX_WAITERS` and `FUTEX_OWNER_DIED` bits).
 const FUTEX_TID_MASK: u32 = 0x3fff_ffff;
+const FUTEX_WAITERS: u32 = 0x8000_0000;
 
 /// Who holds the store lock, as `shmetrics inspect` reports it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -93,9 +94,16 @@ impl Mapping {
         }
         self.check_size()?;
         let start = Instant::now();
+        let mut looked = start;
+        let mut pause = Duration::from_micros(10);
         let mut released = false;
         loop {
-            match self.timed_lock(LOCK_SLICE) {
+            // SAFETY: the mutex pointer is the robust process-shared mutex
+            // the creator initialised before publishing the file.
+            // (`trylock` and short sleeps rather than a timed lock: the
+            // futex timeout of `pthread_mutex_timedlock` is not kept under
+            // valgrind, which the C ABI tests run in.)
+            match unsafe { libc::pthread_mutex_trylock(self.mutex_ptr()) } {
                 0 => return Ok(self.guard(released)),
                 libc::EOWNERDEAD => {
                     // SAFETY: we hold the mutex (EOWNERDEAD grants it);
@@ -106,19 +114,25 @@ impl Mapping {
                     unsafe { libc::pthread_mutex_consistent(self.mutex_ptr()) };
                     return Ok(self.guard(true));
                 }
-                libc::ETIMEDOUT => {}
-                rc => return Err(self.unusable(rc)),
+                libc::EBUSY => {}
+                rc => return Err(self.unusable(std::io::Error::from_raw_os_error(rc))),
             }
-            match self.lock_state() {
-                LockState::Stale { tid } => released |= self.release_stale(tid),
-                LockState::Held { pid, .. } if start.elapsed() >= LOCK_TIMEOUT => {
-                    return Err(self.held_too_long(pid, start.elapsed()));
+            if looked.elapsed() >= LOCK_SLICE {
+                looked = Instant::now();
+                match self.lock_state() {
+                    LockState::Stale { tid } => released |= self.release_stale(tid),
+                    LockState::Held { pid, .. } if start.elapsed() >= LOCK_TIMEOUT => {
+                        return Err(self.held_too_long(pid, start.elapsed()));
+                    }
+                    _ if start.elapsed() >= LOCK_TIMEOUT => {
+                        let word = self.lock_word().load(Ordering::Relaxed);
+                        return Err(self.unusable(format!("its word is {word:#x}")));
+                    }
+                    _ => {}
                 }
-                _ => {}
             }
-            if start.elapsed() >= LOCK_TIMEOUT + LOCK_SLICE {
-                return Err(self.unusable(libc::ETIMEDOUT));
-            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(2));
         }
     }
 
@@ -127,27 +141,6 @@ impl Mapping {
             mapping: self,
             recovered,
         }
-    }
-
-    /// `pthread_mutex_timedlock` for at most `wait`.
-    fn timed_lock(&self, wait: Duration) -> i32 {
-        let mut now = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
-        // SAFETY: `clock_gettime` writes one `timespec` to a live local.
-        unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut now) };
-        let nsec = now.tv_nsec as u64 + wait.subsec_nanos() as u64;
-        let until = libc::timespec {
-            tv_sec: now.tv_sec
-                + wait.as_secs() as libc::time_t
-                + (nsec / 1_000_000_000) as libc::time_t,
-            tv_nsec: (nsec % 1_000_000_000) as libc::c_long,
-        };
-        // SAFETY: the mutex pointer is the robust process-shared mutex the
-        // creator initialised before publishing the file; `until` is a
-        // live local.
-        unsafe { libc::pthread_mutex_timedlock(self.mutex_ptr(), &until) }
     }
 
     /// A 32-bit word of the mutex: glibc's futex word `__lock` at byte 0,
@@ -170,9 +163,15 @@ impl Mapping {
     /// `__owner` (glibc sets the second right after the first), lives,
     /// and maps this store.
     pub fn lock_state(&self) -> LockState {
-        let tid = self.lock_word().load(Ordering::Acquire) & FUTEX_TID_MASK;
+        let word = self.lock_word().load(Ordering::Acquire);
+        let tid = word & FUTEX_TID_MASK;
         if tid == 0 {
-            return LockState::Free;
+            // Waiters on a lock nobody holds: no unlock will wake them.
+            return if word == FUTEX_WAITERS {
+                LockState::Stale { tid }
+            } else {
+                LockState::Free
+            };
         }
         if self.mutex_word(8).load(Ordering::Acquire) != tid {
             return LockState::Stale { tid };
@@ -232,13 +231,10 @@ impl Mapping {
         .with_path(&self.path)
     }
 
-    fn unusable(&self, rc: i32) -> Error {
+    fn unusable(&self, why: impl std::fmt::Display) -> Error {
         Error::new(
             ErrorKind::Corrupt,
-            format!(
-                "the store lock is unusable ({}); the store must be re-created",
-                std::io::Error::from_raw_os_error(rc)
-            ),
+            format!("the store lock is unusable ({why}); the store must be re-created"),
         )
         .with_path(&self.path)
     }
