@@ -2,8 +2,10 @@
 # Runs the Lua binding's tests (bindings/lua): installs what is missing
 # (Debian's luajit2, nginx with libnginx-mod-http-lua, promtool), builds
 # libshmetrics and the shmetrics command, then runs the unit tests and the
-# JIT checks under plain LuaJIT and the nginx tests with pytest (which start
-# their own nginx and exporter). Called by ./run-tests; safe to run again.
+# JIT checks under plain LuaJIT, the nginx tests with pytest (which start
+# their own nginx and exporter), and nginx-lua-prometheus's own
+# integration test (tests/peer_integration.sh, Go). Called by ./run-tests;
+# safe to run again.
 #   scripts/lua-tests.sh [PYTEST ARGS...]     e.g. -k reload
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +14,7 @@ ensure_rust
 ensure_lua
 ensure_apt prometheus
 ensure_python_env
+ensure_go
 export PATH="$HOME/.cargo/bin:$PATH"
 target=${CARGO_TARGET_DIR:-$PWD/target}
 
@@ -32,3 +35,8 @@ say "lua binding: JIT checks (jit.v, jit.p)"
 luajit tests/jit.lua | grep -v '^\[TRACE'
 say "lua binding: nginx"
 "$VENV/bin/python" -m pytest -q tests "$@"
+# Its reset part (test_reset.go) needs series deleted in one worker to be
+# seen by the others (issue 18, item 1): `tests/peer_integration.sh all`
+# runs both parts.
+say "lua binding: nginx-lua-prometheus's integration test (basic part)"
+tests/peer_integration.sh basic

@@ -4,8 +4,14 @@
 # python3's prometheus_client, whose OpenMetrics parser reads exemplars
 # back), builds libshmetrics and the shmetrics command, lints every PHP
 # file with `php -l`, then runs PHPUnit, which starts its own php-fpm,
-# nginx and exporter. Called by ./run-tests; safe to run again.
+# nginx and exporter. Last, PromPHP's own adapter-generic tests run on
+# Shmetrics\PromPHP\ShmetricsAdapter, from a copy of PromPHP with its tests
+# ($PROMPHP_DIR, else ../shared/peers/promphp-v2.15.1 next to the
+# repository or its worktree folder): the tests that fail must be exactly
+# those of bindings/php/tests/promphp/expected-failures.txt. Called by
+# ./run-tests; safe to run again.
 #   scripts/php-tests.sh [PHPUNIT ARGS...]     e.g. --filter FpmTest
+# (the arguments go to the binding's own PHPUnit run only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -27,6 +33,29 @@ while IFS= read -r -d '' f; do
   out=$(php -l "$f" 2>&1) || { printf '%s\n' "$out" >&2; exit 1; }
 done < <(find bindings/php benches/php -name '*.php' -print0; printf '%s\0' bindings/php/bin/shmetrics-ffi-header)
 
+promphp_dir() {
+  local d
+  for d in "${PROMPHP_DIR:-}" ../shared/peers/promphp-v2.15.1 ../../shared/peers/promphp-v2.15.1; do
+    if [ -n "$d" ] && [ -f "$d/src/Prometheus/Storage/Adapter.php" ] && [ -d "$d/tests/Test/Prometheus" ]; then
+      (cd "$d" && pwd)
+      return 0
+    fi
+  done
+  echo "php-tests.sh: no copy of PromPHP with its tests found; set PROMPHP_DIR to one" \
+    "(promphp/prometheus_client_php v2.15.1, src/ and tests/)" >&2
+  return 1
+}
+PROMPHP_DIR=$(promphp_dir)
+export PROMPHP_DIR
+
 say "php binding: phpunit"
 cd bindings/php
 phpunit "$@"
+
+say "php binding: PromPHP's own tests on ShmetricsAdapter ($PROMPHP_DIR)"
+junit=$(mktemp)
+trap 'rm -f "$junit"' EXIT
+phpunit -c tests/promphp/phpunit.xml --testsuite promphp --log-junit "$junit" || true
+php tests/promphp/check-results.php "$junit" tests/promphp/expected-failures.txt
+say "php binding: ShmetricsAdapter's own tests"
+phpunit -c tests/promphp/phpunit.xml --testsuite adapter

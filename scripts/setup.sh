@@ -59,6 +59,16 @@ ensure_lua() {
   ensure_apt luajit2 nginx libnginx-mod-http-lua wrk lua-cjson
 }
 
+# ensure_go: Go, for nginx-lua-prometheus's integration checkers (the Lua
+# binding's tests), whose modules come from the Go module proxy: the
+# machine's Go (/usr/local/go included), else Debian's.
+ensure_go() {
+  if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+    export PATH="$PATH:/usr/local/go/bin"
+  fi
+  command -v go >/dev/null 2>&1 || ensure_apt golang-go
+}
+
 # ensure_node: Node.js with npm, for the Etsy StatsD server the push tests
 # start. A machine may already have a Node.js that bundles npm (NodeSource's
 # nodejs conflicts with Debian's npm package), so only a missing command is

@@ -157,6 +157,19 @@ UPDATE_INLINE = """
     }
 """
 
+# nginx-lua-prometheus (its pinned copy, $NLP_PEER_DIR) with the same
+# metrics and handlers: INIT with its require/init line (and its shared
+# dict) in place of shmetrics', as docs/lua.md's migration changes it.
+NLP_PEER = Path(os.environ.get("NLP_PEER_DIR", "/work/shared/peers/nginx-lua-prometheus-0.20240525"))
+
+
+def nlp_init() -> str:
+    shm_line = next(line for line in INIT.splitlines() if 'require("shmetrics")' in line)
+    nlp_line = (f'        package.path = "{NLP_PEER}/?.lua;" .. package.path; '
+                'prometheus = require("prometheus").init("prometheus_metrics")')
+    return "    lua_shared_dict prometheus_metrics 64m;\n" + INIT.replace(shm_line, nlp_line)
+
+
 EMPTY = "    log_by_lua_block { }\n"
 READS_ONLY = "    log_by_lua_block { log_reads() }\n"
 READS_VAR = "    log_by_lua_block { log_reads_var() }\n"
@@ -393,18 +406,19 @@ def callgrind_costs(out: Path) -> dict[str, int]:
 
 
 def callgrind_nginx(d: Path, name: str, handler: str, requests: int, keep: Path | None,
-                    counts: int) -> dict[str, int]:
-    """One nginx process (master_process off) under callgrind: start, exactly
-    `requests` requests, stop. Returns callgrind_costs(). With `counts` (the
-    handler adds that much to nginx_http_requests_total per request), checks
-    the store's total."""
+                    counts: int, init: str = INIT) -> dict[str, int]:
+    """One nginx process (master_process off) under callgrind, its metrics
+    defined by `init` (INIT, or nlp_init()): start, exactly `requests`
+    requests, stop. Returns callgrind_costs(). With `counts` (the handler
+    adds that much to nginx_http_requests_total per request), checks the
+    store's total."""
     tmp = Path(tempfile.mkdtemp(dir=d))
     store = tmp / "instr.metrics"
     out = tmp / "callgrind.out"
     # --smc-check=all-non-file: LuaJIT writes (and patches) machine code in
     # anonymous memory, which valgrind must translate again when it changes.
     wrapper = ["valgrind", "--tool=callgrind", "--smc-check=all-non-file", f"--callgrind-out-file={out}"]
-    n = Nginx(tmp, 1, INIT.format(store=store, lib=LIB) + handler, single=True, wrapper=wrapper)
+    n = Nginx(tmp, 1, init.format(store=store, lib=LIB) + handler, single=True, wrapper=wrapper)
     try:
         send_requests(n.port, requests)
     finally:
@@ -432,23 +446,28 @@ def instructions(requests: int, warmup: int, reps: int, keep: Path | None) -> No
           "   in cost (cache misses, atomic read-modify-writes, branch mispredictions), and the kernel's\n"
           "   work (a syscall is one instruction) is not counted. Ratios of instruction counts are not\n"
           "   ratios of req/s; no figure below is converted to time.")
-    # name: (the log handler, the requests nginx_http_requests_total counts per request)
+    # name: (the log handler, the requests nginx_http_requests_total counts
+    # per request in the store, the metrics' definitions)
+    nlp = nlp_init()
     setups = {
-        "no log handler": ("", 0),
-        "empty log_by_lua": (EMPTY, 0),
-        "log_by_lua calling an empty function": (CALL_ONLY, 0),
-        "the handler's reads, no update": (READS_ONLY, 0),
-        "the reads through ngx.var, no update": (READS_VAR, 0),
-        "shmetrics counter+histogram": (UPDATE, 1),
-        "shmetrics, 11 update pairs": (UPDATE_X11, 11),
-        "shmetrics, constant labels, no ngx.*": (CONSTANT, 1),
-        "shmetrics, handler inline": (UPDATE_INLINE, 1),
+        "no log handler": ("", 0, INIT),
+        "empty log_by_lua": (EMPTY, 0, INIT),
+        "log_by_lua calling an empty function": (CALL_ONLY, 0, INIT),
+        "the handler's reads, no update": (READS_ONLY, 0, INIT),
+        "the reads through ngx.var, no update": (READS_VAR, 0, INIT),
+        "shmetrics counter+histogram": (UPDATE, 1, INIT),
+        "shmetrics, 11 update pairs": (UPDATE_X11, 11, INIT),
+        "shmetrics, constant labels, no ngx.*": (CONSTANT, 1, INIT),
+        "shmetrics, handler inline": (UPDATE_INLINE, 1, INIT),
+        "nginx-lua-prometheus counter+histogram": (UPDATE, 0, nlp),
+        "nginx-lua-prometheus, 11 update pairs": (UPDATE_X11, 0, nlp),
     }
     per_req: dict[str, list[dict[str, float]]] = {k: [] for k in setups}
     with tempfile.TemporaryDirectory() as d:
         for r in range(reps):
-            for name, (handler, counts) in setups.items():
-                runs = [callgrind_nginx(Path(d), name, handler, k, keep, counts) for k in (warmup, warmup + requests)]
+            for name, (handler, counts, init) in setups.items():
+                runs = [callgrind_nginx(Path(d), name, handler, k, keep, counts, init)
+                        for k in (warmup, warmup + requests)]
                 per_req[name].append({k: (runs[1][k] - runs[0][k]) / requests for k in runs[0]})
                 print(f"   rep {r + 1}: {name:38s} I(W) {runs[0]['total']:>13,}  I(W+N) {runs[1]['total']:>13,}"
                       f"  -> {per_req[name][-1]['total']:8.0f} instructions/request", flush=True)
@@ -487,6 +506,11 @@ def instructions(requests: int, warmup: int, reps: int, keep: Path | None) -> No
     print(f"   the same handler inline in the log_by_lua block vs the empty handler: {inline - base:+.0f}; "
           f"instruction ratio empty/inline {base / inline:.3f}")
     print(f"   the empty handler vs no handler: {base - total['no log handler']:+.0f}")
+    nlp_upd, nlp_x11 = total["nginx-lua-prometheus counter+histogram"], total["nginx-lua-prometheus, 11 update pairs"]
+    print(f"   nginx-lua-prometheus, the same handler vs the empty handler: {nlp_upd - base:+.0f}; "
+          f"shmetrics' tax / nginx-lua-prometheus': {(upd - base) / (nlp_upd - base):.3f}")
+    print(f"   nginx-lua-prometheus, marginal update pair: {(nlp_x11 - nlp_upd) / 10:+.0f}; shmetrics' / "
+          f"nginx-lua-prometheus': {(total['shmetrics, 11 update pairs'] - upd) / (nlp_x11 - nlp_upd):.3f}")
 
 
 def get_store_total(store: Path) -> tuple[str, int]:

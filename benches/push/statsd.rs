@@ -215,17 +215,10 @@ struct Figures {
     counted: (f64, f64),
 }
 
-fn spawn_workers(
-    mode: &str,
-    workers: usize,
-    secs: f64,
-    nc: usize,
-    nh: usize,
-    target: &str,
-) -> Vec<Child> {
+fn spawn_workers(mode: &str, run: Run, target: &str) -> Vec<Child> {
     let exe = std::env::current_exe().unwrap();
     let start_ns = unix_ns() + 700_000_000;
-    (0..workers)
+    (0..run.workers)
         .map(|id| {
             Command::new(&exe)
                 .arg("--worker")
@@ -233,9 +226,9 @@ fn spawn_workers(
                     mode.to_string(),
                     id.to_string(),
                     start_ns.to_string(),
-                    secs.to_string(),
-                    nc.to_string(),
-                    nh.to_string(),
+                    run.secs.to_string(),
+                    run.nc.to_string(),
+                    run.nh.to_string(),
                     target.to_string(),
                 ])
                 .stdin(Stdio::null())
@@ -266,71 +259,29 @@ fn collect(children: Vec<Child>) -> (u64, u64, u64, u64) {
     sum
 }
 
-fn run_mode(mode: &str, workers: usize, secs: f64, nc: usize, nh: usize, interval: f64) -> Figures {
+/// The settings of a run.
+#[derive(Clone, Copy)]
+struct Run {
+    workers: usize,
+    secs: f64,
+    nc: usize,
+    nh: usize,
+    interval: f64,
+}
+
+fn run_mode(mode: &str, run: Run) -> Figures {
     let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
-    let addr = sock.local_addr().unwrap();
+    let addr = sock.local_addr().unwrap().to_string();
     let got = Arc::new(Received::default());
     let stop = Arc::new(AtomicBool::new(false));
     let rx = {
         let (got, stop) = (got.clone(), stop.clone());
         std::thread::spawn(move || receiver(sock, got, stop))
     };
-    let dir = tempfile::Builder::new()
-        .prefix("shmetrics-bench-")
-        .tempdir_in(if std::path::Path::new("/dev/shm").is_dir() {
-            "/dev/shm"
-        } else {
-            "/tmp"
-        })
-        .unwrap();
-    let path = dir.path().join("store");
     let (events, incs, observes, sent_datagrams, sent_bytes) = if mode == "shm" {
-        let store = Store::open(&path, &Options::default()).unwrap();
-        register(&store, nc, nh);
-        let config = Config::new(
-            Address::parse(&addr.to_string()).unwrap(),
-            Flavor::Dogstatsd,
-        )
-        .with_interval_secs(interval)
-        .unwrap()
-        .with_prefix("bench")
-        .unwrap();
-        let flusher = Flusher::new(config);
-        let stats = flusher.stats();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let reader = Store::open(
-            &path,
-            &Options {
-                create: false,
-                read_only: true,
-                ..Options::default()
-            },
-        )
-        .unwrap();
-        let exporter = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_time()
-                .build()
-                .unwrap();
-            rt.block_on(flusher.run(Arc::new(reader), async move {
-                let _ = stop_rx.await;
-            }));
-        });
-        let children = spawn_workers("shm", workers, secs, nc, nh, path.to_str().unwrap());
-        let (e, i, o, _) = collect(children);
-        // The last flush sends what the last interval gained.
-        let _ = stop_tx.send(());
-        exporter.join().unwrap();
-        drop(store);
-        (
-            e,
-            i,
-            o,
-            stats.datagrams_sent.load(Relaxed),
-            stats.bytes_sent.load(Relaxed),
-        )
+        run_shm(run, &addr)
     } else {
-        let children = spawn_workers("udp", workers, secs, nc, nh, &addr.to_string());
+        let children = spawn_workers("udp", run, &addr);
         let (e, i, o, b) = collect(children);
         (e, i, o, e, b)
     };
@@ -344,7 +295,7 @@ fn run_mode(mode: &str, workers: usize, secs: f64, nc: usize, nh: usize, interva
     rx.join().unwrap();
     let counted = *got.counted.lock().unwrap();
     Figures {
-        secs,
+        secs: run.secs,
         events,
         incs,
         observes,
@@ -355,6 +306,62 @@ fn run_mode(mode: &str, workers: usize, secs: f64, nc: usize, nh: usize, interva
         lines: got.lines.load(Relaxed),
         counted,
     }
+}
+
+/// The shmetrics mode: workers update a store in shared memory, the
+/// flusher sends DogStatsD to `addr`. Returns the workers' (events,
+/// increments, observations) and the flusher's (datagrams, bytes).
+fn run_shm(run: Run, addr: &str) -> (u64, u64, u64, u64, u64) {
+    let dir = tempfile::Builder::new()
+        .prefix("shmetrics-bench-")
+        .tempdir_in(if std::path::Path::new("/dev/shm").is_dir() {
+            "/dev/shm"
+        } else {
+            "/tmp"
+        })
+        .unwrap();
+    let path = dir.path().join("store");
+    let store = Store::open(&path, &Options::default()).unwrap();
+    register(&store, run.nc, run.nh);
+    let config = Config::new(Address::parse(addr).unwrap(), Flavor::Dogstatsd)
+        .with_interval_secs(run.interval)
+        .unwrap()
+        .with_prefix("bench")
+        .unwrap();
+    let flusher = Flusher::new(config);
+    let stats = flusher.stats();
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let reader = Store::open(
+        &path,
+        &Options {
+            create: false,
+            read_only: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let exporter = std::thread::spawn(move || {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        rt.block_on(flusher.run(Arc::new(reader), async move {
+            let _ = stop_rx.await;
+        }));
+    });
+    let children = spawn_workers("shm", run, path.to_str().unwrap());
+    let (e, i, o, _) = collect(children);
+    // The last flush sends what the last interval gained.
+    let _ = stop_tx.send(());
+    exporter.join().unwrap();
+    drop(store);
+    (
+        e,
+        i,
+        o,
+        stats.datagrams_sent.load(Relaxed),
+        stats.bytes_sent.load(Relaxed),
+    )
 }
 
 fn si(v: f64) -> String {
@@ -375,22 +382,30 @@ fn main() {
         worker(&args[i + 1..]);
         return;
     }
-    let workers: usize = env("BENCH_WORKERS", 4);
-    let secs: f64 = env("BENCH_SECS", 5.0);
-    let nc: usize = env("BENCH_COUNTERS", 8);
-    let nh: usize = env("BENCH_HISTOGRAMS", 4);
-    let interval: f64 = env("BENCH_INTERVAL", 1.0);
+    let run = Run {
+        workers: env("BENCH_WORKERS", 4),
+        secs: env("BENCH_SECS", 5.0),
+        nc: env("BENCH_COUNTERS", 8),
+        nh: env("BENCH_HISTOGRAMS", 4),
+        interval: env("BENCH_INTERVAL", 1.0),
+    };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "StatsD push: {workers} worker processes, {secs} s per mode, {nc} counter + {nh} histogram series \
-         (11 buckets), {cores} cores; events alternate counter increments and observations"
+        "StatsD push: {} worker processes, {} s per mode, {} counter + {} histogram series \
+         (11 buckets), {cores} cores; events alternate counter increments and observations",
+        run.workers, run.secs, run.nc, run.nh
     );
     let mut results = HashMap::new();
     for mode in ["shm", "udp"] {
-        let f = run_mode(mode, workers, secs, nc, nh, interval);
-        results.insert(mode, f);
+        results.insert(mode, run_mode(mode, run));
     }
     let (s, u) = (&results["shm"], &results["udp"]);
+    print_table(run.interval, s, u);
+    print_summary(run.workers, cores, s, u);
+}
+
+/// The figures of both modes, a row each.
+fn print_table(interval: f64, s: &Figures, u: &Figures) {
     println!();
     println!(
         "{:<36} {:>10} {:>12} {:>10} {:>12} {:>10} {:>10} {:>10}",
@@ -424,6 +439,10 @@ fn main() {
         );
     }
     println!();
+}
+
+/// Updates per core, the ratios, and the checks of what was received.
+fn print_summary(workers: usize, cores: usize, s: &Figures, u: &Figures) {
     let per_core = s.events as f64 / s.secs / workers.min(cores) as f64;
     println!(
         "shmetrics updates per core: {} /s ({} workers on {} cores)",

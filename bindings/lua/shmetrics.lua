@@ -13,7 +13,10 @@
 -- This module only translates: names, values and every check live in the
 -- Rust core. The one thing it keeps is a per-metric cache from label values
 -- to series handles, so that the hot path is a few table lookups and one
--- ffi call, all compiled by the JIT.
+-- ffi call, all compiled by the JIT. Off the hot path, two things keep
+-- nginx-lua-prometheus's behaviour: a label value the store refuses as not
+-- UTF-8 is cut at its first invalid byte, and before a series is created
+-- the update's value is checked, so that a refused update creates none.
 
 local ffi = require("ffi")
 
@@ -24,7 +27,7 @@ local M = { _VERSION = "0.1.0" }
 
 -- Result codes of the C ABI (enum shmetrics_result in shmetrics.h);
 -- tests/unit.lua checks them against the library's own descriptions.
-local OK, INVALID_OPTIONS, OVERFLOW, STALE_HANDLE = 0, 9, 12, 14
+local OK, INVALID_OPTIONS, OVERFLOW, STALE_HANDLE, INVALID_UTF8 = 0, 9, 12, 14, 101
 
 local FORMATS = { prometheus = 0, openmetrics = 1 }
 
@@ -191,6 +194,9 @@ function Metric:_register()
   end
   d.exemplars = self.exemplars == true
   d.ttl_ms = self.ttl_ms or 0
+  -- A counter keeps the name it was given in the text format, as in
+  -- nginx-lua-prometheus: `_total` only if the name has it.
+  d.name_as_given = self.kind == 1
   local fam = ffi_new("shmetrics_family")
   local rc = C.shmetrics_register(self.store, d, fam)
   if rc ~= OK then
@@ -213,18 +219,18 @@ end
 -- series() and update() below are local functions, called directly, not
 -- methods: a method call looks the name up in the metric, its class and
 -- Metric (three hash lookups, in compiled code as well) before it calls.
-local function series(self, lv)
+local function series(self, lv, v)
   local n = self.nlabels
   if n == 0 then
     if lv ~= nil and (type(lv) ~= "table" or lv[1] ~= nil) then
-      return self:_miss(lv)
+      return self:_miss(lv, v)
     end
     local s = self.nolabels
-    if s == nil then return self:_miss(lv) end
+    if s == nil then return self:_miss(lv, v) end
     return s
   end
   if type(lv) ~= "table" then
-    return self:_miss(lv)
+    return self:_miss(lv, v)
   end
   -- Unrolled for up to four labels: a loop whose trip count differs from
   -- metric to metric makes LuaJIT abort its traces ("loop unroll limit"),
@@ -237,23 +243,23 @@ local function series(self, lv)
   if n == 1 then
     extra = lv[2]
   else
-    if node == nil then return self:_miss(lv) end
+    if node == nil then return self:_miss(lv, v) end
     node = node[lv[2]]
     if n == 2 then
       extra = lv[3]
     else
-      if node == nil then return self:_miss(lv) end
+      if node == nil then return self:_miss(lv, v) end
       node = node[lv[3]]
       if n == 3 then
         extra = lv[4]
       else
-        if node == nil then return self:_miss(lv) end
+        if node == nil then return self:_miss(lv, v) end
         node = node[lv[4]]
         if n == 4 then
           extra = lv[5]
         else
           for i = 5, n do
-            if node == nil then return self:_miss(lv) end
+            if node == nil then return self:_miss(lv, v) end
             node = node[lv[i]]
           end
           extra = lv[n + 1]
@@ -262,7 +268,7 @@ local function series(self, lv)
     end
   end
   if node == nil or extra ~= nil then
-    return self:_miss(lv)
+    return self:_miss(lv, v)
   end
   return node
 end
@@ -272,9 +278,111 @@ local function is_key(v)
   return type(v) == "string" or (type(v) == "number" and v == v)
 end
 
+-- Well-formed UTF-8 sequences (the Unicode standard's table 3-7), each
+-- anchored where the search starts.
+local UTF8_SEQUENCES = {
+  "^[%z\1-\127]+", "^[\194-\223][\128-\191]", "^\224[\160-\191][\128-\191]",
+  "^[\225-\236\238\239][\128-\191][\128-\191]", "^\237[\128-\159][\128-\191]",
+  "^\240[\144-\191][\128-\191][\128-\191]",
+  "^[\241-\243][\128-\191][\128-\191][\128-\191]",
+  "^\244[\128-\143][\128-\191][\128-\191]",
+}
+
+-- `s` up to its first byte that does not begin a well-formed UTF-8
+-- sequence: where nginx-lua-prometheus cuts a label value that is not
+-- UTF-8 (request URIs often are not), which the store refuses whole.
+local function utf8_prefix(s)
+  local at = 1
+  while at <= #s do
+    local last
+    for i = 1, #UTF8_SEQUENCES do
+      local _, e = string.find(s, UTF8_SEQUENCES[i], at)
+      if e then
+        last = e
+        break
+      end
+    end
+    if last == nil then return s:sub(1, at - 1) end
+    at = last + 1
+  end
+  return s
+end
+
+-- The label values `lv` (a table of n, counted already) as the C ABI's
+-- strings, and `keep`, the Lua strings the pointers point into (numbers
+-- as text). `cacheable` is false when a value cannot be a table key
+-- (NaN). Nil (after counting the error) for a value of another type.
+local function label_strs(self, what, lv, n)
+  local vals = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
+  local keep, cacheable = {}, true
+  for i = 1, n do
+    local v = lv[i]
+    local t = type(v)
+    if t ~= "string" then
+      if t == "number" or t == "boolean" then
+        cacheable = cacheable and is_key(v)
+        v = tostring(v)
+      else
+        self:_fail(what, "label value " .. i .. " is a " .. t .. ", not a string or number")
+        return nil
+      end
+    end
+    keep[i] = v
+    vals[i - 1].ptr, vals[i - 1].len = v, #v
+  end
+  return vals, keep, cacheable
+end
+
+-- After the store refused a label value as not UTF-8: cuts each such
+-- value at its first invalid byte, as nginx-lua-prometheus does, counts
+-- and logs it, and points `vals` at the cut values.
+local function cut_to_utf8(self, what, vals, keep)
+  for i = 1, #keep do
+    local cut = utf8_prefix(keep[i])
+    if cut ~= keep[i] then
+      self:_fail(what, "label value " .. i .. " is not valid UTF-8; cut to " .. string.format("%q", cut))
+      keep[i] = cut
+      vals[i - 1].ptr, vals[i - 1].len = cut, #cut
+    end
+  end
+end
+
+-- shmetrics_series_get, registering the family again (once) if the store
+-- was wiped since this worker registered it. Nil after counting a failed
+-- registration.
+function Metric:_get(vals, n, s)
+  local rc = C.shmetrics_series_get(self.store, self.family, vals, n, s)
+  if rc == STALE_HANDLE then
+    local ok, err = self:_register()
+    if not ok then
+      self:_fail("register", err)
+      return nil
+    end
+    rc = C.shmetrics_series_get(self.store, self.family, vals, n, s)
+  end
+  return rc
+end
+
+-- Whether the store would refuse the value `v` (a number) of an update:
+-- NaN always, a negative counter increment. The store checks every
+-- update; this check runs only before a series is created, so that an
+-- update the store refuses creates no series (as in nginx-lua-prometheus).
+function Metric:_refuses(v, what)
+  if v ~= v then
+    self:_fail(what, "the value is NaN")
+    return true
+  end
+  if v < 0 and self.kind == 1 then
+    self:_fail(what, "a counter only goes up; got " .. tostring(v))
+    return true
+  end
+  return false
+end
+
 -- The slow path: checks the values, asks the store for the series
--- (creating it if need be) and remembers the handle.
-function Metric:_miss(lv)
+-- (creating it if need be) and remembers the handle. `v`, the update's
+-- value, creates no series if the store would refuse it.
+function Metric:_miss(lv, v)
   local n = self.nlabels
   local got = 0
   if lv ~= nil then
@@ -289,36 +397,17 @@ function Metric:_miss(lv)
                .. "), got " .. got)
     return nil
   end
-  local vals = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
-  local keep = {}
-  local cacheable = true
-  for i = 1, n do
-    local v = lv[i]
-    local t = type(v)
-    if t ~= "string" then
-      if t == "number" or t == "boolean" then
-        cacheable = cacheable and is_key(v)
-        v = tostring(v)
-      else
-        self:_fail("labels", "label value " .. i .. " is a " .. t .. ", not a string or number")
-        return nil
-      end
-    end
-    keep[i] = v
-    vals[i - 1].ptr, vals[i - 1].len = v, #v
-  end
+  if v ~= nil and self:_refuses(v, "update") then return nil end
+  local vals, keep, cacheable = label_strs(self, "labels", lv, n)
+  if keep == nil then return nil end
   local s = ffi_new("shmetrics_series")
-  local rc = C.shmetrics_series_get(self.store, self.family, vals, n, s)
-  if rc == STALE_HANDLE then
-    -- The store was wiped since this worker registered the family:
-    -- register again and retry once.
-    local ok, err = self:_register()
-    if not ok then
-      self:_fail("register", err)
-      return nil
-    end
-    rc = C.shmetrics_series_get(self.store, self.family, vals, n, s)
+  local rc = self:_get(vals, n, s)
+  if rc == INVALID_UTF8 then
+    cut_to_utf8(self, "labels", vals, keep)
+    cacheable = false -- so that each such update is counted
+    rc = self:_get(vals, n, s)
   end
+  if rc == nil then return nil end
   if rc ~= OK and rc ~= OVERFLOW then
     self:_fail("labels", last_error(rc))
     return nil
@@ -328,23 +417,29 @@ function Metric:_miss(lv)
   if n == 0 then
     self.nolabels = s
   elseif cacheable then
-    if self.cached >= self.cache_limit then
-      self.cache, self.cached = {}, 0
-    end
-    local node = self.cache
-    for i = 1, n - 1 do
-      local k = lv[i]
-      local next_node = node[k]
-      if next_node == nil then
-        next_node = {}
-        node[k] = next_node
-      end
-      node = next_node
-    end
-    node[lv[n]] = s
-    self.cached = self.cached + 1
+    self:_remember(lv, n, s)
   end
   return s
+end
+
+-- Caches the handle `s` for the label values `lv`, emptying the cache
+-- first when it is full.
+function Metric:_remember(lv, n, s)
+  if self.cached >= self.cache_limit then
+    self.cache, self.cached = {}, 0
+  end
+  local node = self.cache
+  for i = 1, n - 1 do
+    local k = lv[i]
+    local next_node = node[k]
+    if next_node == nil then
+      next_node = {}
+      node[k] = next_node
+    end
+    node = next_node
+  end
+  node[lv[n]] = s
+  self.cached = self.cached + 1
 end
 
 -- Runs an update, and handles its failure: a stale handle (the store was
@@ -354,7 +449,7 @@ end
 function Metric:_retry(rc, fn, v, lv, what)
   if rc == STALE_HANDLE then
     self.cache, self.cached, self.nolabels = {}, 0, nil
-    local s = series(self, lv)
+    local s = series(self, lv, v)
     if s == nil then return end
     rc = fn(self.store, s, v)
     if rc == OK then return end
@@ -371,15 +466,14 @@ function Metric:del(lv)
     self:_fail("del", "expected " .. n .. " label values")
     return
   end
-  local vals = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
-  local keep = {}
-  for i = 1, n do
-    local v = tostring(lv[i])
-    keep[i] = v
-    vals[i - 1].ptr, vals[i - 1].len = v, #v
-  end
+  local vals, keep = label_strs(self, "del", lv or {}, n)
+  if keep == nil then return end
   local existed = ffi_new("bool[1]")
   local rc = C.shmetrics_series_delete(self.store, self.family, vals, n, existed)
+  if rc == INVALID_UTF8 then
+    cut_to_utf8(self, "del", vals, keep)
+    rc = C.shmetrics_series_delete(self.store, self.family, vals, n, existed)
+  end
   self.cache, self.cached, self.nolabels = {}, 0, nil
   if rc ~= OK then
     self:_fail("del", last_error(rc))
@@ -410,10 +504,10 @@ end
 -- (`default` when it is nil and there is a default), make the call. A
 -- stale handle is retried once; any other failure is counted and logged.
 local function update(self, what, fn, value, default, lv)
-  local s = series(self, lv)
-  if s == nil then return end
   local v = value_of(self, what, value, default)
   if v == nil then return end
+  local s = series(self, lv, v)
+  if s == nil then return end
   local rc = fn(self.store, s, v)
   if rc ~= OK then self:_retry(rc, fn, v, lv, what) end
 end
@@ -424,10 +518,10 @@ end
 -- store checks them; a refused exemplar refuses the update too. Off the
 -- hot path: updates without an exemplar never come here.
 local function update_exemplar(self, what, fn, value, default, lv, exemplar)
-  local s = series(self, lv)
-  if s == nil then return end
   local v = value_of(self, what, value, default)
   if v == nil then return end
+  local s = series(self, lv, v)
+  if s == nil then return end
   if type(exemplar) ~= "table" then
     self:_fail(what, "the exemplar must be a table of label names to values, got " .. type(exemplar))
     return
@@ -466,7 +560,7 @@ local function update_exemplar(self, what, fn, value, default, lv, exemplar)
   local rc = fn(self.store, s, v, cn, cv, n)
   if rc == STALE_HANDLE then
     self.cache, self.cached, self.nolabels = {}, 0, nil
-    s = series(self, lv)
+    s = series(self, lv, v)
     if s == nil then return end
     rc = fn(self.store, s, v, cn, cv, n)
   end
@@ -644,7 +738,9 @@ function Prometheus:gauge(name, help, label_names, options)
     if mode == nil then
       error("shmetrics: unknown gauge mode '" .. tostring(options.mode) .. "'", 2)
     end
-  elseif type(options) ~= "table" then
+  elseif type(options) ~= "table" and type(options) ~= "boolean" then
+    -- (A boolean is the local_storage flag of Kong's fork of
+    -- nginx-lua-prometheus: every gauge is in the store.)
     ttl = exptime_ms(name, options)
   end
   if type(options) == "table" then
@@ -753,14 +849,9 @@ function Prometheus:_error(msg)
   self.log("shmetrics: " .. msg)
 end
 
--- The whole store's exposition as a string: "prometheus" (text 0.0.4,
--- the default) or "openmetrics". Rendering runs in the calling worker; for
--- a busy server, let the exporter serve scrapes instead.
-function Prometheus:metric_data(format)
-  local f = FORMATS[format or "prometheus"]
-  if f == nil then
-    error("shmetrics: unknown format '" .. tostring(format) .. "'", 2)
-  end
+-- The whole store's exposition in format `f` (FORMATS) as a string and
+-- its content type, or nil and the error.
+function Prometheus:_render(f)
   local buf = ffi_new("shmetrics_buf*[1]")
   local rc = C.shmetrics_render_alloc(self.store, f, buf)
   if rc ~= OK then
@@ -772,13 +863,44 @@ function Prometheus:metric_data(format)
   return s, ffi_string(C.shmetrics_format_content_type(f))
 end
 
+-- The whole store's exposition as an array of lines, each ending in a
+-- newline, as nginx-lua-prometheus returns it (callers such as APISIX's
+-- plugin table.concat it): "prometheus" (text 0.0.4, the default) or
+-- "openmetrics". Nil and the error if the store cannot be read. A
+-- function in place of the format (the write_fn of Kong's fork) is
+-- called with the text exposition instead, and nothing is returned.
+-- Rendering runs in the calling worker; for a busy server, let the
+-- exporter serve scrapes instead.
+function Prometheus:metric_data(format)
+  if type(format) == "function" then
+    local lines = self:metric_data()
+    if lines then format(table.concat(lines)) end
+    return
+  end
+  local f = FORMATS[format or "prometheus"]
+  if f == nil then
+    error("shmetrics: unknown format '" .. tostring(format) .. "'", 2)
+  end
+  local body, err = self:_render(f)
+  if body == nil then
+    self:_error("metric_data: " .. err)
+    return nil, err
+  end
+  local lines, n = {}, 0
+  for line in body:gmatch("[^\n]*\n") do
+    n = n + 1
+    lines[n] = line
+  end
+  return lines
+end
+
 -- Serves the exposition from nginx (content_by_lua), as
 -- nginx-lua-prometheus's collect() does, rendered by the core, in the
 -- format the core negotiates from the Accept header (as the exporter does).
 function Prometheus:collect()
   local accept = ngx.var.http_accept
   local f = C.shmetrics_negotiate(accept, accept and #accept or 0)
-  local body, ctype = self:metric_data(f == FORMATS.openmetrics and "openmetrics" or "prometheus")
+  local body, ctype = self:_render(f == FORMATS.openmetrics and f or FORMATS.prometheus)
   if body == nil then
     self:_error("collect: " .. ctype)
     ngx.status = 500
@@ -817,10 +939,55 @@ local function parse_mode(m)
   return m
 end
 
+-- A new store's capacities where the core's defaults are smaller than
+-- what nginx-lua-prometheus users keep in a shared dict (a 512 MB dict
+-- holds some 250,000 series): room for 262,144 series and 64 MiB of
+-- names and label values. The file is sparse: pages cost memory only
+-- once written. See "Sizing a store" in docs/lua.md.
+M.DEFAULT_CAPACITIES = { max_series = 262144, label_bytes = 64 * 1024 * 1024 }
+
+local CAPACITIES = { "max_families", "max_series", "label_bytes", "max_writers",
+                     "cells_per_writer", "sketch_cells_per_writer" }
+
+-- The C ABI's options for init()'s `options`.
+local function store_options(options)
+  local o = ffi_new("shmetrics_options")
+  C.shmetrics_options_default(o)
+  if options.create ~= nil then o.create = options.create and true or false end
+  if options.mode ~= nil then o.mode = parse_mode(options.mode) end
+  for _, k in ipairs(CAPACITIES) do
+    local v = options[k]
+    if v == nil then v = M.DEFAULT_CAPACITIES[k] end
+    if v ~= nil then o[k] = v end
+  end
+  return o
+end
+
+-- init()'s arguments checked: the path, and the options table (a string
+-- in its place is nginx-lua-prometheus's legacy prefix).
+local function init_args(path, options)
+  if type(path) ~= "string" or path == "" then
+    error("shmetrics: init(path, options): path must be the store file's path", 3)
+  end
+  if not path:find("/", 1, true) then
+    error("shmetrics: init(\"" .. path .. "\"): init takes the store file's path now, not the name"
+          .. " of a lua_shared_dict; for example init(\"/dev/shm/nginx.metrics\") (see docs/lua.md,"
+          .. " Migrating from nginx-lua-prometheus)", 3)
+  end
+  if type(options) == "string" then return { prefix = options } end
+  options = options or {}
+  if type(options) ~= "table" then
+    error("shmetrics: init(path, options): options must be a table or a prefix", 3)
+  end
+  return options
+end
+
 -- init(path [, options]) opens (creating if need be) the store at `path`
--- and returns the registry. Call it in init_worker_by_lua, so that every
--- worker opens the store itself. Options:
---   prefix             prepended to every metric name but the error counter's ("")
+-- (a path: a name without a "/", nginx-lua-prometheus's shared dict
+-- name, raises) and returns the registry. Call it in init_worker_by_lua,
+-- so that every worker opens the store itself. Options (a string in their
+-- place is the prefix, as in nginx-lua-prometheus):
+--   prefix             prepended to every metric name, the error counter's too ("")
 --   error_metric_name  the counter of metric errors ("nginx_metric_errors_total")
 --   label_cache_size   label-value combinations each metric caches (10000)
 --   log                function(msg) for errors (ngx.log at ERR, or stderr)
@@ -828,24 +995,13 @@ end
 --   mode               the new store file's mode, "0600" or "0660" ("0600")
 --   max_families, max_series, label_bytes, max_writers, cells_per_writer,
 --   sketch_cells_per_writer
---                      a new store's capacities (the core's defaults)
+--                      a new store's capacities (M.DEFAULT_CAPACITIES, else
+--                      the core's defaults)
 --   library, cdef      where libshmetrics.so and shmetrics.cdef.h are
 function M.init(path, options)
-  if type(path) ~= "string" or path == "" then
-    error("shmetrics: init(path, options): path must be the store file's path", 2)
-  end
-  options = options or {}
-  if type(options) ~= "table" then
-    error("shmetrics: init(path, options): options must be a table", 2)
-  end
+  options = init_args(path, options)
   load(options)
-  local o = ffi_new("shmetrics_options")
-  C.shmetrics_options_default(o)
-  if options.create ~= nil then o.create = options.create and true or false end
-  if options.mode ~= nil then o.mode = parse_mode(options.mode) end
-  for _, k in pairs({ "max_families", "max_series", "label_bytes", "max_writers", "cells_per_writer", "sketch_cells_per_writer" }) do
-    if options[k] ~= nil then o[k] = options[k] end
-  end
+  local o = store_options(options)
   local st = ffi_new("shmetrics_store*[1]")
   -- One handle per path for the life of the process: init() again (from
   -- another module, or in init_by_lua and then init_worker_by_lua) shares
@@ -865,15 +1021,20 @@ function M.init(path, options)
   if type(self.label_cache_size) ~= "number" or self.label_cache_size < 1 then
     error("shmetrics: label_cache_size must be a positive number", 2)
   end
-  -- The error counter's name is taken as given, without the prefix.
-  local prefix = self.prefix
-  self.prefix = ""
+  -- The prefix applies to the error counter too, as in
+  -- nginx-lua-prometheus (which prefixes every name on output).
   local errors = self:_metric(Counter, 1, options.error_metric_name or "nginx_metric_errors_total",
     "Number of nginx-lua-prometheus errors", {}, {})
-  self.prefix = prefix
   self.errors_series = errors:_series(nil)
   self.errors = errors
   return self
+end
+
+-- nginx-lua-prometheus's init_worker(sync_interval), for configurations
+-- that call init() in init_by_lua and this in init_worker_by_lua. Nothing
+-- is buffered per worker (a worker claims its writer slot at its first
+-- update), so there is nothing to start: it only returns.
+function Prometheus:init_worker(_sync_interval)
 end
 
 -- The description of a result code (for tests and diagnostics).

@@ -105,8 +105,10 @@ function H.dump(path, format)
   return out
 end
 
--- Parses sample lines of the text format into { ['name{labels}'] = value }.
+-- Parses sample lines of the text format (a string, or an array of lines
+-- as metric_data() returns) into { ['name{labels}'] = value }.
 function H.samples(text)
+  if type(text) == "table" then text = table.concat(text) end
   local out = {}
   for line in text:gmatch("[^\n]+") do
     if line:sub(1, 1) ~= "#" then

@@ -45,7 +45,7 @@ end)
 test("init's errors name the path and the cause", function()
   H.raises(function() shmetrics.init(nil) end, "path must be")
   H.raises(function() shmetrics.init("") end, "path must be")
-  H.raises(function() shmetrics.init("/x", "opts") end, "options must be a table")
+  H.raises(function() shmetrics.init("/x", 5) end, "options must be a table or a prefix")
   H.raises(function() shmetrics.init(H.tmpdir() .. "/no/such/dir/s.shm") end, "no/such/dir")
   H.raises(function() shmetrics.init(H.tmpdir() .. "/absent.shm", { create = false }) end, "absent.shm")
 end)
@@ -73,7 +73,7 @@ test("foreign, empty, truncated, other-version and corrupt files are refused and
   H.raises(function() shmetrics.init(bad) end, "corrupt")
 end)
 
-test("counter: inc, labels, numbers as label values, _total kept", function()
+test("counter: inc, labels, numbers as label values, the name kept as given", function()
   local p, path = fresh()
   local c = p:counter("nginx_http_requests_total", "Number of HTTP requests", { "host", "status" })
   c:inc(1, { "example.com", "200" })
@@ -86,9 +86,20 @@ test("counter: inc, labels, numbers as label values, _total kept", function()
   local s = H.samples(H.dump(path))
   eq(s['nginx_http_requests_total{host="example.com",status="200"}'], 2, "200")
   eq(s['nginx_http_requests_total{host="example.com",status="404"}'], 5.5, "404")
-  eq(s["plain_total"], 5, "plain")
+  eq(s["plain"], 5, "plain, without _total as in nginx-lua-prometheus")
+  eq(s["plain_total"], nil, "no plain_total")
   eq(s["nginx_metric_errors_total"], 0, "errors")
-  contains(H.dump(path), "# HELP nginx_http_requests_total Number of HTTP requests\n")
+  local text = H.dump(path)
+  contains(text, "# HELP nginx_http_requests_total Number of HTTP requests\n")
+  contains(text, "# TYPE plain counter\nplain 5\n")
+  -- OpenMetrics names a counter's samples name_total, as it must.
+  local om = H.dump(path, "openmetrics")
+  contains(om, "# TYPE plain counter\n")
+  contains(om, "\nplain_total 5\n")
+  contains(om, '\nnginx_http_requests_total{host="example.com",status="200"} 2\n')
+  -- Another registration of the same counter shares it.
+  p:counter("plain", "no labels"):inc()
+  eq(H.samples(H.dump(path))["plain"], 6, "shared")
 end)
 
 test("bad updates are counted and logged, never raised", function()
@@ -475,25 +486,142 @@ test("del and reset delete series; the next update starts from zero", function()
   eq(H.samples(H.dump(path))['hits_total{k="b"}'], 2, "after reset")
 end)
 
-test("prefix and error_metric_name options", function()
-  local p, path = fresh({ prefix = "edge_", error_metric_name = "edge_errors_total" })
-  p:counter("reqs_total", "h"):inc(-5)
+test("prefix and error_metric_name options; the prefix applies to the error counter", function()
+  local p, path = fresh({ prefix = "edge_", error_metric_name = "errors_total" })
+  local c = p:counter("reqs_total", "h")
+  c:inc(2)
+  c:inc(1, { "unexpected" })
   local s = H.samples(H.dump(path))
-  eq(s["edge_reqs_total"], 0, "prefixed")
-  eq(s["edge_errors_total"], 1, "custom error counter")
+  eq(s["edge_reqs_total"], 2, "prefixed")
+  eq(s["edge_errors_total"], 1, "custom error counter, prefixed")
+  eq(s["errors_total"], nil, "no unprefixed error counter")
+  local q, path2 = fresh({ prefix = "edge_" })
+  q:gauge("g", "h"):set(nil)
+  s = H.samples(H.dump(path2))
+  eq(s["edge_nginx_metric_errors_total"], 1, "default error counter, prefixed")
+  eq(s["nginx_metric_errors_total"], nil, "no unprefixed default error counter")
 end)
 
-test("metric_data renders both formats through the core", function()
+test("init(path, prefix): a string in place of the options is the legacy prefix", function()
+  local path = H.store_path()
+  local p = shmetrics.init(path, "legacy_")
+  p:counter("reqs_total", "h"):inc(2)
+  local s = H.samples(H.dump(path))
+  eq(s["legacy_reqs_total"], 2, "prefixed metric")
+  eq(s["legacy_nginx_metric_errors_total"], 0, "prefixed error counter")
+end)
+
+test("init(dict_name): a shared dict's name is refused with what to pass instead", function()
+  local err = H.raises(function() shmetrics.init("prometheus_metrics") end,
+                       "init takes the store file's path now, not the name of a lua_shared_dict")
+  contains(err, 'init("prometheus_metrics")')
+  contains(err, "/dev/shm/")
+  H.raises(function() shmetrics.init("prometheus_metrics", { prefix = "x_" }) end, "lua_shared_dict")
+  -- Nothing was created in the working directory.
+  eq(io.open("prometheus_metrics", "rb"), nil, "no file named after the dict")
+end)
+
+test("init_worker() is accepted and changes nothing", function()
+  local p, path = fresh()
+  local c = p:counter("w_total", "h")
+  eq(p:init_worker(), nil, "init_worker()")
+  eq(p:init_worker(0.1), nil, "init_worker(sync_interval)")
+  c:inc()
+  -- Kong's fork takes a boolean (local_storage) as a gauge's 4th argument.
+  p:gauge("local_gauge", "h", nil, true):set(3)
+  eq(H.samples(H.dump(path))["local_gauge"], 3, "a gauge with a boolean 4th argument")
+  eq(H.samples(H.dump(path))["w_total"], 1, "updates after init_worker")
+  eq(H.samples(H.dump(path))["nginx_metric_errors_total"], 0, "no error")
+end)
+
+test("a new store holds at least 250,000 series by default", function()
   local p = fresh()
-  p:counter("a_total", "h"):inc()
-  local text, ctype = p:metric_data()
-  contains(text, "a_total 1\n")
-  contains(ctype, "text/plain; version=0.0.4")
-  local om, omtype = p:metric_data("openmetrics")
+  local st = p:stats()
+  H.truthy(st.series_capacity >= 250000, "series capacity " .. st.series_capacity)
+  H.truthy(st.label_bytes_capacity >= 64 * 1024 * 1024, "label bytes " .. st.label_bytes_capacity)
+  local q = fresh({ max_series = 1000 })
+  eq(q:stats().series_capacity, 1000, "max_series still sets it")
+end)
+
+test("metric_data returns the exposition as an array of lines, as nginx-lua-prometheus", function()
+  local p = fresh()
+  p:counter("a_total", "h", { "k" }):inc(1, { "x" })
+  p:gauge("g", "gauge help"):set(3)
+  local lines = p:metric_data()
+  eq(type(lines), "table", "an array")
+  for i, line in ipairs(lines) do
+    eq(line:sub(-1), "\n", "line " .. i .. " ends in a newline")
+    eq(line:find("\n", 1, true), #line, "line " .. i .. " is one line")
+  end
+  local text = table.concat(lines)
+  eq(text, H.dump(p.path), "table.concat of the lines is the page")
+  contains(text, 'a_total{k="x"} 1\n')
+  contains(text, "# HELP g gauge help\n")
+  local om = table.concat(p:metric_data("openmetrics"))
   contains(om, "# TYPE a counter\n")
   eq(om:sub(-6), "# EOF\n", "OpenMetrics ends with # EOF")
-  contains(omtype, "application/openmetrics-text")
   H.raises(function() p:metric_data("xml") end, "unknown format")
+  -- Kong's fork passes a write function.
+  local written = {}
+  eq(p:metric_data(function(s) written[#written + 1] = s end), nil, "nothing returned")
+  eq(#written, 1, "one write")
+  eq(written[1], text, "the page written")
+end)
+
+test("a label value that is not UTF-8 is cut at its first invalid byte, and counted", function()
+  local p, path, logged = fresh()
+  local c = p:counter("uri_total", "h", { "uri", "status" })
+  c:inc(1, { "/caf\xC3\xA9/\xFFrest", "200" })   -- é is valid, \xFF is not
+  c:inc(1, { "/caf\xC3\xA9/\xFFrest", "200" })   -- not cached: counted again
+  c:inc(1, { "/caf\xC3\xA9/", "200" })            -- the cut value itself
+  c:inc(1, { "/a\xE2\x82", 404 })                -- a sequence cut short
+  c:inc(1, { "\xED\xA0\x80x", "500" })           -- a surrogate: cut to ""
+  c:inc(1, { "ok\xF4\x90\x80\x80", "500" })      -- above U+10FFFF
+  local s = H.samples(H.dump(path))
+  eq(s['uri_total{uri="/caf\xC3\xA9/",status="200"}'], 3, "cut series")
+  eq(s['uri_total{uri="/a",status="404"}'], 1, "cut short sequence")
+  eq(s['uri_total{uri="",status="500"}'], 1, "surrogate")
+  eq(s['uri_total{uri="ok",status="500"}'], 1, "above U+10FFFF")
+  eq(s["nginx_metric_errors_total"], 5, "each cut counted")
+  eq(#logged, 5, "each cut logged")
+  contains(logged[1], "label value 1 is not valid UTF-8")
+  local g = p:gauge("g", "h", { "v" })
+  g:set(4, { "\x80" })
+  eq(H.samples(H.dump(path))['g{v=""}'], 4, "a gauge too")
+  g:del({ "\x80" })
+  eq(H.samples(H.dump(path))['g{v=""}'], nil, "del cuts the same way")
+  c:inc(1, { "\xF0\x9F\x98\x80", "200" })        -- valid 4-byte UTF-8 stays whole
+  eq(H.samples(H.dump(path))['uri_total{uri="\xF0\x9F\x98\x80",status="200"}'], 1, "emoji")
+end)
+
+test("a refused update (NaN, negative increment, nil, no number) creates no series", function()
+  local p, path, logged = fresh()
+  local c, g, h = p:counter("c_total", "h", { "k" }), p:gauge("g", "h", { "k" }), p:histogram("h", "h", { "k" })
+  -- Each: the metric, the method, the label value (nil: no labels), the value.
+  local refused = {
+    { c, "inc", "neg", -1 }, { c, "inc", "nan", 0 / 0 }, { c, "inc", "word", "x" },
+    { g, "set", "nil" }, { g, "set", "nan", 0 / 0 }, { g, "inc", "nan", 0 / 0 },
+    { h, "observe", "nan", 0 / 0 }, { h, "observe", "nil" },
+    { p:counter("plain_total", "h"), "inc", nil, -2 },
+  }
+  for _, r in ipairs(refused) do
+    r[1][r[2]](r[1], r[4], r[3] and { r[3] } or nil)
+  end
+  local text = H.dump(path)
+  eq(#logged, 9, "each refusal logged")
+  eq(H.samples(text)["nginx_metric_errors_total"], 9, "each refusal counted")
+  for _, name in ipairs({ "c_total{", "g{", "h_bucket{", "h_count{", "plain_total " }) do
+    H.not_contains(text, "\n" .. name, "the exposition")
+  end
+  contains(logged[1], "a counter only goes up; got -1")
+  contains(logged[2], "NaN")
+  -- A refused value on an existing series is refused by the store.
+  c:inc(1, { "neg" })
+  c:inc(-1, { "neg" })
+  g:inc(-3, { "down" })
+  eq(H.samples(H.dump(path))['c_total{k="neg"}'], 1, "existing series unchanged")
+  eq(H.samples(H.dump(path))['g{k="down"}'], -3, "a gauge may go down")
+  eq(#logged, 10, "the refusal on the existing series logged")
 end)
 
 test("the label cache stays within label_cache_size and values stay exact", function()

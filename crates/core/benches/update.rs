@@ -7,8 +7,9 @@ use std::hint::black_box;
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
-use criterion::Criterion;
-use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion};
+use shmetrics_core::{Family, FamilyDesc, Kind, Options, Series, Store};
 
 mod common;
 
@@ -51,9 +52,23 @@ fn on_threads(n: usize, iters: u64, op: &(dyn Fn(usize, u64) + Sync)) -> Duratio
     })
 }
 
-fn updates(c: &mut Criterion) {
-    let dir = common::tempdir();
-    let store = Store::open(dir.path().join("store"), &Options::default()).unwrap();
+/// The labels of the series the benchmarks update.
+const LABELS: [&str; 3] = ["GET", "/api/v1/users", "200"];
+
+type Group<'a> = BenchmarkGroup<'a, WallTime>;
+
+/// The store's families and series that the benchmarks update.
+struct Targets {
+    requests: Family,
+    native: Family,
+    counter: Series,
+    hist: Series,
+}
+
+/// A counter family with 1,000 neighbours of the counter updated (so that
+/// lookups probe a populated index), a 12-bucket histogram family and a
+/// native one.
+fn targets(store: &Store) -> Targets {
     let requests = store
         .register(
             &FamilyDesc::new("http_requests", Kind::Counter).labels(&["method", "route", "status"]),
@@ -66,7 +81,6 @@ fn updates(c: &mut Criterion) {
                 .buckets(&common::BOUNDS),
         )
         .unwrap();
-    // Some neighbours, so that lookups probe a populated index.
     for i in 0..1000 {
         store
             .series(&requests, &["GET", &format!("/r/{i}"), "200"])
@@ -79,13 +93,29 @@ fn updates(c: &mut Criterion) {
                 .native(shmetrics_core::NativeOpts::default()),
         )
         .unwrap();
-    let labels = ["GET", "/api/v1/users", "200"];
-    let counter = store.series(&requests, &labels).unwrap();
-    let hist = store.series(&latency, &["/api/v1/users"]).unwrap();
+    Targets {
+        counter: store.series(&requests, &LABELS).unwrap(),
+        hist: store.series(&latency, &["/api/v1/users"]).unwrap(),
+        requests,
+        native,
+    }
+}
+
+fn updates(c: &mut Criterion) {
+    let dir = common::tempdir();
+    let store = Store::open(dir.path().join("store"), &Options::default()).unwrap();
+    let t = targets(&store);
     let values = spread_values();
-    store.counter_inc(counter).unwrap(); // claim the slot outside the timing
+    store.counter_inc(t.counter).unwrap(); // claim the slot outside the timing
 
     let mut g = c.benchmark_group("update");
+    one_thread(&mut g, &store, &t, &values);
+    with_ttl(&mut g, &store, &values);
+    two_threads(&mut g, &store, &t, &values);
+    g.finish();
+}
+
+fn one_thread(g: &mut Group<'_>, store: &Store, t: &Targets, values: &[f64]) {
     // The floor: one atomic add on a cell, which every counter_inc does.
     // Report the store's figures as a ratio to this one, from the same run.
     let cell = std::sync::atomic::AtomicU64::new(0);
@@ -93,11 +123,11 @@ fn updates(c: &mut Criterion) {
         b.iter(|| black_box(&cell).fetch_add(1, std::sync::atomic::Ordering::Relaxed))
     });
     g.bench_function("counter_inc", |b| {
-        b.iter(|| store.counter_inc(black_box(counter)).unwrap())
+        b.iter(|| store.counter_inc(black_box(t.counter)).unwrap())
     });
     g.bench_function("get_or_create+inc (3 labels, existing)", |b| {
         b.iter(|| {
-            let s = store.series(&requests, black_box(&labels)).unwrap();
+            let s = store.series(&t.requests, black_box(&LABELS)).unwrap();
             store.counter_inc(s).unwrap()
         })
     });
@@ -105,11 +135,11 @@ fn updates(c: &mut Criterion) {
     g.bench_function("histogram_observe (12 buckets)", |b| {
         b.iter(|| {
             i = (i + 1) & 1023;
-            store.observe(black_box(hist), values[i]).unwrap()
+            store.observe(black_box(t.hist), values[i]).unwrap()
         })
     });
 
-    let native_hist = store.series(&native, &["/api/v1/users"]).unwrap();
+    let native_hist = store.series(&t.native, &["/api/v1/users"]).unwrap();
     let mut i = 0;
     g.bench_function("histogram_observe (native, schema 3)", |b| {
         b.iter(|| {
@@ -117,9 +147,12 @@ fn updates(c: &mut Criterion) {
             store.observe(black_box(native_hist), values[i]).unwrap()
         })
     });
-    // The same updates on families with a series TTL: each also pins the
-    // slot (two more atomic read-modify-writes), checks the series' state
-    // word and reads the coarse clock.
+}
+
+/// The same updates on families with a series TTL: each also pins the
+/// slot (two more atomic read-modify-writes), checks the series' state
+/// word and reads the coarse clock.
+fn with_ttl(g: &mut Group<'_>, store: &Store, values: &[f64]) {
     let ttl = std::time::Duration::from_secs(600);
     let requests_ttl = store
         .register(
@@ -136,7 +169,7 @@ fn updates(c: &mut Criterion) {
                 .ttl(ttl),
         )
         .unwrap();
-    let counter_ttl = store.series(&requests_ttl, &labels).unwrap();
+    let counter_ttl = store.series(&requests_ttl, &LABELS).unwrap();
     let hist_ttl = store.series(&latency_ttl, &["/api/v1/users"]).unwrap();
     g.bench_function("counter_inc (ttl)", |b| {
         b.iter(|| store.counter_inc(black_box(counter_ttl)).unwrap())
@@ -148,30 +181,32 @@ fn updates(c: &mut Criterion) {
             store.observe(black_box(hist_ttl), values[i]).unwrap()
         })
     });
+}
+
+fn two_threads(g: &mut Group<'_>, store: &Store, t: &Targets, values: &[f64]) {
     g.bench_function("counter_inc, 2 threads (same series)", |b| {
         b.iter_custom(|iters| {
             on_threads(2, iters, &|_, _| {
-                store.counter_inc(black_box(counter)).unwrap()
+                store.counter_inc(black_box(t.counter)).unwrap()
             })
         })
     });
     g.bench_function("get_or_create+inc, 2 threads", |b| {
         b.iter_custom(|iters| {
             on_threads(2, iters, &|_, _| {
-                let s = store.series(&requests, black_box(&labels)).unwrap();
+                let s = store.series(&t.requests, black_box(&LABELS)).unwrap();
                 store.counter_inc(s).unwrap()
             })
         })
     });
     g.bench_function("histogram_observe, 2 threads (same series)", |b| {
         b.iter_custom(|iters| {
-            on_threads(2, iters, &|t, i| {
-                let v = values[(i as usize * 2 + t) & 1023];
-                store.observe(black_box(hist), v).unwrap()
+            on_threads(2, iters, &|thread, i| {
+                let v = values[(i as usize * 2 + thread) & 1023];
+                store.observe(black_box(t.hist), v).unwrap()
             })
         })
     });
-    g.finish();
 }
 
 /// Registering a family that is already there, as PHP does for every

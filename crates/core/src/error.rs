@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::Series;
+use crate::handle::Series;
 
 /// What went wrong. Every variant's doc says when it occurs.
 ///
@@ -159,6 +159,18 @@ impl Error {
     pub fn overflow_series(&self) -> Option<Series> {
         self.inner.overflow
     }
+}
+
+/// A handle to a series that expired (its family has a TTL) or was deleted
+/// since the handle was made.
+#[cold]
+#[inline(never)]
+pub(crate) fn expired() -> Error {
+    Error::new(
+        ErrorKind::StaleHandle,
+        "the series expired (its family has a TTL) or was deleted since this handle was made; \
+         look the series up again",
+    )
 }
 
 impl fmt::Display for Error {

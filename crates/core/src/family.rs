@@ -320,6 +320,13 @@ pub struct FamilyDesc {
     /// family's next new series reuse their space. `None` (the default):
     /// series stay until deleted. See [`FamilyDesc::ttl`].
     pub ttl: Option<Duration>,
+    /// For a counter: whether the Prometheus text and protobuf formats
+    /// name it as given, `_total` only if the name had it (as
+    /// nginx-lua-prometheus does; the text format allows a counter
+    /// without `_total`), instead of always `name_total` (the default,
+    /// as client_python does). OpenMetrics names the samples
+    /// `name_total` either way. See [`FamilyDesc::name_as_given`].
+    pub name_as_given: bool,
 }
 
 /// The shortest series TTL: the store's clock for it ticks every few
@@ -344,6 +351,7 @@ impl FamilyDesc {
             max_series: 0,
             exemplars: false,
             ttl: None,
+            name_as_given: false,
         }
     }
 
@@ -455,6 +463,24 @@ impl FamilyDesc {
         self
     }
 
+    /// Exposes a counter under its name as given in the Prometheus text
+    /// and protobuf formats: `requests` stays `requests` (not
+    /// `requests_total`), `requests_total` stays `requests_total`.
+    /// OpenMetrics still names the samples `requests_total`. A counter
+    /// named so and one named the default way are different definitions
+    /// (registering both raises a conflict). Without effect on other
+    /// types.
+    ///
+    /// ```
+    /// use shmetrics_core::{FamilyDesc, Kind};
+    /// let status = FamilyDesc::new("http_status", Kind::Counter).name_as_given();
+    /// # let _ = status;
+    /// ```
+    pub fn name_as_given(mut self) -> FamilyDesc {
+        self.name_as_given = true;
+        self
+    }
+
     /// Sets the family's own series limit.
     pub fn max_series(mut self, n: u32) -> FamilyDesc {
         self.max_series = n;
@@ -462,129 +488,22 @@ impl FamilyDesc {
     }
 
     /// Checks the definition and returns it in canonical form: the counter
-    /// `_total` suffix stripped and default buckets filled in.
+    /// `_total` suffix stripped (`name_as_given` then left true only for a
+    /// counter exposed without it) and default buckets filled in.
     pub(crate) fn normalized(&self) -> Result<FamilyDesc> {
         let mut d = self.clone();
+        d.name_as_given &= d.kind == Kind::Counter;
         if d.kind == Kind::Counter {
             if let Some(stripped) = d.name.strip_suffix("_total") {
                 d.name = stripped.to_string();
+                d.name_as_given = false;
             }
         }
-        check_metric_name(&d.name)?;
-        if !d.unit.is_empty() {
-            check_label_name_chars(&d.unit)
-                .map_err(|_| invalid(format!("unit {:?} must match [a-zA-Z0-9_]+", d.unit)))?;
-            if !d.name.ends_with(&format!("_{}", d.unit)) {
-                return Err(invalid(format!(
-                    "metric name {:?} must end in \"_{}\" when the unit is {:?}",
-                    d.name, d.unit, d.unit
-                )));
-            }
-        }
-        if d.label_names.len() > MAX_LABELS {
-            return Err(invalid(format!(
-                "at most {MAX_LABELS} label names are allowed"
-            )));
-        }
-        for (i, l) in d.label_names.iter().enumerate() {
-            check_label_name(l)?;
-            let reserved = match d.kind {
-                Kind::Histogram => l == "le",
-                Kind::Summary => l == "quantile",
-                Kind::Gauge => d.gauge_mode.per_process() && l == PID_LABEL,
-                Kind::Counter => false,
-            };
-            if reserved || l == OVERFLOW_LABEL {
-                return Err(invalid(format!(
-                    "label name {l:?} is reserved for {} families",
-                    d.kind.as_str()
-                )));
-            }
-            if d.label_names[..i].contains(l) {
-                return Err(invalid(format!("label name {l:?} is given twice")));
-            }
-        }
-        match d.kind {
-            Kind::Histogram => {
-                if let Some(n) = &d.native {
-                    check_native(n)?;
-                }
-                if d.buckets.is_empty() && d.native.is_none() {
-                    d.buckets = DEFAULT_BUCKETS.to_vec();
-                }
-                if d.buckets.last() == Some(&f64::INFINITY) {
-                    d.buckets.pop();
-                }
-                check_increasing(&d.buckets, "bucket bounds")?;
-                if d.buckets.is_empty() && d.native.is_none() {
-                    return Err(options(
-                        "a histogram needs at least one finite bucket bound",
-                    ));
-                }
-                if d.buckets.len() > MAX_BUCKETS {
-                    return Err(options(format!(
-                        "at most {MAX_BUCKETS} buckets are allowed"
-                    )));
-                }
-            }
-            _ if !d.buckets.is_empty() => {
-                return Err(options(format!(
-                    "buckets are only for histograms, not {}s",
-                    d.kind.as_str()
-                )))
-            }
-            _ => {}
-        }
-        if d.kind == Kind::Summary {
-            check_increasing(&d.summary.quantiles, "quantiles")?;
-            if d.summary.quantiles.iter().any(|q| !(0.0..=1.0).contains(q)) {
-                return Err(options("quantiles must lie in [0, 1]"));
-            }
-            if d.summary.quantiles.len() > MAX_QUANTILES {
-                return Err(options(format!(
-                    "at most {MAX_QUANTILES} quantiles are allowed"
-                )));
-            }
-            if d.summary.age_buckets == 0 || d.summary.max_age.is_zero() {
-                return Err(options("summary max_age and age_buckets must be positive"));
-            }
-            if d.summary.age_buckets > MAX_AGE_BUCKETS {
-                return Err(options(format!(
-                    "at most {MAX_AGE_BUCKETS} age buckets are allowed, got {}",
-                    d.summary.age_buckets
-                )));
-            }
-            let period_ms = d.summary.max_age.as_millis() / u128::from(d.summary.age_buckets);
-            if period_ms == 0 || period_ms > u128::from(u32::MAX) {
-                return Err(options(format!(
-                    "summary max_age / age_buckets must be between 1 ms and 49 days, got {:?} / {}",
-                    d.summary.max_age, d.summary.age_buckets
-                )));
-            }
-        } else if d.summary != SummaryOpts::default() {
-            return Err(options("summary options are only for summaries"));
-        }
-        if d.kind != Kind::Histogram && d.native.is_some() {
-            return Err(options(format!(
-                "native buckets are only for histograms, not {}s",
-                d.kind.as_str()
-            )));
-        }
-        if d.exemplars && !matches!(d.kind, Kind::Counter | Kind::Histogram) {
-            return Err(options(format!(
-                "exemplars are only for counters and histograms, not {}s",
-                d.kind.as_str()
-            )));
-        }
-        if d.exemplars && d.kind == Kind::Histogram && d.buckets.is_empty() {
-            return Err(options(
-                "exemplars of a histogram belong to its classic buckets; a native-only \
-                 histogram has none (give it classic buckets too)",
-            ));
-        }
-        if d.kind != Kind::Gauge && d.gauge_mode != GaugeMode::default() {
-            return Err(options("a gauge mode is only for gauges"));
-        }
+        d.check_name()?;
+        d.check_labels()?;
+        d.normalize_buckets()?;
+        d.check_summary()?;
+        d.check_kind_options()?;
         if let Some(ttl) = d.ttl {
             if !(MIN_TTL..=MAX_TTL).contains(&ttl) {
                 return Err(options(format!(
@@ -595,6 +514,153 @@ impl FamilyDesc {
             d.ttl = Some(Duration::from_millis(ttl.as_millis() as u64));
         }
         Ok(d)
+    }
+
+    /// The name, and the unit it must end in.
+    fn check_name(&self) -> Result<()> {
+        check_metric_name(&self.name)?;
+        if !self.unit.is_empty() {
+            check_label_name_chars(&self.unit)
+                .map_err(|_| invalid(format!("unit {:?} must match [a-zA-Z0-9_]+", self.unit)))?;
+            if !self.name.ends_with(&format!("_{}", self.unit)) {
+                return Err(invalid(format!(
+                    "metric name {:?} must end in \"_{}\" when the unit is {:?}",
+                    self.name, self.unit, self.unit
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The label names: valid, not reserved for the type, none twice.
+    fn check_labels(&self) -> Result<()> {
+        if self.label_names.len() > MAX_LABELS {
+            return Err(invalid(format!(
+                "at most {MAX_LABELS} label names are allowed"
+            )));
+        }
+        for (i, l) in self.label_names.iter().enumerate() {
+            check_label_name(l)?;
+            let reserved = match self.kind {
+                Kind::Histogram => l == "le",
+                Kind::Summary => l == "quantile",
+                Kind::Gauge => self.gauge_mode.per_process() && l == PID_LABEL,
+                Kind::Counter => false,
+            };
+            if reserved || l == OVERFLOW_LABEL {
+                return Err(invalid(format!(
+                    "label name {l:?} is reserved for {} families",
+                    self.kind.as_str()
+                )));
+            }
+            if self.label_names[..i].contains(l) {
+                return Err(invalid(format!("label name {l:?} is given twice")));
+            }
+        }
+        Ok(())
+    }
+
+    /// A histogram's classic bucket bounds (the default ones if it has
+    /// neither classic nor native buckets, without a final `+Inf`); no
+    /// other type takes bounds.
+    fn normalize_buckets(&mut self) -> Result<()> {
+        match self.kind {
+            Kind::Histogram => {
+                if let Some(n) = &self.native {
+                    check_native(n)?;
+                }
+                if self.buckets.is_empty() && self.native.is_none() {
+                    self.buckets = DEFAULT_BUCKETS.to_vec();
+                }
+                if self.buckets.last() == Some(&f64::INFINITY) {
+                    self.buckets.pop();
+                }
+                check_increasing(&self.buckets, "bucket bounds")?;
+                if self.buckets.is_empty() && self.native.is_none() {
+                    return Err(options(
+                        "a histogram needs at least one finite bucket bound",
+                    ));
+                }
+                if self.buckets.len() > MAX_BUCKETS {
+                    return Err(options(format!(
+                        "at most {MAX_BUCKETS} buckets are allowed"
+                    )));
+                }
+            }
+            _ if !self.buckets.is_empty() => {
+                return Err(options(format!(
+                    "buckets are only for histograms, not {}s",
+                    self.kind.as_str()
+                )))
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// A summary's quantiles and window; no other type takes them.
+    fn check_summary(&self) -> Result<()> {
+        if self.kind == Kind::Summary {
+            check_increasing(&self.summary.quantiles, "quantiles")?;
+            if self
+                .summary
+                .quantiles
+                .iter()
+                .any(|q| !(0.0..=1.0).contains(q))
+            {
+                return Err(options("quantiles must lie in [0, 1]"));
+            }
+            if self.summary.quantiles.len() > MAX_QUANTILES {
+                return Err(options(format!(
+                    "at most {MAX_QUANTILES} quantiles are allowed"
+                )));
+            }
+            if self.summary.age_buckets == 0 || self.summary.max_age.is_zero() {
+                return Err(options("summary max_age and age_buckets must be positive"));
+            }
+            if self.summary.age_buckets > MAX_AGE_BUCKETS {
+                return Err(options(format!(
+                    "at most {MAX_AGE_BUCKETS} age buckets are allowed, got {}",
+                    self.summary.age_buckets
+                )));
+            }
+            let period_ms = self.summary.max_age.as_millis() / u128::from(self.summary.age_buckets);
+            if period_ms == 0 || period_ms > u128::from(u32::MAX) {
+                return Err(options(format!(
+                    "summary max_age / age_buckets must be between 1 ms and 49 days, got {:?} / {}",
+                    self.summary.max_age, self.summary.age_buckets
+                )));
+            }
+        } else if self.summary != SummaryOpts::default() {
+            return Err(options("summary options are only for summaries"));
+        }
+        Ok(())
+    }
+
+    /// Native buckets, exemplars and gauge modes only where they apply.
+    fn check_kind_options(&self) -> Result<()> {
+        if self.kind != Kind::Histogram && self.native.is_some() {
+            return Err(options(format!(
+                "native buckets are only for histograms, not {}s",
+                self.kind.as_str()
+            )));
+        }
+        if self.exemplars && !matches!(self.kind, Kind::Counter | Kind::Histogram) {
+            return Err(options(format!(
+                "exemplars are only for counters and histograms, not {}s",
+                self.kind.as_str()
+            )));
+        }
+        if self.exemplars && self.kind == Kind::Histogram && self.buckets.is_empty() {
+            return Err(options(
+                "exemplars of a histogram belong to its classic buckets; a native-only \
+                 histogram has none (give it classic buckets too)",
+            ));
+        }
+        if self.kind != Kind::Gauge && self.gauge_mode != GaugeMode::default() {
+            return Err(options("a gauge mode is only for gauges"));
+        }
+        Ok(())
     }
 }
 
@@ -717,6 +783,19 @@ mod tests {
             .normalized()
             .unwrap();
         assert_eq!(g.name, "reqs_total");
+    }
+
+    #[test]
+    fn name_as_given_is_kept_only_for_counters_without_total() {
+        let norm = |name: &str, kind| {
+            let d = FamilyDesc::new(name, kind).name_as_given();
+            let d = d.normalized().unwrap();
+            (d.name, d.name_as_given)
+        };
+        assert_eq!(norm("reqs", Kind::Counter), ("reqs".into(), true));
+        // `reqs_total` as given is what the default exposes anyway.
+        assert_eq!(norm("reqs_total", Kind::Counter), ("reqs".into(), false));
+        assert_eq!(norm("temp", Kind::Gauge), ("temp".into(), false));
     }
 
     #[test]

@@ -37,6 +37,7 @@
 mod error;
 mod exemplar;
 mod family;
+mod handle;
 mod health;
 mod marks;
 mod native;
@@ -46,7 +47,6 @@ mod shm;
 pub mod sketch;
 mod snapshot;
 mod store;
-mod ttl;
 mod update;
 mod window;
 

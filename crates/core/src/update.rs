@@ -9,7 +9,7 @@ use std::sync::atomic::{
     Ordering::{Relaxed, Release, SeqCst},
 };
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{expired, Error, ErrorKind, Result};
 use crate::exemplar;
 use crate::family::{GaugeMode, Kind};
 use crate::native;
@@ -101,16 +101,6 @@ fn handle_error(store: &Store, s: &Series, want: &[Kind]) -> Error {
         "the series handle points outside the store",
     )
     .with_path(store.path())
-}
-
-#[cold]
-#[inline(never)]
-pub(crate) fn expired() -> Error {
-    Error::new(
-        ErrorKind::StaleHandle,
-        "the series expired (its family has a TTL) or was deleted since this handle was made; \
-         look the series up again",
-    )
 }
 
 /// Integral increments below this go to the integer cell with `fetch_add`;

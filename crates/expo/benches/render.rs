@@ -262,11 +262,7 @@ fn build(shape: Shape, size: usize) -> Fixture {
     let t = Instant::now();
     {
         let store = open(&path, total);
-        let fams: Vec<Family> = shape
-            .descs()
-            .iter()
-            .map(|d| store.register(d).unwrap())
-            .collect();
+        let fams = register_all(shape, &store);
         for k in 0..total {
             let (fam, values) = shape.series_of(k, size);
             store
@@ -274,46 +270,7 @@ fn build(shape: Shape, size: usize) -> Fixture {
                 .unwrap();
         }
     }
-    let mut children = Vec::new();
-    for w in 0..WRITERS {
-        // SAFETY: no other thread exists yet (this runs before criterion
-        // starts), and the child leaves through `_exit` without unwinding
-        // or running the parent's destructors.
-        let pid = unsafe { libc::fork() };
-        assert!(pid >= 0, "fork failed");
-        if pid == 0 {
-            let ok = std::panic::catch_unwind(|| {
-                let store = open(&path, total);
-                let fams: Vec<Family> = shape
-                    .descs()
-                    .iter()
-                    .map(|d| store.register(d).unwrap())
-                    .collect();
-                write_block(
-                    shape,
-                    &store,
-                    &fams,
-                    size,
-                    w * total / WRITERS,
-                    (w + 1) * total / WRITERS,
-                );
-            })
-            .is_ok();
-            // SAFETY: ends the child at once, as intended.
-            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
-        }
-        children.push(pid);
-    }
-    for pid in children {
-        let mut status = 0;
-        // SAFETY: waits for a child this process forked.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        assert_eq!(r, pid);
-        assert!(
-            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-            "writer {pid} failed: status {status}"
-        );
-    }
+    write_from_children(shape, &path, size, total);
     let built = t.elapsed();
 
     let store = Store::open(
@@ -339,6 +296,49 @@ fn build(shape: Shape, size: usize) -> Fixture {
         size,
         store,
         snapshot,
+    }
+}
+
+fn register_all(shape: Shape, store: &Store) -> Vec<Family> {
+    shape
+        .descs()
+        .iter()
+        .map(|d| store.register(d).unwrap())
+        .collect()
+}
+
+/// Forks `WRITERS` children that each open the store and write their
+/// block of its `total` series, and waits for them.
+fn write_from_children(shape: Shape, path: &Path, size: usize, total: usize) {
+    let mut children = Vec::new();
+    for w in 0..WRITERS {
+        // SAFETY: no other thread exists yet (this runs before criterion
+        // starts), and the child leaves through `_exit` without unwinding
+        // or running the parent's destructors.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            let ok = std::panic::catch_unwind(|| {
+                let store = open(path, total);
+                let fams = register_all(shape, &store);
+                let (start, end) = (w * total / WRITERS, (w + 1) * total / WRITERS);
+                write_block(shape, &store, &fams, size, start, end);
+            })
+            .is_ok();
+            // SAFETY: ends the child at once, as intended.
+            unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+        }
+        children.push(pid);
+    }
+    for pid in children {
+        let mut status = 0;
+        // SAFETY: waits for a child this process forked.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert_eq!(r, pid);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "writer {pid} failed: status {status}"
+        );
     }
 }
 

@@ -56,11 +56,13 @@
 //!
 //! The protobuf format's choices are listed in [`protobuf`].
 
+mod families;
 mod num;
 pub mod protobuf;
 
 use shmetrics_core::{Exemplar, FamilyView, Kind, Quantile, SeriesView, Snapshot, Value};
 
+pub use families::{Families, Family};
 pub use num::{write_canonical_float, write_float, write_u64, write_unix_nanos_as_seconds};
 
 /// An exposition format.
@@ -470,7 +472,7 @@ impl Encoder {
             Kind::Counter => (Kind::Counter, b"_total"),
             _ => (Kind::Gauge, b""),
         };
-        self.metadata(name, f.help.as_bytes(), b"", kind, out);
+        self.metadata(name, suffix, f.help.as_bytes(), b"", kind, out);
         for s in &f.samples {
             self.render_labels(s.labels.iter().copied());
             self.sample_start(out, name, suffix);
@@ -482,13 +484,20 @@ impl Encoder {
     fn family(&mut self, f: &FamilyView<'_>, out: &mut Vec<u8>) {
         let name = f.name().as_bytes();
         let kind = f.kind();
-        self.metadata(name, f.help().as_bytes(), f.unit().as_bytes(), kind, out);
+        // A counter's samples end in `_total`, but in the text format for
+        // a counter named as given (`FamilyDesc::name_as_given`).
+        let total: &[u8] = match kind {
+            Kind::Counter if self.om || !f.name_as_given() => b"_total",
+            _ => b"",
+        };
+        let (help, unit) = (f.help().as_bytes(), f.unit().as_bytes());
+        self.metadata(name, total, help, unit, kind, out);
         match kind {
             Kind::Counter => {
                 for s in f.series() {
                     self.render_labels(s.labels());
                     if let Value::Counter(v) = s.value() {
-                        self.sample_start(out, name, b"_total");
+                        self.sample_start(out, name, total);
                         write_float(out, v);
                         self.exemplar(out, s.exemplar(0));
                         out.push(b'\n');
@@ -506,74 +515,89 @@ impl Encoder {
                     }
                 }
             }
-            Kind::Histogram => {
-                let bounds = f.buckets();
-                self.prepare_le(bounds);
-                // OpenMetrics: no `_sum` with a negative bucket bound.
-                let negative_bucket = bounds.first().is_some_and(|b| *b < 0.0);
-                for s in f.series() {
-                    self.render_labels(s.labels());
-                    if let Value::Histogram {
-                        cumulative, sum, ..
-                    } = s.value()
-                    {
-                        self.buckets(out, name, cumulative, &s);
-                        let count = cumulative.last().copied().unwrap_or(0);
-                        if !self.om || (!negative_bucket && sum >= 0.0) {
-                            self.sample_start(out, name, b"_count");
-                            write_u64(out, count);
-                            out.push(b'\n');
-                            self.sample_start(out, name, b"_sum");
-                            write_float(out, sum);
-                            out.push(b'\n');
-                        }
-                    }
-                    self.created(&s, name, out);
-                }
-            }
-            Kind::Summary => {
-                let mut prepared = false;
-                for s in f.series() {
-                    self.render_labels(s.labels());
-                    if let Value::Summary {
-                        count,
-                        sum,
-                        quantiles,
-                    } = s.value()
-                    {
-                        if !quantiles.is_empty() {
-                            if !prepared {
-                                self.prepare_fragments(
-                                    b"quantile",
-                                    quantiles.iter().map(|q| q.quantile),
-                                );
-                                prepared = true;
-                            }
-                            self.quantiles(out, name, quantiles);
-                        }
-                        self.sample_start(out, name, b"_count");
-                        write_u64(out, count);
-                        out.push(b'\n');
-                        if !self.om || sum >= 0.0 {
-                            self.sample_start(out, name, b"_sum");
-                            write_float(out, sum);
-                            out.push(b'\n');
-                        }
-                    }
-                    self.created(&s, name, out);
-                }
-            }
+            Kind::Histogram => self.histogram_series(f, name, out),
+            Kind::Summary => self.summary_series(f, name, out),
         }
     }
 
-    /// `HELP` and `TYPE` (text); `TYPE`, `UNIT` and `HELP` (OpenMetrics,
-    /// in the order its spec recommends).
-    fn metadata(&self, name: &[u8], help: &[u8], unit: &[u8], kind: Kind, out: &mut Vec<u8>) {
+    /// A histogram family's series: each one's buckets, then its `_count`
+    /// and `_sum` (which OpenMetrics leaves out with a negative bucket
+    /// bound or sum).
+    fn histogram_series(&mut self, f: &FamilyView<'_>, name: &[u8], out: &mut Vec<u8>) {
+        let bounds = f.buckets();
+        self.prepare_le(bounds);
+        // OpenMetrics: no `_sum` with a negative bucket bound.
+        let negative_bucket = bounds.first().is_some_and(|b| *b < 0.0);
+        for s in f.series() {
+            self.render_labels(s.labels());
+            if let Value::Histogram {
+                cumulative, sum, ..
+            } = s.value()
+            {
+                self.buckets(out, name, cumulative, &s);
+                let count = cumulative.last().copied().unwrap_or(0);
+                if !self.om || (!negative_bucket && sum >= 0.0) {
+                    self.sample_start(out, name, b"_count");
+                    write_u64(out, count);
+                    out.push(b'\n');
+                    self.sample_start(out, name, b"_sum");
+                    write_float(out, sum);
+                    out.push(b'\n');
+                }
+            }
+            self.created(&s, name, out);
+        }
+    }
+
+    /// A summary family's series: each one's quantiles, `_count` and
+    /// `_sum` (which OpenMetrics leaves out when negative).
+    fn summary_series(&mut self, f: &FamilyView<'_>, name: &[u8], out: &mut Vec<u8>) {
+        let mut prepared = false;
+        for s in f.series() {
+            self.render_labels(s.labels());
+            if let Value::Summary {
+                count,
+                sum,
+                quantiles,
+            } = s.value()
+            {
+                if !quantiles.is_empty() {
+                    if !prepared {
+                        self.prepare_fragments(b"quantile", quantiles.iter().map(|q| q.quantile));
+                        prepared = true;
+                    }
+                    self.quantiles(out, name, quantiles);
+                }
+                self.sample_start(out, name, b"_count");
+                write_u64(out, count);
+                out.push(b'\n');
+                if !self.om || sum >= 0.0 {
+                    self.sample_start(out, name, b"_sum");
+                    write_float(out, sum);
+                    out.push(b'\n');
+                }
+            }
+            self.created(&s, name, out);
+        }
+    }
+
+    /// `HELP` and `TYPE` (text, for `name` and `text_suffix`); `TYPE`,
+    /// `UNIT` and `HELP` (OpenMetrics, for `name`, in the order its spec
+    /// recommends).
+    fn metadata(
+        &self,
+        name: &[u8],
+        text_suffix: &[u8],
+        help: &[u8],
+        unit: &[u8],
+        kind: Kind,
+        out: &mut Vec<u8>,
+    ) {
         let line = |out: &mut Vec<u8>, keyword: &[u8]| {
             out.extend_from_slice(keyword);
             out.extend_from_slice(name);
-            if !self.om && kind == Kind::Counter {
-                out.extend_from_slice(b"_total");
+            if !self.om {
+                out.extend_from_slice(text_suffix);
             }
             out.push(b' ');
         };

@@ -313,7 +313,7 @@ pub(crate) fn encode(snapshot: &Snapshot, extra: &[ExtraFamily<'_>], out: &mut V
             continue;
         }
         let kind = f.kind();
-        enc.begin(f.name(), kind, f.help(), f.unit());
+        enc.begin(f.name(), kind, f.help(), f.unit(), f.name_as_given());
         for s in f.series() {
             enc.series(s.labels(), s.value(), s.created_unix_ns(), Some(&s));
         }
@@ -327,7 +327,7 @@ pub(crate) fn encode(snapshot: &Snapshot, extra: &[ExtraFamily<'_>], out: &mut V
             Kind::Counter => Kind::Counter,
             _ => Kind::Gauge,
         };
-        enc.begin(f.name, kind, f.help, "");
+        enc.begin(f.name, kind, f.help, "", false);
         for s in &f.samples {
             let value = match kind {
                 Kind::Counter => Value::Counter(s.value),
@@ -360,11 +360,13 @@ struct Encoder {
 }
 
 impl Encoder {
-    fn begin(&mut self, name: &str, kind: Kind, help: &str, unit: &str) {
+    /// Starts a family; a counter's name gets `_total` unless it is
+    /// named as given (`FamilyDesc::name_as_given`).
+    fn begin(&mut self, name: &str, kind: Kind, help: &str, unit: &str, as_given: bool) {
         let n = self.head.name.get_or_insert_with(String::new);
         n.clear();
         n.push_str(name);
-        if kind == Kind::Counter {
+        if kind == Kind::Counter && !as_given {
             n.push_str("_total");
         }
         set_str(&mut self.head.help, help);

@@ -144,6 +144,50 @@ fn counter() {
 }
 
 #[test]
+fn counter_named_as_given() {
+    let f = fixture();
+    let s = &f.store;
+    for name in ["http_status", "bandwidth_total"] {
+        let c = s
+            .register(
+                &FamilyDesc::new(name, Kind::Counter)
+                    .help("h")
+                    .name_as_given(),
+            )
+            .unwrap();
+        s.counter_add(s.series(&c, &[]).unwrap(), 2.0).unwrap();
+    }
+    assert_eq!(
+        f.render(Format::PrometheusText),
+        "# HELP http_status h\n\
+         # TYPE http_status counter\n\
+         http_status 2\n\
+         # HELP bandwidth_total h\n\
+         # TYPE bandwidth_total counter\n\
+         bandwidth_total 2\n"
+    );
+    assert_eq!(
+        f.render(Format::OpenMetrics),
+        "# TYPE http_status counter\n\
+         # HELP http_status h\n\
+         http_status_total 2\n\
+         http_status_created T\n\
+         # TYPE bandwidth counter\n\
+         # HELP bandwidth h\n\
+         bandwidth_total 2\n\
+         bandwidth_created T\n\
+         # EOF\n"
+    );
+    // The default name and the name as given are different definitions.
+    let e = s
+        .register(&FamilyDesc::new("http_status", Kind::Counter).help("h"))
+        .unwrap_err();
+    assert_eq!(e.kind(), shmetrics_core::ErrorKind::Conflict, "{e}");
+    s.register(&FamilyDesc::new("bandwidth", Kind::Counter).help("h"))
+        .expect("bandwidth_total either way");
+}
+
+#[test]
 fn gauge_with_unit_and_without_help() {
     let f = fixture();
     let s = &f.store;

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use shmetrics_core::{ErrorKind, Kind, Options, Snapshot, Store};
-use shmetrics_expo::{ExtraFamily, ExtraSample, Format};
+use shmetrics_core::{ErrorKind, Options, Snapshot, Store, StoreStats};
+use shmetrics_expo::{ExtraFamily, Families, Format};
 
 /// A rendered exposition, shared by the scrapes that asked for it.
 #[derive(Clone, Debug)]
@@ -287,138 +287,134 @@ impl Renderer {
     /// `shmetrics_`.
     fn own_metrics(&self, snap: Option<&Snapshot>) -> Vec<ExtraFamily<'_>> {
         let s = &self.stats;
-        let counter = |name: &'static str, help: &'static str, v: f64| ExtraFamily {
-            name,
-            help,
-            kind: Kind::Counter,
-            samples: vec![ExtraSample {
-                labels: vec![],
-                value: v,
-            }],
-        };
-        let gauge = |name: &'static str, help: &'static str, samples: Vec<ExtraSample<'static>>| {
-            ExtraFamily {
-                name,
-                help,
-                kind: Kind::Gauge,
-                samples,
-            }
-        };
-        let one = |v: f64| {
-            vec![ExtraSample {
-                labels: vec![],
-                value: v,
-            }]
-        };
-        let used_cap = |used: f64, cap: f64| {
-            vec![
-                ExtraSample {
-                    labels: vec![("kind", "used")],
-                    value: used,
-                },
-                ExtraSample {
-                    labels: vec![("kind", "capacity")],
-                    value: cap,
-                },
-            ]
-        };
-        let mut families = vec![
-            counter("shmetrics_exporter_scrapes", "Scrapes of /metrics answered.", s.scrapes.load(Relaxed) as f64),
-            ExtraFamily {
-                name: "shmetrics_exporter_scrapes_by_format",
-                help: "Scrapes of /metrics answered, by the format negotiated (text, openmetrics, protobuf).",
-                kind: Kind::Counter,
-                samples: Format::ALL
-                    .iter()
-                    .zip(&s.scrapes_by_format)
-                    .map(|(f, n)| ExtraSample {
-                        labels: vec![("format", f.name())],
-                        value: n.load(Relaxed) as f64,
-                    })
-                    .collect(),
-            },
-            counter("shmetrics_exporter_renders", "Renders of the exposition; concurrent scrapes share one.", s.renders.load(Relaxed) as f64),
-            counter(
-                "shmetrics_exporter_render_seconds",
-                "Time spent rendering the exposition.",
-                s.render_nanos.load(Relaxed) as f64 / 1e9,
-            ),
-            counter("shmetrics_exporter_response_bytes", "Bytes of /metrics responses sent.", s.bytes.load(Relaxed) as f64),
-            counter(
-                "shmetrics_exporter_rejected_connections",
-                "Connections closed at once because the connection limit was reached.",
-                s.rejected_connections.load(Relaxed) as f64,
-            ),
-            counter(
-                "shmetrics_exporter_tls_handshake_failures",
-                "TLS handshakes that failed or timed out (0 without TLS).",
-                s.tls_handshake_failures.load(Relaxed) as f64,
-            ),
-            gauge(
-                "shmetrics_exporter_last_render_seconds",
-                "Duration of the last render.",
-                one(s.last_render_nanos.load(Relaxed) as f64 / 1e9),
-            ),
-            gauge(
-                "shmetrics_store_attached",
-                "1 once the store file has been opened; 0 while it does not exist yet or cannot be opened (see /healthz).",
-                one(if snap.is_some() { 1.0 } else { 0.0 }),
-            ),
-        ];
+        let n = |v: &AtomicU64| v.load(Relaxed) as f64;
+        let mut f = Families::default();
+        f.counter(
+            "shmetrics_exporter_scrapes",
+            "Scrapes of /metrics answered.",
+        )
+        .value(n(&s.scrapes));
+        let by_format: Vec<(&str, f64)> = Format::ALL
+            .iter()
+            .zip(&s.scrapes_by_format)
+            .map(|(f, c)| (f.name(), n(c)))
+            .collect();
+        f.counter(
+            "shmetrics_exporter_scrapes_by_format",
+            "Scrapes of /metrics answered, by the format negotiated (text, openmetrics, protobuf).",
+        )
+        .by(&[], "format", &by_format);
+        f.counter(
+            "shmetrics_exporter_renders",
+            "Renders of the exposition; concurrent scrapes share one.",
+        )
+        .value(n(&s.renders));
+        f.counter(
+            "shmetrics_exporter_render_seconds",
+            "Time spent rendering the exposition.",
+        )
+        .value(n(&s.render_nanos) / 1e9);
+        f.counter(
+            "shmetrics_exporter_response_bytes",
+            "Bytes of /metrics responses sent.",
+        )
+        .value(n(&s.bytes));
+        f.counter(
+            "shmetrics_exporter_rejected_connections",
+            "Connections closed at once because the connection limit was reached.",
+        )
+        .value(n(&s.rejected_connections));
+        f.counter(
+            "shmetrics_exporter_tls_handshake_failures",
+            "TLS handshakes that failed or timed out (0 without TLS).",
+        )
+        .value(n(&s.tls_handshake_failures));
+        f.gauge(
+            "shmetrics_exporter_last_render_seconds",
+            "Duration of the last render.",
+        )
+        .value(n(&s.last_render_nanos) / 1e9);
+        f.gauge(
+            "shmetrics_store_attached",
+            "1 once the store file has been opened; 0 while it does not exist yet or cannot be opened (see /healthz).",
+        )
+        .value(if snap.is_some() { 1.0 } else { 0.0 });
         if let Some(rw) = self.remote_write.get() {
-            families.extend(rw.families());
+            f.extend(rw.families());
         }
         if let Some(sd) = self.statsd.get() {
-            families.extend(sd.families());
+            f.extend(sd.families());
         }
         if let Some(x) = self.otlp.get() {
-            families.extend(x.families());
+            f.extend(x.families());
         }
-        let Some(snap) = snap else {
-            return families;
-        };
-        let st = snap.stats();
-        families.extend([
-            gauge("shmetrics_store_families", "Families registered, and the store's capacity.", used_cap(st.families as f64, st.families_capacity as f64)),
-            gauge(
-                "shmetrics_store_series",
-                "Series allocated (overflow and deleted series included), and the store's capacity.",
-                used_cap(st.series_allocated as f64, st.series_capacity as f64),
-            ),
-            gauge(
-                "shmetrics_store_label_bytes",
-                "Bytes of names and label values used, and the store's capacity.",
-                used_cap(st.label_bytes_used as f64, st.label_bytes_capacity as f64),
-            ),
-            gauge(
-                "shmetrics_store_writers",
-                "Writer slots by state: live processes, dead ones awaiting reuse, and capacity.",
-                vec![
-                    ExtraSample { labels: vec![("state", "live")], value: st.writers_live as f64 },
-                    ExtraSample { labels: vec![("state", "dead")], value: st.writers_dead as f64 },
-                    ExtraSample { labels: vec![("state", "capacity")], value: st.writers_capacity as f64 },
-                ],
-            ),
-            counter("shmetrics_store_writer_claims", "Writer slots claimed by processes.", st.writer_claims_total as f64),
-            counter("shmetrics_store_writer_reuses", "Claims that reused a dead process's slot.", st.writer_reuses_total as f64),
-            counter(
-                "shmetrics_store_writers_exhausted",
-                "Processes that found no free writer slot and shared the spare one.",
-                st.writers_exhausted_total as f64,
-            ),
-            counter("shmetrics_store_overflows", "New label sets sent to an overflow series.", st.overflows_total as f64),
-            counter(
-                "shmetrics_store_lock_recoveries",
-                "Times a process died holding the store lock and the store was repaired.",
-                st.lock_recoveries_total as f64,
-            ),
-            counter(
-                "shmetrics_store_series_expired",
-                "Series of families with a TTL that expired and gave their space back.",
-                st.series_expired_total as f64,
-            ),
-        ]);
-        families
+        if let Some(snap) = snap {
+            Self::store_metrics(&mut f, snap.stats());
+        }
+        f.into_vec()
+    }
+
+    /// The store's own metrics: its capacity, writers and events.
+    fn store_metrics(f: &mut Families<'_>, st: &StoreStats) {
+        f.gauge(
+            "shmetrics_store_families",
+            "Families registered, and the store's capacity.",
+        )
+        .used_and_capacity(&[], st.families as f64, st.families_capacity as f64);
+        f.gauge(
+            "shmetrics_store_series",
+            "Series allocated (overflow and deleted series included), and the store's capacity.",
+        )
+        .used_and_capacity(&[], st.series_allocated as f64, st.series_capacity as f64);
+        f.gauge(
+            "shmetrics_store_label_bytes",
+            "Bytes of names and label values used, and the store's capacity.",
+        )
+        .used_and_capacity(
+            &[],
+            st.label_bytes_used as f64,
+            st.label_bytes_capacity as f64,
+        );
+        let writers = [
+            ("live", st.writers_live as f64),
+            ("dead", st.writers_dead as f64),
+            ("capacity", st.writers_capacity as f64),
+        ];
+        f.gauge(
+            "shmetrics_store_writers",
+            "Writer slots by state: live processes, dead ones awaiting reuse, and capacity.",
+        )
+        .by(&[], "state", &writers);
+        f.counter(
+            "shmetrics_store_writer_claims",
+            "Writer slots claimed by processes.",
+        )
+        .value(st.writer_claims_total as f64);
+        f.counter(
+            "shmetrics_store_writer_reuses",
+            "Claims that reused a dead process's slot.",
+        )
+        .value(st.writer_reuses_total as f64);
+        f.counter(
+            "shmetrics_store_writers_exhausted",
+            "Processes that found no free writer slot and shared the spare one.",
+        )
+        .value(st.writers_exhausted_total as f64);
+        f.counter(
+            "shmetrics_store_overflows",
+            "New label sets sent to an overflow series.",
+        )
+        .value(st.overflows_total as f64);
+        f.counter(
+            "shmetrics_store_lock_recoveries",
+            "Times a process died holding the store lock and the store was repaired.",
+        )
+        .value(st.lock_recoveries_total as f64);
+        f.counter(
+            "shmetrics_store_series_expired",
+            "Series of families with a TTL that expired and gave their space back.",
+        )
+        .value(st.series_expired_total as f64);
     }
 
     /// A plain-text status page.

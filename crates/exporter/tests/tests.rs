@@ -31,7 +31,7 @@ mod web_config;
 
 /// Not a test: the body of the worker processes that some tests start
 /// (this binary run again with `--exact worker_process`, see
-/// [`util::Worker`]). Without the environment variable, as in a normal
+/// [`util::Rerun`]). Without the environment variable, as in a normal
 /// `cargo test`, it does nothing.
 #[test]
 fn worker_process() {

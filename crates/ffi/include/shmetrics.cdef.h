@@ -60,6 +60,8 @@ typedef uint32_t shmetrics_format;
 
 typedef struct shmetrics_buf shmetrics_buf;
 
+typedef struct shmetrics_snapshot shmetrics_snapshot;
+
 typedef struct shmetrics_store shmetrics_store;
 
 typedef struct shmetrics_options {
@@ -126,6 +128,7 @@ typedef struct shmetrics_family_desc {
   uint32_t native_max_buckets;
   bool exemplars;
   uint64_t ttl_ms;
+  bool name_as_given;
 } shmetrics_family_desc;
 
 typedef struct shmetrics_family {
@@ -137,6 +140,35 @@ typedef struct shmetrics_family {
 typedef struct shmetrics_series {
   uint64_t opaque[6];
 } shmetrics_series;
+
+typedef struct shmetrics_family_info {
+  struct shmetrics_str name;
+  struct shmetrics_str help;
+  struct shmetrics_str unit;
+  uint32_t kind;
+  uint32_t gauge_mode;
+  const struct shmetrics_str *label_names;
+  size_t label_count;
+  const double *buckets;
+  size_t bucket_count;
+  size_t series_count;
+} shmetrics_family_info;
+
+typedef struct shmetrics_quantile {
+  double quantile;
+  double value;
+} shmetrics_quantile;
+
+typedef struct shmetrics_series_info {
+  const struct shmetrics_str *label_values;
+  struct shmetrics_str extra_label_name;
+  struct shmetrics_str extra_label_value;
+  double value;
+  uint64_t count;
+  const uint64_t *cumulative;
+  const struct shmetrics_quantile *quantiles;
+  size_t quantile_count;
+} shmetrics_series_info;
 
 const char *shmetrics_strerror(uint32_t code);
 
@@ -248,3 +280,19 @@ void shmetrics_buf_free(struct shmetrics_buf *buf);
 const char *shmetrics_format_content_type(uint32_t format);
 
 uint32_t shmetrics_negotiate(const char *accept, size_t accept_len);
+
+shmetrics_result shmetrics_snapshot_take(const struct shmetrics_store *store,
+                                         struct shmetrics_snapshot **out);
+
+size_t shmetrics_snapshot_family_count(const struct shmetrics_snapshot *snap);
+
+shmetrics_result shmetrics_snapshot_family(const struct shmetrics_snapshot *snap,
+                                           size_t index,
+                                           struct shmetrics_family_info *out);
+
+shmetrics_result shmetrics_snapshot_series(const struct shmetrics_snapshot *snap,
+                                           size_t family,
+                                           size_t index,
+                                           struct shmetrics_series_info *out);
+
+void shmetrics_snapshot_free(struct shmetrics_snapshot *snap);

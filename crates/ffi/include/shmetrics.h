@@ -267,6 +267,13 @@ typedef uint32_t shmetrics_format;
 typedef struct shmetrics_buf shmetrics_buf;
 
 /**
+ * A snapshot of a store, made by `shmetrics_snapshot_take` and freed by
+ * `shmetrics_snapshot_free`. It does not change when the store does.
+ * Walk it from one thread at a time.
+ */
+typedef struct shmetrics_snapshot shmetrics_snapshot;
+
+/**
  * An open store. Made by `shmetrics_store_open`, freed by
  * `shmetrics_store_close`. Every other function may be called on it from
  * any number of threads at once.
@@ -560,6 +567,14 @@ typedef struct shmetrics_family_desc {
    * `SHMETRICS_INVALID_OPTIONS`. Part of the definition.
    */
   uint64_t ttl_ms;
+  /**
+   * Counters: expose the name as given in the Prometheus text and
+   * protobuf formats, with `_total` only if the name has it (as
+   * nginx-lua-prometheus does), instead of always adding `_total`
+   * (false, as client_python does). OpenMetrics samples are named
+   * `name_total` either way. Part of the definition.
+   */
+  bool name_as_given;
 } shmetrics_family_desc;
 
 /**
@@ -592,6 +607,118 @@ typedef struct shmetrics_series {
    */
   uint64_t opaque[6];
 } shmetrics_series;
+
+/**
+ * A family of a snapshot, filled by `shmetrics_snapshot_family`. Its
+ * pointers are valid until the snapshot is freed.
+ */
+typedef struct shmetrics_family_info {
+  /**
+   * The name as registered, without suffixes (a counter's `_total` is
+   * not part of it: the store removes it on registration).
+   */
+  struct shmetrics_str name;
+  /**
+   * The help text, unescaped.
+   */
+  struct shmetrics_str help;
+  /**
+   * The unit, empty if none.
+   */
+  struct shmetrics_str unit;
+  /**
+   * The metric type: a `SHMETRICS_KIND_*` value.
+   */
+  uint32_t kind;
+  /**
+   * For gauges, the `SHMETRICS_GAUGE_*` mode; 0 for other types.
+   */
+  uint32_t gauge_mode;
+  /**
+   * The label names: `label_count` strings (NULL when 0).
+   */
+  const struct shmetrics_str *label_names;
+  /**
+   * How many label names; every series has as many label values.
+   */
+  size_t label_count;
+  /**
+   * A histogram's classic upper bounds, without +Inf: `bucket_count`
+   * doubles (NULL when 0, as for a native-only histogram and for
+   * every other type).
+   */
+  const double *buckets;
+  /**
+   * How many bounds.
+   */
+  size_t bucket_count;
+  /**
+   * How many series `shmetrics_snapshot_series` gives for the family.
+   */
+  size_t series_count;
+} shmetrics_family_info;
+
+/**
+ * One quantile estimate of a summary series.
+ */
+typedef struct shmetrics_quantile {
+  /**
+   * The quantile, in [0, 1].
+   */
+  double quantile;
+  /**
+   * Its estimate over the family's window (within 0.99% of the exact
+   * value); NaN when the window holds no observation.
+   */
+  double value;
+} shmetrics_quantile;
+
+/**
+ * A series of a snapshot, filled by `shmetrics_snapshot_series`. Its
+ * pointers are valid until the snapshot is freed.
+ */
+typedef struct shmetrics_series_info {
+  /**
+   * The label values, in the order of the family's label names: its
+   * `label_count` strings (NULL when 0).
+   */
+  const struct shmetrics_str *label_values;
+  /**
+   * A label the store adds, empty if none: `pid` for the gauge modes
+   * `ALL` and `LIVEALL`, `shmetrics_overflow` for a family's overflow
+   * series.
+   */
+  struct shmetrics_str extra_label_name;
+  /**
+   * Its value (the process id, or `true`).
+   */
+  struct shmetrics_str extra_label_value;
+  /**
+   * A counter's total or a gauge's value; a histogram's or a summary's
+   * sum of observations.
+   */
+  double value;
+  /**
+   * A histogram's or a summary's count of observations (a summary's
+   * since the series was created); 0 for counters and gauges.
+   */
+  uint64_t count;
+  /**
+   * A histogram's cumulative bucket counts, one per bound of the family
+   * and a last one for +Inf (which equals `count`): `bucket_count + 1`
+   * values; NULL for other types.
+   */
+  const uint64_t *cumulative;
+  /**
+   * A summary's quantiles, in increasing order: `quantile_count` of
+   * them (NULL when 0).
+   */
+  const struct shmetrics_quantile *quantiles;
+  /**
+   * How many quantiles.
+   */
+  size_t quantile_count;
+} shmetrics_series_info;
 
 #ifdef __cplusplus
 extern "C" {
@@ -941,6 +1068,47 @@ const char *shmetrics_format_content_type(uint32_t format);
  * its next choice. Returns a `SHMETRICS_FORMAT_*` value.
  */
 uint32_t shmetrics_negotiate(const char *accept, size_t accept_len);
+
+/**
+ * Takes a consistent snapshot of the store: every family and series with
+ * its values merged over all processes, as the exporter would serve them
+ * now. On success `*out` is the snapshot, to be freed with
+ * `shmetrics_snapshot_free`; on failure it is NULL.
+ *
+ * Families come in registration order, series in creation order. Reading
+ * takes no lock on the store and never blocks a writer.
+ */
+shmetrics_result shmetrics_snapshot_take(const struct shmetrics_store *store,
+                                         struct shmetrics_snapshot **out);
+
+/**
+ * How many families the snapshot has; 0 for a NULL snapshot.
+ */
+size_t shmetrics_snapshot_family_count(const struct shmetrics_snapshot *snap);
+
+/**
+ * Fills `*out` with family `index` (from 0) of the snapshot. Fails with
+ * `SHMETRICS_INVALID_ARGUMENT` if there is no such family.
+ */
+shmetrics_result shmetrics_snapshot_family(const struct shmetrics_snapshot *snap,
+                                           size_t index,
+                                           struct shmetrics_family_info *out);
+
+/**
+ * Fills `*out` with series `index` (from 0) of family `family` of the
+ * snapshot. Fails with `SHMETRICS_INVALID_ARGUMENT` if there is no such
+ * family or series.
+ */
+shmetrics_result shmetrics_snapshot_series(const struct shmetrics_snapshot *snap,
+                                           size_t family,
+                                           size_t index,
+                                           struct shmetrics_series_info *out);
+
+/**
+ * Frees a snapshot from `shmetrics_snapshot_take`, and with it every
+ * pointer its infos hold. NULL is ignored.
+ */
+void shmetrics_snapshot_free(struct shmetrics_snapshot *snap);
 
 #ifdef __cplusplus
 }  // extern "C"

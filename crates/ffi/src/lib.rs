@@ -36,7 +36,9 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 
 // The modules with exported functions, in the order the header lists them.
+// Result codes (below `error` and `ptr`, which both use them).
 mod error;
+mod result;
 // Opening a store; whole-store operations.
 mod store;
 // Families and series.
@@ -45,6 +47,8 @@ mod family;
 mod update;
 // Exposition.
 mod render;
+// Reading the store as data: a snapshot to walk.
+mod snapshot;
 
 /// All `unsafe` code of the crate (a test checks there is none elsewhere).
 mod ptr;
@@ -57,6 +61,11 @@ pub use family::{
 pub use render::{
     shmetrics_buf_data, shmetrics_buf_free, shmetrics_buf_len, shmetrics_format_content_type,
     shmetrics_negotiate, shmetrics_render, shmetrics_render_alloc,
+};
+pub use snapshot::{
+    shmetrics_family_info, shmetrics_quantile, shmetrics_series_info, shmetrics_snapshot,
+    shmetrics_snapshot_family, shmetrics_snapshot_family_count, shmetrics_snapshot_free,
+    shmetrics_snapshot_series, shmetrics_snapshot_take,
 };
 pub use store::{
     shmetrics_options_default, shmetrics_store_close, shmetrics_store_open,

@@ -16,7 +16,7 @@
 use std::ffi::c_char;
 use std::mem::size_of;
 
-use crate::error::FfiError;
+use crate::result::FfiError;
 
 /// A copy of the value `p` points to.
 #[inline]

@@ -38,6 +38,7 @@ fn zeroed_desc() -> shmetrics_family_desc {
         native_max_buckets: 0,
         exemplars: false,
         ttl_ms: 0,
+        name_as_given: false,
     }
 }
 

@@ -333,6 +333,12 @@ pub struct shmetrics_family_desc {
     /// 100 and 4294967295 (about 49 days); other values fail with
     /// `SHMETRICS_INVALID_OPTIONS`. Part of the definition.
     pub ttl_ms: u64,
+    /// Counters: expose the name as given in the Prometheus text and
+    /// protobuf formats, with `_total` only if the name has it (as
+    /// nginx-lua-prometheus does), instead of always adding `_total`
+    /// (false, as client_python does). OpenMetrics samples are named
+    /// `name_total` either way. Part of the definition.
+    pub name_as_given: bool,
 }
 
 impl shmetrics_family_desc {
@@ -357,6 +363,7 @@ impl shmetrics_family_desc {
         }
         d.max_series = self.max_series;
         d.exemplars = self.exemplars;
+        d.name_as_given = self.name_as_given;
         if self.ttl_ms != 0 {
             d = d.ttl(Duration::from_millis(self.ttl_ms));
         }

@@ -122,6 +122,7 @@ fn register(st: &Store, fam: &Value) -> (shmetrics_result, shmetrics_family) {
         native_max_buckets: 0,
         exemplars: fam["exemplars"].as_bool().unwrap_or(false),
         ttl_ms: 0,
+        name_as_given: false,
     };
     let mut f = shmetrics_family::default();
     let r = shmetrics_register(st.ptr, &desc, &mut f);

@@ -1,37 +1,51 @@
-//! Pushing a shmetrics store: Prometheus remote_write 1.0, StatsD or
-//! DogStatsD ([`statsd`]), and OTLP/HTTP ([`otlp`]).
+//! Pushing a shmetrics store: Prometheus remote_write 1.0
+//! ([`remote_write`]), OTLP/HTTP ([`otlp`]), and StatsD or DogStatsD
+//! ([`statsd`]).
 //!
-//! [`RemoteWriter`] takes a snapshot of the store every interval, turns it
-//! into the series the text exposition shows ([`timeseries`]), encodes them
-//! as remote_write `WriteRequest`s (protobuf, snappy block format;
-//! [`encode`]), and POSTs them to one or more receivers with the headers
-//! the specification requires. Each URL has its own bounded queue and
-//! sender; see [`RemoteWriter`] for retries and drops, and [`Stats`] for
-//! the counters the exporter shows under `shmetrics_remote_write_`.
+//! The exporter (`shmetrics serve --remote-write.url ...`,
+//! `--otlp.url ...`, `--statsd.address ...`) runs them next to its HTTP
+//! server; see `docs/exporter.md`. Each protocol is a module with the
+//! same files: `config` (settings, checked when made), `encode` (a
+//! snapshot on the wire), `send` (the loop) and `stats` (the counters the
+//! exporter shows). The two that POST share the rest:
 //!
-//! The exporter (`shmetrics serve --remote-write.url ...`) runs it next to
-//! its HTTP server; see `docs/exporter.md`. The [`statsd`] module's
-//! [`statsd::Flusher`] is run the same way (`--statsd.address ...`).
+//! - `url`: the receiver's URL, checked, and [`ConfigError`];
+//! - `http`: the client, one request with its time limit, [`SendError`],
+//!   the backoff;
+//! - `queue`: a receiver's bounded queue of batches and its counters;
+//! - `pipeline`: the producer taking snapshots and the sender per
+//!   receiver;
+//! - `clock` and `log`: the wall clock, and where problems are said.
 //!
-//! [`otlp`] exports the store over OTLP/HTTP (protobuf) the same way
-//! (`shmetrics serve --otlp.url ...`).
+//! Every protocol's pusher is a [`Pusher`]: made from its settings, it
+//! shows its counters and runs until told to stop.
+//!
+//! The remote_write names are also at the crate root, where they were
+//! first ([`RemoteWriter`], [`Config`], ...).
 
 #![forbid(unsafe_code)]
 
+mod clock;
 mod config;
-mod encode;
+mod http;
+mod log;
 pub mod otlp;
-pub mod proto;
-mod send;
-mod stats;
+mod pipeline;
+mod pusher;
+mod queue;
+pub mod remote_write;
 pub mod statsd;
+mod url;
 
-pub use config::{
-    Config, ConfigError, Endpoint, ExternalLabels, DEFAULT_INTERVAL_SECS, DEFAULT_QUEUE_BATCHES,
+pub use config::{ConfigError, Protocol};
+pub use http::{HttpSettings, SendError, USER_AGENT_VALUE};
+pub use pusher::{Push, Pusher};
+pub use queue::{QueueStats, SnapshotStats};
+pub use remote_write::{
+    encode, encode_request, proto, timeseries, Chunk, Config, EndpointStats, ExternalLabels,
+    RemoteWriter, Stats, DEFAULT_INTERVAL_SECS, DEFAULT_QUEUE_BATCHES,
 };
-pub use encode::{encode, encode_request, timeseries, Chunk};
-pub use send::{RemoteWriter, SendError, USER_AGENT_VALUE};
-pub use stats::{EndpointStats, Stats};
+pub use url::Endpoint;
 
 use shmetrics_core::{Snapshot, Store};
 

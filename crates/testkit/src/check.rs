@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use shmetrics_core::{Kind, Snapshot, Value};
+use shmetrics_core::{FamilyView, Kind, Snapshot, Value};
 
 /// A series' identity in a snapshot: family name and all labels.
 pub type SeriesKey = (String, Vec<(String, String)>);
@@ -32,85 +32,84 @@ pub fn check_snapshot(snap: &Snapshot) -> Result<(), String> {
         if !names.insert(fam.name().to_string()) {
             return Err(format!("family {:?} appears twice", fam.name()));
         }
-        let n_labels = fam.label_names().len();
-        let mut seen = HashSet::new();
-        for s in fam.series() {
-            let labels: Vec<(String, String)> = s
-                .labels()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect();
-            if s.label_values().len() != n_labels {
-                return Err(format!(
-                    "{}: series {labels:?} has {} values for {n_labels} label names",
-                    fam.name(),
-                    s.label_values().len()
-                ));
-            }
-            if labels.len() != n_labels && labels.len() != n_labels + 1 {
-                return Err(format!(
-                    "{}: series {labels:?}: wrong label count",
-                    fam.name()
-                ));
-            }
-            if !seen.insert(labels.clone()) {
-                return Err(format!(
-                    "{}: label set {labels:?} appears twice",
-                    fam.name()
-                ));
-            }
-            match (fam.kind(), s.value()) {
-                (Kind::Counter, Value::Counter(v)) => {
-                    if !(v >= 0.0 && v.is_finite()) {
-                        return Err(format!("{}{labels:?}: counter is {v}", fam.name()));
-                    }
-                }
-                (Kind::Gauge, Value::Gauge(_)) => {}
-                (
-                    Kind::Histogram,
-                    Value::Histogram {
-                        bounds,
-                        cumulative,
-                        sum,
-                        ..
-                    },
-                ) => {
-                    if bounds != fam.buckets() {
-                        return Err(format!(
-                            "{}{labels:?}: bounds differ from the family's",
-                            fam.name()
-                        ));
-                    }
-                    if cumulative.len() != bounds.len() + 1 {
-                        return Err(format!(
-                            "{}{labels:?}: {} cumulative counts for {} bounds",
-                            fam.name(),
-                            cumulative.len(),
-                            bounds.len()
-                        ));
-                    }
-                    if cumulative.windows(2).any(|w| w[0] > w[1]) {
-                        return Err(format!(
-                            "{}{labels:?}: buckets not monotone: {cumulative:?}",
-                            fam.name()
-                        ));
-                    }
-                    if sum.is_nan() {
-                        return Err(format!("{}{labels:?}: sum is NaN", fam.name()));
-                    }
-                }
-                (Kind::Summary, Value::Summary { sum, .. }) => {
-                    if sum.is_nan() {
-                        return Err(format!("{}{labels:?}: sum is NaN", fam.name()));
-                    }
-                }
-                (k, v) => {
-                    return Err(format!(
-                        "{}{labels:?}: a {k:?} family has value {v:?}",
-                        fam.name()
-                    ));
-                }
-            }
+        check_family(&fam)?;
+    }
+    Ok(())
+}
+
+/// The label checks of [`check_snapshot`] for each series of `fam`, then
+/// its value checks.
+fn check_family(fam: &FamilyView<'_>) -> Result<(), String> {
+    let n_labels = fam.label_names().len();
+    let mut seen = HashSet::new();
+    for s in fam.series() {
+        let labels: Vec<(String, String)> = s
+            .labels()
+            .map(|(n, v)| (n.to_string(), v.to_string()))
+            .collect();
+        if s.label_values().len() != n_labels {
+            return Err(format!(
+                "{}: series {labels:?} has {} values for {n_labels} label names",
+                fam.name(),
+                s.label_values().len()
+            ));
         }
+        if labels.len() != n_labels && labels.len() != n_labels + 1 {
+            return Err(format!(
+                "{}: series {labels:?}: wrong label count",
+                fam.name()
+            ));
+        }
+        if !seen.insert(labels.clone()) {
+            return Err(format!(
+                "{}: label set {labels:?} appears twice",
+                fam.name()
+            ));
+        }
+        check_value(fam, s.value()).map_err(|e| format!("{}{labels:?}: {e}", fam.name()))?;
+    }
+    Ok(())
+}
+
+/// The value checks of [`check_snapshot`] for one series of `fam`.
+fn check_value(fam: &FamilyView<'_>, value: Value<'_>) -> Result<(), String> {
+    match (fam.kind(), value) {
+        (Kind::Counter, Value::Counter(v)) if !(v >= 0.0 && v.is_finite()) => {
+            Err(format!("counter is {v}"))
+        }
+        (Kind::Counter, Value::Counter(_)) | (Kind::Gauge, Value::Gauge(_)) => Ok(()),
+        (
+            Kind::Histogram,
+            Value::Histogram {
+                bounds,
+                cumulative,
+                sum,
+                ..
+            },
+        ) => {
+            if bounds != fam.buckets() {
+                return Err("bounds differ from the family's".into());
+            }
+            if cumulative.len() != bounds.len() + 1 {
+                return Err(format!(
+                    "{} cumulative counts for {} bounds",
+                    cumulative.len(),
+                    bounds.len()
+                ));
+            }
+            if cumulative.windows(2).any(|w| w[0] > w[1]) {
+                return Err(format!("buckets not monotone: {cumulative:?}"));
+            }
+            check_sum(sum)
+        }
+        (Kind::Summary, Value::Summary { sum, .. }) => check_sum(sum),
+        (k, v) => Err(format!("a {k:?} family has value {v:?}")),
+    }
+}
+
+fn check_sum(sum: f64) -> Result<(), String> {
+    if sum.is_nan() {
+        return Err("sum is NaN".into());
     }
     Ok(())
 }

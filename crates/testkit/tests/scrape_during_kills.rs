@@ -11,15 +11,15 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shmetrics_core::Options;
 use shmetrics_testkit::proto::word;
 use shmetrics_testkit::rng::Rng;
+use shmetrics_testkit::server::TestServer;
+use shmetrics_testkit::tools::promtool_check;
 
 use crate::common::{create_store, long_mode, tempdir, Worker, PATIENCE};
 
@@ -50,79 +50,6 @@ impl Format {
         match self {
             Format::Text => "text/plain; version=0.0.4",
             Format::OpenMetrics => "application/openmetrics-text; version=1.0.0",
-        }
-    }
-}
-
-// ----- the exporter ------------------------------------------------------------
-
-/// The exporter on its own runtime in a thread of this process.
-struct Exporter {
-    addr: SocketAddr,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<Result<(), String>>>,
-}
-
-impl Exporter {
-    fn start(store: &Path) -> Exporter {
-        let mut config = shmetrics_exporter::Config::new(store.to_path_buf());
-        config.listen = "127.0.0.1:0".parse().unwrap();
-        let (tx, rx) = mpsc::channel();
-        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-        let thread = std::thread::spawn(move || -> Result<(), String> {
-            let rt = tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())?;
-            rt.block_on(async move {
-                let server = match shmetrics_exporter::Server::bind(config).await {
-                    Ok(s) => s,
-                    Err(e) => {
-                        let _ = tx.send(Err(e.to_string()));
-                        return Ok(());
-                    }
-                };
-                let _ = tx.send(Ok(server.local_addr()));
-                server
-                    .run(async move {
-                        let _ = stop_rx.await;
-                    })
-                    .await
-                    .map_err(|e| e.to_string())
-            })
-        });
-        let addr = rx
-            .recv_timeout(PATIENCE)
-            .expect("the exporter thread did not report")
-            .unwrap_or_else(|e| panic!("Server::bind failed: {e}"));
-        Exporter {
-            addr,
-            stop: Some(stop_tx),
-            thread: Some(thread),
-        }
-    }
-
-    /// Stops it and waits (bounded) for `run` to return Ok.
-    fn stop(mut self) {
-        let _ = self.stop.take().unwrap().send(());
-        let thread = self.thread.take().unwrap();
-        let deadline = Instant::now() + PATIENCE;
-        while !thread.is_finished() {
-            assert!(Instant::now() < deadline, "the exporter did not stop");
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        thread
-            .join()
-            .expect("the exporter thread panicked")
-            .expect("Server::run failed");
-    }
-}
-
-impl Drop for Exporter {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
         }
     }
 }
@@ -449,25 +376,7 @@ fn promtool(body: &str, format: Format) -> Result<(), String> {
             })
             .collect(),
     };
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| {
-            panic!("cannot run promtool ({e}): install it (Debian package `prometheus`; ./run-tests does)")
-        });
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()));
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap().unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let code = out.status.code().unwrap_or(-1);
+    let (code, text) = promtool_check(&input);
     let ok = match format {
         Format::Text => code == 0 && text.trim().is_empty(),
         Format::OpenMetrics => {
@@ -567,7 +476,7 @@ fn scrapes_stay_valid_under_sigkill() {
         ..Options::default()
     };
     let _store = create_store(&path, &opts);
-    let exporter = Exporter::start(&path);
+    let exporter = TestServer::start(&path, |_| {});
     let min_kills: u64 = if long_mode() { 2_000 } else { 100 };
 
     let stop = Arc::new(AtomicBool::new(false));

@@ -249,7 +249,11 @@ pub(crate) struct FamilyRec {
     /// The family's first `REUSABLE` series record, plus one (0: none);
     /// each one's `hash` links to the next the same way.
     pub free_head: AtomicU64,
-    pub reserved: [AtomicU64; 4],
+    /// 1 for a counter whose text and protobuf name is its name as given,
+    /// without `_total` (see `FamilyDesc::name_as_given`), else 0.
+    pub name_as_given: AtomicU32,
+    pub _pad: AtomicU32,
+    pub reserved: [AtomicU64; 3],
 }
 
 /// A series: a family and one set of label values.

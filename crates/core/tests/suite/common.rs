@@ -1,4 +1,5 @@
-//! Helpers: temporary stores, and raw access to a store file's bytes for
+//! Helpers: small and populated stores (in the test kit's temporary
+//! directories), and raw access to a store file's bytes for
 //! the corruption tests.
 //!
 //! The offsets below mirror `src/shm/layout.rs` (the source of truth).
@@ -13,23 +14,7 @@ use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use shmetrics_core::{ErrorKind, FamilyDesc, GaugeMode, Kind, NativeOpts, Options, Store};
-
-/// A temporary directory (under /dev/shm when possible, like real stores).
-pub fn tempdir() -> tempfile::TempDir {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        if let Ok(d) = tempfile::Builder::new()
-            .prefix("shmetrics-core-")
-            .tempdir_in(shm)
-        {
-            return d;
-        }
-    }
-    tempfile::Builder::new()
-        .prefix("shmetrics-core-")
-        .tempdir()
-        .unwrap()
-}
+pub use shmetrics_testkit::tempdir;
 
 /// Options for a small store.
 pub fn small_options() -> Options {

@@ -210,6 +210,25 @@ fn counters_are_named_with_total() {
 }
 
 #[test]
+fn counters_named_as_given_keep_their_name() {
+    let f = fixture();
+    let s = &f.store;
+    let c = s
+        .register(&FamilyDesc::new("http_status", Kind::Counter).name_as_given())
+        .unwrap();
+    s.counter_add(s.series(&c, &[]).unwrap(), 2.0).unwrap();
+    assert_eq!(
+        f.families(),
+        [family(
+            "http_status",
+            "",
+            MetricType::Counter,
+            vec![counter(vec![], 2.0, Some(CT))]
+        )]
+    );
+}
+
+#[test]
 fn gauges_by_mode() {
     let f = fixture();
     let s = &f.store;

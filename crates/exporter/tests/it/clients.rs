@@ -8,7 +8,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+use shmetrics_core::{FamilyDesc, Kind, Store};
 
 use crate::util::*;
 
@@ -17,22 +17,12 @@ use crate::util::*;
 const CLOSE_BOUND: Duration = Duration::from_secs(10);
 
 fn small_store(path: &Path) -> Store {
-    let store = Store::open(
+    store_with_counter(
         path,
-        &Options {
-            max_series: 64,
-            max_writers: 4,
-            ..Options::default()
-        },
+        &FamilyDesc::new("pings_total", Kind::Counter).help("Pings."),
+        &[],
+        7.0,
     )
-    .unwrap();
-    let f = store
-        .register(&FamilyDesc::new("pings_total", Kind::Counter).help("Pings."))
-        .unwrap();
-    store
-        .counter_add(store.series(&f, &[]).unwrap(), 7.0)
-        .unwrap();
-    store
 }
 
 fn scrape_ok(addr: std::net::SocketAddr, what: &str) {

@@ -156,7 +156,7 @@ fn concurrent_scrapes_share_renders() {
             })
         })
         .collect();
-    let worker = Worker::start("churn", &path, "");
+    let worker = Rerun::start("churn", &path, "");
 
     let server = TestServer::start(&path, |c| c.max_connections = 64);
     let addr = server.addr;

@@ -256,8 +256,8 @@ fn real_prometheus_scrape() {
         .unwrap();
 
     // The workers' writes; they stay alive until the end.
-    let workers: Vec<Worker> = (1..=WORKERS)
-        .map(|n| Worker::start("prometheus", &path, &n.to_string()))
+    let workers: Vec<Rerun> = (1..=WORKERS)
+        .map(|n| Rerun::start("prometheus", &path, &n.to_string()))
         .collect();
     let written_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -707,8 +707,8 @@ fn real_prometheus_native_histogram() {
     for v in [0.5, 2.0, -0.25] {
         store.observe(bs, v).unwrap();
     }
-    let workers: Vec<Worker> = (1..=2)
-        .map(|n| Worker::start("native", &path, &n.to_string()))
+    let workers: Vec<Rerun> = (1..=2)
+        .map(|n| Rerun::start("native", &path, &n.to_string()))
         .collect();
     let written_at = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -60,7 +60,7 @@ fn exporter_never_writes_the_store() {
     server.stop();
 
     // The real binary: it maps the store without write permission.
-    let mut serve = ServeProcess::start(&path, &[]);
+    let mut serve = Serve::on_store(&path, &[]);
     let pid = serve.process.0.id();
     let maps = std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
     let store_maps: Vec<&str> = maps

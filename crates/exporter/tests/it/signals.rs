@@ -18,24 +18,15 @@ const EXIT_BOUND: Duration = Duration::from_secs(30);
 fn serve_stops_cleanly_on_sigterm_and_sigint() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
-    let store = Store::open(
+    let _store = store_with_counter(
         &path,
-        &Options {
-            max_series: 64,
-            max_writers: 4,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    let f = store
-        .register(&FamilyDesc::new("signals_total", Kind::Counter).help("Signals."))
-        .unwrap();
-    store
-        .counter_add(store.series(&f, &[]).unwrap(), 2.0)
-        .unwrap();
+        &FamilyDesc::new("signals_total", Kind::Counter).help("Signals."),
+        &[],
+        2.0,
+    );
 
     for (name, sig) in [("SIGTERM", libc::SIGTERM), ("SIGINT", libc::SIGINT)] {
-        let mut serve = ServeProcess::start(&path, &[]);
+        let mut serve = Serve::on_store(&path, &[]);
         let addr = serve.addr;
         let r = get(addr, "/metrics", &[]);
         assert_eq!(r.status, 200);
@@ -68,21 +59,14 @@ fn serve_stops_cleanly_on_sigterm_and_sigint() {
 fn sigterm_is_not_held_up_by_idle_keepalive_connections() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
-    let store = Store::open(
+    let _store = store_with_counter(
         &path,
-        &Options {
-            max_series: 64,
-            max_writers: 4,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    let f = store
-        .register(&FamilyDesc::new("idle_total", Kind::Counter).help("Idle."))
-        .unwrap();
-    store.counter_inc(store.series(&f, &[]).unwrap()).unwrap();
+        &FamilyDesc::new("idle_total", Kind::Counter).help("Idle."),
+        &[],
+        1.0,
+    );
 
-    let mut serve = ServeProcess::start(
+    let mut serve = Serve::on_store(
         &path,
         &["--header-timeout", "600", "--request-timeout", "600"],
     );
@@ -112,19 +96,13 @@ fn sigterm_is_not_held_up_by_idle_keepalive_connections() {
 fn connections_during_shutdown_are_not_left_hanging() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
-    let store = Store::open(
+    let _store = store_with_counter(
         &path,
-        &Options {
-            max_series: 64,
-            max_writers: 4,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    store
-        .register(&FamilyDesc::new("drain_total", Kind::Counter).help("Drain."))
-        .unwrap();
-    let mut serve = ServeProcess::start(
+        &FamilyDesc::new("drain_total", Kind::Counter).help("Drain."),
+        &[],
+        0.0,
+    );
+    let mut serve = Serve::on_store(
         &path,
         &["--header-timeout", "600", "--request-timeout", "600"],
     );
@@ -167,7 +145,7 @@ fn connections_during_shutdown_are_not_left_hanging() {
 /// answer /healthz with 503 naming the file, and stop cleanly on SIGTERM.
 /// Returns the /healthz body and the log.
 fn waiting(store: &std::path::Path) -> String {
-    let mut serve = ServeProcess::start(store, &[]);
+    let mut serve = Serve::on_store(store, &[]);
     let r = get(serve.addr, "/healthz", &[]);
     let body = r.text();
     assert_eq!(r.status, 503, "{body}");
@@ -246,14 +224,14 @@ fn serve_runs_at_a_lower_priority_than_the_workers_by_default() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     Store::open(&path, &Options::default()).unwrap();
-    let default = ServeProcess::start(&path, &[]);
+    let default = Serve::on_store(&path, &[]);
     // Serve a scrape first, so the render threads exist too.
     assert_eq!(get(default.addr, "/metrics", &[]).status, 200);
     let nice = thread_nice_values(default.process.0.id());
     assert!(nice.len() >= 3, "threads: {nice:?}");
     assert!(nice.iter().all(|n| *n == 10), "nice values {nice:?}");
     let mine = thread_nice_values(std::process::id())[0];
-    let unchanged = ServeProcess::start(&path, &["--nice", "0"]);
+    let unchanged = Serve::on_store(&path, &["--nice", "0"]);
     let nice = thread_nice_values(unchanged.process.0.id());
     assert!(nice.iter().all(|n| *n == mine), "nice values {nice:?}");
     let out = std::process::Command::new(shmetrics_bin())

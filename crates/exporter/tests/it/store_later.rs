@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+use shmetrics_core::{FamilyDesc, Kind, Store};
 
 use crate::util::*;
 
@@ -13,21 +13,12 @@ use crate::util::*;
 /// replaced file would appear) holding `late_jobs_total 5`.
 fn create_store(path: &Path) -> Store {
     let tmp = path.with_extension("new");
-    let store = Store::open(
+    let store = store_with_counter(
         &tmp,
-        &Options {
-            max_series: 64,
-            max_writers: 4,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    let f = store
-        .register(&FamilyDesc::new("late_jobs_total", Kind::Counter).help("Jobs."))
-        .unwrap();
-    store
-        .counter_add(store.series(&f, &[]).unwrap(), 5.0)
-        .unwrap();
+        &FamilyDesc::new("late_jobs_total", Kind::Counter).help("Jobs."),
+        &[],
+        5.0,
+    );
     std::fs::rename(&tmp, path).unwrap();
     store
 }
@@ -99,7 +90,7 @@ fn foreign_file_is_reported_then_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     std::fs::write(&path, vec![b'x'; 8192]).unwrap();
-    let mut serve = ServeProcess::start(&path, &[]);
+    let mut serve = Serve::on_store(&path, &[]);
 
     let r = get(serve.addr, "/healthz", &[]);
     assert_eq!(r.status, 503);

@@ -8,6 +8,8 @@ use std::time::Duration;
 
 use shmetrics_core::{user_id, FamilyDesc, Kind, Options, Store};
 
+use shmetrics_testkit::PATIENCE;
+
 use crate::util::*;
 
 #[test]
@@ -22,7 +24,7 @@ fn a_store_of_another_owner_is_served_only_when_expected() {
     let nobody = user_id("nobody").unwrap();
     chown(&path, Some(nobody), Some(nobody)).unwrap();
 
-    let serve = ServeProcess::start(&path, &[]);
+    let serve = Serve::on_store(&path, &[]);
     let r = get(serve.addr, "/healthz", &[]);
     assert_eq!(r.status, 503);
     let body = r.text();
@@ -31,7 +33,7 @@ fn a_store_of_another_owner_is_served_only_when_expected() {
     assert!(body.contains("--store.owner"), "{body}");
     wait_for(
         "the log to name the owner",
-        IO_TIMEOUT,
+        PATIENCE,
         Duration::from_millis(20),
         || {
             serve
@@ -43,7 +45,7 @@ fn a_store_of_another_owner_is_served_only_when_expected() {
     drop(serve);
 
     for flag in [["--store.owner", "nobody"], ["--store.group", "65534"]] {
-        let serve = ServeProcess::start(&path, &flag);
+        let serve = Serve::on_store(&path, &flag);
         let r = get(serve.addr, "/metrics", &[("Accept", "text/plain")]);
         assert_eq!(r.status, 200);
         assert!(

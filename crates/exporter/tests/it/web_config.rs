@@ -18,7 +18,7 @@ use rcgen::{
     KeyPair, KeyUsagePurpose,
 };
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
-use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+use shmetrics_core::{FamilyDesc, Kind, Store};
 use shmetrics_exporter::WebConfig;
 
 use crate::prometheus::Prometheus;
@@ -194,25 +194,14 @@ fn basic(user: &str, password: &str) -> String {
 /// A store with `scrapes_seen_total{kind="tls"} 42`.
 fn store_with_a_value(dir: &Path) -> (PathBuf, Store) {
     let path = dir.join("store");
-    let store = Store::open(
+    let store = store_with_counter(
         &path,
-        &Options {
-            max_series: 64,
-            max_writers: 4,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    let f = store
-        .register(
-            &FamilyDesc::new("scrapes_seen_total", Kind::Counter)
-                .help("A value to find.")
-                .labels(&["kind"]),
-        )
-        .unwrap();
-    store
-        .counter_add(store.series(&f, &["tls"]).unwrap(), 42.0)
-        .unwrap();
+        &FamilyDesc::new("scrapes_seen_total", Kind::Counter)
+            .help("A value to find.")
+            .labels(&["kind"]),
+        &["tls"],
+        42.0,
+    );
     (path, store)
 }
 
@@ -662,7 +651,7 @@ fn serve_reports_bad_web_configs() {
     // A good file: the binary serves HTTPS and says so.
     let file = dir.path().join("good.yml");
     std::fs::write(&file, doc_snippet("web-config.yml")).unwrap();
-    let serve = ServeProcess::start(&path, &["--web.config.file", file.to_str().unwrap()]);
+    let serve = Serve::on_store(&path, &["--web.config.file", file.to_str().unwrap()]);
     assert!(
         serve
             .stderr()

@@ -319,6 +319,34 @@ int main(void) {
   shmetrics_buf_free(buf);
   CHECK_RC(shmetrics_render(store, 9, NULL, 0, &len), SHMETRICS_INVALID_ARGUMENT);
 
+  /* The same contents as data: a snapshot walk. */
+  shmetrics_snapshot *snap = NULL;
+  OK(shmetrics_snapshot_take(store, &snap));
+  CHECK(snap != NULL && shmetrics_snapshot_family_count(snap) == 4);
+  int walked = 0;
+  for (size_t i = 0; i < shmetrics_snapshot_family_count(snap); i++) {
+    shmetrics_family_info fi;
+    OK(shmetrics_snapshot_family(snap, i, &fi));
+    shmetrics_series_info si;
+    if (fi.name.len == 13 && memcmp(fi.name.ptr, "http_requests", 13) == 0) {
+      CHECK(fi.kind == SHMETRICS_KIND_COUNTER && fi.label_count == 2 && fi.series_count >= 1);
+      CHECK(fi.label_names[1].len == 6 && memcmp(fi.label_names[1].ptr, "status", 6) == 0);
+      OK(shmetrics_snapshot_series(snap, i, 0, &si));
+      CHECK(si.value == 3 && si.label_values[0].len == 3 && si.extra_label_name.len == 0);
+      walked++;
+    } else if (fi.kind == SHMETRICS_KIND_HISTOGRAM) {
+      CHECK(fi.bucket_count == 3 && fi.buckets[2] == 1.0);
+      OK(shmetrics_snapshot_series(snap, i, 0, &si));
+      CHECK(si.count > 0 && si.cumulative[3] == si.count);
+      CHECK_RC(shmetrics_snapshot_series(snap, i, fi.series_count, &si),
+               SHMETRICS_INVALID_ARGUMENT);
+      walked++;
+    }
+  }
+  CHECK(walked == 2);
+  shmetrics_snapshot_free(snap);
+  shmetrics_snapshot_free(NULL);
+
   /* Store operations. */
   shmetrics_stats stats;
   OK(shmetrics_store_stats(store, &stats));

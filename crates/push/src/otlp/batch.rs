@@ -4,7 +4,11 @@
 
 use std::collections::HashMap;
 
-use shmetrics_core::{Kind, Snapshot, Value};
+use shmetrics_core::{FamilyView, Kind, Snapshot, Value};
+
+use crate::clock::unix_ns;
+use crate::pipeline::Batcher;
+use crate::queue;
 
 /// One snapshot's data points, cumulative, in family order.
 #[derive(Debug)]
@@ -17,6 +21,33 @@ pub(crate) struct Batch {
     pub families: Vec<FamilyPoints>,
     /// Data points in all families.
     pub points: usize,
+}
+
+impl queue::Batch for Batch {
+    fn id(&self) -> u64 {
+        self.id
+    }
+
+    fn units(&self) -> usize {
+        self.points
+    }
+
+    fn request_end(&self, start: usize, max: usize) -> usize {
+        self.points.min(start + max)
+    }
+}
+
+/// Makes batches with a [`Tracker`] between them.
+#[derive(Debug)]
+pub(crate) struct Tracking;
+
+impl Batcher for Tracking {
+    type Batch = Batch;
+    type State = Tracker;
+
+    fn batch(&self, tracker: &mut Tracker, id: u64, snap: &Snapshot) -> Batch {
+        tracker.batch(id, snap, unix_ns())
+    }
 }
 
 /// A family's points.
@@ -63,6 +94,39 @@ pub(crate) enum Reading {
 }
 
 impl Reading {
+    /// A series' value as a reading: a histogram's counts per bucket (not
+    /// cumulative).
+    fn of(value: Value<'_>) -> Reading {
+        match value {
+            Value::Counter(v) | Value::Gauge(v) => Reading::Number(v),
+            Value::Histogram {
+                cumulative, sum, ..
+            } => {
+                let mut prev = 0;
+                let buckets = cumulative
+                    .iter()
+                    .map(|c| {
+                        // Cumulative counts are monotone; saturate all
+                        // the same.
+                        let b = c.saturating_sub(prev);
+                        prev = *c;
+                        b
+                    })
+                    .collect();
+                Reading::Histogram { buckets, sum }
+            }
+            Value::Summary {
+                count,
+                sum,
+                quantiles,
+            } => Reading::Summary {
+                count,
+                sum,
+                quantiles: quantiles.iter().map(|q| (q.quantile, q.value)).collect(),
+            },
+        }
+    }
+
     /// Whether a monotone part is lower than in `prev`: the series was
     /// reset (a histogram's sum may go down with negative observations, so
     /// only its counts are looked at).
@@ -120,76 +184,19 @@ impl Tracker {
     /// The points of `snap`, taken at `time_unix_ns`.
     pub(crate) fn batch(&mut self, id: u64, snap: &Snapshot, time_unix_ns: u64) -> Batch {
         self.snapshots += 1;
-        let gen = self.snapshots;
         let mut families = Vec::with_capacity(snap.families().len());
         let mut points = 0;
         for family in snap.families() {
-            let kind = family.kind();
-            let bounds = if kind == Kind::Histogram {
-                family.buckets().to_vec()
-            } else {
-                Vec::new()
-            };
-            let mut series = Vec::with_capacity(family.series().len());
-            for s in family.series() {
-                let attributes: Vec<(String, String)> = s
-                    .labels()
-                    .filter(|(_, v)| !v.is_empty())
-                    .map(|(n, v)| (n.to_string(), v.to_string()))
-                    .collect();
-                let reading = match s.value() {
-                    Value::Counter(v) | Value::Gauge(v) => Reading::Number(v),
-                    Value::Histogram {
-                        cumulative, sum, ..
-                    } => {
-                        let mut prev = 0;
-                        let buckets = cumulative
-                            .iter()
-                            .map(|c| {
-                                // Cumulative counts are monotone; saturate
-                                // all the same.
-                                let b = c.saturating_sub(prev);
-                                prev = *c;
-                                b
-                            })
-                            .collect();
-                        Reading::Histogram { buckets, sum }
-                    }
-                    Value::Summary {
-                        count,
-                        sum,
-                        quantiles,
-                    } => Reading::Summary {
-                        count,
-                        sum,
-                        quantiles: quantiles.iter().map(|q| (q.quantile, q.value)).collect(),
-                    },
-                };
-                let key = series_key(kind, family.name(), &attributes);
-                let start =
-                    self.stream_start(&key, kind, s.created_unix_ns(), &reading, gen, time_unix_ns);
-                series.push(SeriesPoint {
-                    key,
-                    attributes,
-                    start_unix_ns: start.min(time_unix_ns),
-                    reading,
-                });
-            }
-            if series.is_empty() {
+            let f = self.family(&family, time_unix_ns);
+            if f.series.is_empty() {
                 continue;
             }
-            points += series.len();
-            families.push(FamilyPoints {
-                name: family.name().to_string(),
-                help: family.help().to_string(),
-                unit: family.unit().to_string(),
-                kind,
-                bounds,
-                series,
-            });
+            points += f.series.len();
+            families.push(f);
         }
         // Forget series this snapshot no longer has (deleted, or a wiped
         // store): memory follows the store.
+        let gen = self.snapshots;
         self.series.retain(|_, t| t.seen == gen);
         self.last_time_unix_ns = time_unix_ns;
         Batch {
@@ -197,6 +204,41 @@ impl Tracker {
             time_unix_ns,
             families,
             points,
+        }
+    }
+
+    /// A family's points, each with its stream's start.
+    fn family(&mut self, family: &FamilyView<'_>, time_unix_ns: u64) -> FamilyPoints {
+        let kind = family.kind();
+        let mut series = Vec::with_capacity(family.series().len());
+        for s in family.series() {
+            let attributes: Vec<(String, String)> = s
+                .labels()
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect();
+            let reading = Reading::of(s.value());
+            let key = series_key(kind, family.name(), &attributes);
+            let created = s.created_unix_ns();
+            let start = self.stream_start(&key, kind, created, &reading, time_unix_ns);
+            series.push(SeriesPoint {
+                key,
+                attributes,
+                start_unix_ns: start.min(time_unix_ns),
+                reading,
+            });
+        }
+        FamilyPoints {
+            name: family.name().to_string(),
+            help: family.help().to_string(),
+            unit: family.unit().to_string(),
+            kind,
+            bounds: if kind == Kind::Histogram {
+                family.buckets().to_vec()
+            } else {
+                Vec::new()
+            },
+            series,
         }
     }
 
@@ -208,9 +250,9 @@ impl Tracker {
         kind: Kind,
         created: u64,
         reading: &Reading,
-        gen: u64,
         now: u64,
     ) -> u64 {
+        let gen = self.snapshots;
         let monotone = (kind != Kind::Gauge).then(|| reading.clone());
         let last_time = self.last_time_unix_ns;
         match self.series.get_mut(key) {

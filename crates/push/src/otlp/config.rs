@@ -4,64 +4,8 @@ use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
 
-use crate::Endpoint;
-
-/// An OTLP setting that cannot be used.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConfigError {
-    /// The URL does not parse.
-    #[error("OTLP URL {url:?} is not a valid URL: {reason}")]
-    BadUrl {
-        /// The URL as given.
-        url: String,
-        /// What is wrong with it.
-        reason: String,
-    },
-    /// Not `http://`.
-    #[error("OTLP URL {url:?}: only http:// URLs are supported (TLS is not implemented yet; send through a local OpenTelemetry Collector for https)")]
-    UnsupportedScheme {
-        /// The URL as given.
-        url: String,
-    },
-    /// `user:password@` in the URL, which would end up in logs and in the
-    /// `url` label of the exporter's own metrics.
-    #[error("OTLP URL {url:?}: credentials in the URL are not supported")]
-    CredentialsInUrl {
-        /// The URL as given, credentials removed.
-        url: String,
-    },
-    /// Not `KEY=VALUE`, or an empty key or value.
-    #[error("resource attribute {arg:?}: {reason}")]
-    BadResourceAttribute {
-        /// The argument as given.
-        arg: String,
-        /// What is wrong with it.
-        reason: &'static str,
-    },
-    /// The same resource attribute twice.
-    #[error("resource attribute {key:?} is given more than once")]
-    DuplicateResourceAttribute {
-        /// The key.
-        key: String,
-    },
-    /// Neither `cumulative` nor `delta`.
-    #[error("OTLP temporality {got:?}: expected cumulative or delta")]
-    BadTemporality {
-        /// What was given.
-        got: String,
-    },
-    /// An interval or size that is zero, negative or not finite.
-    #[error("{what} must be {expected}, got {got}")]
-    OutOfRange {
-        /// Which setting.
-        what: &'static str,
-        /// What it must be.
-        expected: &'static str,
-        /// What it was.
-        got: String,
-    },
-}
+use crate::config::{ConfigError, Protocol, DEFAULT_QUEUE_BATCHES};
+use crate::{Endpoint, HttpSettings};
 
 /// How counters and histograms are reported.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -192,14 +136,8 @@ pub struct Config {
     /// Most data points in one request; a larger snapshot is sent as
     /// several requests, in order.
     pub max_points_per_request: usize,
-    /// Time allowed for one request, connecting included.
-    pub timeout: Duration,
-    /// The first wait before retrying without a `Retry-After`; it doubles
-    /// on every failure, up to `max_backoff`, with jitter, and starts over
-    /// after a success.
-    pub min_backoff: Duration,
-    /// The longest wait between retries without a `Retry-After`.
-    pub max_backoff: Duration,
+    /// Request time limit and retries (with jitter).
+    pub http: HttpSettings,
     /// The longest `Retry-After` honoured; a longer one is cut to this.
     pub max_retry_after: Duration,
 }
@@ -207,8 +145,6 @@ pub struct Config {
 /// The default of [`Config::interval`], in seconds: the OpenTelemetry
 /// SDKs' default export interval.
 pub const DEFAULT_INTERVAL_SECS: f64 = 60.0;
-/// The default of [`Config::queue_batches`].
-pub const DEFAULT_QUEUE_BATCHES: usize = 10;
 /// The path appended to a URL that has none.
 pub const DEFAULT_PATH: &str = "/v1/metrics";
 
@@ -228,52 +164,16 @@ impl Config {
             resource: ResourceAttributes::default(),
             queue_batches: DEFAULT_QUEUE_BATCHES,
             max_points_per_request: 5000,
-            timeout: Duration::from_secs(10),
-            min_backoff: Duration::from_millis(100),
-            max_backoff: Duration::from_secs(5),
+            http: HttpSettings::with_timeout(Duration::from_secs(10)),
             max_retry_after: Duration::from_secs(300),
         })
     }
 
-    /// Sets the interval from seconds (a fraction is allowed; at least
-    /// 1 ms).
-    pub fn with_interval_secs(mut self, secs: f64) -> Result<Config, ConfigError> {
-        if !(secs.is_finite() && secs >= 0.001) {
-            return Err(ConfigError::OutOfRange {
-                what: "the OTLP interval",
-                expected: "a number of seconds of at least 0.001",
-                got: secs.to_string(),
-            });
-        }
-        self.interval = Duration::from_secs_f64(secs);
-        Ok(self)
-    }
-
-    /// Sets the queue size in batches (at least 1).
-    pub fn with_queue_batches(mut self, n: usize) -> Result<Config, ConfigError> {
-        if n == 0 {
-            return Err(ConfigError::OutOfRange {
-                what: "the OTLP queue size",
-                expected: "at least 1 batch",
-                got: n.to_string(),
-            });
-        }
-        self.queue_batches = n;
-        Ok(self)
-    }
+    crate::config::schedule_setters!(Protocol::Otlp);
 }
 
 fn parse_endpoint(url: &str) -> Result<Endpoint, ConfigError> {
-    use crate::ConfigError as E;
-    let e = Endpoint::parse(url).map_err(|e| match e {
-        E::BadUrl { url, reason } => ConfigError::BadUrl { url, reason },
-        E::UnsupportedScheme { url } => ConfigError::UnsupportedScheme { url },
-        E::CredentialsInUrl { url } => ConfigError::CredentialsInUrl { url },
-        other => ConfigError::BadUrl {
-            url: url.to_string(),
-            reason: other.to_string(),
-        },
-    })?;
+    let e = Endpoint::parse_for(Protocol::Otlp, url)?;
     if e.uri().path() == "/" && e.uri().query().is_none() {
         return parse_endpoint(&format!("{}{DEFAULT_PATH}", url.trim_end_matches('/')));
     }

@@ -8,7 +8,7 @@ use bytes::Bytes;
 use prost::Message;
 use shmetrics_core::Kind;
 
-use super::batch::{Batch, Reading, SeriesPoint};
+use super::batch::{Batch, FamilyPoints, Reading, SeriesPoint};
 use super::proto::{
     metric, number_data_point, AggregationTemporality, ExportMetricsServiceRequest, Gauge,
     Histogram, HistogramDataPoint, InstrumentationScope, KeyValue, Metric, NumberDataPoint,
@@ -111,21 +111,22 @@ impl Encoder {
         }
     }
 
+    /// [`Encoder::encode`] before encoding: the request, its points and
+    /// the baselines it makes.
     pub(crate) fn request(
         &self,
         batch: &Batch,
         range: Range<usize>,
         baselines: &Baselines,
     ) -> (ExportMetricsServiceRequest, u64, Vec<(Box<str>, Baseline)>) {
-        let time = batch.time_unix_ns;
-        let delta = self.temporality == Temporality::Delta;
-        let temporality = match self.temporality {
-            Temporality::Cumulative => AggregationTemporality::Cumulative,
-            Temporality::Delta => AggregationTemporality::Delta,
-        } as i32;
+        let mut points = Points {
+            encoder: self,
+            time: batch.time_unix_ns,
+            baselines,
+            updates: Vec::new(),
+        };
         let mut metrics = Vec::new();
-        let mut updates = Vec::new();
-        let mut points = 0u64;
+        let mut count = 0u64;
         let mut offset = 0usize;
         for f in &batch.families {
             let here = offset..offset + f.series.len();
@@ -136,88 +137,20 @@ impl Encoder {
                 continue;
             }
             let series = &f.series[from - here.start..to - here.start];
-            points += series.len() as u64;
-            let data = match f.kind {
-                Kind::Gauge => metric::Data::Gauge(Gauge {
-                    data_points: series
-                        .iter()
-                        .map(|s| number_point(s, s.start_unix_ns, time, number(&s.reading)))
-                        .collect(),
-                }),
-                Kind::Counter => metric::Data::Sum(Sum {
-                    data_points: series
-                        .iter()
-                        .map(|s| {
-                            let (start, reading) =
-                                self.since(s, time, baselines, delta, &mut updates);
-                            number_point(s, start, time, number(&reading))
-                        })
-                        .collect(),
-                    aggregation_temporality: temporality,
-                    is_monotonic: true,
-                }),
-                Kind::Histogram => metric::Data::Histogram(Histogram {
-                    data_points: series
-                        .iter()
-                        .map(|s| {
-                            let (start, reading) =
-                                self.since(s, time, baselines, delta, &mut updates);
-                            let (buckets, sum) = match reading {
-                                Reading::Histogram { buckets, sum } => (buckets, sum),
-                                _ => (Vec::new(), 0.0),
-                            };
-                            HistogramDataPoint {
-                                start_time_unix_nano: start,
-                                time_unix_nano: time,
-                                count: buckets.iter().sum(),
-                                sum: Some(sum),
-                                bucket_counts: buckets,
-                                explicit_bounds: f.bounds.clone(),
-                                attributes: attributes(s),
-                                flags: 0,
-                            }
-                        })
-                        .collect(),
-                    aggregation_temporality: temporality,
-                }),
-                // A summary has no temporality: its count and sum are
-                // always cumulative.
-                Kind::Summary => metric::Data::Summary(Summary {
-                    data_points: series
-                        .iter()
-                        .map(|s| {
-                            let (count, sum, quantiles) = match &s.reading {
-                                Reading::Summary {
-                                    count,
-                                    sum,
-                                    quantiles,
-                                } => (*count, *sum, &quantiles[..]),
-                                _ => (0, 0.0, &[][..]),
-                            };
-                            SummaryDataPoint {
-                                start_time_unix_nano: s.start_unix_ns,
-                                time_unix_nano: time,
-                                count,
-                                sum,
-                                quantile_values: quantiles
-                                    .iter()
-                                    .map(|&(quantile, value)| ValueAtQuantile { quantile, value })
-                                    .collect(),
-                                attributes: attributes(s),
-                                flags: 0,
-                            }
-                        })
-                        .collect(),
-                }),
-            };
+            count += series.len() as u64;
             metrics.push(Metric {
                 name: f.name.clone(),
                 description: f.help.clone(),
                 unit: f.unit.clone(),
-                data: Some(data),
+                data: Some(points.data(f, series)),
             });
         }
-        let request = ExportMetricsServiceRequest {
+        (self.wrap(metrics), count, points.updates)
+    }
+
+    /// The request around `metrics`: the resource and the scope.
+    fn wrap(&self, metrics: Vec<Metric>) -> ExportMetricsServiceRequest {
+        ExportMetricsServiceRequest {
             resource_metrics: vec![ResourceMetrics {
                 resource: Some(Resource {
                     attributes: self.resource.clone(),
@@ -233,24 +166,86 @@ impl Encoder {
                 }],
                 schema_url: String::new(),
             }],
+        }
+    }
+
+    fn temporality(&self) -> i32 {
+        match self.temporality {
+            Temporality::Cumulative => AggregationTemporality::Cumulative as i32,
+            Temporality::Delta => AggregationTemporality::Delta as i32,
+        }
+    }
+}
+
+/// The points of one request, and (delta) the baselines they make.
+struct Points<'a> {
+    encoder: &'a Encoder,
+    time: u64,
+    baselines: &'a Baselines,
+    updates: Vec<(Box<str>, Baseline)>,
+}
+
+impl Points<'_> {
+    /// A family's points in `series`.
+    fn data(&mut self, f: &FamilyPoints, series: &[SeriesPoint]) -> metric::Data {
+        let time = self.time;
+        let temporality = self.encoder.temporality();
+        match f.kind {
+            Kind::Gauge => metric::Data::Gauge(Gauge {
+                data_points: series
+                    .iter()
+                    .map(|s| number_point(s, s.start_unix_ns, time, number(&s.reading)))
+                    .collect(),
+            }),
+            Kind::Counter => metric::Data::Sum(Sum {
+                data_points: series
+                    .iter()
+                    .map(|s| {
+                        let (start, reading) = self.since(s);
+                        number_point(s, start, time, number(&reading))
+                    })
+                    .collect(),
+                aggregation_temporality: temporality,
+                is_monotonic: true,
+            }),
+            Kind::Histogram => metric::Data::Histogram(Histogram {
+                data_points: series.iter().map(|s| self.histogram(f, s)).collect(),
+                aggregation_temporality: temporality,
+            }),
+            // A summary has no temporality: its count and sum are always
+            // cumulative.
+            Kind::Summary => metric::Data::Summary(Summary {
+                data_points: series.iter().map(|s| summary_point(s, time)).collect(),
+            }),
+        }
+    }
+
+    fn histogram(&mut self, f: &FamilyPoints, s: &SeriesPoint) -> HistogramDataPoint {
+        let (start, reading) = self.since(s);
+        let (buckets, sum) = match reading {
+            Reading::Histogram { buckets, sum } => (buckets, sum),
+            _ => (Vec::new(), 0.0),
         };
-        (request, points, updates)
+        HistogramDataPoint {
+            start_time_unix_nano: start,
+            time_unix_nano: self.time,
+            count: buckets.iter().sum(),
+            sum: Some(sum),
+            bucket_counts: buckets,
+            explicit_bounds: f.bounds.clone(),
+            attributes: attributes(s),
+            flags: 0,
+        }
     }
 
     /// A sum's or histogram's start time and reading: cumulative as they
     /// are; delta from the baseline, when it belongs to the same stream.
-    fn since(
-        &self,
-        s: &SeriesPoint,
-        time: u64,
-        baselines: &Baselines,
-        delta: bool,
-        updates: &mut Vec<(Box<str>, Baseline)>,
-    ) -> (u64, Reading) {
-        if !delta {
+    fn since(&mut self, s: &SeriesPoint) -> (u64, Reading) {
+        let time = self.time;
+        if self.encoder.temporality != Temporality::Delta {
             return (s.start_unix_ns, s.reading.clone());
         }
-        updates.push((
+        self.updates.push((
             s.key.clone(),
             Baseline {
                 stream_start: s.start_unix_ns,
@@ -258,7 +253,7 @@ impl Encoder {
                 reading: s.reading.clone(),
             },
         ));
-        match baselines.map.get(&s.key) {
+        match self.baselines.map.get(&s.key) {
             Some(b)
                 if b.stream_start == s.start_unix_ns && !s.reading.went_down_from(&b.reading) =>
             {
@@ -312,6 +307,29 @@ fn attributes(s: &SeriesPoint) -> Vec<KeyValue> {
         .collect()
 }
 
+fn summary_point(s: &SeriesPoint, time: u64) -> SummaryDataPoint {
+    let (count, sum, quantiles) = match &s.reading {
+        Reading::Summary {
+            count,
+            sum,
+            quantiles,
+        } => (*count, *sum, &quantiles[..]),
+        _ => (0, 0.0, &[][..]),
+    };
+    SummaryDataPoint {
+        start_time_unix_nano: s.start_unix_ns,
+        time_unix_nano: time,
+        count,
+        sum,
+        quantile_values: quantiles
+            .iter()
+            .map(|&(quantile, value)| ValueAtQuantile { quantile, value })
+            .collect(),
+        attributes: attributes(s),
+        flags: 0,
+    }
+}
+
 fn number_point(s: &SeriesPoint, start: u64, time: u64, value: f64) -> NumberDataPoint {
     NumberDataPoint {
         start_time_unix_nano: start,
@@ -324,7 +342,7 @@ fn number_point(s: &SeriesPoint, start: u64, time: u64, value: f64) -> NumberDat
 
 #[cfg(test)]
 mod tests {
-    use super::super::batch::{FamilyPoints, Tracker};
+    use super::super::batch::Tracker;
     use super::*;
     use shmetrics_core::{FamilyDesc, Options, Store};
 

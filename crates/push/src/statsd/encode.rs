@@ -413,43 +413,162 @@ fn write_rate(out: &mut Vec<u8>, n: u64) {
     }
 }
 
-/// One `name:value|type` line (two for a negative gauge).
-fn simple(
-    t: &Tracked,
-    suffix: &str,
-    v: f64,
-    ty: &str,
-    line: &mut Vec<u8>,
-    out: &mut Datagrams,
-    dropped: &mut Dropped,
-) {
-    if !v.is_finite() {
-        dropped.not_finite += 1;
-        return;
+/// What a series gained since the last committed flush. A reset (any
+/// count, or a counter's total, went down) makes the new values the
+/// deltas.
+struct Deltas<'a> {
+    cur: &'a Values,
+    old: &'a Values,
+    reset: bool,
+}
+
+impl<'a> Deltas<'a> {
+    fn of(t: &'a Tracked) -> Deltas<'a> {
+        let (cur, old) = (&t.current, &t.committed);
+        let reset = cur.counts.iter().zip(&old.counts).any(|(c, o)| c < o)
+            || (cur.counts.is_empty() && cur.value < old.value);
+        Deltas { cur, old, reset }
     }
-    line.clear();
-    let mut lines = 1;
-    if ty == "g" && v < 0.0 {
-        // StatsD reads a leading sign as "relative to the current value":
-        // set 0 first, then the negative value, in one datagram so that
-        // they arrive in this order.
+
+    /// Of count `i` (a histogram's bucket, a summary's count).
+    fn count(&self, i: usize) -> u64 {
+        if self.reset {
+            self.cur.counts[i]
+        } else {
+            self.cur.counts[i] - self.old.counts[i]
+        }
+    }
+
+    /// Of all counts.
+    fn total(&self) -> u64 {
+        (0..self.cur.counts.len()).map(|i| self.count(i)).sum()
+    }
+
+    /// Of a counter's total, or a histogram's or summary's sum.
+    fn value(&self) -> f64 {
+        if self.reset {
+            self.cur.value
+        } else {
+            self.cur.value - self.old.value
+        }
+    }
+}
+
+/// Writes one series' lines into datagrams.
+struct Lines<'a> {
+    t: &'a Tracked,
+    line: &'a mut Vec<u8>,
+    out: &'a mut Datagrams,
+    dropped: Dropped,
+}
+
+impl Lines<'_> {
+    /// One `name:value|type` line (two for a negative gauge).
+    fn simple(&mut self, suffix: &str, v: f64, ty: &str) {
+        if !v.is_finite() {
+            self.dropped.not_finite += 1;
+            return;
+        }
+        let (t, line) = (self.t, &mut *self.line);
+        line.clear();
+        let mut lines = 1;
+        if ty == "g" && v < 0.0 {
+            // StatsD reads a leading sign as "relative to the current
+            // value": set 0 first, then the negative value, in one
+            // datagram so that they arrive in this order.
+            line.extend_from_slice(t.name.as_bytes());
+            line.extend_from_slice(t.fold.as_bytes());
+            line.extend_from_slice(b":0|g");
+            line.extend_from_slice(t.tags.as_bytes());
+            line.push(b'\n');
+            lines = 2;
+        }
         line.extend_from_slice(t.name.as_bytes());
+        line.extend_from_slice(suffix.as_bytes());
         line.extend_from_slice(t.fold.as_bytes());
-        line.extend_from_slice(b":0|g");
+        line.push(b':');
+        write_value(line, v);
+        line.push(b'|');
+        line.extend_from_slice(ty.as_bytes());
         line.extend_from_slice(t.tags.as_bytes());
-        line.push(b'\n');
-        lines = 2;
+        if !self.out.push(line, lines) {
+            self.dropped.too_long += lines;
+        }
     }
-    line.extend_from_slice(t.name.as_bytes());
-    line.extend_from_slice(suffix.as_bytes());
-    line.extend_from_slice(t.fold.as_bytes());
-    line.push(b':');
-    write_value(line, v);
-    line.push(b'|');
-    line.extend_from_slice(ty.as_bytes());
-    line.extend_from_slice(t.tags.as_bytes());
-    if !out.push(line, lines) {
-        dropped.too_long += lines;
+
+    /// StatsD's `_count` and `_sum` counters of a histogram or summary.
+    fn count_and_sum(&mut self, count: u64, sum: f64) {
+        if count != 0 {
+            self.simple("_count", count as f64, "c");
+        }
+        if sum != 0.0 {
+            self.simple("_sum", sum, "c");
+        }
+    }
+
+    /// A histogram as DogStatsD distributions. Each bucket's new
+    /// observations are represented by its upper bound; `+Inf`'s by the
+    /// highest finite bound (or, without bounds, the mean).
+    fn buckets(&mut self, bounds: &[f64], d: &Deltas<'_>, scratch: &mut Vec<(u64, usize)>) {
+        let mean = d.value() / d.total() as f64;
+        let repr = |i: usize| match bounds.get(i).or(bounds.last()) {
+            Some(&b) => b,
+            None => mean,
+        };
+        scratch.clear();
+        scratch.extend(
+            (0..d.cur.counts.len())
+                .map(|i| (d.count(i), i))
+                .filter(|&(n, _)| n > 0),
+        );
+        scratch.sort_unstable();
+        let mut rest = &scratch[..];
+        while let Some(&(n, _)) = rest.first() {
+            let same = rest.iter().take_while(|(m, _)| *m == n).count();
+            self.distribution(n, rest[..same].iter().map(|&(_, i)| repr(i)));
+            rest = &rest[same..];
+        }
+    }
+
+    /// `name:v1:v2:...|d|@rate|#tags` lines for values that each stand
+    /// for `n` observations, as many values a line as fit in a datagram.
+    fn distribution(&mut self, n: u64, values: impl Iterator<Item = f64>) {
+        let t = self.t;
+        let mut tail = Vec::with_capacity(40 + t.tags.len());
+        tail.extend_from_slice(b"|d");
+        write_rate(&mut tail, n);
+        tail.extend_from_slice(t.tags.as_bytes());
+        let head = t.name.len();
+        let max = self.out.max;
+        let mut value = Vec::with_capacity(32);
+        self.line.clear();
+        self.line.extend_from_slice(t.name.as_bytes());
+        for v in values {
+            if !v.is_finite() {
+                self.dropped.not_finite += 1;
+                continue;
+            }
+            value.clear();
+            value.push(b':');
+            write_value(&mut value, v);
+            if self.line.len() > head && self.line.len() + value.len() + tail.len() > max {
+                self.emit(&tail, head);
+            }
+            self.line.extend_from_slice(&value);
+        }
+        if self.line.len() > head {
+            self.emit(&tail, head);
+        }
+    }
+
+    /// Ends the line with `tail`, adds it, and starts the next one after
+    /// the name (`head` bytes).
+    fn emit(&mut self, tail: &[u8], head: usize) {
+        self.line.extend_from_slice(tail);
+        if !self.out.push(self.line, 1) {
+            self.dropped.too_long += 1;
+        }
+        self.line.truncate(head);
     }
 }
 
@@ -461,156 +580,32 @@ fn write_series(
     scratch: &mut Vec<(u64, usize)>,
     out: &mut Datagrams,
 ) -> Dropped {
-    let mut dropped = Dropped::default();
-    let (cur, old) = (&t.current, &t.committed);
-    // A reset: any count (or a counter's total) went down. Then the new
-    // values are the deltas.
-    let reset = cur.counts.iter().zip(&old.counts).any(|(c, o)| c < o)
-        || (cur.counts.is_empty() && cur.value < old.value);
-    let count_delta = |i: usize| {
-        if reset {
-            cur.counts[i]
-        } else {
-            cur.counts[i] - old.counts[i]
-        }
+    let d = Deltas::of(t);
+    let mut w = Lines {
+        t,
+        line,
+        out,
+        dropped: Dropped::default(),
     };
-    let value_delta = if reset {
-        cur.value
-    } else {
-        cur.value - old.value
-    };
-    match *value {
-        Value::Counter(_) => {
-            if value_delta != 0.0 {
-                simple(t, "", value_delta, "c", line, out, &mut dropped);
-            }
+    match (*value, flavor) {
+        (Value::Counter(_), _) if d.value() != 0.0 => w.simple("", d.value(), "c"),
+        (Value::Counter(_), _) => {}
+        (Value::Gauge(v), _) => w.simple("", v, "g"),
+        (Value::Histogram { .. } | Value::Summary { .. }, Flavor::Statsd) => {
+            w.count_and_sum(d.total(), d.value());
         }
-        Value::Gauge(v) => simple(t, "", v, "g", line, out, &mut dropped),
-        Value::Histogram { bounds, .. } => {
-            let count: u64 = (0..cur.counts.len()).map(count_delta).sum();
-            match flavor {
-                Flavor::Statsd => {
-                    if count != 0 {
-                        simple(t, "_count", count as f64, "c", line, out, &mut dropped);
-                    }
-                    if value_delta != 0.0 {
-                        simple(t, "_sum", value_delta, "c", line, out, &mut dropped);
-                    }
-                }
-                Flavor::Dogstatsd => {
-                    if count == 0 {
-                        return dropped;
-                    }
-                    // Each bucket's new observations are represented by
-                    // its upper bound; `+Inf`'s by the highest finite
-                    // bound (or, without bounds, the mean).
-                    let mean = value_delta / count as f64;
-                    let repr = |i: usize| match bounds.get(i).or(bounds.last()) {
-                        Some(&b) => b,
-                        None => mean,
-                    };
-                    scratch.clear();
-                    scratch.extend(
-                        (0..cur.counts.len())
-                            .map(|i| (count_delta(i), i))
-                            .filter(|&(d, _)| d > 0),
-                    );
-                    scratch.sort_unstable();
-                    let mut rest = &scratch[..];
-                    while let Some(&(n, _)) = rest.first() {
-                        let same = rest.iter().take_while(|(m, _)| *m == n).count();
-                        let d = distribution(
-                            t,
-                            n,
-                            rest[..same].iter().map(|&(_, i)| repr(i)),
-                            line,
-                            out,
-                        );
-                        dropped.too_long += d.too_long;
-                        dropped.not_finite += d.not_finite;
-                        rest = &rest[same..];
-                    }
-                }
-            }
+        (Value::Histogram { bounds, .. }, Flavor::Dogstatsd) if d.total() > 0 => {
+            w.buckets(bounds, &d, scratch);
         }
-        Value::Summary { .. } => {
-            let count = count_delta(0);
-            if count == 0 && value_delta == 0.0 {
-                return dropped;
-            }
-            match flavor {
-                Flavor::Statsd => {
-                    if count != 0 {
-                        simple(t, "_count", count as f64, "c", line, out, &mut dropped);
-                    }
-                    if value_delta != 0.0 {
-                        simple(t, "_sum", value_delta, "c", line, out, &mut dropped);
-                    }
-                }
-                Flavor::Dogstatsd if count > 0 => {
-                    // A summary has no buckets: its new observations are
-                    // represented by their mean, so that the agent's
-                    // count and sum are right.
-                    let d = distribution(
-                        t,
-                        count,
-                        std::iter::once(value_delta / count as f64),
-                        line,
-                        out,
-                    );
-                    dropped.too_long += d.too_long;
-                    dropped.not_finite += d.not_finite;
-                }
-                Flavor::Dogstatsd => {}
-            }
+        // A summary has no buckets: its new observations are represented
+        // by their mean, so that the agent's count and sum are right.
+        (Value::Summary { .. }, Flavor::Dogstatsd) if d.total() > 0 => {
+            let count = d.total();
+            w.distribution(count, std::iter::once(d.value() / count as f64));
         }
+        (Value::Histogram { .. } | Value::Summary { .. }, Flavor::Dogstatsd) => {}
     }
-    dropped
-}
-
-/// `name:v1:v2:...|d|@rate|#tags` lines for values that each stand for
-/// `n` observations, as many values a line as fit in a datagram.
-fn distribution(
-    t: &Tracked,
-    n: u64,
-    values: impl Iterator<Item = f64>,
-    line: &mut Vec<u8>,
-    out: &mut Datagrams,
-) -> Dropped {
-    let mut dropped = Dropped::default();
-    let mut tail = Vec::with_capacity(40 + t.tags.len());
-    tail.extend_from_slice(b"|d");
-    write_rate(&mut tail, n);
-    tail.extend_from_slice(t.tags.as_bytes());
-    let head = t.name.len();
-    let max = out.max;
-    let mut value = Vec::with_capacity(32);
-    line.clear();
-    line.extend_from_slice(t.name.as_bytes());
-    let mut emit = |line: &mut Vec<u8>, dropped: &mut Dropped| {
-        line.extend_from_slice(&tail);
-        if !out.push(line, 1) {
-            dropped.too_long += 1;
-        }
-        line.truncate(head);
-    };
-    for v in values {
-        if !v.is_finite() {
-            dropped.not_finite += 1;
-            continue;
-        }
-        value.clear();
-        value.push(b':');
-        write_value(&mut value, v);
-        if line.len() > head && line.len() + value.len() + tail.len() > max {
-            emit(line, &mut dropped);
-        }
-        line.extend_from_slice(&value);
-    }
-    if line.len() > head {
-        emit(line, &mut dropped);
-    }
-    dropped
+    w.dropped
 }
 
 #[cfg(test)]

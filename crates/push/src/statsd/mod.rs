@@ -66,5 +66,5 @@ pub use config::{
     MAX_DATAGRAM, MIN_DATAGRAM,
 };
 pub use encode::{sample_rate, Datagrams, Dropped, Encoder};
-pub use send::{Flusher, SendError};
+pub use send::{Flusher, SendError, Statsd};
 pub use stats::Stats;

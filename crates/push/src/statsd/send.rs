@@ -1,15 +1,19 @@
 //! The flush loop and the socket.
 
+use std::future::Future;
 use std::io;
 use std::net::{ToSocketAddrs, UdpSocket};
 use std::os::unix::net::UnixDatagram;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use shmetrics_core::Snapshot;
 
 use super::{Address, Config, Datagrams, Encoder, Stats};
+use crate::clock::{unix_ms, unix_ns};
+use crate::log::{say, Repeats};
+use crate::pusher::{Push, Pusher, Sealed};
 use crate::Source;
 
 /// Why datagrams could not be sent.
@@ -113,12 +117,14 @@ impl Socket {
 /// failed flush are counted in [`Stats::send_errors`]. The socket is
 /// opened again after an error (a restarted agent makes a new Unix
 /// socket; a host name may resolve elsewhere).
+///
+/// Series created before the flusher was made count as already sent (see
+/// [`Encoder`]).
+pub type Flusher = Pusher<Statsd>;
+
+/// StatsD and DogStatsD: the [`Push`] protocol of [`Flusher`].
 #[derive(Debug)]
-pub struct Flusher {
-    config: Config,
-    stats: Arc<Stats>,
-    started_ns: u64,
-}
+pub struct Statsd;
 
 /// What the flush loop keeps between flushes; moved to a blocking thread
 /// for each flush.
@@ -129,14 +135,8 @@ struct Work {
     snap: Snapshot,
     datagrams: Datagrams,
     socket: Option<Socket>,
-    failing: Option<String>,
-    source_error: Option<String>,
-}
-
-fn unix_ns() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
+    failing: Repeats,
+    source_error: Repeats,
 }
 
 impl Work {
@@ -147,23 +147,22 @@ impl Work {
             snap: Snapshot::default(),
             datagrams: Datagrams::new(config.max_datagram),
             socket: None,
-            failing: None,
-            source_error: None,
+            failing: Repeats::default(),
+            source_error: Repeats::default(),
         }
     }
 
     fn flush(&mut self, source: &dyn Source, stats: &Stats) {
         match source.refresh(&mut self.snap) {
-            Ok(true) => self.source_error = None,
+            Ok(true) => {
+                self.source_error.clear();
+            }
             // No store yet: the exporter says so.
             Ok(false) => return,
             Err(e) => {
                 stats.snapshot_failures.fetch_add(1, Relaxed);
-                let e = e.to_string();
-                if self.source_error.as_deref() != Some(e.as_str()) {
-                    eprintln!("shmetrics: statsd: cannot read the store: {e}");
-                    self.source_error = Some(e);
-                }
+                self.source_error
+                    .report("statsd", format!("cannot read the store: {e}"));
                 return;
             }
         }
@@ -178,9 +177,7 @@ impl Work {
         }
         stats.series.store(self.encoder.tracked() as u64, Relaxed);
         stats.flushes.fetch_add(1, Relaxed);
-        stats
-            .last_flush_unix_ms
-            .store(unix_ns() / 1_000_000, Relaxed);
+        stats.last_flush_unix_ms.store(unix_ms(), Relaxed);
     }
 
     /// Sends the datagrams; returns how many were sent.
@@ -246,20 +243,12 @@ impl Work {
     /// Logs a failure once per distinct reason, and the recovery.
     fn report(&mut self, error: Option<String>) {
         match error {
-            Some(e) => {
-                if self.failing.as_deref() != Some(e.as_str()) {
-                    eprintln!("shmetrics: statsd: {e}");
-                    self.failing = Some(e);
-                }
-            }
-            None => {
-                if self.failing.take().is_some() {
-                    eprintln!(
-                        "shmetrics: statsd: sending to {} again",
-                        self.config.address
-                    );
-                }
-            }
+            Some(e) => self.failing.report("statsd", e),
+            None if self.failing.clear() => say(
+                "statsd",
+                &format!("sending to {} again", self.config.address),
+            ),
+            None => {}
         }
     }
 }
@@ -271,43 +260,36 @@ fn until_next_tick(interval: Duration) -> Duration {
     Duration::from_nanos(step - now % step)
 }
 
-impl Flusher {
-    /// A flusher for `config`; nothing runs until [`Flusher::run`].
-    pub fn new(config: Config) -> Flusher {
-        Flusher {
-            config,
-            stats: Arc::new(Stats::default()),
-            started_ns: unix_ns(),
-        }
+impl Sealed for Statsd {}
+
+impl Push for Statsd {
+    type Config = Config;
+    type Stats = Stats;
+    /// When the flusher was made, in nanoseconds since the Unix epoch.
+    type Parts = u64;
+
+    fn prepare(_: &Config) -> (Arc<Stats>, u64) {
+        (Arc::new(Stats::default()), unix_ns())
     }
 
-    /// The counters (for the exporter's own metrics).
-    pub fn stats(&self) -> Arc<Stats> {
-        self.stats.clone()
-    }
-
-    /// The settings.
-    pub fn config(&self) -> &Config {
-        &self.config
-    }
-
-    /// Flushes snapshots of `source` until `shutdown` completes, then
-    /// makes a last flush and returns. Series created before the flusher
-    /// was made count as already sent (see [`Encoder`]).
-    pub async fn run(
-        self,
+    /// Flushes until `shutdown` completes, then makes a last flush and
+    /// returns.
+    async fn run(
+        pusher: Flusher,
         source: Arc<dyn Source>,
-        shutdown: impl std::future::Future<Output = ()>,
+        shutdown: impl Future<Output = ()> + Send,
     ) {
-        let started = self.started_ns;
-        let mut work = Some(Work::new(&self.config, started));
+        let Pusher {
+            config,
+            stats,
+            parts: started,
+        } = pusher;
+        let mut work = Some(Work::new(&config, started));
         let mut shutdown = std::pin::pin!(shutdown);
         let mut stopping = false;
         loop {
-            let mut w = work
-                .take()
-                .unwrap_or_else(|| Work::new(&self.config, started));
-            let (source, stats) = (source.clone(), self.stats.clone());
+            let mut w = work.take().unwrap_or_else(|| Work::new(&config, started));
+            let (source, stats) = (source.clone(), stats.clone());
             // Reading the store, encoding and sending are blocking work:
             // off the runtime.
             let done = tokio::task::spawn_blocking(move || {
@@ -321,7 +303,7 @@ impl Flusher {
                 return;
             }
             tokio::select! {
-                () = tokio::time::sleep(until_next_tick(self.config.interval)) => {}
+                () = tokio::time::sleep(until_next_tick(config.interval)) => {}
                 () = &mut shutdown => stopping = true,
             }
         }

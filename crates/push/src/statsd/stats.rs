@@ -3,8 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use shmetrics_core::Kind;
-use shmetrics_expo::{ExtraFamily, ExtraSample};
+use shmetrics_expo::{ExtraFamily, Families};
 
 /// Counters of a [`Flusher`](super::Flusher).
 #[derive(Debug, Default)]
@@ -37,82 +36,38 @@ pub struct Stats {
 impl Stats {
     /// The counters as families for the exporter's own metrics.
     pub fn families(&self) -> Vec<ExtraFamily<'_>> {
-        let one = |name, help, kind, v: &AtomicU64| ExtraFamily {
-            name,
-            help,
-            kind,
-            samples: vec![ExtraSample {
-                labels: vec![],
-                value: v.load(Relaxed) as f64,
-            }],
-        };
-        vec![
-            one(
-                "shmetrics_statsd_flushes",
-                "StatsD flushes made.",
-                Kind::Counter,
-                &self.flushes,
-            ),
-            one(
-                "shmetrics_statsd_datagrams_sent",
-                "StatsD datagrams sent.",
-                Kind::Counter,
-                &self.datagrams_sent,
-            ),
-            one(
-                "shmetrics_statsd_bytes_sent",
-                "Bytes in the StatsD datagrams sent.",
-                Kind::Counter,
-                &self.bytes_sent,
-            ),
-            one(
-                "shmetrics_statsd_lines_sent",
-                "Lines (metrics) in the StatsD datagrams sent.",
-                Kind::Counter,
-                &self.lines_sent,
-            ),
-            one(
-                "shmetrics_statsd_send_errors",
-                "StatsD datagrams that could not be sent (no socket, a failed send, or given up after a send timed out).",
-                Kind::Counter,
-                &self.send_errors,
-            ),
-            ExtraFamily {
-                name: "shmetrics_statsd_lines_dropped",
-                help: "StatsD lines left out: longer than a datagram, or a value StatsD cannot carry (NaN, infinity).",
-                kind: Kind::Counter,
-                samples: vec![
-                    ExtraSample {
-                        labels: vec![("reason", "too_long")],
-                        value: self.lines_too_long.load(Relaxed) as f64,
-                    },
-                    ExtraSample {
-                        labels: vec![("reason", "not_finite")],
-                        value: self.values_not_finite.load(Relaxed) as f64,
-                    },
-                ],
-            },
-            one(
-                "shmetrics_statsd_snapshot_failures",
-                "StatsD flushes that could not read the store.",
-                Kind::Counter,
-                &self.snapshot_failures,
-            ),
-            one(
-                "shmetrics_statsd_series",
-                "Series whose last sent value the StatsD flusher remembers.",
-                Kind::Gauge,
-                &self.series,
-            ),
-            ExtraFamily {
-                name: "shmetrics_statsd_last_flush_timestamp_seconds",
-                help: "When the last StatsD flush ended, in seconds since the Unix epoch; 0 before the first.",
-                kind: Kind::Gauge,
-                samples: vec![ExtraSample {
-                    labels: vec![],
-                    value: self.last_flush_unix_ms.load(Relaxed) as f64 / 1e3,
-                }],
-            },
-        ]
+        let n = |v: &AtomicU64| v.load(Relaxed) as f64;
+        let mut f = Families::default();
+        f.counter("shmetrics_statsd_flushes", "StatsD flushes made.")
+            .value(n(&self.flushes));
+        f.counter("shmetrics_statsd_datagrams_sent", "StatsD datagrams sent.")
+            .value(n(&self.datagrams_sent));
+        f.counter(
+            "shmetrics_statsd_bytes_sent",
+            "Bytes in the StatsD datagrams sent.",
+        )
+        .value(n(&self.bytes_sent));
+        f.counter(
+            "shmetrics_statsd_lines_sent",
+            "Lines (metrics) in the StatsD datagrams sent.",
+        )
+        .value(n(&self.lines_sent));
+        f.counter("shmetrics_statsd_send_errors", "StatsD datagrams that could not be sent (no socket, a failed send, or given up after a send timed out).")
+            .value(n(&self.send_errors));
+        f.counter("shmetrics_statsd_lines_dropped", "StatsD lines left out: longer than a datagram, or a value StatsD cannot carry (NaN, infinity).")
+            .by(&[], "reason", &[("too_long", n(&self.lines_too_long)), ("not_finite", n(&self.values_not_finite))]);
+        f.counter(
+            "shmetrics_statsd_snapshot_failures",
+            "StatsD flushes that could not read the store.",
+        )
+        .value(n(&self.snapshot_failures));
+        f.gauge(
+            "shmetrics_statsd_series",
+            "Series whose last sent value the StatsD flusher remembers.",
+        )
+        .value(n(&self.series));
+        f.gauge("shmetrics_statsd_last_flush_timestamp_seconds", "When the last StatsD flush ended, in seconds since the Unix epoch; 0 before the first.")
+            .value(n(&self.last_flush_unix_ms) / 1e3);
+        f.into_vec()
     }
 }

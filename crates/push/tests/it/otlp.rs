@@ -187,8 +187,8 @@ impl Receiver {
 
     /// Queues an answer for the next export request (`status=503&...`).
     fn script(&self, query: &str) {
-        let r = get(self.addr, &format!("/script?{query}"));
-        assert_eq!(r.status, 200, "{}", r.body);
+        let r = get(self.addr, &format!("/script?{query}"), &[]);
+        assert_eq!(r.status, 200, "{}", r.text());
     }
 
     /// Every request received so far, in order.
@@ -652,8 +652,8 @@ fn otlp_cumulative_export_decodes_with_the_official_definitions() {
     }
     assert!(own(&serve, "batches_total", &url) >= 2.0);
     assert!(own(&serve, "last_success_timestamp_seconds", &url) * 1e9 >= before as f64);
-    let status = get(serve.addr, "/");
-    assert!(status.body.contains("otlp "), "{}", status.body);
+    let status = get(serve.addr, "/", &[]);
+    assert!(status.text().contains("otlp "), "{}", status.text());
 }
 
 /// Delta temporality across exports: differences from the last export

@@ -191,11 +191,11 @@ fn the_documented_example_pushes_exact_values_to_prometheus() {
         )),
         10.0
     );
-    let status = get(serve.addr, "/");
+    let status = get(serve.addr, "/", &[]);
     assert!(
-        status.body.contains(&format!("remote write    {url}: ")),
+        status.text().contains(&format!("remote write    {url}: ")),
         "{}",
-        status.body
+        status.text()
     );
 }
 

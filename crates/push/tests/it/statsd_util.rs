@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use crate::util::{find_metric, wait_for, KillOnDrop, Serve, IO_TIMEOUT};
+use crate::util::{find_metric, spawn_logged, wait_for, KillOnDrop, Serve, IO_TIMEOUT};
 
 /// How long a flush or a datagram may take to show up.
 pub const FLUSH_WAIT: Duration = Duration::from_secs(60);
@@ -115,19 +115,13 @@ impl EtsyStatsd {
             )
             .unwrap();
             let log = dir.join(format!("statsd-{attempt}.log"));
-            let out = std::fs::File::create(&log).unwrap();
-            let child = Command::new("node")
-                .arg(&js)
-                .arg(&config)
-                .stdin(Stdio::null())
-                .stdout(out.try_clone().unwrap())
-                .stderr(out)
-                .spawn()
-                .unwrap_or_else(|e| {
-                    panic!("cannot run node ({e}): install Debian's `nodejs` package")
-                });
+            let process = spawn_logged(
+                Command::new("node").arg(&js).arg(&config),
+                &log,
+                "Debian's `nodejs` package",
+            );
             let mut s = EtsyStatsd {
-                _process: KillOnDrop(child),
+                _process: process,
                 addr,
                 mgmt,
                 log,

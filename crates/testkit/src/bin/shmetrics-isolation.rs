@@ -13,15 +13,18 @@
 //!   pre-resolved handles; every 64th update is timed alone. Prints one
 //!   line: `updates elapsed_s max_ns p999_ns samples`.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{exit, Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use shmetrics_core::{FamilyDesc, Kind, Options, Series, Store};
+use shmetrics_testkit::http::request;
+use shmetrics_testkit::serve::{find_metric, Serve};
 
 const COUNTER: &str = "iso_requests";
 const HIST: &str = "iso_latency_seconds";
@@ -285,29 +288,17 @@ fn run_writers(me: &Path, store: &Path, a: &RunArgs) -> Vec<WriterResult> {
 }
 
 /// `GET /metrics` (text format, uncompressed); returns the body.
-fn get_metrics(addr: SocketAddr) -> std::io::Result<Vec<u8>> {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(30))?;
-    s.set_read_timeout(Some(Duration::from_secs(60)))?;
-    s.write_all(
-        b"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/plain;version=0.0.4\r\nConnection: close\r\n\r\n",
+fn get_metrics(addr: SocketAddr) -> std::io::Result<String> {
+    let r = request(
+        addr,
+        "GET",
+        "/metrics",
+        &[("Accept", "text/plain;version=0.0.4")],
     )?;
-    let mut raw = Vec::new();
-    s.read_to_end(&mut raw)?;
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| std::io::Error::other("no response head"))?;
-    if !raw.starts_with(b"HTTP/1.1 200") {
-        return Err(std::io::Error::other("status not 200"));
+    if r.status != 200 {
+        return Err(std::io::Error::other(format!("status {}", r.status)));
     }
-    Ok(raw[split + 4..].to_vec())
-}
-
-/// The value of an unlabelled sample in a text body.
-fn sample(body: &[u8], name: &str) -> Option<f64> {
-    let text = std::str::from_utf8(body).ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+    Ok(r.text())
 }
 
 fn scrape_loop(addr: SocketAddr, interval: Duration, stop: Arc<AtomicBool>) -> Scrapes {
@@ -326,7 +317,7 @@ fn scrape_loop(addr: SocketAddr, interval: Duration, stop: Arc<AtomicBool>) -> S
                 r.count += 1;
                 r.durations.push(t.elapsed().as_secs_f64());
                 r.bytes = body.len();
-                if let Some(v) = sample(&body, "shmetrics_exporter_last_render_seconds") {
+                if let Some(v) = find_metric(&body, "shmetrics_exporter_last_render_seconds") {
                     r.renders.push(v);
                 }
             }
@@ -338,38 +329,6 @@ fn scrape_loop(addr: SocketAddr, interval: Duration, stop: Arc<AtomicBool>) -> S
         }
     }
     r
-}
-
-fn start_exporter(bin: &Path, store: &Path) -> (Child, SocketAddr) {
-    let mut c = Command::new(bin)
-        .arg("serve")
-        .arg("--store")
-        .arg(store)
-        .args(["--listen", "127.0.0.1:0"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| die(&format!("spawn {}: {e}", bin.display())));
-    let err = c.stderr.take().unwrap();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let mut tx = Some(tx);
-        for line in BufReader::new(err).lines().map_while(Result::ok) {
-            let addr = line
-                .split("http://")
-                .nth(1)
-                .and_then(|r| r.split('/').next())
-                .and_then(|a| a.parse::<SocketAddr>().ok());
-            if let (Some(addr), Some(tx)) = (addr, tx.take()) {
-                let _ = tx.send(addr);
-            }
-        }
-    });
-    let addr = rx
-        .recv_timeout(Duration::from_secs(30))
-        .unwrap_or_else(|_| die("the exporter did not report its address"));
-    (c, addr)
 }
 
 struct Phase {
@@ -433,9 +392,18 @@ fn run(args: &[String]) {
         writers: run_writers(&me, &store, &a),
         scrapes: None,
     };
-
     eprintln!("phase B: scraping every {:?}", a.interval);
-    let (mut exporter, addr) = start_exporter(&a.shmetrics, &store);
+    let phase_b = scraped_phase(&me, &store, &a);
+    print_table(&phase_a, &phase_b);
+    if a.dir.is_none() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+}
+
+/// Phase B: the writers run while `shmetrics serve` is scraped.
+fn scraped_phase(me: &Path, store: &Path, a: &RunArgs) -> Phase {
+    let exporter = Serve::with_bin(&a.shmetrics, &[OsStr::new("--store"), store.as_os_str()]);
+    let addr = exporter.addr;
     // One scrape first, so that phase B starts from a warm exporter.
     let _ = get_metrics(addr);
     let stop = Arc::new(AtomicBool::new(false));
@@ -444,17 +412,19 @@ fn run(args: &[String]) {
         let interval = a.interval;
         std::thread::spawn(move || scrape_loop(addr, interval, stop))
     };
-    let writers = run_writers(&me, &store, &a);
+    let writers = run_writers(me, store, a);
     stop.store(true, Relaxed);
     let scrapes = scraper.join().unwrap();
-    let _ = exporter.kill();
-    let _ = exporter.wait();
-    let phase_b = Phase {
+    drop(exporter);
+    Phase {
         name: "B (scrape 1/s)",
         writers,
         scrapes: Some(scrapes),
-    };
+    }
+}
 
+/// The results of both phases, one row each, and their ratios.
+fn print_table(phase_a: &Phase, phase_b: &Phase) {
     println!();
     println!(
         "{:<15} {:>12} {:>14} {:>12} {:>12} {:>8} {:>14} {:>14} {:>11}",
@@ -468,37 +438,13 @@ fn run(args: &[String]) {
         "scrape (ms)",
         "page (MB)"
     );
-    for p in [&phase_a, &phase_b] {
+    for p in [phase_a, phase_b] {
         let per: Vec<String> = p
             .writers
             .iter()
             .map(|w| format!("{:.2}M", w.updates as f64 / w.elapsed / 1e6))
             .collect();
-        let (n, render, scrape, page) = match &p.scrapes {
-            None => ("-".into(), "-".into(), "-".into(), "-".into()),
-            Some(s) => (
-                format!(
-                    "{}{}",
-                    s.count,
-                    if s.failed > 0 {
-                        format!("+{}err", s.failed)
-                    } else {
-                        String::new()
-                    }
-                ),
-                format!(
-                    "{:.0} med/{:.0} max",
-                    median(&s.renders) * 1e3,
-                    s.renders.iter().copied().fold(0.0, f64::max) * 1e3
-                ),
-                format!(
-                    "{:.0} med/{:.0} max",
-                    median(&s.durations) * 1e3,
-                    s.durations.iter().copied().fold(0.0, f64::max) * 1e3
-                ),
-                format!("{:.1}", s.bytes as f64 / 1e6),
-            ),
-        };
+        let [n, render, scrape, page] = scrape_cells(p.scrapes.as_ref());
         println!(
             "{:<15} {:>11.2}M {:>14} {:>12.1} {:>12.2} {:>8} {:>14} {:>14} {:>11}",
             p.name,
@@ -525,7 +471,30 @@ fn run(args: &[String]) {
          is timed alone; worst and p99.9 are over all writers; render is the exporter's \
          shmetrics_exporter_last_render_seconds, scrape the client's full GET)"
     );
-    if a.dir.is_none() {
-        let _ = std::fs::remove_dir_all(&tmp);
-    }
+}
+
+/// A phase's scrape columns: count (and failures), render and scrape
+/// times, page size; dashes for a phase without scrapes.
+fn scrape_cells(s: Option<&Scrapes>) -> [String; 4] {
+    let Some(s) = s else {
+        return ["-", "-", "-", "-"].map(String::from);
+    };
+    let failed = if s.failed > 0 {
+        format!("+{}err", s.failed)
+    } else {
+        String::new()
+    };
+    let med_max = |v: &[f64]| {
+        format!(
+            "{:.0} med/{:.0} max",
+            median(v) * 1e3,
+            v.iter().copied().fold(0.0, f64::max) * 1e3
+        )
+    };
+    [
+        format!("{}{failed}", s.count),
+        med_max(&s.renders),
+        med_max(&s.durations),
+        format!("{:.1}", s.bytes as f64 / 1e6),
+    ]
 }

@@ -39,11 +39,11 @@
 
 use std::sync::atomic::{fence, Ordering::*};
 
+use super::{Family, FamilyType, Series, Store};
 use crate::error::Result;
 use crate::exemplar;
 use crate::proc;
 use crate::shm::{self, layout::slot_state, layout::state, layout::TOMBSTONE};
-use crate::store::{Family, FamilyType, Series, Store};
 
 /// Label bytes reserved for a series of a family with a TTL: its encoded
 /// length rounded up to a power of two (at least 32), so that a later
@@ -152,7 +152,7 @@ impl Store {
         };
         // Already expired: no sweep for a handle that is stale anyway.
         if rec.state.load(SeqCst) != s.live {
-            return Err(crate::update::expired());
+            return Err(crate::error::expired());
         }
         let cell = (s.int_off as usize).saturating_add(s.ttl_cell as usize);
         if now_ms.saturating_sub(self.last_update(cell, self.slots_in_use())) < t.ttl_ms {
@@ -163,7 +163,7 @@ impl Store {
             self.sweep(s.family, true);
         }
         if rec.state.load(SeqCst) != s.live {
-            return Err(crate::update::expired());
+            return Err(crate::error::expired());
         }
         Ok(())
     }
@@ -294,7 +294,7 @@ impl Store {
         let (labels, fresh) = if encoded.len() <= label_room(old_len) {
             (rec.labels.off.load(Relaxed), None)
         } else {
-            let mut arena = crate::store::ArenaAlloc::new(self)?;
+            let mut arena = super::ArenaAlloc::new(self)?;
             let mut padded = encoded.to_vec();
             padded.resize(label_room(encoded.len()), 0);
             match arena.push(&padded) {
@@ -318,7 +318,7 @@ impl Store {
         // reader accepts while its state word differs from the one it saw
         // before reading them, and the word changed above.
         self.map.arena_write(labels, encoded);
-        crate::store::set_ref(&rec.labels, labels, encoded.len());
+        super::set_ref(&rec.labels, labels, encoded.len());
         rec.hash.store(hash, Relaxed);
         rec.created_unix_ns.store(proc::unix_nanos(), Relaxed);
         self.stamp_created(family, rec.int_off.load(Relaxed));

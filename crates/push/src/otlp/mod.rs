@@ -32,10 +32,12 @@ pub mod proto;
 mod send;
 mod stats;
 
+pub use crate::config::{ConfigError, DEFAULT_QUEUE_BATCHES};
+pub use crate::http::{parse_retry_after, HttpSettings, SendError};
 pub use config::{
-    host_name, Config, ConfigError, ResourceAttributes, Temporality, DEFAULT_INTERVAL_SECS,
-    DEFAULT_PATH, DEFAULT_QUEUE_BATCHES, HOST_NAME,
+    host_name, Config, ResourceAttributes, Temporality, DEFAULT_INTERVAL_SECS, DEFAULT_PATH,
+    HOST_NAME,
 };
 pub use encode::SCOPE_NAME;
-pub use send::{is_retryable_status, parse_retry_after, OtlpExporter, SendError, PROTOBUF};
+pub use send::{is_retryable_status, Otlp, OtlpExporter, PROTOBUF};
 pub use stats::Stats;

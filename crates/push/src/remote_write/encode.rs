@@ -6,8 +6,8 @@ use prost::Message;
 use shmetrics_core::{NativeBuckets, Snapshot, Value};
 use shmetrics_expo::protobuf::spans_and_deltas;
 
-use crate::proto::{histogram, Histogram, Label, Sample, TimeSeries, WriteRequest};
-use crate::ExternalLabels;
+use super::proto::{histogram, Histogram, Label, Sample, TimeSeries, WriteRequest};
+use super::ExternalLabels;
 
 /// One request body: a snappy-compressed (block format) `WriteRequest`.
 #[derive(Clone, Debug)]
@@ -46,110 +46,145 @@ pub fn timeseries(
     timestamp_ms: i64,
     native_histograms: bool,
 ) -> Vec<TimeSeries> {
-    let mut out = Vec::with_capacity(snap.series_count());
-    let mut base: Vec<Label> = Vec::new();
-    let mut le = Vec::new();
+    let mut out = Series {
+        out: Vec::with_capacity(snap.series_count()),
+        name: "",
+        base: Vec::new(),
+        timestamp_ms,
+    };
     for family in snap.families() {
-        let name = family.name();
+        out.name = family.name();
         for series in family.series() {
-            base.clear();
-            base.extend(
+            out.base.clear();
+            out.base.extend(
                 series
                     .labels()
                     .filter(|(_, v)| !v.is_empty())
-                    .map(|(n, v)| Label {
-                        name: n.to_string(),
-                        value: v.to_string(),
-                    }),
+                    .map(|(n, v)| label(n, v)),
             );
             for (n, v) in external.iter() {
-                if !base.iter().any(|l| l.name == n) {
-                    base.push(Label {
-                        name: n.to_string(),
-                        value: v.to_string(),
-                    });
+                if !out.base.iter().any(|l| l.name == n) {
+                    out.base.push(label(n, v));
                 }
             }
-            // The labels of one series: `name` with `suffix`, the
-            // series' labels, and `extra` (the `le` of a bucket, or the
-            // `quantile` of a summary's quantile).
-            let labels = |suffix: &str, extra: Option<(&str, String)>| {
-                let mut labels = Vec::with_capacity(base.len() + 2);
-                labels.push(Label {
-                    name: "__name__".into(),
-                    value: format!("{name}{suffix}"),
-                });
-                labels.extend(base.iter().cloned());
-                if let Some((name, value)) = extra {
-                    labels.push(Label {
-                        name: name.into(),
-                        value,
-                    });
-                }
-                labels.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-                labels
-            };
-            let sample = |suffix: &str, extra: Option<(&str, String)>, value: f64| TimeSeries {
-                labels: labels(suffix, extra),
-                samples: vec![Sample {
-                    value,
-                    timestamp: timestamp_ms,
-                }],
-                histograms: Vec::new(),
-            };
             match series.value() {
-                Value::Counter(v) => out.push(sample("_total", None, v)),
-                Value::Gauge(v) => out.push(sample("", None, v)),
+                Value::Counter(v) => out.sample("_total", None, v),
+                Value::Gauge(v) => out.sample("", None, v),
                 Value::Histogram {
                     bounds,
                     cumulative,
                     sum,
                     native,
                     ..
-                } => {
-                    // With native buckets, the snapshot's count is theirs
-                    // (the zero bucket's included).
-                    let count = cumulative.last().copied().unwrap_or(0);
-                    if let (true, Some(nb)) = (native_histograms, native) {
-                        out.push(native_series(
-                            labels("", None),
-                            nb,
-                            count,
-                            sum,
-                            timestamp_ms,
-                        ));
-                        if bounds.is_empty() {
-                            continue; // native only
-                        }
-                    }
-                    for (i, count) in cumulative.iter().enumerate() {
-                        le.clear();
-                        let bound = bounds.get(i).copied().unwrap_or(f64::INFINITY);
-                        shmetrics_expo::write_canonical_float(&mut le, bound);
-                        let le = String::from_utf8_lossy(&le).into_owned();
-                        out.push(sample("_bucket", Some(("le", le)), *count as f64));
-                    }
-                    out.push(sample("_sum", None, sum));
-                    out.push(sample("_count", None, count as f64));
-                }
+                } => out.histogram(
+                    bounds,
+                    cumulative,
+                    sum,
+                    native.filter(|_| native_histograms),
+                ),
                 Value::Summary {
                     count,
                     sum,
                     quantiles,
                 } => {
                     for q in quantiles {
-                        le.clear();
-                        shmetrics_expo::write_canonical_float(&mut le, q.quantile);
-                        let quantile = String::from_utf8_lossy(&le).into_owned();
-                        out.push(sample("", Some(("quantile", quantile)), q.value));
+                        let quantile = canonical(q.quantile);
+                        out.sample("", Some(("quantile", quantile)), q.value);
                     }
-                    out.push(sample("_sum", None, sum));
-                    out.push(sample("_count", None, count as f64));
+                    out.sample("_sum", None, sum);
+                    out.sample("_count", None, count as f64);
                 }
             }
         }
     }
-    out
+    out.out
+}
+
+fn label(name: &str, value: &str) -> Label {
+    Label {
+        name: name.to_string(),
+        value: value.to_string(),
+    }
+}
+
+/// A bound or quantile as the exposition renders it (`0.5`, `1.0`, `+Inf`).
+fn canonical(v: f64) -> String {
+    let mut text = Vec::new();
+    shmetrics_expo::write_canonical_float(&mut text, v);
+    String::from_utf8_lossy(&text).into_owned()
+}
+
+/// The series written so far, and the family and labels of the store
+/// series being written.
+struct Series<'a> {
+    out: Vec<TimeSeries>,
+    name: &'a str,
+    /// The series' labels and the external ones it lacks.
+    base: Vec<Label>,
+    timestamp_ms: i64,
+}
+
+impl Series<'_> {
+    /// The labels of one series: the name with `suffix`, the store
+    /// series' labels, and `extra` (the `le` of a bucket, or the
+    /// `quantile` of a summary's quantile), sorted by name.
+    fn labels(&self, suffix: &str, extra: Option<(&str, String)>) -> Vec<Label> {
+        let mut labels = Vec::with_capacity(self.base.len() + 2);
+        labels.push(Label {
+            name: "__name__".into(),
+            value: format!("{}{suffix}", self.name),
+        });
+        labels.extend(self.base.iter().cloned());
+        if let Some((name, value)) = extra {
+            labels.push(Label {
+                name: name.into(),
+                value,
+            });
+        }
+        labels.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        labels
+    }
+
+    fn sample(&mut self, suffix: &str, extra: Option<(&str, String)>, value: f64) {
+        let labels = self.labels(suffix, extra);
+        self.out.push(TimeSeries {
+            labels,
+            samples: vec![Sample {
+                value,
+                timestamp: self.timestamp_ms,
+            }],
+            histograms: Vec::new(),
+        });
+    }
+
+    /// A histogram's series: with `native` buckets (and native histograms
+    /// asked for) a native sample, then the classic series unless it has
+    /// no bounds.
+    fn histogram(
+        &mut self,
+        bounds: &[f64],
+        cumulative: &[u64],
+        sum: f64,
+        native: Option<NativeBuckets<'_>>,
+    ) {
+        // With native buckets, the snapshot's count is theirs (the zero
+        // bucket's included).
+        let count = cumulative.last().copied().unwrap_or(0);
+        if let Some(nb) = native {
+            let labels = self.labels("", None);
+            let native = native_series(labels, nb, count, sum, self.timestamp_ms);
+            self.out.push(native);
+            if bounds.is_empty() {
+                return; // native only
+            }
+        }
+        for (i, count) in cumulative.iter().enumerate() {
+            let le = canonical(bounds.get(i).copied().unwrap_or(f64::INFINITY));
+            self.sample("_bucket", Some(("le", le)), *count as f64);
+        }
+        self.sample("_sum", None, sum);
+        self.sample("_count", None, count as f64);
+    }
 }
 
 /// A native histogram sample as a series of its own.

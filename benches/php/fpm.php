@@ -1,0 +1,182 @@
+<?php
+
+// Per request in a real php-fpm behind nginx: the endpoint shape of issue
+// 17 (a fresh registry, 4 getOrRegister, 5 updates; fpm-app.php) on the
+// native Shmetrics\ API, on PromPHP with ShmetricsAdapter, and on PromPHP
+// with APCng, in the same run, with the setup docs/php.md recommends
+// (ffi.enable=preload, ffi.preload, opcache.preload; fpm-preload.php).
+//
+//     php benches/php/fpm.php [--quick]
+//
+// Prints, per engine: the time the metrics took inside the request
+// (median and mean of hrtime around the shape, in µs, over requests sent
+// one at a time, the engines taking turns), and php-fpm's throughput with
+// wrk (2 threads, 8 connections) against the same endpoint without metrics.
+// Needs php-fpm, nginx, wrk, php-apcu and PromPHP ($PROMPHP_DIR or the
+// pinned copy); scripts/setup.sh's ensure_php and ensure_lua install them.
+
+declare(strict_types=1);
+
+require __DIR__ . '/promphp.php';
+
+const ENGINES = ['native', 'adapter', 'apcng', 'none'];
+
+$quick = in_array('--quick', $argv, true);
+$rounds = $quick ? 10 : 40;
+$perTurn = 50;
+$wrkSeconds = $quick ? 2 : 5;
+
+$promphp = promphp_autoload() ?? exit("PromPHP not found: set PROMPHP_DIR\n");
+$repo = dirname(__DIR__, 2);
+$library = getenv('SHMETRICS_LIBRARY') ?: "$repo/target/release/libshmetrics.so";
+$fpmBin = glob('/usr/sbin/php-fpm*')[0] ?? exit("php-fpm is not installed\n");
+foreach (['/usr/sbin/nginx', '/usr/bin/wrk', $library] as $need) {
+    is_file($need) || exit("$need is missing\n");
+}
+
+$dir = (is_dir('/dev/shm') ? '/dev/shm' : sys_get_temp_dir()) . '/shmetrics-fpm-bench-' . getmypid();
+mkdir("$dir/nginx", 0755, true);
+chmod($dir, 0755);
+$procs = [];
+register_shutdown_function(static function () use (&$procs, $dir): void {
+    foreach (array_reverse($procs) as $p) {
+        $pid = proc_get_status($p)['pid'];
+        posix_kill($pid, SIGTERM);
+        proc_close($p);
+    }
+    exec('rm -rf ' . escapeshellarg($dir));
+});
+
+[$fpmPort, $nginxPort] = [free_port(), free_port()];
+write_configs($dir, $repo, $library, $promphp, $fpmPort, $nginxPort);
+$root = posix_geteuid() === 0;
+$procs[] = start([$fpmBin, '--nodaemonize', '-c', "$dir/php.ini", '-y', "$dir/fpm.conf",
+    ...($root ? ['--allow-to-run-as-root'] : [])], "$dir/fpm.out");
+$procs[] = start(['/usr/sbin/nginx', '-p', "$dir/nginx", '-c', "$dir/nginx/nginx.conf", '-g', 'daemon off;'],
+    "$dir/nginx.out");
+$base = "http://127.0.0.1:$nginxPort";
+wait_for("$base/none", $dir);
+
+printf("PHP %s, php-fpm (2 static workers, ffi.enable=preload, opcache.preload) behind nginx; PromPHP from %s\n",
+    PHP_VERSION, $promphp);
+printf("endpoint: fresh registry + 4 getOrRegister + 5 updates (benches/php/fpm-app.php)\n\n");
+
+// Warm up every worker on every engine (the first request of a worker
+// opens the store, claims a writer slot, fills opcache).
+foreach (ENGINES as $e) {
+    for ($i = 0; $i < 20; $i++) {
+        get("$base/$e");
+    }
+}
+$ns = array_fill_keys(ENGINES, []);
+for ($r = 0; $r < $rounds; $r++) {
+    foreach (ENGINES as $e) {
+        for ($i = 0; $i < $perTurn; $i++) {
+            $ns[$e][] = (int) get("$base/$e");
+        }
+    }
+}
+check_counted("$dir/app.metrics", 2 * (20 + $rounds * $perTurn));
+// Throughput: 3 wrk runs per engine, in turns; the median of each.
+$runs = array_fill_keys(ENGINES, []);
+for ($r = 0; $r < 3; $r++) {
+    foreach (ENGINES as $e) {
+        $out = shell_exec(sprintf('wrk -t2 -c8 -d%ds %s 2>&1', $wrkSeconds, escapeshellarg("$base/$e")));
+        $runs[$e][] = preg_match('/Requests\/sec:\s+([\d.]+)/', (string) $out, $m) ? (float) $m[1] : NAN;
+    }
+}
+$rps = array_map(static function (array $v): float {
+    sort($v);
+    return $v[1];
+}, $runs);
+
+$median = static function (array $v): float {
+    sort($v);
+    return $v[intdiv(count($v), 2)] / 1000;
+};
+printf("%-10s %18s %16s %14s %12s %16s\n", 'engine', 'in request µs p50', 'in request mean', 'vs APCng p50', 'req/s', 'vs no metrics');
+foreach (ENGINES as $e) {
+    printf("%-10s %18.1f %16.1f %14s %12.0f %15.0f%%\n", $e, $median($ns[$e]), array_sum($ns[$e]) / count($ns[$e]) / 1000,
+        $e === 'none' ? '' : sprintf('%.2fx', $median($ns[$e]) / $median($ns['apcng'])), $rps[$e],
+        100 * $rps[$e] / $rps['none']);
+}
+printf("\n(%d requests per engine one at a time, in turns of %d; req/s: median of 3 runs of wrk -t2 -c8 -d%ds)\n",
+    $rounds * $perTurn, $perTurn, $wrkSeconds);
+$log = (string) @file_get_contents("$dir/fpm.log") . (string) @file_get_contents("$dir/php-errors.log");
+if (preg_match('/PHP (Fatal|Warning)/', $log)) {
+    fwrite(STDERR, "php-fpm logged errors:\n$log");
+    exit(1);
+}
+
+/** The store must hold one count per request the native API and the adapter served. */
+function check_counted(string $store, int $want): void
+{
+    require_once dirname(__DIR__, 2) . '/bindings/php/autoload.php';
+    foreach (Shmetrics\Snapshot::take(new Shmetrics\Storage\Shmetrics($store)) as $f) {
+        if ($f['name'] === 'app_requests') {
+            $got = (int) $f['series'][0]['value'];
+            $got === $want || exit("the store counted $got requests, not $want\n");
+            return;
+        }
+    }
+    exit("the store has no app_requests\n");
+}
+
+function write_configs(string $dir, string $repo, string $library, string $promphp, int $fpmPort, int $nginxPort): void
+{
+    $header = "$dir/shmetrics.h";
+    file_put_contents($header, shell_exec(sprintf('%s %s %s', PHP_BINARY,
+        escapeshellarg("$repo/bindings/php/bin/shmetrics-ffi-header"), escapeshellarg($library))));
+    $user = posix_getpwuid(posix_geteuid())['name'];
+    $preload = __DIR__ . '/fpm-preload.php';
+    file_put_contents("$dir/php.ini", "ffi.enable = preload\nffi.preload = $header\nopcache.enable = 1\n"
+        . "opcache.preload = $preload\nopcache.preload_user = $user\napc.enabled = 1\napc.shm_size = 256M\n");
+    $root = posix_geteuid() === 0 ? "user = root\n" : '';
+    file_put_contents("$dir/fpm.conf", "[global]\nerror_log = $dir/fpm.log\ndaemonize = no\n[bench]\n"
+        . "listen = 127.0.0.1:$fpmPort\npm = static\npm.max_children = 2\ncatch_workers_output = yes\n"
+        . "php_admin_value[error_log] = $dir/php-errors.log\nphp_admin_flag[log_errors] = on\n"
+        . "env[SHMETRICS_STORE] = $dir/app.metrics\nenv[PROMPHP_DIR] = $promphp\n$root");
+    $app = __DIR__ . '/fpm-app.php';
+    file_put_contents("$dir/nginx/nginx.conf", (posix_geteuid() === 0 ? "user root;\n" : '')
+        . "worker_processes 1;\nerror_log $dir/nginx/error.log;\npid $dir/nginx/nginx.pid;\n"
+        . "events { worker_connections 512; }\nhttp {\n access_log off;\n client_body_temp_path $dir/nginx/body;\n"
+        . " fastcgi_temp_path $dir/nginx/fastcgi;\n proxy_temp_path $dir/nginx/proxy;\n"
+        . " uwsgi_temp_path $dir/nginx/uwsgi;\n scgi_temp_path $dir/nginx/scgi;\n"
+        . " upstream fpm { server 127.0.0.1:$fpmPort; keepalive 8; }\n"
+        . " server {\n  listen 127.0.0.1:$nginxPort;\n  location / {\n   include /etc/nginx/fastcgi_params;\n"
+        . "   fastcgi_param SCRIPT_FILENAME $app;\n   fastcgi_keep_conn on;\n   fastcgi_pass fpm;\n  }\n }\n}\n");
+}
+
+/** @param list<string> $argv @return resource */
+function start(array $argv, string $log)
+{
+    $p = proc_open($argv, [0 => ['file', '/dev/null', 'r'], 1 => ['file', $log, 'a'], 2 => ['file', $log, 'a']], $pipes);
+    is_resource($p) || exit('cannot start ' . implode(' ', $argv) . "\n");
+    return $p;
+}
+
+function wait_for(string $url, string $dir): void
+{
+    for ($i = 0; $i < 100; $i++) {
+        if (@file_get_contents($url) !== false) {
+            return;
+        }
+        usleep(100000);
+    }
+    exit("php-fpm behind nginx did not answer $url; see $dir/fpm.log, $dir/fpm.out, $dir/nginx.out\n");
+}
+
+function get(string $url): string
+{
+    $body = file_get_contents($url);
+    ($body !== false && is_numeric($body)) || exit("$url answered: " . var_export($body, true) . "\n");
+    return $body;
+}
+
+function free_port(): int
+{
+    $s = stream_socket_server('tcp://127.0.0.1:0');
+    $port = (int) substr(strrchr(stream_socket_get_name($s, false), ':'), 1);
+    fclose($s);
+    return $port;
+}

@@ -1,0 +1,369 @@
+//! The emit phase: this refresh's series, family by family, from the
+//! merged sums, with what a kind reads besides them (a summary's
+//! quantiles, a gauge's per-slot values, exemplars).
+
+use std::sync::atomic::Ordering::{Acquire, Relaxed};
+
+use super::{
+    push_str, slots, CachedSeries, ExemplarEntry, Extra, FamilyEntry, Quantile, SeriesEntry,
+    SlotLife, Snapshot, Span, Sums,
+};
+use crate::exemplar;
+use crate::family::{GaugeMode, Kind};
+use crate::shm;
+use crate::shm::layout::{SeriesRec, SlotRec};
+use crate::store::{classic_cells, Store};
+use crate::window::{self, Window};
+
+/// What every series' emission reads besides the snapshot.
+struct Merged<'a> {
+    life: &'a [SlotLife],
+    sums: &'a Sums,
+    recs: &'a [SeriesRec],
+    slots: &'a [SlotRec],
+    now_ms: u64,
+    /// The highest slot that was ever used.
+    hwm: u32,
+}
+
+impl Store {
+    /// Emits the series of every family into `snap`, from the merged sums
+    /// in its cache.
+    pub(super) fn emit_series(&self, snap: &mut Snapshot, life: &[SlotLife]) {
+        snap.series.clear();
+        snap.numbers.clear();
+        snap.counts.clear();
+        snap.quantiles.clear();
+        snap.pids.clear();
+        snap.exemplars.clear();
+        snap.exemplar_labels.clear();
+        snap.exemplar_strings.clear();
+        let sketch_cells = self.sketch.cells();
+        snap.cache.sketch_acc.resize(sketch_cells, 0);
+        snap.cache.sketch_tmp.resize(sketch_cells, 0);
+        // Taken out while the series are pushed, and put back.
+        let mut families = std::mem::take(&mut snap.families);
+        let members = std::mem::take(&mut snap.cache.members);
+        let sums = std::mem::take(&mut snap.cache.sums);
+        let at = Merged {
+            life,
+            sums: &sums,
+            recs: self.map.series(),
+            slots: self.map.slots(),
+            now_ms: shm::coarse_monotonic_ms(),
+            hwm: (life.len() as u32).saturating_sub(1),
+        };
+        let fam_recs = self.map.families();
+        let mut native_next = 0u32;
+        for (fam, list) in families.iter_mut().zip(&members) {
+            fam.overflows = fam_recs[fam.raw as usize].overflows.load(Relaxed);
+            let first = snap.series.len() as u32;
+            for m in list {
+                // Every member of a native family has an entry, in order.
+                let native_k = native_next;
+                if fam.native.is_some() {
+                    native_next += 1;
+                }
+                self.emit_member(snap, fam, m, native_k, &at);
+            }
+            fam.series = first..snap.series.len() as u32;
+        }
+        snap.families = families;
+        snap.cache.members = members;
+        snap.cache.sums = sums;
+    }
+
+    /// Emits one series (one per slot for a per-process gauge), unless it
+    /// was deleted or expired since it was decoded, or is an unused
+    /// overflow series. `native_k` is its entry in `Snapshot::natives`.
+    fn emit_member(
+        &self,
+        snap: &mut Snapshot,
+        fam: &FamilyEntry,
+        m: &CachedSeries,
+        native_k: u32,
+        at: &Merged,
+    ) {
+        if at.recs[m.id as usize].state.load(Acquire) != m.word {
+            return; // deleted or expired since it was decoded
+        }
+        let overflow = m.id == fam.overflow_series;
+        if overflow && fam.overflows == 0 {
+            return; // an unused overflow series is not exported
+        }
+        let (io, fo) = (m.int_off as usize, m.float_off as usize);
+        if fam.ttl_ms > 0 && !overflow {
+            // Idle for the TTL: gone, whether or not a writer swept it yet.
+            let cell = io + fam.ttl_cell as usize;
+            if at.now_ms.saturating_sub(self.last_update(cell, at.hwm)) >= fam.ttl_ms {
+                return;
+            }
+        }
+        let entry = SeriesEntry {
+            values: m.values.clone(),
+            extra: if overflow {
+                Extra::Overflow
+            } else {
+                Extra::None
+            },
+            number: snap.numbers.len() as u32,
+            counts: snap.counts.len() as u32,
+            quantiles: snap.quantiles.len() as u32,
+            native: native_k,
+            exemplars: snap.exemplars.len() as u32,
+            created_unix_ns: m.created_unix_ns,
+        };
+        let Some((ints, float)) = at.sums.series(io, fam.shape.ints as usize, fo) else {
+            return;
+        };
+        if fam.exemplars > 0 {
+            self.push_exemplars(snap, fam, io, m.sketch_off as usize, at.life);
+        }
+        match fam.kind {
+            // Integral increments, plus fractional ones.
+            Kind::Counter => snap.numbers.push(ints[0] as f64 + float),
+            Kind::Histogram => {
+                push_cumulative(snap, fam, ints, native_k);
+                snap.numbers.push(float);
+            }
+            Kind::Summary => {
+                snap.counts.push(ints[0]);
+                snap.numbers.push(float);
+                self.push_quantiles(snap, fam, (io + 1, m.sketch_off as usize), at);
+            }
+            Kind::Gauge if fam.mode.per_process() => {
+                self.push_per_process(snap, fam.mode, (io, fo), entry, at);
+                return;
+            }
+            Kind::Gauge => {
+                let per_slot = self.gauge_slots(fam.mode, (io, fo), at.life);
+                let v = combine_gauge(fam.mode, per_slot.map(|(_, v, m)| (v, m)));
+                snap.numbers.push(v);
+            }
+        }
+        snap.series.push(entry);
+    }
+
+    /// Pushes the latest exemplar of each of a series' places; `io` and
+    /// `sketch` are its first integer and sketch cells.
+    fn push_exemplars(
+        &self,
+        snap: &mut Snapshot,
+        fam: &FamilyEntry,
+        io: usize,
+        sketch: usize,
+        life: &[SlotLife],
+    ) {
+        let places = fam.exemplars as usize;
+        let ts_first = io + (fam.shape.ints as usize).saturating_sub(places);
+        let rec_first = sketch.saturating_add(fam.native.map_or(0, |n| n.cells()));
+        for p in 0..places {
+            let e = self.latest_exemplar(
+                life,
+                ts_first + p,
+                rec_first.saturating_add(p * exemplar::RECORD),
+                &mut snap.exemplar_labels,
+                &mut snap.exemplar_strings,
+            );
+            snap.exemplars.push(e);
+        }
+    }
+
+    /// Pushes a summary series' quantiles, if its family has any;
+    /// `(header, sketch)` are its first set header cell and sketch cell.
+    fn push_quantiles(
+        &self,
+        snap: &mut Snapshot,
+        fam: &FamilyEntry,
+        (header, sketch): (usize, usize),
+        at: &Merged,
+    ) {
+        if fam.window.age_buckets == 0 {
+            return;
+        }
+        let qs = &snap.cache.quantiles[fam.quantiles.start as usize..fam.quantiles.end as usize];
+        let est = &mut snap.cache.estimates;
+        est.clear();
+        self.summary_quantiles(
+            at.life,
+            fam.window,
+            fam.window.period(at.now_ms),
+            (header, sketch),
+            qs,
+            (&mut snap.cache.sketch_acc, &mut snap.cache.sketch_tmp),
+            est,
+        );
+        snap.quantiles.extend(
+            qs.iter()
+                .zip(est.iter())
+                .map(|(&quantile, &value)| Quantile { quantile, value }),
+        );
+    }
+
+    /// Pushes a per-process gauge's series: `entry` once per slot that set
+    /// it, with a `pid` label (`shared` for the shared slot).
+    fn push_per_process(
+        &self,
+        snap: &mut Snapshot,
+        mode: GaugeMode,
+        cells: (usize, usize),
+        mut entry: SeriesEntry,
+        at: &Merged,
+    ) {
+        for (slot, v, _) in self.gauge_slots(mode, cells, at.life) {
+            let off = snap.pids.len() as u32;
+            if slot == 0 {
+                snap.pids.push_str("shared");
+            } else {
+                use std::fmt::Write;
+                let _ = write!(snap.pids, "{}", at.slots[slot].pid.load(Relaxed));
+            }
+            let span = Span {
+                off,
+                len: snap.pids.len() as u32 - off,
+            };
+            entry.extra = Extra::Pid(span);
+            entry.number = snap.numbers.len() as u32;
+            snap.numbers.push(v);
+            snap.series.push(entry.clone());
+        }
+    }
+
+    /// A gauge series' value in each slot its mode reads and that set it:
+    /// `(slot, value, marker)`, the marker being the time of the slot's
+    /// last set for the most-recent modes. `(io, fo)` are its marker cell
+    /// and its value cell.
+    fn gauge_slots<'s>(
+        &'s self,
+        mode: GaugeMode,
+        (io, fo): (usize, usize),
+        life: &'s [SlotLife],
+    ) -> impl Iterator<Item = (usize, f64, u64)> + 's {
+        life.iter().enumerate().filter_map(move |(slot, l)| {
+            let wanted = match l {
+                SlotLife::Unused => false,
+                _ if mode == GaugeMode::Shared => slot == 0,
+                SlotLife::Dead => !mode.live_only(),
+                SlotLife::Live => true,
+            };
+            let cells = self.map.cells(slot as u32);
+            let mark = cells[io].load(Relaxed);
+            (wanted && mark != 0).then(|| (slot, f64::from_bits(cells[fo].load(Relaxed)), mark))
+        })
+    }
+
+    /// Estimates a summary series' quantiles `qs` over its window, merging
+    /// the in-window sets of every slot that was ever used (a dead
+    /// process's recent observations stay counted until they age out).
+    /// `acc` and `tmp` are the sketch's size and zero, and left zero.
+    #[allow(clippy::too_many_arguments)]
+    fn summary_quantiles(
+        &self,
+        life: &[SlotLife],
+        w: Window,
+        period: u64,
+        (header, sketch): (usize, usize),
+        qs: &[f64],
+        (acc, tmp): (&mut [u64], &mut [u64]),
+        out: &mut Vec<f64>,
+    ) {
+        let bins = self.sketch.cells();
+        let sets = w.age_buckets as usize;
+        let mut touched: Option<(usize, usize)> = None;
+        for slot in slots::used(life) {
+            let headers = (self.map.cells(slot)).get(header..header + window::header_cells(sets));
+            let counts = self.map.sketch(slot).get(sketch..sketch + sets * bins);
+            let (Some(headers), Some(counts)) = (headers, counts) else {
+                continue;
+            };
+            if let Some((lo, hi)) = window::read_slot(headers, counts, bins, w, period, acc, tmp) {
+                touched = Some(touched.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+            }
+        }
+        match touched {
+            Some((lo, hi)) => {
+                self.sketch.quantiles_into(acc, lo..=hi, qs, out);
+                acc[lo..=hi].fill(0);
+            }
+            None => out.extend(qs.iter().map(|_| f64::NAN)),
+        }
+    }
+
+    /// The latest exemplar of one place over every slot that was ever
+    /// used: the slot whose timestamp cell (integer cell `ts`) is the
+    /// greatest, its record at sketch cell `rec` read with the seqlock.
+    /// Only that record is read: a slot whose cell is 0 never wrote one,
+    /// and its page may be a hole.
+    fn latest_exemplar(
+        &self,
+        life: &[SlotLife],
+        ts: usize,
+        rec: usize,
+        labels: &mut Vec<(Span, Span)>,
+        strings: &mut String,
+    ) -> Option<ExemplarEntry> {
+        let (slot, _) = slots::used(life)
+            .filter_map(|slot| {
+                let t = self.map.cells(slot).get(ts)?.load(Acquire);
+                (t != 0).then_some((slot, t))
+            })
+            .max_by_key(|(_, t)| *t)?;
+        let cells = (self.map.sketch(slot)).get(rec..rec.checked_add(exemplar::RECORD)?)?;
+        let r = exemplar::read(cells)?;
+        let first = labels.len() as u32;
+        for (n, v) in r.pairs() {
+            labels.push((push_str(strings, n), push_str(strings, v)));
+        }
+        Some(ExemplarEntry {
+            value: r.value,
+            ts: r.ts,
+            labels: first..labels.len() as u32,
+        })
+    }
+}
+
+/// Pushes a histogram series' cumulative counts from its classic bucket
+/// sums `ints`. With native buckets the count is the native total
+/// (`Snapshot::natives[native_k]`); the classic buckets (but `+Inf`, which
+/// is the count) are at most that.
+fn push_cumulative(snap: &mut Snapshot, fam: &FamilyEntry, ints: &[u64], native_k: u32) {
+    let classic = classic_cells(fam.bounds.len(), fam.native.is_some());
+    let classic = &ints[..classic.min(ints.len())];
+    let mut running = 0u64;
+    match snap.natives.get(native_k as usize) {
+        Some(e) if fam.native.is_some() => {
+            let finite = classic.len().saturating_sub(1);
+            for c in &classic[..finite] {
+                running = running.wrapping_add(*c);
+                snap.counts.push(running.min(e.total));
+            }
+            snap.counts.push(e.total);
+        }
+        _ => {
+            for c in classic {
+                running = running.wrapping_add(*c);
+                snap.counts.push(running);
+            }
+        }
+    }
+}
+
+/// Combines per-slot gauge values `(value, marker)`; the marker is the time
+/// of the last set for the most-recent modes.
+fn combine_gauge(mode: GaugeMode, vals: impl Iterator<Item = (f64, u64)>) -> f64 {
+    match mode {
+        // Per-process modes never get here (they emit one series a slot).
+        GaugeMode::Sum
+        | GaugeMode::LiveSum
+        | GaugeMode::Shared
+        | GaugeMode::All
+        // Folded from +0.0: `sum()` of nothing is -0.0, which would print
+        // as "-0" for a gauge that no process has set.
+        | GaugeMode::LiveAll => vals.fold(0.0, |acc, v| acc + v.0),
+        GaugeMode::Max | GaugeMode::LiveMax => vals.map(|v| v.0).reduce(f64::max).unwrap_or(0.0),
+        GaugeMode::Min | GaugeMode::LiveMin => vals.map(|v| v.0).reduce(f64::min).unwrap_or(0.0),
+        GaugeMode::MostRecent | GaugeMode::LiveMostRecent => {
+            vals.max_by_key(|v| v.1).map(|v| v.0).unwrap_or(0.0)
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! The merge phase: the value cells of every slot that was ever used,
+//! dead ones included (a dead process's counts stay counted), summed into
+//! one integer and one float sum per cell by the same generic pass.
+//!
+//! The merge reads every slot's cells in use, so it is bound by memory
+//! bandwidth: it goes through the cells in blocks small enough for the
+//! block's sums to stay in the L1 cache while all slots are added to them
+//! (each sum is written to memory once), four slots at a time.
+
+use std::ops::Range;
+use std::sync::atomic::{
+    AtomicU64,
+    Ordering::{Acquire, Relaxed},
+};
+
+use super::{slots, SlotLife};
+use crate::error::Result;
+use crate::store::Store;
+
+/// Cells per block: 4 KiB of sums.
+const BLOCK: usize = 512;
+
+/// The value cells in use in every slot: integer cells from the start of
+/// a slot's region, float cells up to its end.
+#[derive(Clone, Debug)]
+pub(super) struct CellRanges {
+    ints: Range<usize>,
+    floats: Range<usize>,
+}
+
+/// Every slot's value cells summed: the merge phase's output. Gauge cells
+/// are summed too but unused; gauges are combined per slot.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Sums {
+    ints: Vec<u64>,
+    floats: Vec<f64>,
+    /// The cell of `floats[0]`.
+    float_base: usize,
+}
+
+impl Sums {
+    /// A series' `n` integer sums from cell `io` and its float sum at cell
+    /// `fo`; `None` unless all are in the sums. (The offsets were
+    /// validated when the record was decoded, but a corrupt store may
+    /// since have moved its counters backwards.)
+    pub(super) fn series(&self, io: usize, n: usize, fo: usize) -> Option<(&[u64], f64)> {
+        let ints = self.ints.get(io..io.saturating_add(n))?;
+        let float = fo
+            .checked_sub(self.float_base)
+            .and_then(|i| self.floats.get(i))?;
+        Some((ints, *float))
+    }
+}
+
+/// A value cell as the merge sums it.
+trait Cell: Copy + Default {
+    fn load(c: &AtomicU64) -> Self;
+    /// Integer cells wrap around; float cells add as `f64`.
+    fn add(self, other: Self) -> Self;
+}
+
+impl Cell for u64 {
+    #[inline(always)]
+    fn load(c: &AtomicU64) -> Self {
+        c.load(Relaxed)
+    }
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        self.wrapping_add(other)
+    }
+}
+
+impl Cell for f64 {
+    #[inline(always)]
+    fn load(c: &AtomicU64) -> Self {
+        f64::from_bits(c.load(Relaxed))
+    }
+    #[inline(always)]
+    fn add(self, other: Self) -> Self {
+        self + other
+    }
+}
+
+impl Store {
+    /// The integer and float cells allocated so far.
+    pub(super) fn cell_counts(&self) -> (usize, usize) {
+        let a = &self.map.header().alloc;
+        let clamp = |v: u64| usize::try_from(v).unwrap_or(usize::MAX);
+        (
+            clamp(a.int_cells_used.load(Acquire)),
+            clamp(a.float_cells_used.load(Acquire)),
+        )
+    }
+
+    /// The cells allocated so far, which must fit in a slot's region.
+    pub(super) fn cells_in_use(&self) -> Result<CellRanges> {
+        let cap = self.map.fixed().cells_per_slot as usize;
+        let (ints_used, floats_used) = self.cell_counts();
+        if ints_used.saturating_add(floats_used) > cap {
+            return Err(self.corrupt_counter());
+        }
+        Ok(CellRanges {
+            ints: 0..ints_used,
+            floats: cap - floats_used..cap,
+        })
+    }
+
+    /// Sums `cells` of every slot that was ever used into `sums`.
+    pub(super) fn merge_slots(&self, life: &[SlotLife], cells: CellRanges, sums: &mut Sums) {
+        let regions: Vec<&[AtomicU64]> = slots::used(life).map(|s| self.map.cells(s)).collect();
+        sums.float_base = cells.floats.start;
+        merge(&regions, cells.ints, &mut sums.ints);
+        merge(&regions, cells.floats, &mut sums.floats);
+    }
+}
+
+/// Sets `acc[i]` to the sum of `cells.start + i` over all `regions`.
+///
+/// Every sum is the same as adding to zero, in region order, the sum of
+/// each four regions (`(a + b) + (c + d)`) then each region left over: the
+/// blocks change the order of the memory reads, not of the additions.
+fn merge<T: Cell>(regions: &[&[AtomicU64]], cells: Range<usize>, acc: &mut Vec<T>) {
+    acc.clear();
+    acc.reserve(cells.len());
+    for lo in cells.clone().step_by(BLOCK) {
+        let block = lo..(lo + BLOCK).min(cells.end);
+        let at = acc.len();
+        let mut groups = regions.chunks(4);
+        match groups.next() {
+            // The first four regions' sums start the block, without a
+            // pass to zero it first.
+            Some(&[a, b, c, d]) => {
+                let b4 = block.clone();
+                let cells = (a[b4.clone()].iter().zip(&b[b4.clone()]))
+                    .zip(c[b4.clone()].iter().zip(&d[b4]));
+                acc.extend(cells.map(|((a, b), (c, d))| T::default().add(sum4(a, b, c, d))));
+            }
+            first => {
+                acc.resize(at + block.len(), T::default());
+                add_group(&mut acc[at..], first.unwrap_or(&[]), block.clone());
+            }
+        }
+        for group in groups {
+            add_group(&mut acc[at..], group, block.clone());
+        }
+    }
+}
+
+/// Adds the `cells` of up to four regions to `acc` (as long as `cells`).
+fn add_group<T: Cell>(acc: &mut [T], group: &[&[AtomicU64]], cells: Range<usize>) {
+    let n = acc.len();
+    match *group {
+        [a, b, c, d] => {
+            let (a, b, c, d) = (
+                &a[cells.clone()],
+                &b[cells.clone()],
+                &c[cells.clone()],
+                &d[cells],
+            );
+            let (a, b, c, d) = (&a[..n], &b[..n], &c[..n], &d[..n]);
+            for (i, x) in acc.iter_mut().enumerate() {
+                *x = x.add(sum4(&a[i], &b[i], &c[i], &d[i]));
+            }
+        }
+        _ => {
+            for region in group {
+                for (x, c) in acc.iter_mut().zip(&region[cells.clone()]) {
+                    *x = x.add(T::load(c));
+                }
+            }
+        }
+    }
+}
+
+#[inline(always)]
+fn sum4<T: Cell>(a: &AtomicU64, b: &AtomicU64, c: &AtomicU64, d: &AtomicU64) -> T {
+    T::load(a).add(T::load(b)).add(T::load(c).add(T::load(d)))
+}

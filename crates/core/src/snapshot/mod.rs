@@ -1,0 +1,388 @@
+//! Consistent snapshots: every family and series with values merged across
+//! writer slots. Reading takes no lock and never blocks a writer.
+//!
+//! Families come out in registration order and series within a family in
+//! creation order, so the output is stable without sorting.
+//!
+//! A refresh runs in phases: it resets the cache if the store is another
+//! one or was wiped, decodes the records added since the last refresh
+//! (`decode`), sums every slot's value cells (`merge`), reads native
+//! histogram buckets (`natives`) and emits the series (`emit`). The
+//! public views of the result are in `view`; the slots' liveness and the
+//! store's telemetry in `slots`.
+
+mod decode;
+mod emit;
+mod merge;
+mod natives;
+mod slots;
+mod view;
+
+use std::ops::Range;
+use std::sync::atomic::Ordering::Acquire;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::family::{GaugeMode, Kind};
+use crate::native::Native;
+use crate::store::{Shape, Store};
+use crate::window::Window;
+use merge::Sums;
+use slots::SlotLife;
+pub use view::{BucketRun, Exemplar, FamilyView, NativeBuckets, Quantile, SeriesView, Value};
+
+/// Counts and capacities of a store: its self-telemetry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoreStats {
+    /// The file's layout version.
+    pub layout_version: u32,
+    /// The file's size in bytes (mostly sparse).
+    pub file_size: u64,
+    /// Families registered.
+    pub families: u32,
+    /// Most families.
+    pub families_capacity: u32,
+    /// Series allocated, overflow and deleted series included.
+    pub series_allocated: u32,
+    /// Most series.
+    pub series_capacity: u32,
+    /// Label bytes used.
+    pub label_bytes_used: u64,
+    /// Label bytes available.
+    pub label_bytes_capacity: u64,
+    /// Value cells used per writer.
+    pub cells_used: u64,
+    /// Value cells per writer.
+    pub cells_capacity: u64,
+    /// Sketch cells used per writer (summary quantiles).
+    pub sketch_cells_used: u64,
+    /// Sketch cells per writer.
+    pub sketch_cells_capacity: u64,
+    /// Writer slots (not counting the shared slot).
+    pub writers_capacity: u32,
+    /// Slots owned by a live process.
+    pub writers_live: u32,
+    /// Slots whose process died or released them, awaiting reuse.
+    pub writers_dead: u32,
+    /// Slot claims since creation.
+    pub writer_claims_total: u64,
+    /// Claims that reused a dead process's slot.
+    pub writer_reuses_total: u64,
+    /// Processes that found no free slot and shared the spare one.
+    pub writers_exhausted_total: u64,
+    /// New label sets sent to an overflow series.
+    pub overflows_total: u64,
+    /// Times a process died holding the store lock and the store was
+    /// repaired.
+    pub lock_recoveries_total: u64,
+    /// Series of families with a TTL that expired: idle for the TTL, found
+    /// by a writer, their space given back to their family.
+    pub series_expired_total: u64,
+}
+
+/// One writer slot, for `shmetrics inspect`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WriterInfo {
+    /// The slot number (1-based; slot 0 is the shared spare).
+    pub slot: u32,
+    /// The last owner's pid.
+    pub pid: u32,
+    /// Whether the owner is alive.
+    pub live: bool,
+    /// How many times the slot was claimed.
+    pub claims: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Span {
+    off: u32,
+    len: u32,
+}
+
+/// A family as output by the last refresh.
+#[derive(Clone, Debug)]
+struct FamilyEntry {
+    /// Index of the family record in the store.
+    raw: u32,
+    name: Span,
+    help: Span,
+    unit: Span,
+    kind: Kind,
+    mode: GaugeMode,
+    shape: Shape,
+    overflow_series: u32,
+    label_names: Range<u32>,
+    bounds: Range<u32>,
+    /// Summary quantiles, a range of `Cache::quantiles`.
+    quantiles: Range<u32>,
+    /// A summary's quantile window (`age_buckets` 0 for none).
+    window: Window,
+    /// A histogram's native buckets, if it has them.
+    native: Option<Native>,
+    /// Exemplar places per series (0: none kept).
+    exemplars: u32,
+    /// Series TTL in ms (0: none), and the integer cell (from a series'
+    /// first) of each slot's time of its last update.
+    ttl_ms: u64,
+    ttl_cell: u32,
+    /// A counter exposed under its name as given, without `_total`.
+    name_as_given: bool,
+    /// This refresh's series, in `Snapshot::series`.
+    series: Range<u32>,
+    overflows: u64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Extra {
+    None,
+    /// A span of `Snapshot::pids`.
+    Pid(Span),
+    Overflow,
+}
+
+#[derive(Clone, Debug)]
+struct SeriesEntry {
+    /// Label values: a range of `Cache::spans`.
+    values: Range<u32>,
+    extra: Extra,
+    /// Index into `numbers` (the value, or the sum).
+    number: u32,
+    /// Index into `counts` (cumulative buckets, or the summary count).
+    counts: u32,
+    /// Index into `Snapshot::quantiles` of a summary's first quantile.
+    quantiles: u32,
+    /// Index into `Snapshot::natives` of a native histogram's buckets.
+    native: u32,
+    /// Index into `Snapshot::exemplars` of the series' first place.
+    exemplars: u32,
+    created_unix_ns: u64,
+}
+
+/// The latest exemplar of one place, as read by the last refresh.
+#[derive(Clone, Debug)]
+struct ExemplarEntry {
+    value: f64,
+    ts: u64,
+    /// A range of `Snapshot::exemplar_labels`.
+    labels: Range<u32>,
+}
+
+/// A native histogram series' buckets as merged by the last refresh.
+#[derive(Clone, Debug)]
+struct NativeEntry {
+    /// The schema after any resolution reduction.
+    schema: i32,
+    zero_threshold: f64,
+    zero_count: u64,
+    /// The zero count plus every bucket: the histogram's count.
+    total: u64,
+    /// Negative, then positive side: the first bucket index, and a range
+    /// of `Snapshot::native_counts`.
+    runs: [(i32, Range<u32>); 2],
+}
+
+/// A decoded series record. Records never change once published (until a
+/// wipe, which starts a new epoch), so they are decoded once; except a
+/// record of a family with a TTL, which a new series may reuse (with a new
+/// state word), and which is then decoded again.
+#[derive(Clone, Debug)]
+struct CachedSeries {
+    id: u32,
+    /// The record's state word when its labels were decoded; 0 for a
+    /// record that was not live then.
+    word: u32,
+    values: Range<u32>,
+    int_off: u32,
+    float_off: u32,
+    sketch_off: u64,
+    created_unix_ns: u64,
+}
+
+/// What a snapshot keeps between refreshes.
+#[derive(Clone, Debug, Default)]
+struct Cache {
+    /// The store (tag) and epoch the cache belongs to.
+    owner: Option<(u32, u64)>,
+    strings: String,
+    spans: Vec<Span>,
+    bounds: Vec<f64>,
+    /// Summary quantiles of every family.
+    quantiles: Vec<f64>,
+    /// A summary's merged sketch, and scratch for one slot's set: kept
+    /// zeroed between series.
+    sketch_acc: Vec<u64>,
+    sketch_tmp: Vec<u64>,
+    /// Estimates of one series' quantiles.
+    estimates: Vec<f64>,
+    /// A native histogram's merged buckets (both sides): kept zeroed
+    /// between series.
+    native_acc: Vec<u64>,
+    /// Family records decoded so far (each is final: live, dead or corrupt).
+    families_done: u32,
+    /// Store family index -> index in `Snapshot::families`.
+    family_out: Vec<Option<u32>>,
+    /// Series records decoded so far.
+    series_done: u32,
+    /// Per output family, its series in creation order.
+    members: Vec<Vec<CachedSeries>>,
+    /// Label spans left unused by records decoded again; past a point the
+    /// cache starts over rather than grow.
+    stale_spans: usize,
+    /// The merge phase's output.
+    sums: Sums,
+    life: Vec<SlotLife>,
+}
+
+/// A consistent copy of a store's contents.
+///
+/// Make one with [`Store::snapshot`]. A long-lived reader (an exporter)
+/// should keep one and refresh it with [`Store::snapshot_into`]: a refresh
+/// reuses its buffers and decodes only what was added since the last one.
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    families: Vec<FamilyEntry>,
+    series: Vec<SeriesEntry>,
+    numbers: Vec<f64>,
+    counts: Vec<u64>,
+    quantiles: Vec<Quantile>,
+    /// Native histograms' buckets, one entry per member of a native
+    /// family (in member order), and their counts.
+    natives: Vec<NativeEntry>,
+    native_counts: Vec<u64>,
+    /// Per place of every series that keeps exemplars, its latest one.
+    exemplars: Vec<Option<ExemplarEntry>>,
+    /// Exemplar label names and values, as spans of `exemplar_strings`.
+    exemplar_labels: Vec<(Span, Span)>,
+    exemplar_strings: String,
+    pids: String,
+    stats: StoreStats,
+    cache: Cache,
+}
+
+impl Snapshot {
+    /// Starts the cache over (keeping its buffers' capacity) unless it
+    /// belongs to `owner`, a store's tag and epoch: for another store, or
+    /// after a wipe.
+    fn reset_cache(&mut self, owner: (u32, u64)) {
+        let c = &mut self.cache;
+        if c.owner == Some(owner) {
+            return;
+        }
+        c.owner = Some(owner);
+        c.strings.clear();
+        c.spans.clear();
+        c.bounds.clear();
+        c.quantiles.clear();
+        c.families_done = 0;
+        c.family_out.clear();
+        c.series_done = 0;
+        c.members.clear();
+        c.stale_spans = 0;
+        self.families.clear();
+    }
+}
+
+impl Store {
+    /// Takes a consistent snapshot of every family and series.
+    ///
+    /// Counters and histograms are summed over all writer slots, alive or
+    /// dead; gauges are combined by their mode. A histogram's counts are
+    /// always cumulative and monotone, and its `+Inf` bucket equals its
+    /// count.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Busy`] if the store was wiped during every one of
+    /// several attempts; [`ErrorKind::Corrupt`] if the allocation counters
+    /// are out of range.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        let mut snap = Snapshot::default();
+        self.snapshot_into(&mut snap)?;
+        Ok(snap)
+    }
+
+    /// Refreshes `snap` to the store's current contents, reusing its
+    /// buffers and the records it already decoded. `snap` may come from
+    /// any store (it is rebuilt if it is not from this one).
+    ///
+    /// # Errors
+    /// As [`Store::snapshot`]. On error, `snap` is left empty.
+    pub fn snapshot_into(&self, snap: &mut Snapshot) -> Result<()> {
+        self.check_file()?;
+        for _ in 0..16 {
+            match self.try_refresh(snap) {
+                Ok(true) => return Ok(()),
+                Ok(false) => std::thread::yield_now(),
+                Err(e) => {
+                    *snap = Snapshot::default();
+                    return Err(e);
+                }
+            }
+        }
+        *snap = Snapshot::default();
+        Err(Error::new(
+            ErrorKind::Busy,
+            "the store was wiped during every snapshot attempt",
+        )
+        .with_path(self.path()))
+    }
+
+    /// One attempt; `Ok(false)` if a wipe interfered.
+    fn try_refresh(&self, snap: &mut Snapshot) -> Result<bool> {
+        let hot = &self.map.header().hot;
+        let epoch = hot.epoch.load(Acquire);
+        if hot.wipe_pending.load(Acquire) != 0 {
+            return Ok(false);
+        }
+        snap.reset_cache((self.tag, epoch));
+        let (fam_used, series_used) = self.records_used()?;
+        self.decode_new_families(snap, fam_used);
+        self.decode_new_series(snap, series_used);
+        self.decode_reused_series(snap);
+        // The cell counts are read only now. A series is published LIVE
+        // after it took its cells, so these counts cover every series just
+        // decoded.
+        let cells = self.cells_in_use()?;
+        let mut life = std::mem::take(&mut snap.cache.life);
+        self.slot_lives(&mut life);
+        snap.stats = self.stats_with(&life);
+        self.merge_slots(&life, cells, &mut snap.cache.sums);
+        self.read_natives(snap, &life);
+        self.emit_series(snap, &life);
+        snap.cache.life = life;
+
+        if hot.epoch.load(Acquire) != epoch || hot.wipe_pending.load(Acquire) != 0 {
+            snap.cache.owner = None;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// The family and series records allocated so far.
+    fn records_used(&self) -> Result<(u32, u32)> {
+        let alloc = &self.map.header().alloc;
+        let fx = self.map.fixed();
+        let fam_used = alloc.families_used.load(Acquire);
+        let series_used = alloc.series_used.load(Acquire);
+        if fam_used > fx.max_families || series_used > fx.max_series {
+            return Err(self.corrupt_counter());
+        }
+        Ok((fam_used, series_used))
+    }
+
+    fn corrupt_counter(&self) -> Error {
+        Error::new(
+            ErrorKind::Corrupt,
+            "an allocation counter is past its capacity",
+        )
+        .with_path(self.path())
+    }
+}
+
+fn push_str(buf: &mut String, s: &str) -> Span {
+    let off = buf.len() as u32;
+    buf.push_str(s);
+    Span {
+        off,
+        len: s.len() as u32,
+    }
+}

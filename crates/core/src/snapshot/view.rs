@@ -1,0 +1,326 @@
+//! What a snapshot shows: families, series, values, exemplars.
+
+use std::ops::Range;
+
+use super::{ExemplarEntry, Extra, FamilyEntry, SeriesEntry, Snapshot, Span, StoreStats};
+use crate::family::{GaugeMode, Kind, OVERFLOW_LABEL, PID_LABEL};
+
+/// A family in a [`Snapshot`].
+#[derive(Clone, Copy, Debug)]
+pub struct FamilyView<'a> {
+    snap: &'a Snapshot,
+    f: &'a FamilyEntry,
+}
+
+/// A series in a [`Snapshot`].
+#[derive(Clone, Copy, Debug)]
+pub struct SeriesView<'a> {
+    snap: &'a Snapshot,
+    f: &'a FamilyEntry,
+    s: &'a SeriesEntry,
+}
+
+/// A series' value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Value<'a> {
+    /// A counter's total.
+    Counter(f64),
+    /// A gauge's value, combined by the family's mode.
+    Gauge(f64),
+    /// A histogram: classic buckets, native (exponential) buckets, or both.
+    Histogram {
+        /// Classic upper bounds, without `+Inf`; empty for a native-only
+        /// histogram.
+        bounds: &'a [f64],
+        /// Cumulative counts, one per bound and a last one for `+Inf`,
+        /// which is also the count. With native buckets the count is
+        /// their total (zero bucket included), exactly, in every
+        /// snapshot; the classic counts never exceed it.
+        cumulative: &'a [u64],
+        /// The sum of observations.
+        sum: f64,
+        /// The native buckets, for a family that has them.
+        native: Option<NativeBuckets<'a>>,
+    },
+    /// A summary.
+    Summary {
+        /// Observations, since the series was created.
+        count: u64,
+        /// Their sum.
+        sum: f64,
+        /// The configured quantiles over the family's sliding window, in
+        /// increasing order of `quantile`; empty when the family has none.
+        /// A value is NaN when the window holds no observation.
+        quantiles: &'a [Quantile],
+    },
+}
+
+/// An OpenMetrics exemplar: the latest sampled observation of a counter
+/// series or of a histogram bucket, over all processes.
+#[derive(Clone, Copy, Debug)]
+pub struct Exemplar<'a> {
+    snap: &'a Snapshot,
+    e: &'a ExemplarEntry,
+}
+
+impl<'a> Exemplar<'a> {
+    /// The exemplar's labels (a trace id, say), in the order they were
+    /// recorded.
+    pub fn labels(&self) -> impl ExactSizeIterator<Item = (&'a str, &'a str)> + 'a {
+        let snap = self.snap;
+        let r = self.e.labels.start as usize..self.e.labels.end as usize;
+        let s = |sp: Span| &snap.exemplar_strings[sp.off as usize..(sp.off + sp.len) as usize];
+        snap.exemplar_labels[r]
+            .iter()
+            .map(move |(n, v)| (s(*n), s(*v)))
+    }
+
+    /// The value observed (a histogram's observation, or a counter's
+    /// increment).
+    pub fn value(&self) -> f64 {
+        self.e.value
+    }
+
+    /// When it was recorded, in nanoseconds since the Unix epoch.
+    pub fn timestamp_unix_ns(&self) -> u64 {
+        self.e.ts
+    }
+}
+
+impl PartialEq for Exemplar<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.value().to_bits() == other.value().to_bits()
+            && self.timestamp_unix_ns() == other.timestamp_unix_ns()
+            && self.labels().eq(other.labels())
+    }
+}
+
+/// One quantile of a summary.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quantile {
+    /// The quantile, in `[0, 1]`.
+    pub quantile: f64,
+    /// Its estimate (NaN when the window is empty).
+    pub value: f64,
+}
+
+/// A histogram's native (exponential) buckets, as Prometheus defines
+/// them: bucket `i` of the positive side holds the values in
+/// `(base^(i-1), base^i]`, with `base = 2^(2^-schema)`; the negative side
+/// mirrors it; magnitudes up to `zero_threshold` count in the zero bucket.
+///
+/// From the store, `schema` is the family's, or lower when the snapshot
+/// reduced the resolution to the family's bucket limit; `zero_threshold`
+/// is the effective one (at least 2^-64); each run goes from the first to
+/// the last non-empty bucket of its side. See [`crate::NativeOpts`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct NativeBuckets<'a> {
+    /// The resolution, from -4 to 8.
+    pub schema: i32,
+    /// The width of the zero bucket: `[-zero_threshold, zero_threshold]`.
+    pub zero_threshold: f64,
+    /// Observations in the zero bucket.
+    pub zero_count: u64,
+    /// Positive buckets.
+    pub positive: BucketRun<'a>,
+    /// Negative buckets (by magnitude).
+    pub negative: BucketRun<'a>,
+}
+
+/// Consecutive native buckets: `counts[k]` is the (non-cumulative) count
+/// of bucket index `offset + k`. Zero counts may occur inside a run.
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct BucketRun<'a> {
+    /// The bucket index of `counts[0]`.
+    pub offset: i32,
+    /// Counts of consecutive buckets.
+    pub counts: &'a [u64],
+}
+
+impl Snapshot {
+    fn str(&self, s: Span) -> &str {
+        &self.cache.strings[s.off as usize..(s.off + s.len) as usize]
+    }
+
+    /// Families in registration order.
+    pub fn families(&self) -> impl ExactSizeIterator<Item = FamilyView<'_>> + '_ {
+        self.families
+            .iter()
+            .map(move |f| FamilyView { snap: self, f })
+    }
+
+    /// The family of this name, if any.
+    pub fn family(&self, name: &str) -> Option<FamilyView<'_>> {
+        self.families().find(|f| f.name() == name)
+    }
+
+    /// Store telemetry at the time of the snapshot.
+    pub fn stats(&self) -> &StoreStats {
+        &self.stats
+    }
+
+    /// Series in all families.
+    pub fn series_count(&self) -> usize {
+        self.series.len()
+    }
+}
+
+impl<'a> FamilyView<'a> {
+    /// The name, without suffixes (a counter's `_total` is not part of it).
+    pub fn name(&self) -> &'a str {
+        self.snap.str(self.f.name)
+    }
+
+    /// Whether a counter's Prometheus text and protobuf name is
+    /// [`FamilyView::name`] alone, without `_total` (see
+    /// [`crate::FamilyDesc::name_as_given`]).
+    pub fn name_as_given(&self) -> bool {
+        self.f.name_as_given
+    }
+
+    /// The help text, unescaped.
+    pub fn help(&self) -> &'a str {
+        self.snap.str(self.f.help)
+    }
+
+    /// The unit, empty if none.
+    pub fn unit(&self) -> &'a str {
+        self.snap.str(self.f.unit)
+    }
+
+    /// The metric type.
+    pub fn kind(&self) -> Kind {
+        self.f.kind
+    }
+
+    /// The gauge mode.
+    pub fn gauge_mode(&self) -> GaugeMode {
+        self.f.mode
+    }
+
+    /// The label names declared for the family.
+    pub fn label_names(&self) -> impl ExactSizeIterator<Item = &'a str> + 'a {
+        let snap = self.snap;
+        let r = self.f.label_names.start as usize..self.f.label_names.end as usize;
+        snap.cache.spans[r].iter().map(move |s| snap.str(*s))
+    }
+
+    /// Histogram bucket bounds, without `+Inf`.
+    pub fn buckets(&self) -> &'a [f64] {
+        &self.snap.cache.bounds[self.f.bounds.start as usize..self.f.bounds.end as usize]
+    }
+
+    /// Series in creation order.
+    pub fn series(&self) -> impl ExactSizeIterator<Item = SeriesView<'a>> + 'a {
+        let (snap, f) = (self.snap, self.f);
+        snap.series[f.series.start as usize..f.series.end as usize]
+            .iter()
+            .map(move |s| SeriesView { snap, f, s })
+    }
+
+    /// New label sets that went to the overflow series.
+    pub fn overflows(&self) -> u64 {
+        self.f.overflows
+    }
+}
+
+impl<'a> SeriesView<'a> {
+    /// The label values, in the order of the family's label names.
+    pub fn label_values(&self) -> impl ExactSizeIterator<Item = &'a str> + 'a {
+        let snap = self.snap;
+        let r = self.s.values.start as usize..self.s.values.end as usize;
+        snap.cache.spans[r].iter().map(move |s| snap.str(*s))
+    }
+
+    /// All labels as (name, value) pairs: the family's, then `pid` (gauge
+    /// modes `all`/`liveall`) or `shmetrics_overflow` (overflow series).
+    pub fn labels(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
+        let snap = self.snap;
+        let names = FamilyView { snap, f: self.f }.label_names();
+        let extra = match self.s.extra {
+            Extra::None => None,
+            Extra::Pid(s) => Some((
+                PID_LABEL,
+                &snap.pids[s.off as usize..(s.off + s.len) as usize],
+            )),
+            Extra::Overflow => Some((OVERFLOW_LABEL, "true")),
+        };
+        names.zip(self.label_values()).chain(extra)
+    }
+
+    /// The value.
+    pub fn value(&self) -> Value<'a> {
+        let n = self.snap.numbers[self.s.number as usize];
+        match self.f.kind {
+            Kind::Counter => Value::Counter(n),
+            Kind::Gauge => Value::Gauge(n),
+            Kind::Histogram => {
+                let bounds = FamilyView {
+                    snap: self.snap,
+                    f: self.f,
+                }
+                .buckets();
+                let c = self.s.counts as usize;
+                let native = self.f.native.and_then(|_| {
+                    let e = self.snap.natives.get(self.s.native as usize)?;
+                    let run = |(offset, r): &(i32, Range<u32>)| BucketRun {
+                        offset: *offset,
+                        counts: &self.snap.native_counts[r.start as usize..r.end as usize],
+                    };
+                    Some(NativeBuckets {
+                        schema: e.schema,
+                        zero_threshold: e.zero_threshold,
+                        zero_count: e.zero_count,
+                        negative: run(&e.runs[0]),
+                        positive: run(&e.runs[1]),
+                    })
+                });
+                Value::Histogram {
+                    bounds,
+                    cumulative: &self.snap.counts[c..c + bounds.len() + 1],
+                    sum: n,
+                    native,
+                }
+            }
+            Kind::Summary => {
+                let q = self.s.quantiles as usize;
+                Value::Summary {
+                    count: self.snap.counts[self.s.counts as usize],
+                    sum: n,
+                    quantiles: &self.snap.quantiles[q..q + self.f.quantiles.len()],
+                }
+            }
+        }
+    }
+
+    /// The series' exemplars, one entry per place, each the latest over
+    /// all processes if any was recorded: for a counter one place; for a
+    /// histogram one per classic bucket, in the order of
+    /// [`Value::Histogram`]'s `cumulative` (`+Inf` last). Empty if the
+    /// family keeps no exemplars (see [`crate::FamilyDesc::exemplars`]).
+    pub fn exemplars(&self) -> impl ExactSizeIterator<Item = Option<Exemplar<'a>>> + 'a {
+        let snap = self.snap;
+        let start = (self.s.exemplars as usize).min(snap.exemplars.len());
+        let end = start
+            .saturating_add(self.f.exemplars as usize)
+            .min(snap.exemplars.len());
+        snap.exemplars[start..end]
+            .iter()
+            .map(move |e| e.as_ref().map(|e| Exemplar { snap, e }))
+    }
+
+    /// The exemplar of one place (see [`SeriesView::exemplars`]), if any.
+    pub fn exemplar(&self, place: usize) -> Option<Exemplar<'a>> {
+        self.exemplars().nth(place).flatten()
+    }
+
+    /// When the series was created, in nanoseconds since the Unix epoch.
+    pub fn created_unix_ns(&self) -> u64 {
+        self.s.created_unix_ns
+    }
+
+    /// Whether this is the family's overflow series.
+    pub fn is_overflow(&self) -> bool {
+        matches!(self.s.extra, Extra::Overflow)
+    }
+}

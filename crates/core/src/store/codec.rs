@@ -1,0 +1,258 @@
+//! Handles as plain integers, for the C ABI, and the bit packing they use.
+
+use super::shape::cells_for;
+use super::{Family, Series, Shape};
+use crate::family::{GaugeMode, Kind};
+use crate::handle::exemplar_places;
+use crate::native;
+use crate::shm::layout::state;
+use crate::window::Window;
+
+// ===== Raw handle conversion: a stopgap for the C ABI (crates/ffi) =========
+//
+// `shmetrics-ffi` hands `Family` and `Series` to C callers as plain
+// integers. These two pairs are all it needs from core; nothing else here
+// uses them, and they are to be replaced by whatever accessor the core API
+// settles on. The layout of the arrays is private to this build: only
+// `from_raw` of the same build reads what `to_raw` wrote.
+//
+// A handle forged through `from_raw` cannot cause memory unsafety: enum
+// fields are validated here, every update checks the handle's store tag,
+// epoch and cell offsets against the mapping (`Store::cells_checked`), and
+// every other use of a handle's integers indexes with bounds checks. It
+// can still write to cells that belong to other series of the same store.
+
+fn pack(lo: u32, hi: u32) -> u64 {
+    lo as u64 | (hi as u64) << 32
+}
+
+fn unpack(v: u64) -> (u32, u32) {
+    (v as u32, (v >> 32) as u32)
+}
+
+/// A summary has no bucket bounds, so its raw handles carry its window
+/// where a histogram's carry the bounds' arena offset.
+fn pack_window(w: Window) -> u64 {
+    pack(w.age_buckets, w.period_ms)
+}
+
+fn unpack_window(v: u64) -> Window {
+    let (age_buckets, period_ms) = unpack(v);
+    Window {
+        age_buckets,
+        period_ms,
+    }
+}
+
+const NO_WINDOW: Window = Window {
+    age_buckets: 0,
+    period_ms: 0,
+};
+
+/// The gauge mode, the exemplars flag and a histogram's native schema
+/// code share a word: the mode in the low 15 bits, the flag in bit 15,
+/// the code in the high 16.
+fn pack_mode(mode: GaugeMode, native: u32, exemplars: bool) -> u32 {
+    mode as u32 | u32::from(exemplars) << 15 | native << 16
+}
+
+/// The mode, the native code and the exemplars flag of [`pack_mode`];
+/// `None` if any is not valid.
+fn unpack_mode(v: u32) -> Option<(GaugeMode, u32, bool)> {
+    let native = v >> 16;
+    if native != 0 && native::schema_of(native).is_none() {
+        return None;
+    }
+    Some((GaugeMode::from_u32(v & 0x7fff)?, native, v & 0x8000 != 0))
+}
+
+/// A series handle's kind, TTL flag and state word in one u32: the kind
+/// in bits 0-3, the flag in bit 4, the state in bits 5-7 (states are
+/// below 8) and the generation in the high 24 bits, where the word has it.
+fn pack_kind(kind: Kind, ttl: bool, live: u32) -> u32 {
+    kind as u32 | u32::from(ttl) << 4 | (state::of(live) & 7) << 5 | (live & !0xff)
+}
+
+/// The kind, the TTL flag and the state word of [`pack_kind`].
+fn unpack_kind(v: u32) -> Option<(Kind, bool, u32)> {
+    let kind = Kind::from_u32(v & 0xf)?;
+    Some((kind, v & 0x10 != 0, (v & !0xff) | (v >> 5 & 7)))
+}
+
+impl Family {
+    /// The handle as plain integers, for the C ABI. Read back only with
+    /// [`Family::from_raw`] of the same build.
+    #[doc(hidden)]
+    pub fn to_raw(&self) -> [u64; 6] {
+        [
+            pack(self.tag, self.epoch),
+            pack(self.index, self.kind as u32 | u32::from(self.ttl) << 4),
+            pack(
+                pack_mode(self.mode, self.native, self.exemplars),
+                self.n_labels,
+            ),
+            pack(self.shape.ints, self.shape.floats),
+            pack(self.n_bounds, self.overflow),
+            if self.kind == Kind::Summary {
+                pack_window(self.window)
+            } else {
+                self.bounds_off
+            },
+        ]
+    }
+
+    /// Rebuilds a handle from [`Family::to_raw`]; `None` if its kind or
+    /// gauge mode is not valid. A forged handle gets an error, or at worst
+    /// adds series or updates cells of the same store it does not own;
+    /// never a memory-safety problem.
+    #[doc(hidden)]
+    pub fn from_raw(raw: [u64; 6]) -> Option<Family> {
+        let (tag, epoch) = unpack(raw[0]);
+        let (index, kind) = unpack(raw[1]);
+        let (mode, n_labels) = unpack(raw[2]);
+        let (ints, floats) = unpack(raw[3]);
+        let (n_bounds, overflow) = unpack(raw[4]);
+        let ttl = kind & 0x10 != 0;
+        let kind = Kind::from_u32(kind & !0x10)?;
+        let summary = kind == Kind::Summary;
+        let (mode, native, exemplars) = unpack_mode(mode)?;
+        Some(Family {
+            ttl,
+            tag,
+            epoch,
+            index,
+            kind,
+            mode,
+            native,
+            exemplars,
+            n_labels,
+            shape: Shape { ints, floats },
+            n_bounds,
+            bounds_off: if summary { 0 } else { raw[5] },
+            overflow,
+            window: if summary {
+                unpack_window(raw[5])
+            } else {
+                NO_WINDOW
+            },
+        })
+    }
+}
+
+impl Series {
+    /// The handle as plain integers, for the C ABI. Read back only with
+    /// [`Series::from_raw`] of the same build.
+    #[doc(hidden)]
+    pub fn to_raw(&self) -> [u64; 6] {
+        [
+            pack(self.tag, self.epoch),
+            pack(self.id, self.family),
+            pack(self.int_off, self.float_off),
+            pack(
+                pack_kind(self.kind, self.ttl_cell != 0, self.live),
+                pack_mode(self.mode, self.native, self.exemplars),
+            ),
+            // Sketch offsets are below 2^32 (`layout::MAX_CELLS`).
+            if self.kind == Kind::Summary {
+                pack_window(self.window)
+            } else {
+                pack(self.n_bounds, self.sketch_off as u32)
+            },
+            if self.kind == Kind::Summary {
+                self.sketch_off
+            } else {
+                self.bounds_off
+            },
+        ]
+    }
+
+    /// Rebuilds a handle from [`Series::to_raw`]; `None` if its kind or
+    /// gauge mode is not valid. A forged handle gets an error, or at worst
+    /// updates cells of the same store it does not own; never a
+    /// memory-safety problem.
+    #[doc(hidden)]
+    #[inline]
+    pub fn from_raw(raw: [u64; 6]) -> Option<Series> {
+        let (tag, epoch) = unpack(raw[0]);
+        let (id, family) = unpack(raw[1]);
+        let (int_off, float_off) = unpack(raw[2]);
+        let (kind, mode) = unpack(raw[3]);
+        let (kind, ttl, live) = unpack_kind(kind)?;
+        let summary = kind == Kind::Summary;
+        let (mode, native, exemplars) = unpack_mode(mode)?;
+        let (n_bounds, hist_sketch_off) = unpack(raw[4]);
+        let n_bounds = if summary { 0 } else { n_bounds };
+        let window = if summary {
+            unpack_window(raw[4])
+        } else {
+            NO_WINDOW
+        };
+        let ttl_cell = if ttl {
+            let places = exemplar_places(kind, n_bounds as usize, native != 0, exemplars);
+            let shape = cells_for(
+                kind,
+                n_bounds as usize,
+                window.age_buckets,
+                native != 0,
+                places,
+                true,
+            );
+            shape.ints.saturating_sub(places as u32 + 1)
+        } else {
+            0
+        };
+        Some(Series {
+            ttl_cell,
+            live,
+            tag,
+            epoch,
+            id,
+            family,
+            int_off,
+            float_off,
+            kind,
+            mode,
+            native,
+            exemplars,
+            n_bounds,
+            bounds_off: if summary { 0 } else { raw[5] },
+            window,
+            sketch_off: if summary {
+                raw[5]
+            } else {
+                u64::from(hist_sketch_off)
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packed_words_round_trip() {
+        for kind in [Kind::Counter, Kind::Gauge, Kind::Histogram, Kind::Summary] {
+            for ttl in [false, true] {
+                let live = state::next_gen(state::with(0, state::LIVE), state::LIVE);
+                assert_eq!(
+                    unpack_kind(pack_kind(kind, ttl, live)),
+                    Some((kind, ttl, live))
+                );
+            }
+        }
+        let mode = pack_mode(GaugeMode::LiveMostRecent, native::code(3), true);
+        assert_eq!(
+            unpack_mode(mode),
+            Some((GaugeMode::LiveMostRecent, native::code(3), true))
+        );
+        let w = Window {
+            age_buckets: 5,
+            period_ms: 120_000,
+        };
+        assert_eq!(unpack_window(pack_window(w)), w);
+        // A kind or a native code that does not exist is refused.
+        assert_eq!(unpack_kind(0xf), None);
+        assert_eq!(unpack_mode(0xffff << 16), None);
+    }
+}

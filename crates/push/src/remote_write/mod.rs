@@ -1,0 +1,21 @@
+//! Prometheus remote_write 1.0.
+//!
+//! [`RemoteWriter`] takes a snapshot of the store every interval, turns it
+//! into the series the text exposition shows ([`timeseries`]), encodes them
+//! as remote_write `WriteRequest`s (protobuf, snappy block format;
+//! [`encode`]), and POSTs them to one or more receivers with the headers
+//! the specification requires. Each URL has its own bounded queue and
+//! sender; see [`RemoteWriter`] for retries and drops, and [`Stats`] for
+//! the counters the exporter shows under `shmetrics_remote_write_`.
+
+mod config;
+mod encode;
+pub mod proto;
+mod send;
+mod stats;
+
+pub use crate::config::DEFAULT_QUEUE_BATCHES;
+pub use config::{Config, ExternalLabels, DEFAULT_INTERVAL_SECS};
+pub use encode::{encode, encode_request, timeseries, Chunk};
+pub use send::{RemoteWrite, RemoteWriter};
+pub use stats::{EndpointStats, Stats};

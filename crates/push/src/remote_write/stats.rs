@@ -1,0 +1,102 @@
+//! The pusher's own counters, shown under `shmetrics_remote_write_` in the
+//! exporter's `/metrics`.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+
+use shmetrics_expo::{ExtraFamily, Families, Family};
+
+use crate::queue::{QueueStats, SnapshotStats};
+
+/// Counters for one URL, in samples.
+pub type EndpointStats = QueueStats;
+
+/// Counters for every URL, and for the snapshots taken.
+#[derive(Debug)]
+pub struct Stats {
+    endpoints: Vec<Arc<EndpointStats>>,
+    /// Snapshots taken and queued for every URL, and those that could
+    /// not be taken.
+    pub snapshots: Arc<SnapshotStats>,
+}
+
+fn n(v: &AtomicU64) -> f64 {
+    v.load(Relaxed) as f64
+}
+
+impl Stats {
+    pub(crate) fn new(endpoints: Vec<Arc<EndpointStats>>) -> Stats {
+        Stats {
+            endpoints,
+            snapshots: Arc::default(),
+        }
+    }
+
+    /// Per-URL counters, in the order the URLs were given.
+    pub fn endpoints(&self) -> &[Arc<EndpointStats>] {
+        &self.endpoints
+    }
+
+    /// A series per URL, read from its counters by `read`.
+    fn per_url<'a>(&'a self, f: Family<'_, 'a>, read: fn(&EndpointStats) -> f64) {
+        let urls = self.endpoints.iter();
+        urls.fold(f, |f, e| f.sample(&[("url", e.url())], read(e)));
+    }
+
+    /// The counters as families for the exporter's own metrics, each
+    /// series with a `url` label.
+    pub fn families(&self) -> Vec<ExtraFamily<'_>> {
+        let mut f = Families::default();
+        self.per_url(
+            f.counter(
+                "shmetrics_remote_write_samples_sent",
+                "Samples the remote-write receiver accepted.",
+            ),
+            |e| n(&e.samples_sent),
+        );
+        self.per_url(
+            f.counter("shmetrics_remote_write_samples_failed", "Samples in requests the receiver refused with a status that is not retried (4xx other than 429); they are dropped."),
+            |e| n(&e.samples_failed),
+        );
+        self.per_url(
+            f.counter(
+                "shmetrics_remote_write_samples_dropped",
+                "Samples dropped unsent because the URL's queue was full.",
+            ),
+            |e| n(&e.samples_dropped),
+        );
+        self.per_url(
+            f.counter(
+                "shmetrics_remote_write_retries",
+                "Requests that failed (5xx, 429, connection error, timeout) and were tried again.",
+            ),
+            |e| n(&e.retries),
+        );
+        let queue = f.gauge(
+            "shmetrics_remote_write_queue_batches",
+            "Batches waiting or being sent, and the queue's capacity.",
+        );
+        self.endpoints.iter().fold(queue, |q, e| {
+            q.used_and_capacity(
+                &[("url", e.url())],
+                n(&e.queue_batches),
+                e.queue_capacity as f64,
+            )
+        });
+        self.per_url(
+            f.gauge("shmetrics_remote_write_last_success_timestamp_seconds", "When a request to the URL last succeeded, in seconds since the Unix epoch; 0 if none has."),
+            |e| n(&e.last_success_unix_ms) / 1e3,
+        );
+        f.counter(
+            "shmetrics_remote_write_batches",
+            "Snapshots of the store taken and queued for every URL.",
+        )
+        .value(n(&self.snapshots.batches));
+        f.counter(
+            "shmetrics_remote_write_snapshot_failures",
+            "Snapshots that could not be taken because the store could not be read.",
+        )
+        .value(n(&self.snapshots.snapshot_failures));
+        f.into_vec()
+    }
+}

@@ -1,0 +1,125 @@
+//! A real `shmetrics serve` process on a loopback port.
+
+use std::ffi::OsStr;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{ChildStderr, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+
+use crate::binary::shmetrics_bin;
+use crate::http::{get, IO_TIMEOUT};
+use crate::process::KillOnDrop;
+
+/// A running `shmetrics serve`, killed when dropped.
+#[derive(Debug)]
+pub struct Serve {
+    /// The process.
+    pub process: KillOnDrop,
+    /// Where its /metrics is.
+    pub addr: SocketAddr,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Serve {
+    /// Starts `shmetrics serve --listen 127.0.0.1:0 ARGS...` and waits
+    /// (bounded) for it to print the address of its /metrics (`http://`
+    /// or `https://`).
+    pub fn start<S: AsRef<OsStr>>(args: &[S]) -> Serve {
+        Serve::with_bin(&shmetrics_bin(), args)
+    }
+
+    /// [`Serve::start`] with another `shmetrics` binary (a release build,
+    /// say).
+    pub fn with_bin<S: AsRef<OsStr>>(bin: &Path, args: &[S]) -> Serve {
+        let mut p = Command::new(bin)
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("cannot start shmetrics serve");
+        let stderr = p.stderr.take().unwrap();
+        let process = KillOnDrop(p);
+        let log = Arc::new(Mutex::new(String::new()));
+        let (tx, rx) = mpsc::channel();
+        let log2 = log.clone();
+        std::thread::spawn(move || read_log(stderr, &log2, tx));
+        let addr = rx.recv_timeout(IO_TIMEOUT).unwrap_or_else(|_| {
+            panic!(
+                "shmetrics serve did not report its address:\n{}",
+                log.lock().unwrap()
+            )
+        });
+        Serve {
+            process,
+            addr,
+            stderr: log,
+        }
+    }
+
+    /// Starts `shmetrics serve --store STORE ... EXTRA...` (see
+    /// [`Serve::start`]).
+    pub fn on_store(store: &Path, extra: &[&str]) -> Serve {
+        let mut args = vec![OsStr::new("--store"), store.as_os_str()];
+        args.extend(extra.iter().map(OsStr::new));
+        Serve::start(&args)
+    }
+
+    /// What it printed on stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().unwrap().clone()
+    }
+
+    /// Its /metrics, as text.
+    pub fn metrics(&self) -> String {
+        let r = get(self.addr, "/metrics", &[]);
+        assert_eq!(r.status, 200, "{}", r.text());
+        r.text()
+    }
+
+    /// The value of `series` (`name{labels}` exactly as the text format
+    /// writes it) in its /metrics.
+    pub fn metric(&self, series: &str) -> f64 {
+        let body = self.metrics();
+        find_metric(&body, series).unwrap_or_else(|| {
+            panic!(
+                "no {series} in /metrics:\n{body}\n--- stderr:\n{}",
+                self.stderr()
+            )
+        })
+    }
+}
+
+/// Appends every line of `stderr` to `log`; sends the first address that
+/// a line gives for /metrics (`scheme://ADDR/metrics`; not the address of
+/// a push target, which it may print too).
+fn read_log(stderr: ChildStderr, log: &Mutex<String>, tx: mpsc::Sender<SocketAddr>) {
+    let mut r = BufReader::new(stderr);
+    let mut line = String::new();
+    let mut tx = Some(tx);
+    while r.read_line(&mut line).unwrap_or(0) > 0 {
+        log.lock().unwrap().push_str(&line);
+        let addr = line.split("://").skip(1).find_map(|rest| {
+            let (addr, path) = rest.split_once('/')?;
+            path.starts_with("metrics").then(|| addr.parse().ok())?
+        });
+        if let Some(addr) = addr {
+            if let Some(tx) = tx.take() {
+                let _ = tx.send(addr);
+            }
+        }
+        line.clear();
+    }
+}
+
+/// The value of `series` (`name{labels}` as written) in a text exposition.
+pub fn find_metric(body: &str, series: &str) -> Option<f64> {
+    body.lines().find_map(|l| {
+        l.strip_prefix(series)
+            .and_then(|rest| rest.strip_prefix(' '))
+            .and_then(|v| v.trim().parse().ok())
+    })
+}
