@@ -596,7 +596,7 @@ end
 local Counter = setmetatable({}, { __index = Metric })
 Counter.__index = Counter
 
--- Adds `value` (default 1; negative or NaN is an error) to the series.
+-- Adds `value` (default 1; negative, NaN or +Inf is an error) to the series.
 -- `exemplar` (optional; a counter created with {exemplars = true}) is a
 -- table of label names to values, e.g. {trace_id = "..."}: the latest is
 -- shown with the series in the OpenMetrics exposition.

@@ -74,11 +74,11 @@ final class Counter extends Collector
     }
 
     /**
-     * Adds $count, which must not be negative or NaN.
+     * Adds $count, which must not be negative, NaN or INF.
      *
      * @param array<int, string|int|float> $labels
      * @param array<string, string|int|float>|null $exemplar an exemplar of this increment (see inc())
-     * @throws Exception\InvalidArgumentException a negative or NaN count, bad label values, or a
+     * @throws Exception\InvalidArgumentException a negative, NaN or INF count, bad label values, or a
      *         refused exemplar; nothing is counted then
      */
     public function incBy(int|float $count, array $labels = [], ?array $exemplar = null): void

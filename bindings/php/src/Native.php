@@ -58,6 +58,7 @@ final class Native
     public const STALE_HANDLE = 14;
     public const READ_ONLY = 15;
     public const BUSY = 16;
+    public const UNTRUSTED = 17;
     public const ERROR = 99;
     public const NULL_PARAMETER = 100;
     public const INVALID_UTF8 = 101;

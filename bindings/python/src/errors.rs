@@ -25,7 +25,7 @@ create_exception!(
     shmetrics,
     InvalidValueError,
     PyValueError,
-    "A value is NaN, or a counter was given a negative amount."
+    "A value is NaN, or a counter was given a negative or infinite amount."
 );
 create_exception!(
     shmetrics,

@@ -493,7 +493,7 @@ metric_class! {
         Ok(d.exemplars(exemplars))
     },
     {
-        /// Adds `amount` (default 1; never negative or NaN), with an
+        /// Adds `amount` (default 1; never negative, NaN or infinite), with an
         /// exemplar (a dict of label names to values) if given.
         #[pyo3(signature = (amount = 1.0, exemplar = None))]
         fn inc(&self, amount: f64, exemplar: Option<&Bound<'_, PyDict>>) -> PyResult<()> {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 
 import pytest
 
@@ -68,7 +69,8 @@ def test_bad_values(store):
     g = shmetrics.Gauge("g", "x")
     h = shmetrics.Histogram("h", "x")
     s = shmetrics.Summary("s", "x")
-    for f in [lambda: c.inc(-1), lambda: c.inc(float("nan")), lambda: g.set(float("nan")),
+    for f in [lambda: c.inc(-1), lambda: c.inc(float("nan")), lambda: c.inc(float("inf")),
+              lambda: g.set(float("nan")),
               lambda: g.inc(float("nan")), lambda: h.observe(float("nan")),
               lambda: s.observe(float("nan"))]:
         with pytest.raises(shmetrics.InvalidValueError) as e:
@@ -182,3 +184,20 @@ def test_store_full_of_families(tmp_path):
 def test_unknown_render_format(store):
     with pytest.raises(ValueError, match="openmetrics"):
         store.render("json")
+
+
+def test_a_flipped_bit_in_the_lock_word_does_not_hang_registration(store, scrape):
+    # Byte 512 of the file is the first byte of the store lock's futex
+    # word (see src/shm/layout.rs): one flipped bit once made every writer
+    # hang at registration. It names a thread that holds no lock, so the
+    # store repairs it at once.
+    with open(store.path, "r+b") as f:
+        f.seek(512)
+        byte = f.read(1)[0]
+        f.seek(512)
+        f.write(bytes([byte ^ 1]))
+    start = time.monotonic()
+    c = shmetrics.Counter("after_flip", "x")
+    c.inc()
+    assert time.monotonic() - start < 2
+    assert scrape().get("after_flip_total") == 1

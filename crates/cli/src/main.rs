@@ -56,6 +56,8 @@ enum Command {
         /// See docs/exporter.md.
         #[arg(long = "web.config.file", value_name = "FILE")]
         web_config_file: Option<PathBuf>,
+        #[command(flatten)]
+        expect: ExpectArgs,
         /// The exporter's nice value, 0 to 19 (default 10): on a host whose
         /// cores the workers keep busy, the kernel then runs a worker
         /// before a render, so a scrape costs the workers as little
@@ -69,7 +71,7 @@ enum Command {
         #[command(flatten)]
         remote_write: RemoteWriteArgs,
         #[command(flatten)]
-        statsd: StatsdArgs,
+        statsd: Box<StatsdArgs>,
         #[command(flatten)]
         otlp: Box<otlp::OtlpArgs>,
     },
@@ -93,6 +95,19 @@ enum Command {
     /// A demo worker (started by `demo`).
     #[command(hide = true)]
     DemoWorker(demo::WorkerArgs),
+}
+
+/// Whose store `serve` expects (see docs/exporter.md, "Security").
+#[derive(clap::Args, Debug)]
+struct ExpectArgs {
+    /// The user (name or id) expected to own the store, when it is not
+    /// the exporter's own user or root; another owner is refused.
+    #[arg(long = "store.owner", value_name = "USER", value_parser = shmetrics_core::user_id)]
+    store_owner: Option<u32>,
+    /// The group (name or id) expected to own the store: a store of this
+    /// group is served whoever owns it.
+    #[arg(long = "store.group", value_name = "GROUP", value_parser = shmetrics_core::group_id)]
+    store_group: Option<u32>,
 }
 
 /// Prometheus remote_write 1.0 (see docs/exporter.md).
@@ -212,6 +227,7 @@ fn main() -> ExitCode {
             header_timeout,
             request_timeout,
             web_config_file,
+            expect,
             nice,
             exit_with_parent,
             remote_write,
@@ -254,6 +270,8 @@ fn main() -> ExitCode {
                 config.statsd = statsd;
                 config.otlp = otlp;
                 config.listen = listen;
+                config.store_owner = expect.store_owner;
+                config.store_group = expect.store_group;
                 config.max_connections = max_connections.max(1);
                 config.header_timeout = std::time::Duration::from_secs_f64(header_timeout.max(0.1));
                 config.request_timeout =
@@ -312,6 +330,7 @@ fn inspect(path: &PathBuf) -> AnyResult {
     println!("store         {}", path.display());
     println!("layout        version {}", st.layout_version);
     println!("file size     {} bytes (sparse)", st.file_size);
+    println!("lock          {}", store.lock_state());
     println!(
         "families      {} of {} ({:.1}%)",
         st.families,

@@ -30,7 +30,8 @@ pub enum ErrorKind {
     /// Occurs when the number of label values differs from the family's
     /// number of label names.
     LabelCount,
-    /// Occurs when a value is NaN, or a counter is given a negative amount.
+    /// Occurs when a value is NaN, or a counter is given a negative or
+    /// infinite amount.
     InvalidValue,
     /// Occurs when options are out of range: buckets not increasing, a
     /// capacity of zero, and the like.
@@ -56,6 +57,10 @@ pub enum ErrorKind {
     /// Occurs when a consistent snapshot could not be taken because the store
     /// was wiped repeatedly while reading.
     Busy,
+    /// Occurs when the store path is a symbolic link or not a regular
+    /// file, or the file is owned by a user, or writable by a group, that
+    /// the options do not name (see [`crate::Options::owner`]).
+    Untrusted,
 }
 
 impl ErrorKind {
@@ -77,6 +82,7 @@ impl ErrorKind {
             ErrorKind::StaleHandle => "stale series handle",
             ErrorKind::ReadOnly => "store is opened read-only",
             ErrorKind::Busy => "store is busy",
+            ErrorKind::Untrusted => "untrusted store file",
         }
     }
 }

@@ -38,6 +38,7 @@ mod error;
 mod exemplar;
 mod family;
 mod handle;
+mod health;
 mod marks;
 mod native;
 mod proc;
@@ -56,6 +57,9 @@ pub use family::{
     DEFAULT_BUCKETS, DEFAULT_NATIVE_ZERO_THRESHOLD, MAX_AGE_BUCKETS, MAX_BUCKETS, MAX_LABELS,
     MAX_QUANTILES, MAX_TTL, MIN_TTL, OVERFLOW_LABEL, PID_LABEL,
 };
+pub use health::faults_absorbed;
+pub use shm::trust::{group_id, user_id};
+pub use shm::LockState;
 pub use snapshot::{
     BucketRun, Exemplar, FamilyView, NativeBuckets, Quantile, SeriesView, Snapshot, StoreStats,
     Value, WriterInfo,

@@ -55,6 +55,21 @@ fn nan_error(what: &str) -> Error {
     )
 }
 
+/// Why a counter refuses `v` (NaN, negative or `+Inf`).
+#[cold]
+#[inline(never)]
+fn counter_amount_error(v: f64) -> Error {
+    if v.is_nan() {
+        return nan_error("a counter cannot be increased by");
+    }
+    let why = if v == f64::INFINITY {
+        "one +Inf would make the series infinite for good"
+    } else {
+        "a counter only goes up"
+    };
+    Error::new(ErrorKind::InvalidValue, format!("{why}; got {v}"))
+}
+
 #[cold]
 #[inline(never)]
 fn handle_error(store: &Store, s: &Series, want: &[Kind]) -> Error {
@@ -244,21 +259,15 @@ impl Store {
     /// integer cell; fractional ones are added to a float cell.
     ///
     /// # Errors
-    /// [`ErrorKind::InvalidValue`] if `v` is negative or NaN.
+    /// [`ErrorKind::InvalidValue`] if `v` is negative, NaN or `+Inf`.
     #[inline]
     pub fn counter_add(&self, s: Series, v: f64) -> Result<()> {
         if s.ttl_cell as i32 > 0 {
             return self.ttl_update(s, |s| self.counter_add(s, v));
         }
-        if v.is_nan() || v < 0.0 {
-            return Err(if v.is_nan() {
-                nan_error("a counter cannot be increased by")
-            } else {
-                Error::new(
-                    ErrorKind::InvalidValue,
-                    format!("a counter only goes up; got {v}"),
-                )
-            });
+        // One comparison for NaN, negatives and +Inf (false for NaN).
+        if !(0.0..f64::INFINITY).contains(&v) {
+            return Err(counter_amount_error(v));
         }
         let c = self.cells_of(&s, Kind::Counter)?;
         if v < EXACT_INT_LIMIT && v.fract() == 0.0 {
@@ -481,7 +490,7 @@ impl Store {
     /// - the label names and values have more than
     ///   [`crate::MAX_EXEMPLAR_CHARS`] characters together
     ///   ([`ErrorKind::InvalidValue`]);
-    /// - `counter_add` itself would fail (a negative or NaN `v`).
+    /// - `counter_add` itself would fail (a negative, NaN or `+Inf` `v`).
     pub fn counter_add_with_exemplar(
         &self,
         s: Series,

@@ -15,10 +15,14 @@ mod deletion;
 mod exemplars;
 #[path = "suite/exposed_names.rs"]
 mod exposed_names;
+#[path = "suite/faults.rs"]
+mod faults;
 #[path = "suite/file_mode.rs"]
 mod file_mode;
 #[path = "suite/fuzz.rs"]
 mod fuzz;
+#[path = "suite/lock.rs"]
+mod lock;
 #[path = "suite/names.rs"]
 mod names;
 #[path = "suite/native.rs"]
@@ -27,6 +31,8 @@ mod native;
 mod snapshot_cache;
 #[path = "suite/summaries.rs"]
 mod summaries;
+#[path = "suite/trust.rs"]
+mod trust;
 #[path = "suite/ttl.rs"]
 mod ttl;
 #[path = "suite/values.rs"]

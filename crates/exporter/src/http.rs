@@ -48,7 +48,10 @@ impl Server {
         let listener = TcpListener::bind(config.listen)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
-        let renderer = Arc::new(Renderer::detached(config.store.clone()));
+        let renderer = Arc::new(
+            Renderer::detached(config.store.clone())
+                .expecting(config.store_owner, config.store_group),
+        );
         let _ = renderer.attach();
         let remote_write = config
             .remote_write

@@ -84,6 +84,12 @@ pub struct Config {
     pub statsd: Option<shmetrics_push::statsd::Config>,
     /// Export the store over OTLP/HTTP too; `None` exports nothing.
     pub otlp: Option<shmetrics_push::otlp::Config>,
+    /// The user expected to own the store, besides the exporter's own
+    /// user and root (see [`shmetrics_core::Options::owner`]).
+    pub store_owner: Option<u32>,
+    /// The group expected to own the store: a store of this group is
+    /// served whoever owns it (see [`shmetrics_core::Options::group`]).
+    pub store_group: Option<u32>,
 }
 
 impl Config {
@@ -100,6 +106,8 @@ impl Config {
             remote_write: None,
             statsd: None,
             otlp: None,
+            store_owner: None,
+            store_group: None,
         }
     }
 }

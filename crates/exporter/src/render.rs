@@ -75,6 +75,8 @@ struct State {
 #[derive(Debug)]
 pub struct Renderer {
     path: PathBuf,
+    /// The owner and group the store is expected to have.
+    expect: (Option<u32>, Option<u32>),
     store: OnceLock<Store>,
     /// Why the last attempt to open the store failed; `None` once attached
     /// (or before the first attempt).
@@ -113,6 +115,7 @@ impl Renderer {
     pub fn detached(path: PathBuf) -> Renderer {
         Renderer {
             path,
+            expect: (None, None),
             store: OnceLock::new(),
             attach_error: Mutex::new(None),
             state: Mutex::new(State {
@@ -124,6 +127,13 @@ impl Renderer {
             statsd: OnceLock::new(),
             otlp: OnceLock::new(),
         }
+    }
+
+    /// Expects the store to be owned by `owner` or of group `group`
+    /// (besides this process's user and root) when it attaches.
+    pub fn expecting(mut self, owner: Option<u32>, group: Option<u32>) -> Renderer {
+        self.expect = (owner, group);
+        self
     }
 
     /// Shows a remote writer's counters with the exporter's own metrics
@@ -168,6 +178,8 @@ impl Renderer {
         let options = Options {
             create: false,
             read_only: true,
+            owner: self.expect.0,
+            group: self.expect.1,
             ..Options::default()
         };
         match Store::open(&self.path, &options) {

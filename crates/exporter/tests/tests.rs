@@ -22,6 +22,8 @@ mod read_only;
 mod signals;
 #[path = "it/store_later.rs"]
 mod store_later;
+#[path = "it/store_owner.rs"]
+mod store_owner;
 #[path = "it/util.rs"]
 mod util;
 #[path = "it/web_config.rs"]

@@ -18,6 +18,7 @@ enum shmetrics_result {
   SHMETRICS_STALE_HANDLE = 14,
   SHMETRICS_READ_ONLY = 15,
   SHMETRICS_BUSY = 16,
+  SHMETRICS_UNTRUSTED = 17,
   SHMETRICS_ERROR = 99,
   SHMETRICS_NULL_PARAMETER = 100,
   SHMETRICS_INVALID_UTF8 = 101,
@@ -73,6 +74,8 @@ typedef struct shmetrics_options {
   uint32_t max_writers;
   uint64_t cells_per_writer;
   uint64_t sketch_cells_per_writer;
+  int64_t owner;
+  int64_t group;
 } shmetrics_options;
 
 typedef struct shmetrics_stats {

@@ -72,7 +72,7 @@ enum shmetrics_result
    */
   SHMETRICS_LABEL_COUNT = 7,
   /**
-   * A value is NaN, or a counter was given a negative amount.
+   * A value is NaN, or a counter was given a negative or infinite amount.
    */
   SHMETRICS_INVALID_VALUE = 8,
   /**
@@ -112,6 +112,12 @@ enum shmetrics_result
    * repeatedly while reading. Try again.
    */
   SHMETRICS_BUSY = 16,
+  /**
+   * The store path is a symbolic link or not a regular file, or the
+   * file's owner or group-write permission is not one the options
+   * trust (`shmetrics_options.owner` and `.group`).
+   */
+  SHMETRICS_UNTRUSTED = 17,
   /**
    * An error of a kind this version of the ABI has no code for yet; see
    * `shmetrics_last_error`.
@@ -327,6 +333,19 @@ typedef struct shmetrics_options {
    * 2097152 (sparse: address space, not memory).
    */
   uint64_t sketch_cells_per_writer;
+  /**
+   * A user id, besides this process's user and root, that may own an
+   * existing store; -1 (default) for none. Another owner is refused
+   * with `SHMETRICS_UNTRUSTED`.
+   */
+  int64_t owner;
+  /**
+   * A group id whose members may write an existing store; -1 (default)
+   * for none. A writer refuses a group-writable store unless its group
+   * is this one (or this process's own group, when `mode` is 0660); a
+   * reader accepts a store of any owner whose group is this one.
+   */
+  int64_t group;
 } shmetrics_options;
 
 /**
@@ -761,7 +780,8 @@ uint32_t shmetrics_version_patch(void);
 /**
  * Fills `*out` with the default options: create the file if missing,
  * read-write, mode 0600, 4096 families, 65536 series, 16 MiB of label
- * bytes, 128 writers, 16 value cells per series.
+ * bytes, 128 writers, 16 value cells per series, no other owner or group
+ * trusted (-1).
  */
 shmetrics_result shmetrics_options_default(struct shmetrics_options *out);
 
@@ -910,7 +930,8 @@ shmetrics_result shmetrics_family_clear(const struct shmetrics_store *store,
 
 /**
  * Adds `v` to a counter. Fails with `SHMETRICS_INVALID_VALUE` if `v` is
- * negative or NaN, `SHMETRICS_WRONG_TYPE` if the series is no counter.
+ * negative, NaN or `+Inf`, `SHMETRICS_WRONG_TYPE` if the series is no
+ * counter.
  */
 shmetrics_result shmetrics_counter_add(const struct shmetrics_store *store,
                                        const struct shmetrics_series *series,
@@ -968,9 +989,9 @@ shmetrics_result shmetrics_observe(const struct shmetrics_store *store,
  * registered with `exemplars`; `SHMETRICS_INVALID_NAME` if a label name
  * is not a valid label name or is given twice; `SHMETRICS_INVALID_VALUE`
  * if the names and values have more than 128 characters together (the
- * OpenMetrics limit), or `v` is negative or NaN; `SHMETRICS_INVALID_UTF8`
- * if a name or value is not UTF-8; `SHMETRICS_WRONG_TYPE` if the series
- * is no counter.
+ * OpenMetrics limit), or `v` is negative, NaN or `+Inf`;
+ * `SHMETRICS_INVALID_UTF8` if a name or value is not UTF-8;
+ * `SHMETRICS_WRONG_TYPE` if the series is no counter.
  */
 shmetrics_result shmetrics_counter_add_exemplar(const struct shmetrics_store *store,
                                                 const struct shmetrics_series *series,

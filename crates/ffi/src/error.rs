@@ -164,7 +164,7 @@ mod tests {
             let s = crate::ptr::c_str(shmetrics_strerror(c as u32));
             assert_eq!(s, c.describe().to_str().unwrap());
         }
-        assert_eq!(shmetrics_result::from_u32(17), None);
+        assert_eq!(shmetrics_result::from_u32(18), None);
         assert_eq!(
             crate::ptr::c_str(shmetrics_strerror(12345)),
             "unknown shmetrics result code"

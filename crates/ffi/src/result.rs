@@ -32,7 +32,7 @@ pub enum shmetrics_result {
     SHMETRICS_INVALID_NAME = 6,
     /// The number of label values differs from the family's label names.
     SHMETRICS_LABEL_COUNT = 7,
-    /// A value is NaN, or a counter was given a negative amount.
+    /// A value is NaN, or a counter was given a negative or infinite amount.
     SHMETRICS_INVALID_VALUE = 8,
     /// Options are out of range (buckets not increasing, a zero capacity,
     /// an unknown kind or gauge mode, ...).
@@ -55,6 +55,10 @@ pub enum shmetrics_result {
     /// No consistent snapshot could be taken: the store was wiped
     /// repeatedly while reading. Try again.
     SHMETRICS_BUSY = 16,
+    /// The store path is a symbolic link or not a regular file, or the
+    /// file's owner or group-write permission is not one the options
+    /// trust (`shmetrics_options.owner` and `.group`).
+    SHMETRICS_UNTRUSTED = 17,
     /// An error of a kind this version of the ABI has no code for yet; see
     /// `shmetrics_last_error`.
     SHMETRICS_ERROR = 99,
@@ -95,6 +99,7 @@ impl shmetrics_result {
             ErrorKind::StaleHandle => SHMETRICS_STALE_HANDLE,
             ErrorKind::ReadOnly => SHMETRICS_READ_ONLY,
             ErrorKind::Busy => SHMETRICS_BUSY,
+            ErrorKind::Untrusted => SHMETRICS_UNTRUSTED,
             _ => SHMETRICS_ERROR,
         }
     }
@@ -102,7 +107,7 @@ impl shmetrics_result {
     /// Every code, for tests and bindings.
     ///
     /// cbindgen:ignore
-    pub const ALL: [shmetrics_result; 23] = [
+    pub const ALL: [shmetrics_result; 24] = [
         SHMETRICS_OK,
         SHMETRICS_IO,
         SHMETRICS_FOREIGN_FILE,
@@ -120,6 +125,7 @@ impl shmetrics_result {
         SHMETRICS_STALE_HANDLE,
         SHMETRICS_READ_ONLY,
         SHMETRICS_BUSY,
+        SHMETRICS_UNTRUSTED,
         SHMETRICS_ERROR,
         SHMETRICS_NULL_PARAMETER,
         SHMETRICS_INVALID_UTF8,
@@ -153,6 +159,7 @@ impl shmetrics_result {
             SHMETRICS_STALE_HANDLE => c"stale handle",
             SHMETRICS_READ_ONLY => c"store is opened read-only",
             SHMETRICS_BUSY => c"store is busy",
+            SHMETRICS_UNTRUSTED => c"untrusted store file",
             SHMETRICS_ERROR => c"error",
             SHMETRICS_NULL_PARAMETER => c"a required pointer argument is NULL",
             SHMETRICS_INVALID_UTF8 => c"a string argument is not valid UTF-8",
@@ -240,12 +247,13 @@ mod tests {
             ErrorKind::StaleHandle,
             ErrorKind::ReadOnly,
             ErrorKind::Busy,
+            ErrorKind::Untrusted,
         ];
         let codes: Vec<u32> = kinds
             .iter()
             .map(|k| shmetrics_result::from_kind(*k) as u32)
             .collect();
-        // Stable numbering: the kinds in declaration order are 1..=16.
-        assert_eq!(codes, (1..=16).collect::<Vec<u32>>());
+        // Stable numbering: the kinds in declaration order are 1..=17.
+        assert_eq!(codes, (1..=17).collect::<Vec<u32>>());
     }
 }

@@ -72,7 +72,8 @@ pub extern "C" fn shmetrics_version_patch() -> u32 {
 
 /// Fills `*out` with the default options: create the file if missing,
 /// read-write, mode 0600, 4096 families, 65536 series, 16 MiB of label
-/// bytes, 128 writers, 16 value cells per series.
+/// bytes, 128 writers, 16 value cells per series, no other owner or group
+/// trusted (-1).
 #[no_mangle]
 pub extern "C" fn shmetrics_options_default(out: *mut shmetrics_options) -> shmetrics_result {
     ffi_body!("shmetrics_options_default", {

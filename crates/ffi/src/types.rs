@@ -199,6 +199,24 @@ pub struct shmetrics_options {
     /// series with quantiles takes age_buckets x 4229. 0 (default) picks
     /// 2097152 (sparse: address space, not memory).
     pub sketch_cells_per_writer: u64,
+    /// A user id, besides this process's user and root, that may own an
+    /// existing store; -1 (default) for none. Another owner is refused
+    /// with `SHMETRICS_UNTRUSTED`.
+    pub owner: i64,
+    /// A group id whose members may write an existing store; -1 (default)
+    /// for none. A writer refuses a group-writable store unless its group
+    /// is this one (or this process's own group, when `mode` is 0660); a
+    /// reader accepts a store of any owner whose group is this one.
+    pub group: i64,
+}
+
+/// An id option as the C struct carries it: -1 (any negative) for none.
+fn id_to_c(id: Option<u32>) -> i64 {
+    id.map_or(-1, i64::from)
+}
+
+fn id_from_c(id: i64) -> Option<u32> {
+    u32::try_from(id).ok()
 }
 
 impl From<&Options> for shmetrics_options {
@@ -213,6 +231,8 @@ impl From<&Options> for shmetrics_options {
             max_writers: o.max_writers,
             cells_per_writer: o.cells_per_writer,
             sketch_cells_per_writer: o.sketch_cells_per_writer,
+            owner: id_to_c(o.owner),
+            group: id_to_c(o.group),
         }
     }
 }
@@ -229,6 +249,8 @@ impl From<&shmetrics_options> for Options {
             max_writers: o.max_writers,
             cells_per_writer: o.cells_per_writer,
             sketch_cells_per_writer: o.sketch_cells_per_writer,
+            owner: id_from_c(o.owner),
+            group: id_from_c(o.group),
         }
     }
 }

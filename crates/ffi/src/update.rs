@@ -9,7 +9,8 @@ use crate::ptr;
 use crate::types::{shmetrics_series, shmetrics_store, shmetrics_str};
 
 /// Adds `v` to a counter. Fails with `SHMETRICS_INVALID_VALUE` if `v` is
-/// negative or NaN, `SHMETRICS_WRONG_TYPE` if the series is no counter.
+/// negative, NaN or `+Inf`, `SHMETRICS_WRONG_TYPE` if the series is no
+/// counter.
 #[no_mangle]
 pub extern "C" fn shmetrics_counter_add(
     store: *const shmetrics_store,
@@ -154,9 +155,9 @@ fn with_exemplar(
 /// registered with `exemplars`; `SHMETRICS_INVALID_NAME` if a label name
 /// is not a valid label name or is given twice; `SHMETRICS_INVALID_VALUE`
 /// if the names and values have more than 128 characters together (the
-/// OpenMetrics limit), or `v` is negative or NaN; `SHMETRICS_INVALID_UTF8`
-/// if a name or value is not UTF-8; `SHMETRICS_WRONG_TYPE` if the series
-/// is no counter.
+/// OpenMetrics limit), or `v` is negative, NaN or `+Inf`;
+/// `SHMETRICS_INVALID_UTF8` if a name or value is not UTF-8;
+/// `SHMETRICS_WRONG_TYPE` if the series is no counter.
 #[no_mangle]
 pub extern "C" fn shmetrics_counter_add_exemplar(
     store: *const shmetrics_store,

@@ -5,15 +5,22 @@
 //! Everything handed out of this module is a shared reference to atomics (or
 //! a bounds-checked byte slice), so the rest of the crate is safe Rust.
 //!
-//! # What the caller guarantees
-//! The store file is not truncated while mapped. A process that truncates a
-//! mapped store makes the others fault on access (SIGBUS); no check at open
-//! time can prevent that, just as with any memory-mapped file.
+//! # Truncation and full file systems
+//! A process that truncates a mapped store, or a file system that cannot
+//! grant a page, makes an access to the mapping fault (SIGBUS). Readers
+//! and growing writers check the file's size first ([`Mapping::check_size`]);
+//! a fault that still happens inside a store mapping is absorbed by the
+//! handler in [`sigbus`], so that the process lives on and the next check
+//! reports the truncation.
 
 pub(crate) mod layout;
+mod lock;
+pub(crate) mod sigbus;
+pub(crate) mod trust;
 
 use std::fs::{File, OpenOptions};
 use std::io::Read;
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -23,10 +30,15 @@ use memmap2::{MmapOptions, MmapRaw};
 
 use crate::error::{Error, ErrorKind, Result};
 use layout::{FamilyRec, Fixed, Header, SeriesRec, SlotRec, LAYOUT_VERSION, MAGIC};
+pub(crate) use lock::LockGuard;
+pub use lock::LockState;
+use trust::Trust;
 
 /// A mapped store file.
 pub(crate) struct Mapping {
     map: MmapRaw,
+    /// The mapped file, kept open to check its size and identity.
+    file: File,
     fixed: Fixed,
     writable: bool,
     path: PathBuf,
@@ -42,6 +54,13 @@ impl std::fmt::Debug for Mapping {
     }
 }
 
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // Before the fields drop (and the memory is unmapped).
+        sigbus::unguard(self.map.as_ptr() as usize);
+    }
+}
+
 // SAFETY: the mapping is plain memory shared with other processes; all
 // access to it goes through atomics or copies, so sharing it between
 // threads is no different from sharing it between processes.
@@ -54,7 +73,7 @@ impl Mapping {
     /// under a temporary name and linked into place only when complete, so
     /// no process ever sees a half-initialised store. If another process
     /// wins the race, its file is opened instead.
-    pub fn create_or_open(path: &Path, fixed: Fixed, mode: u32) -> Result<Mapping> {
+    pub fn create_or_open(path: &Path, fixed: Fixed, mode: u32, trust: &Trust) -> Result<Mapping> {
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
@@ -85,14 +104,18 @@ impl Mapping {
             .map_err(|e| cleanup(Error::io(path, "cannot set the store file's mode", &e)))?;
         file.set_len(fixed.file_size)
             .map_err(|e| cleanup(Error::io(path, "cannot size the store file", &e)))?;
+        // The header page is written below: without its page granted, a
+        // full file system would kill this process with SIGBUS there.
+        reserve(&file, 0, layout::PAGE).map_err(|e| {
+            cleanup(Error::io(
+                path,
+                "cannot reserve the store's first page (file system full?)",
+                &e,
+            ))
+        })?;
         let map = MmapRaw::map_raw(&file)
             .map_err(|e| cleanup(Error::io(path, "cannot map the store file", &e)))?;
-        let mapping = Mapping {
-            map,
-            fixed,
-            writable: true,
-            path: path.to_path_buf(),
-        };
+        let mapping = Mapping::new(map, file, fixed, true, path);
         mapping.init_header();
         match std::fs::hard_link(&tmp, path) {
             Ok(()) => {
@@ -102,7 +125,7 @@ impl Mapping {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
                 let _ = std::fs::remove_file(&tmp);
                 drop(mapping);
-                Mapping::open(path, true)
+                Mapping::open(path, true, trust)
             }
             Err(e) => Err(cleanup(Error::io(
                 path,
@@ -134,14 +157,16 @@ impl Mapping {
         }
     }
 
-    /// Opens and validates an existing store file.
-    pub fn open(path: &Path, writable: bool) -> Result<Mapping> {
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(writable)
-            .open(path)
-            .map_err(|e| Error::io(path, "cannot open the store file", &e))?;
-        let fixed = read_fixed(&mut file, path)?;
+    /// Opens and validates an existing store file: the file at `path`
+    /// itself (not a symbolic link), a regular file that `trust` accepts,
+    /// with a valid header.
+    pub fn open(path: &Path, writable: bool, trust: &Trust) -> Result<Mapping> {
+        let mut file = open_no_follow(path, writable)?;
+        let meta = file
+            .metadata()
+            .map_err(|e| Error::io(path, "cannot stat the store file", &e))?;
+        trust.check(&meta, writable, path)?;
+        let fixed = read_fixed(&mut file, meta.len(), path)?;
         let mut opts = MmapOptions::new();
         opts.len(fixed.file_size as usize);
         let map = if writable {
@@ -156,12 +181,44 @@ impl Mapping {
                     .with_path(path),
             );
         }
-        Ok(Mapping {
+        Ok(Mapping::new(map, file, fixed, writable, path))
+    }
+
+    /// Wraps a new mapping, guarded against SIGBUS (see [`sigbus`]).
+    fn new(map: MmapRaw, file: File, fixed: Fixed, writable: bool, path: &Path) -> Mapping {
+        sigbus::guard(map.as_ptr() as usize, map.len());
+        Mapping {
             map,
+            file,
             fixed,
             writable,
             path: path.to_path_buf(),
-        })
+        }
+    }
+
+    /// Checks that the file is still as long as its header says (another
+    /// process may have truncated it): reading or writing a mapped page
+    /// past the end of the file would raise SIGBUS. Costs one `fstat`, so
+    /// it is made before reading a snapshot and before growing the store,
+    /// never on the update path.
+    pub fn check_size(&self) -> Result<()> {
+        let len = self
+            .file
+            .metadata()
+            .map_err(|e| Error::io(&self.path, "cannot stat the store file", &e))?
+            .len();
+        if len < self.fixed.file_size {
+            return Err(Error::new(
+                ErrorKind::Truncated,
+                format!(
+                    "the file was cut to {len} bytes while in use, its header says {}; \
+                     its metrics are lost: remove it and restart the writers",
+                    self.fixed.file_size
+                ),
+            )
+            .with_path(&self.path));
+        }
+        Ok(())
     }
 
     pub fn fixed(&self) -> &Fixed {
@@ -332,73 +389,43 @@ impl Mapping {
             );
         }
     }
+}
 
-    /// Takes the store lock, a robust process-shared mutex. If its previous
-    /// holder died while holding it, the lock is still granted and
-    /// `recovered` is true: the caller must repair whatever that holder was
-    /// doing before it relies on the store.
-    pub fn lock(&self) -> Result<LockGuard<'_>> {
-        if !self.writable {
-            return Err(
-                Error::new(ErrorKind::ReadOnly, "cannot take the store lock").with_path(&self.path),
-            );
-        }
-        let mutex = self.mutex_ptr();
-        // SAFETY: `mutex` points at the robust process-shared mutex that the
-        // creator initialised before publishing the file.
-        let rc = unsafe { libc::pthread_mutex_lock(mutex) };
-        match rc {
-            0 => Ok(LockGuard {
-                mapping: self,
-                recovered: false,
-            }),
-            libc::EOWNERDEAD => {
-                // SAFETY: we hold the mutex (EOWNERDEAD grants it); marking
-                // it consistent lets later lockers proceed normally. If we
-                // die before the repair finishes, the next locker gets
-                // EOWNERDEAD again and repeats the (idempotent) repair.
-                unsafe { libc::pthread_mutex_consistent(mutex) };
-                Ok(LockGuard {
-                    mapping: self,
-                    recovered: true,
-                })
-            }
-            rc => Err(Error::new(
-                ErrorKind::Corrupt,
-                format!(
-                    "the store lock is unusable ({})",
-                    std::io::Error::from_raw_os_error(rc)
-                ),
+/// Makes the file system allocate `len` bytes of `file` at `off`
+/// (`posix_fallocate`), so that touching them through a mapping cannot
+/// fault for want of space.
+fn reserve(file: &File, off: u64, len: u64) -> std::io::Result<()> {
+    let (off, len) = (off as libc::off_t, len as libc::off_t);
+    // SAFETY: posix_fallocate on an open file descriptor; no memory is
+    // passed. It returns the error number rather than setting errno.
+    match unsafe { libc::posix_fallocate(file.as_raw_fd(), off, len) } {
+        0 => Ok(()),
+        rc => Err(std::io::Error::from_raw_os_error(rc)),
+    }
+}
+
+/// Opens the file at `path` without following a symbolic link in its
+/// last component, and without blocking (a FIFO planted at the path must
+/// not hang the opener; regular files ignore the flag).
+fn open_no_follow(path: &Path, writable: bool) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(writable)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            Some(libc::ELOOP) => Error::new(
+                ErrorKind::Untrusted,
+                "it is a symbolic link, which a store path never follows \
+                 (another user could point it anywhere); give the real file's path",
             )
-            .with_path(&self.path)),
-        }
-    }
-
-    fn mutex_ptr(&self) -> *mut libc::pthread_mutex_t {
-        &self.header().lock.mutex as *const libc::pthread_mutex_t as *mut libc::pthread_mutex_t
-    }
+            .with_path(path),
+            _ => Error::io(path, "cannot open the store file", &e),
+        })
 }
 
-/// Holds the store lock; unlocks on drop.
-pub(crate) struct LockGuard<'a> {
-    mapping: &'a Mapping,
-    /// The previous holder died holding the lock.
-    pub recovered: bool,
-}
-
-impl Drop for LockGuard<'_> {
-    fn drop(&mut self) {
-        // SAFETY: this guard exists only while this thread holds the mutex.
-        unsafe { libc::pthread_mutex_unlock(self.mapping.mutex_ptr()) };
-    }
-}
-
-/// Reads and checks the fixed header of an open file.
-fn read_fixed(file: &mut File, path: &Path) -> Result<Fixed> {
-    let len = file
-        .metadata()
-        .map_err(|e| Error::io(path, "cannot stat the store file", &e))?
-        .len();
+/// Reads and checks the fixed header of an open file `len` bytes long.
+fn read_fixed(file: &mut File, len: u64, path: &Path) -> Result<Fixed> {
     let mut head = [0u8; std::mem::size_of::<Fixed>()];
     let n = read_up_to(file, &mut head)
         .map_err(|e| Error::io(path, "cannot read the store file", &e))?;

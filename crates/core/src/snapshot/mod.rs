@@ -307,6 +307,7 @@ impl Store {
     /// # Errors
     /// As [`Store::snapshot`]. On error, `snap` is left empty.
     pub fn snapshot_into(&self, snap: &mut Snapshot) -> Result<()> {
+        self.check_file()?;
         for _ in 0..16 {
             match self.try_refresh(snap) {
                 Ok(true) => return Ok(()),

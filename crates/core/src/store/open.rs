@@ -11,6 +11,7 @@ use crate::error::{ErrorKind, Result};
 use crate::native;
 use crate::proc;
 use crate::shm::layout::{state, Fixed};
+use crate::shm::trust::Trust;
 use crate::shm::{self, Mapping};
 use crate::sketch::SketchMapping;
 
@@ -25,19 +26,25 @@ impl Store {
         let path = path.as_ref();
         shm::install_fork_hook();
         let caps = options.capacities()?;
-        let map = match Mapping::open(path, !options.read_only) {
+        let trust = Trust {
+            owner: options.owner,
+            group: options.group,
+            own_group_writes: options.mode == 0o660,
+        };
+        let map = match Mapping::open(path, !options.read_only, &trust) {
             Ok(m) => m,
             Err(e) if options.create && !options.read_only && e.kind() == ErrorKind::Io => {
                 if path.exists() {
                     // Another process created it since this one looked
                     // (or it exists and could not be opened: the same
                     // error again).
-                    Mapping::open(path, true)?
+                    Mapping::open(path, true, &trust)?
                 } else {
                     Mapping::create_or_open(
                         path,
                         Fixed::plan(caps, proc::unix_nanos()),
                         options.mode,
+                        &trust,
                     )?
                 }
             }

@@ -44,6 +44,16 @@ pub struct Options {
     /// family that keeps them; a writer touches only the records of the
     /// places it records exemplars in.
     pub sketch_cells_per_writer: u64,
+    /// A user, besides this process's user and root, that may own an
+    /// existing store (a user id; see [`crate::user_id`] for names).
+    /// Another owner is refused ([`ErrorKind::Untrusted`]).
+    pub owner: Option<u32>,
+    /// A group that may write an existing store (a group id; see
+    /// [`crate::group_id`]): a writer refuses a group-writable store
+    /// unless its group is this one, or is this process's own group and
+    /// `mode` is `0o660`. A reader (`read_only`) accepts a store of any
+    /// owner whose group is this one.
+    pub group: Option<u32>,
 }
 
 impl Default for Options {
@@ -58,6 +68,8 @@ impl Default for Options {
             max_writers: 128,
             cells_per_writer: 0,
             sketch_cells_per_writer: 0,
+            owner: None,
+            group: None,
         }
     }
 }

@@ -137,10 +137,12 @@ fn nan_and_negative_values_are_refused_and_record_nothing() {
         expect_err(store.observe(h, v), ErrorKind::InvalidValue);
         expect_err(store.observe(s, v), ErrorKind::InvalidValue);
     }
-    for v in [-1.0, -1e-300, f64::NEG_INFINITY, -f64::MAX] {
+    for v in [-1.0, -1e-300, f64::NEG_INFINITY, -f64::MAX, f64::INFINITY] {
         let e = expect_err(store.counter_add(c, v), ErrorKind::InvalidValue);
         assert!(!e.message().is_empty());
     }
+    let e = expect_err(store.counter_add(c, f64::INFINITY), ErrorKind::InvalidValue);
+    assert!(e.message().contains("infinite"), "{}", e.message());
     // Wrong types are refused too.
     expect_err(store.gauge_set(c, 1.0), ErrorKind::WrongType);
     expect_err(store.observe(c, 1.0), ErrorKind::WrongType);

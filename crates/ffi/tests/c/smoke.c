@@ -227,6 +227,7 @@ int main(void) {
   CHECK(last_error_len() > 0);
   CHECK(strstr(last_error(), "NaN") != NULL);
   CHECK_RC(shmetrics_counter_add(store, &ok, -1), SHMETRICS_INVALID_VALUE);
+  CHECK_RC(shmetrics_counter_add(store, &ok, INFINITY), SHMETRICS_INVALID_VALUE);
   CHECK_RC(shmetrics_gauge_set(store, &g, NAN), SHMETRICS_INVALID_VALUE);
   CHECK_RC(shmetrics_observe(store, &h, NAN), SHMETRICS_INVALID_VALUE);
   CHECK_RC(shmetrics_gauge_set(store, &ok, 1), SHMETRICS_WRONG_TYPE);

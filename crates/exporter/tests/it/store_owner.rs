@@ -1,0 +1,58 @@
+//! The exporter checks the store's owner before it serves it (issue 23,
+//! item 5): a store owned by another user is reported on /healthz and in
+//! the log, naming the owner and mode, until `--store.owner` or
+//! `--store.group` names it. Runs as root (`chown` needs it).
+
+use std::os::unix::fs::chown;
+use std::time::Duration;
+
+use shmetrics_core::{user_id, FamilyDesc, Kind, Options, Store};
+
+use shmetrics_testkit::PATIENCE;
+
+use crate::util::*;
+
+#[test]
+fn a_store_of_another_owner_is_served_only_when_expected() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let store = Store::open(&path, &Options::default()).unwrap();
+    let f = store
+        .register(&FamilyDesc::new("owned_jobs_total", Kind::Counter))
+        .unwrap();
+    store.counter_inc(store.series(&f, &[]).unwrap()).unwrap();
+    let nobody = user_id("nobody").unwrap();
+    chown(&path, Some(nobody), Some(nobody)).unwrap();
+
+    let serve = Serve::on_store(&path, &[]);
+    let r = get(serve.addr, "/healthz", &[]);
+    assert_eq!(r.status, 503);
+    let body = r.text();
+    assert!(body.contains("owned by user nobody (uid 65534)"), "{body}");
+    assert!(body.contains("mode 0600"), "{body}");
+    assert!(body.contains("--store.owner"), "{body}");
+    wait_for(
+        "the log to name the owner",
+        PATIENCE,
+        Duration::from_millis(20),
+        || {
+            serve
+                .stderr()
+                .contains("untrusted store file")
+                .then_some(())
+        },
+    );
+    drop(serve);
+
+    for flag in [["--store.owner", "nobody"], ["--store.group", "65534"]] {
+        let serve = Serve::on_store(&path, &flag);
+        let r = get(serve.addr, "/metrics", &[("Accept", "text/plain")]);
+        assert_eq!(r.status, 200);
+        assert!(
+            r.text().contains("\nowned_jobs_total 1\n"),
+            "{flag:?}: {}",
+            r.text()
+        );
+        assert_eq!(get(serve.addr, "/healthz", &[]).status, 200, "{flag:?}");
+    }
+}
