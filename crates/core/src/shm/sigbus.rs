@@ -3,10 +3,12 @@
 //! system cannot grant (a full tmpfs) raises SIGBUS on access, which
 //! would kill the process: a web server's worker, or the exporter.
 //!
-//! The store avoids both (it checks the file's size before reading a
-//! snapshot and before growing, and reserves space before it writes); a
-//! truncation can still land between the check and the access, or under
-//! a writer's update path, which makes no system call. So each process
+//! The store avoids what it can: it checks the file's size before reading
+//! a snapshot and before growing, and its creator reserves the header
+//! page. It does not yet reserve the rest of the file as the store grows
+//! (issue 23), so a full tmpfs can still refuse a page on first write;
+//! and a truncation can land between a check and the access, or under a
+//! writer's update path, which makes no system call. So each process
 //! installs a SIGBUS handler that, for a fault inside a store mapping,
 //! maps a private zero page over the faulting page and returns: the
 //! access is retried on that page and succeeds. What is written there is
