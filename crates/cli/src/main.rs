@@ -40,8 +40,10 @@ enum Command {
         /// The address to listen on (loopback by default).
         #[arg(long, default_value = shmetrics_exporter::DEFAULT_LISTEN)]
         listen: std::net::SocketAddr,
-        /// Connections served at once; more are closed at once.
-        #[arg(long, default_value_t = 64)]
+        /// Connections open at once. At the limit, the oldest idle
+        /// connection (no request head yet) is closed to make room; a new
+        /// one is refused only when every place serves a request.
+        #[arg(long, default_value_t = shmetrics_exporter::DEFAULT_MAX_CONNECTIONS)]
         max_connections: usize,
         /// Seconds a client has to send its request head.
         #[arg(long, default_value_t = 5.0)]
