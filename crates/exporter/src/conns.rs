@@ -224,17 +224,25 @@ impl Slot {
     /// keeps its place.
     pub(crate) fn mark_busy(&self) {
         let mut inner = self.conns.lock();
+        // Otherwise busy already, or told to close.
+        if self.leave_fresh_or_idle(&mut inner) {
+            inner.busy += 1;
+            self.state.store(BUSY, Relaxed);
+        }
+    }
+
+    /// Takes the connection out of the fresh count or the idle map, if it
+    /// is in one of them; says whether it was.
+    fn leave_fresh_or_idle(&self, inner: &mut Inner) -> bool {
         match self.state.load(Relaxed) {
             FRESH => {
                 inner.fresh -= 1;
                 self.conns.fresh_left.notify_waiters();
+                true
             }
-            IDLE if inner.idle.remove(&self.key.load(Relaxed)).is_some() => {}
-            // Busy already, or told to close.
-            _ => return,
+            IDLE => inner.idle.remove(&self.key.load(Relaxed)).is_some(),
+            _ => false,
         }
-        inner.busy += 1;
-        self.state.store(BUSY, Relaxed);
     }
 
     /// Completes when the connection is chosen to be closed.
@@ -246,14 +254,11 @@ impl Slot {
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut inner = self.conns.lock();
-        match self.state.load(Relaxed) {
-            FRESH => {
-                inner.fresh -= 1;
-                self.conns.fresh_left.notify_waiters();
+        if !self.leave_fresh_or_idle(&mut inner) {
+            match self.state.load(Relaxed) {
+                IDLE => inner.closing -= 1, // told to close
+                _ => inner.busy -= 1,
             }
-            IDLE if inner.idle.remove(&self.key.load(Relaxed)).is_some() => {}
-            IDLE => inner.closing -= 1,
-            _ => inner.busy -= 1,
         }
     }
 }

@@ -17,7 +17,8 @@ use crate::util::*;
 /// after one second (or at once).
 const CLOSE_BOUND: Duration = Duration::from_secs(10);
 
-fn small_store(path: &Path) -> Store {
+/// A small store with `pings_total 7`.
+pub(crate) fn small_store(path: &Path) -> Store {
     let store = Store::open(
         path,
         &Options {

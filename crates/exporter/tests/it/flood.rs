@@ -5,35 +5,15 @@
 //! limit far below the flood (idle connections then make room).
 
 use std::net::SocketAddr;
-use std::path::Path;
 use std::time::Duration;
 
-use shmetrics_core::{FamilyDesc, Kind, Options, Store};
-
+use crate::clients::small_store;
 use crate::flood_load::{percentile, timed_scrape, Flood};
 use crate::util::*;
 
 const IDLE: usize = 1000;
 const RECONNECTING: usize = 100;
 const SCRAPES: usize = 40;
-
-fn store_with_a_counter(path: &Path) -> Store {
-    let store = Store::open(
-        path,
-        &Options {
-            max_series: 64,
-            max_writers: 4,
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    let pings = FamilyDesc::new("pings_total", Kind::Counter).help("Pings.");
-    let f = store.register(&pings).unwrap();
-    store
-        .counter_add(store.series(&f, &[]).unwrap(), 7.0)
-        .unwrap();
-    store
-}
 
 /// Scrapes every 100 ms while the flood runs; panics unless every scrape
 /// succeeds with the store's value. Returns the last body.
@@ -82,7 +62,7 @@ fn sample(body: &str, name: &str) -> f64 {
 fn scrapes_succeed_during_a_connection_flood() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
-    let _store = store_with_a_counter(&path);
+    let _store = small_store(&path);
     let serve = ServeProcess::start(&path, &[]);
     let flood = Flood::start(serve.addr, IDLE, RECONNECTING);
     let body = scrape_through(serve.addr, "default limits");
@@ -107,7 +87,7 @@ fn scrapes_succeed_during_a_connection_flood() {
 fn a_flood_beyond_the_limit_makes_room_for_scrapes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
-    let _store = store_with_a_counter(&path);
+    let _store = small_store(&path);
     let serve = ServeProcess::start(&path, &["--max-connections", "256"]);
     let flood = Flood::start(serve.addr, IDLE, RECONNECTING);
     let body = scrape_through(serve.addr, "256 connections at most");
