@@ -228,7 +228,7 @@ fn main() -> ExitCode {
             otlp.config(),
         ) {
             // The file names itself in the message.
-            (Err(e), _, _, _) => Err(e.into()),
+            (Err(e), _, _, _) => Err(shmetrics_exporter::Error::from(e).into()),
             (_, Err(e), _, _) => Err(e.into()),
             (_, _, Err(e), _) => Err(e),
             (_, _, _, Err(e)) => Err(e.into()),
@@ -260,7 +260,7 @@ fn main() -> ExitCode {
                 config.header_timeout = std::time::Duration::from_secs_f64(header_timeout.max(0.1));
                 config.request_timeout =
                     std::time::Duration::from_secs_f64(request_timeout.max(0.1));
-                shmetrics_exporter::serve(config).map_err(|e| e as Box<dyn std::error::Error>)
+                shmetrics_exporter::serve(config).map_err(Into::into)
             }
         },
         Command::Dump { store, format } => dump(&store, &format),

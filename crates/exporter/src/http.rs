@@ -26,9 +26,7 @@ use tokio::task::JoinHandle;
 
 use crate::conns::{Admission, Conns, Slot, Watched};
 use crate::render::Renderer;
-use crate::{Config, WebConfig};
-
-type Error = Box<dyn std::error::Error + Send + Sync>;
+use crate::{Config, Error, WebConfig};
 
 /// A bound exporter, ready to run.
 #[derive(Debug)]
@@ -54,8 +52,10 @@ impl Server {
             );
             config.max_connections = budget;
         }
-        let listener = listen(config.listen)
-            .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+        let listener = listen(config.listen).map_err(|source| Error::Bind {
+            address: config.listen,
+            source,
+        })?;
         let renderer = Arc::new(Renderer::detached(config.store.clone()));
         let _ = renderer.attach();
         let remote_write = config
@@ -460,7 +460,8 @@ pub fn serve(config: Config) -> Result<(), Error> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()?;
+        .build()
+        .map_err(Error::Runtime)?;
     rt.block_on(async move {
         // Handlers first: a SIGTERM that arrives once the port answers must
         // start a clean shutdown, never kill the process by default action.

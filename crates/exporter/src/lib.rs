@@ -40,6 +40,7 @@
 #![forbid(unsafe_code)]
 
 mod conns;
+mod error;
 mod http;
 mod render;
 pub mod web_config;
@@ -49,6 +50,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use error::Error;
 pub use http::{serve, Server};
 pub use render::{Renderer, SelfStats};
 pub use web_config::{WebConfig, WebConfigError};
