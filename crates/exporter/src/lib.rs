@@ -62,8 +62,9 @@ pub use web_config::{WebConfig, WebConfigError};
 /// hosts unless the operator says so.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9816";
 
-/// The default connection limit. An idle connection costs about 10 KiB
-/// (its task and read buffer), so a full table costs tens of MiB.
+/// The default connection limit. An idle connection costs about 15 KiB
+/// (its task, socket and read buffer), so a full table costs about
+/// 60 MiB.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
 /// Exporter settings.
