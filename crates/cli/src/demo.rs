@@ -237,47 +237,95 @@ fn totals(store: &Store) -> shmetrics_core::Result<(Totals, shmetrics_core::Stor
 
 /// Runs the demo.
 pub fn run(args: DemoArgs) -> AnyResult {
-    let (path, temporary) = match args.store {
-        Some(p) => (p, false),
+    let (path, temporary) = match &args.store {
+        Some(p) => (p.clone(), false),
         None => (
             PathBuf::from(format!("/dev/shm/shmetrics-demo-{}", std::process::id())),
             true,
         ),
     };
     let store = Store::open(&path, &Options::default())?;
-    let fams = families(&store)?;
     let stop = Arc::new(AtomicBool::new(false));
     {
         let stop = stop.clone();
         ctrlc::set_handler(move || stop.store(true, Ordering::SeqCst))?;
     }
-    let exe = std::env::current_exe()?;
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ std::process::id() as u64);
-    let spawn = |reason: &str, rng: &mut Rng| -> Result<Child, Box<dyn std::error::Error>> {
-        let quota = args.rate * (5 + rng.next() % 10); // retire after 5 to 15 s of work
-        let child = Command::new(&exe)
-            .args(["demo-worker", "--store"])
-            .arg(&path)
-            .args([
-                "--seed",
-                &rng.next().to_string(),
-                "--rate",
-                &args.rate.to_string(),
-            ])
-            .args(["--max-requests", &quota.to_string()])
-            .stdin(Stdio::null())
-            .spawn()?;
-        store.counter_inc(store.series(&fams.starts, &[reason])?)?;
-        Ok(child)
+    let mut spawner = Spawner {
+        exe: std::env::current_exe()?,
+        path: &path,
+        rate: args.rate,
+        store: &store,
+        fams: families(&store)?,
+        rng: Rng(0x9e37_79b9_7f4a_7c15 ^ std::process::id() as u64),
     };
-
-    let mut exporter = Command::new(&exe)
+    let mut exporter = Command::new(&spawner.exe)
         .args(["serve", "--exit-with-parent", "--store"])
         .arg(&path)
         .args(["--listen", &args.listen.to_string()])
         .stdin(Stdio::null())
         .spawn()?;
     wait_until_serving(args.listen, &mut exporter)?;
+    print_banner(&args, &path);
+    let mut workers: Vec<Child> = Vec::new();
+    for _ in 0..args.workers {
+        workers.push(spawner.spawn("initial")?);
+    }
+    let supervised = supervise(&args, &stop, &mut spawner, &mut workers);
+    for w in workers.iter_mut() {
+        let _ = w.kill();
+        let _ = w.wait();
+    }
+    supervised?;
+    print_final(&store, args.listen)?;
+    let _ = exporter.kill();
+    let _ = exporter.wait();
+    if temporary {
+        drop(store);
+        std::fs::remove_file(&path)?;
+    } else {
+        println!();
+        println!(
+            "the store is kept at {}; try `shmetrics inspect --store {}`",
+            path.display(),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
+/// Starts demo workers, each counted in `demo_worker_starts_total` with
+/// the reason it was started.
+struct Spawner<'a> {
+    exe: PathBuf,
+    path: &'a std::path::Path,
+    rate: u64,
+    store: &'a Store,
+    fams: DemoFamilies,
+    rng: Rng,
+}
+
+impl Spawner<'_> {
+    fn spawn(&mut self, reason: &str) -> Result<Child, Box<dyn std::error::Error>> {
+        let quota = self.rate * (5 + self.rng.next() % 10); // retire after 5 to 15 s of work
+        let child = Command::new(&self.exe)
+            .args(["demo-worker", "--store"])
+            .arg(self.path)
+            .args([
+                "--seed",
+                &self.rng.next().to_string(),
+                "--rate",
+                &self.rate.to_string(),
+            ])
+            .args(["--max-requests", &quota.to_string()])
+            .stdin(Stdio::null())
+            .spawn()?;
+        let starts = self.store.series(&self.fams.starts, &[reason])?;
+        self.store.counter_inc(starts)?;
+        Ok(child)
+    }
+}
+
+fn print_banner(args: &DemoArgs, path: &std::path::Path) {
     println!(
         "shmetrics demo: {} workers writing to {}",
         args.workers,
@@ -302,11 +350,16 @@ pub fn run(args: DemoArgs) -> AnyResult {
         "restarts",
         "snapshot"
     );
+}
 
-    let mut workers: Vec<Child> = Vec::new();
-    for _ in 0..args.workers {
-        workers.push(spawn("initial", &mut rng)?);
-    }
+/// Restarts retired workers, kills one now and then, and prints a line a
+/// second, until Ctrl-C or the duration.
+fn supervise(
+    args: &DemoArgs,
+    stop: &AtomicBool,
+    spawner: &mut Spawner<'_>,
+    workers: &mut [Child],
+) -> AnyResult {
     let start = Instant::now();
     let mut last_crash = Instant::now();
     let mut last_print = Instant::now();
@@ -317,22 +370,22 @@ pub fn run(args: DemoArgs) -> AnyResult {
         std::thread::sleep(Duration::from_millis(50));
         for w in workers.iter_mut() {
             if let Some(_status) = w.try_wait()? {
-                *w = spawn("retired", &mut rng)?;
+                *w = spawner.spawn("retired")?;
                 restarts += 1;
             }
         }
         if args.crash_every > 0.0 && last_crash.elapsed().as_secs_f64() >= args.crash_every {
-            let i = (rng.next() % workers.len() as u64) as usize;
+            let i = (spawner.rng.next() % workers.len() as u64) as usize;
             workers[i].kill()?;
             workers[i].wait()?;
-            workers[i] = spawn("crashed", &mut rng)?;
+            workers[i] = spawner.spawn("crashed")?;
             restarts += 1;
             last_crash = Instant::now();
         }
         if last_print.elapsed() >= Duration::from_secs(1) {
             let dt = last_print.elapsed().as_secs_f64();
             last_print = Instant::now();
-            let (t, st, took) = totals(&store)?;
+            let (t, st, took) = totals(spawner.store)?;
             println!(
                 "{:>5.0}s {:>12.0} {:>10.0} {:>12} {:>15} {:>9.0} {:>13} {:>9} {:>8}µs",
                 start.elapsed().as_secs_f64(),
@@ -348,11 +401,12 @@ pub fn run(args: DemoArgs) -> AnyResult {
             last_requests = t.requests;
         }
     }
-    for w in workers.iter_mut() {
-        let _ = w.kill();
-        let _ = w.wait();
-    }
-    let (t, st, _) = totals(&store)?;
+    Ok(())
+}
+
+/// The totals once the workers are gone, and a sample of the exposition.
+fn print_final(store: &Store, listen: SocketAddr) -> AnyResult {
+    let (t, st, _) = totals(store)?;
     println!();
     println!(
         "final: {:.0} requests, {} latency observations, in-flight {:.0} (no live workers left), \
@@ -364,30 +418,14 @@ pub fn run(args: DemoArgs) -> AnyResult {
         st.writer_claims_total
     );
     println!();
-    println!(
-        "a sample of http://{}/metrics, as Prometheus would scrape it:",
-        args.listen
-    );
-    let text = http_get(args.listen, "/metrics")?;
+    println!("a sample of http://{listen}/metrics, as Prometheus would scrape it:");
+    let text = http_get(listen, "/metrics")?;
     let sample = text
         .lines()
         .filter(|l| l.contains("demo_") && (!l.contains("_bucket") || l.contains("route=\"/\"")))
         .take(64);
     for line in sample {
         println!("  {line}");
-    }
-    let _ = exporter.kill();
-    let _ = exporter.wait();
-    if temporary {
-        drop(store);
-        std::fs::remove_file(&path)?;
-    } else {
-        println!();
-        println!(
-            "the store is kept at {}; try `shmetrics inspect --store {}`",
-            path.display(),
-            path.display()
-        );
     }
     Ok(())
 }

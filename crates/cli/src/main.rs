@@ -40,8 +40,10 @@ enum Command {
         /// The address to listen on (loopback by default).
         #[arg(long, default_value = shmetrics_exporter::DEFAULT_LISTEN)]
         listen: std::net::SocketAddr,
-        /// Connections served at once; more are closed at once.
-        #[arg(long, default_value_t = 64)]
+        /// Connections open at once. At the limit, the oldest idle
+        /// connection (no request head yet) is closed to make room; a new
+        /// one is refused only when every place serves a request.
+        #[arg(long, default_value_t = shmetrics_exporter::DEFAULT_MAX_CONNECTIONS)]
         max_connections: usize,
         /// Seconds a client has to send its request head.
         #[arg(long, default_value_t = 5.0)]
@@ -242,7 +244,7 @@ fn main() -> ExitCode {
             otlp.config(),
         ) {
             // The file names itself in the message.
-            (Err(e), _, _, _) => Err(e.into()),
+            (Err(e), _, _, _) => Err(shmetrics_exporter::Error::from(e).into()),
             (_, Err(e), _, _) => Err(e.into()),
             (_, _, Err(e), _) => Err(e),
             (_, _, _, Err(e)) => Err(e.into()),
@@ -276,7 +278,7 @@ fn main() -> ExitCode {
                 config.header_timeout = std::time::Duration::from_secs_f64(header_timeout.max(0.1));
                 config.request_timeout =
                     std::time::Duration::from_secs_f64(request_timeout.max(0.1));
-                shmetrics_exporter::serve(config).map_err(|e| e as Box<dyn std::error::Error>)
+                shmetrics_exporter::serve(config).map_err(Into::into)
             }
         },
         Command::Dump { store, format } => dump(&store, &format),

@@ -21,13 +21,12 @@ use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::net::TcpListener;
-use tokio::sync::Semaphore;
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
+use tokio::task::JoinHandle;
 
+use crate::conns::{Admission, Conns, Slot, Watched};
 use crate::render::Renderer;
-use crate::{Config, WebConfig};
-
-type Error = Box<dyn std::error::Error + Send + Sync>;
+use crate::{Config, Error, WebConfig};
 
 /// A bound exporter, ready to run.
 #[derive(Debug)]
@@ -44,10 +43,19 @@ impl Server {
     /// Binds the listen address and tries to open the store read-only. A
     /// store that cannot be opened yet is no error: requests try again
     /// (see [`Renderer::attach`]).
-    pub async fn bind(config: Config) -> Result<Server, Error> {
-        let listener = TcpListener::bind(config.listen)
-            .await
-            .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
+    pub async fn bind(mut config: Config) -> Result<Server, Error> {
+        let budget = crate::conns::connection_budget();
+        if config.max_connections > budget {
+            eprintln!(
+                "shmetrics: the limit on open files allows {budget} connections, not {}: serving at most {budget}",
+                config.max_connections
+            );
+            config.max_connections = budget;
+        }
+        let listener = listen(config.listen).map_err(|source| Error::Bind {
+            address: config.listen,
+            source,
+        })?;
         let renderer = Arc::new(
             Renderer::detached(config.store.clone())
                 .expecting(config.store_owner, config.store_group),
@@ -118,105 +126,210 @@ impl Server {
             statsd,
             otlp,
         } = self;
-        let (stop_push, push_stopped) = tokio::sync::watch::channel(false);
-        let stopped = |mut rx: tokio::sync::watch::Receiver<bool>| async move {
-            let _ = rx.wait_for(|stop| *stop).await;
+        let pushers = Pushers::start(&renderer, remote_write, statsd, otlp);
+        let conns = Conns::new(config.max_connections);
+        renderer.show_connections(conns.clone());
+        let accept = Acceptor {
+            tls: config.web.as_ref().and_then(|w| w.acceptor()),
+            config: Arc::new(config),
+            renderer,
+            conns,
+            graceful: GracefulShutdown::new(),
         };
-        let pusher = remote_write.map(|rw| {
-            let source: Arc<dyn shmetrics_push::Source> = renderer.clone();
-            tokio::spawn(rw.run(source, stopped(push_stopped.clone())))
-        });
-        let flusher = statsd.map(|sd| {
-            let source: Arc<dyn shmetrics_push::Source> = renderer.clone();
-            tokio::spawn(sd.run(source, stopped(push_stopped.clone())))
-        });
-        let otlp = otlp.map(|x| {
-            let source: Arc<dyn shmetrics_push::Source> = renderer.clone();
-            tokio::spawn(x.run(source, stopped(push_stopped.clone())))
-        });
-        let limit = Arc::new(Semaphore::new(config.max_connections));
-        let tls = config.web.as_ref().and_then(|w| w.acceptor());
-        let config = Arc::new(config);
-        let graceful = GracefulShutdown::new();
-        let mut shutdown = std::pin::pin!(shutdown);
-        loop {
-            let (stream, _peer) = tokio::select! {
-                accepted = listener.accept() => match accepted {
-                    Ok(a) => a,
-                    // Out of file descriptors and the like: wait, retry.
-                    Err(_) => {
-                        tokio::time::sleep(Duration::from_millis(50)).await;
-                        continue;
-                    }
-                },
-                () = &mut shutdown => break,
-            };
-            let Ok(permit) = limit.clone().try_acquire_owned() else {
-                renderer.stats.rejected_connections.fetch_add(1, Relaxed);
-                drop(stream);
-                continue;
-            };
-            let _ = stream.set_nodelay(true);
-            let renderer = renderer.clone();
-            let config = config.clone();
-            let tls = tls.clone();
-            let watcher = graceful.watcher();
-            tokio::spawn(async move {
-                // The connection holds its place (`permit`) through the TLS
-                // handshake too. The whole exchange, handshake included,
-                // is cut off at the request timeout; the handshake alone
-                // at the header timeout, as a slow request head is.
-                let deadline = tokio::time::Instant::now() + config.request_timeout;
-                let exchange = async {
-                    match tls {
-                        None => serve_connection(stream, renderer, &config, watcher).await,
-                        Some(acceptor) => {
-                            let handshake = tokio::time::timeout(
-                                config.header_timeout,
-                                acceptor.accept(stream),
-                            );
-                            match handshake.await {
-                                Ok(Ok(stream)) => {
-                                    serve_connection(stream, renderer, &config, watcher).await
-                                }
-                                // A failed or slow handshake: drop the connection.
-                                Ok(Err(_)) | Err(_) => {
-                                    renderer.stats.tls_handshake_failures.fetch_add(1, Relaxed);
-                                }
-                            }
-                        }
-                    }
-                };
-                let _ = tokio::time::timeout_at(deadline, exchange).await;
-                drop(permit);
-            });
-        }
+        accept.serve(&listener, shutdown).await;
         drop(listener);
-        let _ = stop_push.send(true);
-        if let Some(p) = pusher {
-            let _ = p.await;
-        }
-        if let Some(f) = flusher {
-            // The last flush sends without waiting long (see
-            // `Config::send_timeout`); bound it all the same.
-            let _ = tokio::time::timeout(config.request_timeout, f).await;
-        }
-        if let Some(x) = otlp {
-            let _ = x.await;
-        }
-        let _ = tokio::time::timeout(config.request_timeout, graceful.shutdown()).await;
+        pushers.stop(accept.config.request_timeout).await;
+        let _ =
+            tokio::time::timeout(accept.config.request_timeout, accept.graceful.shutdown()).await;
         Ok(())
     }
 }
 
+/// The push tasks (remote write, StatsD, OTLP) running beside the server.
+struct Pushers {
+    stop: tokio::sync::watch::Sender<bool>,
+    remote_write: Option<JoinHandle<()>>,
+    statsd: Option<JoinHandle<()>>,
+    otlp: Option<JoinHandle<()>>,
+}
+
+impl Pushers {
+    fn start(
+        renderer: &Arc<Renderer>,
+        remote_write: Option<shmetrics_push::RemoteWriter>,
+        statsd: Option<shmetrics_push::statsd::Flusher>,
+        otlp: Option<shmetrics_push::otlp::OtlpExporter>,
+    ) -> Pushers {
+        let (stop, stopped) = tokio::sync::watch::channel(false);
+        let until_stopped = || {
+            let mut rx = stopped.clone();
+            async move {
+                let _ = rx.wait_for(|stop| *stop).await;
+            }
+        };
+        let source = || -> Arc<dyn shmetrics_push::Source> { renderer.clone() };
+        Pushers {
+            remote_write: remote_write.map(|x| tokio::spawn(x.run(source(), until_stopped()))),
+            statsd: statsd.map(|x| tokio::spawn(x.run(source(), until_stopped()))),
+            otlp: otlp.map(|x| tokio::spawn(x.run(source(), until_stopped()))),
+            stop,
+        }
+    }
+
+    /// Stops pushing; waits for the last StatsD flush for at most `limit`.
+    async fn stop(self, limit: Duration) {
+        let _ = self.stop.send(true);
+        if let Some(p) = self.remote_write {
+            let _ = p.await;
+        }
+        if let Some(f) = self.statsd {
+            // The last flush sends without waiting long (see
+            // `Config::send_timeout`); bound it all the same.
+            let _ = tokio::time::timeout(limit, f).await;
+        }
+        if let Some(x) = self.otlp {
+            let _ = x.await;
+        }
+    }
+}
+
+/// Accepts connections and serves each on its own task.
+struct Acceptor {
+    config: Arc<Config>,
+    renderer: Arc<Renderer>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    conns: Arc<Conns>,
+    graceful: GracefulShutdown,
+}
+
+impl Acceptor {
+    /// Accepts until `shutdown` completes.
+    async fn serve(&self, listener: &TcpListener, shutdown: impl Future<Output = ()>) {
+        let mut shutdown = std::pin::pin!(shutdown);
+        loop {
+            let stream = tokio::select! {
+                accepted = async {
+                    self.conns.room_to_read().await;
+                    listener.accept().await
+                } => match accepted {
+                    Ok((stream, _peer)) => stream,
+                    // Out of file descriptors and the like: close the
+                    // oldest idle connection if there is one, else wait;
+                    // then retry.
+                    Err(_) => {
+                        if self.conns.evict_oldest() {
+                            self.renderer.stats.evicted_connections.fetch_add(1, Relaxed);
+                        } else {
+                            tokio::time::sleep(Duration::from_millis(50)).await;
+                        }
+                        tokio::task::yield_now().await;
+                        continue;
+                    }
+                },
+                () = &mut shutdown => return,
+            };
+            let stats = &self.renderer.stats;
+            let slot = match self.conns.admit() {
+                Admission::Admitted { slot, evicted } => {
+                    if evicted {
+                        stats.evicted_connections.fetch_add(1, Relaxed);
+                    }
+                    slot
+                }
+                Admission::Refused => {
+                    stats.rejected_connections.fetch_add(1, Relaxed);
+                    drop(stream);
+                    continue;
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            tokio::spawn(connection(
+                stream,
+                Arc::new(slot),
+                self.renderer.clone(),
+                self.config.clone(),
+                self.tls.clone(),
+                self.graceful.watcher(),
+            ));
+            // Let the connections run before accepting the next one: a
+            // scrape reads its request head (and so can no longer be
+            // closed to make room) before a flood of newer connections
+            // can make it the oldest idle one.
+            tokio::task::yield_now().await;
+        }
+    }
+}
+
+/// Serves one accepted connection: the TLS handshake if any, then one
+/// request. The connection holds its place (`slot`) through the handshake
+/// too. The whole exchange, handshake included, is cut off at the request
+/// timeout; the handshake alone at the header timeout, as a slow request
+/// head is. Until its request head has arrived, it is closed at once if
+/// the table needs its place for a newer connection.
+async fn connection(
+    stream: TcpStream,
+    slot: Arc<Slot>,
+    renderer: Arc<Renderer>,
+    config: Arc<Config>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    watcher: Watcher,
+) {
+    let deadline = tokio::time::Instant::now() + config.request_timeout;
+    let (slot2, renderer2) = (slot.clone(), renderer.clone());
+    let stream = Watched::new(stream, slot.clone());
+    let exchange = async {
+        let Some(acceptor) = tls else {
+            return serve_connection(stream, slot2, renderer2, &config, watcher).await;
+        };
+        match tokio::time::timeout(config.header_timeout, acceptor.accept(stream)).await {
+            Ok(Ok(stream)) => serve_connection(stream, slot2, renderer2, &config, watcher).await,
+            // A failed or slow handshake: drop the connection.
+            Ok(Err(_)) | Err(_) => {
+                renderer.stats.tls_handshake_failures.fetch_add(1, Relaxed);
+            }
+        }
+    };
+    tokio::select! {
+        _ = tokio::time::timeout_at(deadline, exchange) => {}
+        () = slot.evicted() => {}
+    }
+}
+
+/// Connections the kernel may hold completed but not yet accepted (capped
+/// by `net.core.somaxconn`): enough that a burst of connections does not
+/// make a scraper's connection wait for a SYN retransmission.
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listening socket on `addr` (with `SO_REUSEADDR`, as
+/// `TcpListener::bind`), with a backlog of [`LISTEN_BACKLOG`].
+fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// Serves one request on an accepted (and, with TLS, handshaken)
 /// connection.
-async fn serve_connection<S>(stream: S, renderer: Arc<Renderer>, config: &Config, watcher: Watcher)
-where
+async fn serve_connection<S>(
+    stream: S,
+    slot: Arc<Slot>,
+    renderer: Arc<Renderer>,
+    config: &Config,
+    watcher: Watcher,
+) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let web = config.web.clone();
-    let service = service_fn(move |req| handle(req, renderer.clone(), web.clone()));
+    let service = service_fn(move |req| {
+        // The head has arrived: from now on the connection keeps its place.
+        slot.mark_busy();
+        handle(req, renderer.clone(), web.clone())
+    });
     let conn = http1::Builder::new()
         .timer(TokioTimer::new())
         .header_read_timeout(config.header_timeout)
@@ -344,10 +457,14 @@ async fn route(req: Request<Incoming>, renderer: Arc<Renderer>) -> Response<Full
 
 /// Runs the exporter until SIGTERM or SIGINT.
 pub fn serve(config: Config) -> Result<(), Error> {
+    if let Err(e) = crate::conns::raise_open_files_limit() {
+        eprintln!("shmetrics: cannot raise the limit on open files: {e}");
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
-        .build()?;
+        .build()
+        .map_err(Error::Runtime)?;
     rt.block_on(async move {
         // Handlers first: a SIGTERM that arrives once the port answers must
         // start a clean shutdown, never kill the process by default action.

@@ -7,8 +7,11 @@
 //!
 //! Behaviour worth knowing:
 //! - It binds loopback by default ([`DEFAULT_LISTEN`]).
-//! - It serves at most [`Config::max_connections`] connections at once;
-//!   further ones are closed at once and counted.
+//! - It holds at most [`Config::max_connections`] connections at once.
+//!   At the limit, a new connection closes the oldest idle one (one that
+//!   has not sent its request head yet), so idle or half-sent connections
+//!   can never starve a scrape; only when every place serves a request is
+//!   a new connection closed at once and counted.
 //! - A client has [`Config::header_timeout`] to send its request head and
 //!   [`Config::request_timeout`] for the whole exchange. Connections serve
 //!   one request each (no keep-alive), so neither an idle client nor a
@@ -36,6 +39,8 @@
 
 #![forbid(unsafe_code)]
 
+mod conns;
+mod error;
 mod http;
 mod render;
 pub mod web_config;
@@ -45,6 +50,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use error::Error;
 pub use http::{serve, Server};
 pub use render::{Renderer, SelfStats};
 pub use web_config::{WebConfig, WebConfigError};
@@ -56,6 +62,11 @@ pub use web_config::{WebConfig, WebConfigError};
 /// hosts unless the operator says so.
 pub const DEFAULT_LISTEN: &str = "127.0.0.1:9816";
 
+/// The default connection limit. An idle connection costs about 15 KiB
+/// (its task, socket and read buffer), so a full table costs about
+/// 60 MiB.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+
 /// Exporter settings.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -64,7 +75,10 @@ pub struct Config {
     pub store: PathBuf,
     /// Where to listen.
     pub listen: SocketAddr,
-    /// Connections served at once.
+    /// Connections open at once. At the limit, the oldest idle connection
+    /// (no request head received yet) is closed to make room for a new
+    /// one; a new connection is refused only when every place serves a
+    /// request. Lowered at bind to what the limit on open files allows.
     pub max_connections: usize,
     /// Time allowed to receive a request head.
     pub header_timeout: Duration,
@@ -98,7 +112,7 @@ impl Config {
         Config {
             store,
             listen: DEFAULT_LISTEN.parse().expect("a valid default address"),
-            max_connections: 64,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(30),
             max_header_bytes: 16 * 1024,

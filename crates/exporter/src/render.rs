@@ -12,6 +12,8 @@ use bytes::Bytes;
 use shmetrics_core::{ErrorKind, Options, Snapshot, Store, StoreStats};
 use shmetrics_expo::{ExtraFamily, Families, Format};
 
+use crate::conns::Conns;
+
 /// A rendered exposition, shared by the scrapes that asked for it.
 #[derive(Clone, Debug)]
 pub struct Rendered {
@@ -40,8 +42,12 @@ pub struct SelfStats {
     pub render_nanos: AtomicU64,
     /// Response body bytes sent for `/metrics`.
     pub bytes: AtomicU64,
-    /// Connections closed at once because the limit was reached.
+    /// Connections closed at once because the limit was reached and every
+    /// place served a request.
     pub rejected_connections: AtomicU64,
+    /// Idle connections (no request head yet) closed to make room for a
+    /// new one at the limit.
+    pub evicted_connections: AtomicU64,
     /// TLS handshakes that failed or did not finish within the header
     /// timeout (a client without a required certificate, a plain-HTTP
     /// client on an HTTPS port, a stalled client).
@@ -91,6 +97,9 @@ pub struct Renderer {
     statsd: OnceLock<Arc<shmetrics_push::statsd::Stats>>,
     /// The OTLP counters, likewise.
     otlp: OnceLock<Arc<shmetrics_push::otlp::Stats>>,
+    /// The server's connection table, shown with the exporter's own
+    /// metrics.
+    connections: OnceLock<Arc<Conns>>,
 }
 
 impl std::fmt::Debug for State {
@@ -126,6 +135,7 @@ impl Renderer {
             remote_write: OnceLock::new(),
             statsd: OnceLock::new(),
             otlp: OnceLock::new(),
+            connections: OnceLock::new(),
         }
     }
 
@@ -152,6 +162,13 @@ impl Renderer {
     /// (from the next render on). Only the first call has an effect.
     pub fn show_otlp(&self, stats: Arc<shmetrics_push::otlp::Stats>) {
         let _ = self.otlp.set(stats);
+    }
+
+    /// Shows the server's open connections with the exporter's own
+    /// metrics (from the next render on). Only the first call has an
+    /// effect.
+    pub(crate) fn show_connections(&self, conns: Arc<Conns>) {
+        let _ = self.connections.set(conns);
     }
 
     /// The store's path.
@@ -263,7 +280,8 @@ impl Renderer {
                 .get(&(format, false))
                 .map_or(64 << 10, |r| r.body.len() + 4096),
         );
-        let own = self.own_metrics(attached.then_some(&st.snap));
+        let mut own = self.own_metrics(attached.then_some(&st.snap));
+        own.extend(self.connection_metrics());
         shmetrics_expo::encode_with(&st.snap, &own, format, &mut out);
         let took = started.elapsed();
         self.stats.renders.fetch_add(1, Relaxed);
@@ -417,6 +435,43 @@ impl Renderer {
         .value(st.series_expired_total as f64);
     }
 
+    /// The open connections, by state, and the idle ones closed to make
+    /// room (none before the server runs).
+    fn connection_metrics(&self) -> Vec<ExtraFamily<'static>> {
+        let Some(conns) = self.connections.get() else {
+            return Vec::new();
+        };
+        let counts = conns.counts();
+        let sample = |state, value: usize| ExtraSample {
+            labels: vec![("state", state)],
+            value: value as f64,
+        };
+        vec![
+            ExtraFamily {
+                name: "shmetrics_exporter_connections",
+                help: "Open connections: not read from yet, idle (waiting for a request head), \
+                       closing to make room, serving a request; and the limit.",
+                kind: Kind::Gauge,
+                samples: vec![
+                    sample("fresh", counts.fresh),
+                    sample("idle", counts.idle),
+                    sample("closing", counts.closing),
+                    sample("serving", counts.serving),
+                    sample("capacity", conns.limit()),
+                ],
+            },
+            ExtraFamily {
+                name: "shmetrics_exporter_evicted_connections",
+                help: "Idle connections closed to make room for a new one at the connection limit.",
+                kind: Kind::Counter,
+                samples: vec![ExtraSample {
+                    labels: vec![],
+                    value: self.stats.evicted_connections.load(Relaxed) as f64,
+                }],
+            },
+        ]
+    }
+
     /// A plain-text status page.
     pub fn status_page(&self) -> String {
         let mut out = Vec::new();
@@ -435,7 +490,14 @@ impl Renderer {
             }
         };
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let snap = &st.snap;
+        self.write_store_status(&mut out, store);
+        self.write_push_status(&mut out);
+        write_top_families(&mut out, &st.snap);
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    /// The status page's lines on the store and the renders.
+    fn write_store_status(&self, out: &mut Vec<u8>, store: &Store) {
         let stats = store.stats();
         let pct = |a: f64, b: f64| if b == 0.0 { 0.0 } else { 100.0 * a / b };
         let _ = writeln!(out, "state           attached (read-only)");
@@ -476,6 +538,10 @@ impl Renderer {
             self.stats.renders.load(Relaxed),
             self.stats.scrapes.load(Relaxed)
         );
+    }
+
+    /// The status page's lines on pushing (remote write, StatsD, OTLP).
+    fn write_push_status(&self, out: &mut Vec<u8>) {
         if let Some(rw) = self.remote_write.get() {
             for e in rw.endpoints() {
                 let last = e.last_success_unix_ms.load(Relaxed);
@@ -510,24 +576,27 @@ impl Renderer {
         if let Some(x) = self.otlp.get() {
             let _ = writeln!(out, "otlp            {}", x.status_line());
         }
-        let mut fams: Vec<(usize, &str, &str, u64)> = snap
-            .families()
-            .map(|f| (f.series().len(), f.name(), f.kind().as_str(), f.overflows()))
-            .collect();
-        fams.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
-        let _ = writeln!(out, "\ntop families by series (as of the last render)");
-        for (n, name, kind, ov) in fams.iter().take(20) {
-            let _ = writeln!(
-                out,
-                "  {n:>9}  {name} ({kind}){}",
-                if *ov > 0 {
-                    format!(", {ov} overflows")
-                } else {
-                    String::new()
-                }
-            );
-        }
-        String::from_utf8_lossy(&out).into_owned()
+    }
+}
+
+/// The status page's twenty largest families (as of the last render).
+fn write_top_families(out: &mut Vec<u8>, snap: &Snapshot) {
+    let mut fams: Vec<(usize, &str, &str, u64)> = snap
+        .families()
+        .map(|f| (f.series().len(), f.name(), f.kind().as_str(), f.overflows()))
+        .collect();
+    fams.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    let _ = writeln!(out, "\ntop families by series (as of the last render)");
+    for (n, name, kind, ov) in fams.iter().take(20) {
+        let _ = writeln!(
+            out,
+            "  {n:>9}  {name} ({kind}){}",
+            if *ov > 0 {
+                format!(", {ov} overflows")
+            } else {
+                String::new()
+            }
+        );
     }
 }
 

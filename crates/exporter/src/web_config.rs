@@ -497,24 +497,7 @@ fn certificates(
 }
 
 fn tls_config(t: RawTls, dir: &Path) -> Result<Option<Arc<rustls::ServerConfig>>, Problem> {
-    for (key, set) in [
-        ("tls_server_config.cipher_suites", t.cipher_suites.is_some()),
-        (
-            "tls_server_config.curve_preferences",
-            t.curve_preferences.is_some(),
-        ),
-        (
-            "tls_server_config.client_allowed_sans",
-            t.client_allowed_sans.is_some(),
-        ),
-    ] {
-        if set {
-            return Err(Problem::Unsupported {
-                key,
-                why: "rustls' defaults apply (cipher suites and curves), and client certificates are verified against client_ca_file",
-            });
-        }
-    }
+    refuse_unsupported(&t)?;
     let min = tls_version("min_version", t.min_version, 12)?;
     let max = tls_version("max_version", t.max_version, 13)?;
     if min > max {
@@ -550,58 +533,9 @@ fn tls_config(t: RawTls, dir: &Path) -> Result<Option<Arc<rustls::ServerConfig>>
     )?;
     // UNWRAP (both): checked just above.
     let certs = certificates(cert.expect("a certificate"))?;
-    let PemSource {
-        key: key_key,
-        file: key_file,
-        bytes: key_bytes,
-    } = key.expect("a key");
-    let private_key = PrivateKeyDer::from_pem_slice(&key_bytes).map_err(|e| Problem::Pem {
-        key: key_key,
-        file: key_file,
-        message: match e {
-            rustls::pki_types::pem::Error::NoItemsFound => "no PEM private key found".into(),
-            e => e.to_string(),
-        },
-    })?;
-
+    let private_key = private_key(key.expect("a key"))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verify = match client_auth.as_deref() {
-        None | Some("NoClientCert") => None,
-        Some("RequireAndVerifyClientCert") => Some(false),
-        Some("VerifyClientCertIfGiven") => Some(true),
-        Some(v @ ("RequestClientCert" | "RequireAnyClientCert" | "RequireClientCert")) => {
-            return Err(Problem::UnsupportedClientAuth(v.to_string()))
-        }
-        Some(other) => return Err(Problem::UnknownClientAuth(other.to_string())),
-    };
-    let verifier = match (verify, client_ca) {
-        (None, Some(_)) => return Err(Problem::ClientCaWithoutClientAuth),
-        (None, None) => None,
-        (Some(_), None) => {
-            return Err(Problem::ClientAuthWithoutCa(
-                client_auth.unwrap_or_default(),
-            ))
-        }
-        (Some(optional), Some(ca)) => {
-            let (ca_key, ca_file) = (ca.key, ca.file.clone());
-            let mut roots = rustls::RootCertStore::empty();
-            for c in certificates(ca)? {
-                roots.add(c).map_err(|e| Problem::Pem {
-                    key: ca_key,
-                    file: ca_file.clone(),
-                    message: format!("not a usable CA certificate: {e}"),
-                })?;
-            }
-            let mut b = rustls::server::WebPkiClientVerifier::builder_with_provider(
-                Arc::new(roots),
-                provider.clone(),
-            );
-            if optional {
-                b = b.allow_unauthenticated();
-            }
-            Some(b.build().map_err(|e| Problem::Tls(e.to_string()))?)
-        }
-    };
+    let verifier = client_verifier(client_auth, client_ca, &provider)?;
     let versions: Vec<&'static rustls::SupportedProtocolVersion> =
         [(12, &rustls::version::TLS12), (13, &rustls::version::TLS13)]
             .into_iter()
@@ -622,6 +556,91 @@ fn tls_config(t: RawTls, dir: &Path) -> Result<Option<Arc<rustls::ServerConfig>>
     config.ignore_client_order = t.prefer_server_cipher_suites.unwrap_or(true);
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Some(Arc::new(config)))
+}
+
+/// Refuses the keys exporter-toolkit has and this exporter does not
+/// implement.
+fn refuse_unsupported(t: &RawTls) -> Result<(), Problem> {
+    for (key, set) in [
+        ("tls_server_config.cipher_suites", t.cipher_suites.is_some()),
+        (
+            "tls_server_config.curve_preferences",
+            t.curve_preferences.is_some(),
+        ),
+        (
+            "tls_server_config.client_allowed_sans",
+            t.client_allowed_sans.is_some(),
+        ),
+    ] {
+        if set {
+            return Err(Problem::Unsupported {
+                key,
+                why: "rustls' defaults apply (cipher suites and curves), and client certificates are verified against client_ca_file",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The server's private key, from its PEM source.
+fn private_key(key: PemSource) -> Result<PrivateKeyDer<'static>, Problem> {
+    let PemSource {
+        key: key_key,
+        file: key_file,
+        bytes: key_bytes,
+    } = key;
+    PrivateKeyDer::from_pem_slice(&key_bytes).map_err(|e| Problem::Pem {
+        key: key_key,
+        file: key_file,
+        message: match e {
+            rustls::pki_types::pem::Error::NoItemsFound => "no PEM private key found".into(),
+            e => e.to_string(),
+        },
+    })
+}
+
+/// The client certificate verifier that `client_auth_type` and
+/// `client_ca` ask for; `None` without client certificates.
+fn client_verifier(
+    client_auth: Option<String>,
+    client_ca: Option<PemSource>,
+    provider: &Arc<rustls::crypto::CryptoProvider>,
+) -> Result<Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>, Problem> {
+    let verify = match client_auth.as_deref() {
+        None | Some("NoClientCert") => None,
+        Some("RequireAndVerifyClientCert") => Some(false),
+        Some("VerifyClientCertIfGiven") => Some(true),
+        Some(v @ ("RequestClientCert" | "RequireAnyClientCert" | "RequireClientCert")) => {
+            return Err(Problem::UnsupportedClientAuth(v.to_string()))
+        }
+        Some(other) => return Err(Problem::UnknownClientAuth(other.to_string())),
+    };
+    match (verify, client_ca) {
+        (None, Some(_)) => Err(Problem::ClientCaWithoutClientAuth),
+        (None, None) => Ok(None),
+        (Some(_), None) => Err(Problem::ClientAuthWithoutCa(
+            client_auth.unwrap_or_default(),
+        )),
+        (Some(optional), Some(ca)) => {
+            let (ca_key, ca_file) = (ca.key, ca.file.clone());
+            let mut roots = rustls::RootCertStore::empty();
+            for c in certificates(ca)? {
+                roots.add(c).map_err(|e| Problem::Pem {
+                    key: ca_key,
+                    file: ca_file.clone(),
+                    message: format!("not a usable CA certificate: {e}"),
+                })?;
+            }
+            let mut b = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                Arc::new(roots),
+                provider.clone(),
+            );
+            if optional {
+                b = b.allow_unauthenticated();
+            }
+            Ok(Some(b.build().map_err(|e| Problem::Tls(e.to_string()))?))
+        }
+    }
 }
 
 // ----- basic auth ------------------------------------------------------------------

@@ -12,6 +12,10 @@
 mod clients;
 #[path = "it/concurrent.rs"]
 mod concurrent;
+#[path = "it/flood.rs"]
+mod flood;
+#[path = "it/flood_load.rs"]
+mod flood_load;
 #[path = "it/formats.rs"]
 mod formats;
 #[path = "it/prometheus.rs"]

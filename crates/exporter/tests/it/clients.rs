@@ -1,7 +1,8 @@
 //! Slow, idle and excess clients: the header timeout closes connections
-//! that send nothing or dribble their request head, the connection limit
-//! closes extra connections at once and counts them, and an oversized
-//! request head is refused. Normal scrapes keep working meanwhile.
+//! that send nothing or dribble their request head, at the connection
+//! limit the oldest idle connection is closed to make room (and counted),
+//! and an oversized request head is refused. Normal scrapes keep working
+//! meanwhile.
 
 use std::io::{BufReader, Write};
 use std::net::TcpStream;
@@ -16,7 +17,8 @@ use crate::util::*;
 /// after one second (or at once).
 const CLOSE_BOUND: Duration = Duration::from_secs(10);
 
-fn small_store(path: &Path) -> Store {
+/// A small store with `pings_total 7`.
+pub(crate) fn small_store(path: &Path) -> Store {
     store_with_counter(
         path,
         &FamilyDesc::new("pings_total", Kind::Counter).help("Pings."),
@@ -147,20 +149,22 @@ fn idle_and_slow_clients_are_cut_off() {
         );
     }
     scrape_ok(addr, "after the oversized heads");
+    let stats = &server.renderer.stats;
+    let closed_at_limit = stats
+        .rejected_connections
+        .load(std::sync::atomic::Ordering::Relaxed)
+        + stats
+            .evicted_connections
+            .load(std::sync::atomic::Ordering::Relaxed);
     assert_eq!(
-        server
-            .renderer
-            .stats
-            .rejected_connections
-            .load(std::sync::atomic::Ordering::Relaxed),
-        refused,
-        "rejections: only the retried ones above went over the limit"
+        closed_at_limit, refused,
+        "closed at the limit: only the retried ones above went over it"
     );
     server.stop();
 }
 
 #[test]
-fn connections_over_the_limit_are_closed_and_counted() {
+fn at_the_limit_the_oldest_idle_connection_makes_room() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     let _store = small_store(&path);
@@ -173,79 +177,78 @@ fn connections_over_the_limit_are_closed_and_counted() {
         c.request_timeout = Duration::from_secs(120);
     });
     let addr = server.addr;
-
-    // Fill every place with a connection that has sent nothing yet (the
-    // exporter serves one request per connection, so a served one would
-    // close). Each holds its place until the 60 s header timeout. A
-    // holder whose /healthz answer arrived proves it was accepted; here
-    // the head is sent only after the extras were refused, below.
-    let holders: Vec<TcpStream> = (0..LIMIT).map(|_| connect(addr)).collect();
-    // Let the exporter accept all of them before the extras arrive.
-    wait_for(
-        "the holders to be accepted",
-        CLOSE_BOUND,
-        Duration::from_millis(20),
-        || {
-            let probe = connect(addr);
-            let got = wait_closed(&mut { probe }, Duration::from_secs(2));
-            // A probe over the limit is closed unanswered at once.
-            got.filter(|g| g.is_empty()).map(|_| ())
-        },
-    );
-    let probes = server
-        .renderer
-        .stats
-        .rejected_connections
-        .load(std::sync::atomic::Ordering::Relaxed);
-
-    // The extra ones are closed at once, unanswered, even with a request.
-    for i in 0..EXTRA {
-        let mut s = connect(addr);
-        let _ = s.write_all(&request_head("GET", "/metrics", &[], false));
-        let got = wait_closed(&mut s, CLOSE_BOUND)
-            .unwrap_or_else(|| panic!("extra connection {i} is still open after {CLOSE_BOUND:?}"));
-        assert!(got.is_empty(), "extra connection {i} got an answer");
-    }
-    assert_eq!(
+    let evicted = || {
         server
             .renderer
             .stats
-            .rejected_connections
-            .load(std::sync::atomic::Ordering::Relaxed),
-        probes + EXTRA as u64,
-        "each connection over the limit is counted"
-    );
+            .evicted_connections
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
 
-    // A holder that sends its request is served, and the count shows in
-    // the exposition.
-    let mut h = BufReader::new(holders.into_iter().next().unwrap());
+    // Fill every place with a connection that sends nothing, then open
+    // EXTRA more, one after the other (the pause lets the server find
+    // each one waiting before the next): each extra one closes the
+    // holder that has waited longest, unanswered.
+    let mut holders: Vec<TcpStream> = (0..LIMIT + EXTRA)
+        .map(|_| {
+            let s = connect(addr);
+            std::thread::sleep(Duration::from_millis(50));
+            s
+        })
+        .collect();
+    for (i, s) in holders.iter_mut().take(EXTRA).enumerate() {
+        let got = wait_closed(s, CLOSE_BOUND)
+            .unwrap_or_else(|| panic!("holder {i} is still open after {CLOSE_BOUND:?}"));
+        assert!(got.is_empty(), "holder {i} got an answer");
+    }
+    for (i, s) in holders.iter_mut().enumerate().skip(EXTRA) {
+        assert!(
+            wait_closed(s, Duration::from_millis(100)).is_none(),
+            "holder {i} was closed, though older ones were there to close first"
+        );
+    }
+    // The counter is bumped just after the connection is told to close.
+    let counted = |n: usize| {
+        wait_for(
+            "the count of closed idle connections",
+            CLOSE_BOUND,
+            Duration::from_millis(10),
+            || (evicted() == n as u64).then_some(()),
+        )
+    };
+    counted(EXTRA);
+
+    // The newest holder sends its request and is served; the counts show
+    // in the exposition.
+    let mut h = BufReader::new(holders.pop().unwrap());
     h.get_mut()
         .write_all(&request_head("GET", "/metrics", &[], false))
         .unwrap();
     let r = read_response(&mut h, false).unwrap();
     assert_eq!(r.status, 200);
     let body = r.text();
-    let line = format!(
-        "shmetrics_exporter_rejected_connections_total {}",
-        probes + EXTRA as u64
-    );
-    assert!(
-        body.lines().any(|l| l == line),
-        "the rejected connections are not counted:\n{body}"
-    );
-    let holders = vec![h];
+    for line in [
+        format!("shmetrics_exporter_evicted_connections_total {EXTRA}"),
+        "shmetrics_exporter_rejected_connections_total 0".to_string(),
+        format!(
+            "shmetrics_exporter_connections{{state=\"idle\"}} {}",
+            LIMIT - 1
+        ),
+        "shmetrics_exporter_connections{state=\"serving\"} 1".to_string(),
+        format!("shmetrics_exporter_connections{{state=\"capacity\"}} {LIMIT}"),
+    ] {
+        assert!(body.lines().any(|l| l == line), "no {line:?} in:\n{body}");
+    }
 
-    // Places come back when holders leave.
+    // A scrape while the table is full again closes the oldest holder
+    // left and is served.
+    let _h = connect(addr);
+    scrape_ok(addr, "a scrape at the limit");
+    let got =
+        wait_closed(&mut holders[EXTRA], CLOSE_BOUND).expect("the oldest holder left is open");
+    assert!(got.is_empty());
+    counted(EXTRA + 1);
     drop(holders);
-    wait_for(
-        "a place to free up",
-        CLOSE_BOUND,
-        Duration::from_millis(50),
-        || match request(addr, "GET", "/healthz", &[]) {
-            Ok(r) if r.status == 200 => Some(()),
-            _ => None,
-        },
-    );
     scrape_ok(addr, "after the holders left");
     server.stop();
 }

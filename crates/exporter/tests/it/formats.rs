@@ -276,6 +276,8 @@ const OWN: &[(&str, &str)] = &[
     ("shmetrics_store_overflows", "counter"),
     ("shmetrics_store_lock_recoveries", "counter"),
     ("shmetrics_store_series_expired", "counter"),
+    ("shmetrics_exporter_connections", "gauge"),
+    ("shmetrics_exporter_evicted_connections", "counter"),
 ];
 
 /// Checks the own families: all present with their types and the values

@@ -446,19 +446,21 @@ fn tls_handshake_is_bounded() {
         c.header_timeout = Duration::from_secs(1);
         c.request_timeout = Duration::from_secs(30);
     });
-    // Two silent clients take both places.
-    let mut idle: Vec<TcpStream> = (0..2).map(|_| connect(server.addr)).collect();
+    // Two silent clients take both places (one after the other: the
+    // pause lets the server find each waiting in its handshake).
+    let pause = || std::thread::sleep(Duration::from_millis(100));
+    let mut idle: Vec<TcpStream> = (0..2).map(|_| (connect(server.addr), pause()).0).collect();
+    // A third connection takes the place of the one that waited longest
+    // in its handshake: the limit covers them.
+    let mut third = connect(server.addr);
+    assert!(wait_closed(&mut idle[0], Duration::from_secs(5)).is_some());
     wait_for(
-        "both places to be taken",
+        "the oldest connection to be closed to make room",
         IO_TIMEOUT,
-        Duration::from_millis(20),
-        || {
-            // A third connection is refused at once while they hold them.
-            let mut s = connect(server.addr);
-            let closed = wait_closed(&mut s, Duration::from_secs(5)).is_some();
-            (closed && server.renderer.stats.rejected_connections.load(Relaxed) >= 1).then_some(())
-        },
+        Duration::from_millis(10),
+        || (server.renderer.stats.evicted_connections.load(Relaxed) == 1).then_some(()),
     );
+    assert!(wait_closed(&mut third, Duration::from_secs(5)).is_some());
     // The header timeout (1 s) ends their handshakes, well before the
     // request timeout (30 s).
     let start = Instant::now();
