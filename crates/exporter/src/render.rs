@@ -280,8 +280,7 @@ impl Renderer {
                 .get(&(format, false))
                 .map_or(64 << 10, |r| r.body.len() + 4096),
         );
-        let mut own = self.own_metrics(attached.then_some(&st.snap));
-        own.extend(self.connection_metrics());
+        let own = self.own_metrics(attached.then_some(&st.snap));
         shmetrics_expo::encode_with(&st.snap, &own, format, &mut out);
         let took = started.elapsed();
         self.stats.renders.fetch_add(1, Relaxed);
@@ -369,6 +368,7 @@ impl Renderer {
         if let Some(snap) = snap {
             Self::store_metrics(&mut f, snap.stats());
         }
+        self.connection_metrics(&mut f);
         f.into_vec()
     }
 
@@ -437,39 +437,32 @@ impl Renderer {
 
     /// The open connections, by state, and the idle ones closed to make
     /// room (none before the server runs).
-    fn connection_metrics(&self) -> Vec<ExtraFamily<'static>> {
+    fn connection_metrics(&self, f: &mut Families<'_>) {
         let Some(conns) = self.connections.get() else {
-            return Vec::new();
+            return;
         };
         let counts = conns.counts();
-        let sample = |state, value: usize| ExtraSample {
-            labels: vec![("state", state)],
-            value: value as f64,
-        };
-        vec![
-            ExtraFamily {
-                name: "shmetrics_exporter_connections",
-                help: "Open connections: not read from yet, idle (waiting for a request head), \
-                       closing to make room, serving a request; and the limit.",
-                kind: Kind::Gauge,
-                samples: vec![
-                    sample("fresh", counts.fresh),
-                    sample("idle", counts.idle),
-                    sample("closing", counts.closing),
-                    sample("serving", counts.serving),
-                    sample("capacity", conns.limit()),
-                ],
-            },
-            ExtraFamily {
-                name: "shmetrics_exporter_evicted_connections",
-                help: "Idle connections closed to make room for a new one at the connection limit.",
-                kind: Kind::Counter,
-                samples: vec![ExtraSample {
-                    labels: vec![],
-                    value: self.stats.evicted_connections.load(Relaxed) as f64,
-                }],
-            },
-        ]
+        f.gauge(
+            "shmetrics_exporter_connections",
+            "Open connections: not read from yet, idle (waiting for a request head), \
+             closing to make room, serving a request; and the limit.",
+        )
+        .by(
+            &[],
+            "state",
+            &[
+                ("fresh", counts.fresh as f64),
+                ("idle", counts.idle as f64),
+                ("closing", counts.closing as f64),
+                ("serving", counts.serving as f64),
+                ("capacity", conns.limit() as f64),
+            ],
+        );
+        f.counter(
+            "shmetrics_exporter_evicted_connections",
+            "Idle connections closed to make room for a new one at the connection limit.",
+        )
+        .value(self.stats.evicted_connections.load(Relaxed) as f64);
     }
 
     /// A plain-text status page.
