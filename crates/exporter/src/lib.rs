@@ -39,6 +39,7 @@
 
 #![forbid(unsafe_code)]
 
+mod attach;
 mod conns;
 mod error;
 mod http;
@@ -50,6 +51,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use attach::Attached;
 pub use error::Error;
 pub use http::{serve, Server};
 pub use render::{Renderer, SelfStats};
