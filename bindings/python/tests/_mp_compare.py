@@ -20,6 +20,12 @@ TOTAL = lib.Gauge("app_total", "Total.", multiprocess_mode="sum")
 EACH = lib.Gauge("app_each", "Each.")
 IDLE = lib.Counter("app_idle", "Never incremented.")
 
+# Every worker writes before any exits: a worker that starts after another
+# died may take over its writer slot, and then a gauge of mode "all" no
+# longer shows the dead one (docs/python.md); this comparison is of the
+# values, so it keeps all three alive until all have written.
+done_r, done_w = os.pipe()
+go_r, go_w = os.pipe()
 pids = []
 for worker in range(3):
     pid = os.fork()
@@ -32,8 +38,13 @@ for worker in range(3):
         PEAK.set(worker * 2.5)
         TOTAL.inc(worker + 1)
         EACH.set(100 + worker)
+        os.write(done_w, b"x")
+        os.read(go_r, 1)
         os._exit(0)
     pids.append(pid)
+for _ in pids:
+    os.read(done_r, 1)
+os.write(go_w, b"x" * len(pids))
 for pid in pids:
     os.waitpid(pid, 0)
 
