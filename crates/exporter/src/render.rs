@@ -203,7 +203,7 @@ impl Renderer {
             Ok(store) => {
                 let s = self.store.get_or_init(|| store);
                 if last.take().is_some() {
-                    eprintln!("shmetrics: attached to the store {}", self.path.display());
+                    tracing::info!("attached to the store {}", self.path.display());
                 }
                 Ok(s)
             }
@@ -217,7 +217,7 @@ impl Renderer {
                     format!("cannot open the store: {e}")
                 };
                 if last.as_deref() != Some(why.as_str()) {
-                    eprintln!("shmetrics: {why}");
+                    tracing::warn!("{why}");
                 }
                 *last = Some(why.clone());
                 Err(why)
