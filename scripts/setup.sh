@@ -89,6 +89,23 @@ ensure_cbindgen() {
   fi
 }
 
+# The cargo-fuzz version the fuzz targets (crates/core/fuzz) are run with,
+# and the nightly toolchain it needs (libFuzzer's sanitizer flags).
+CARGO_FUZZ_VERSION=0.13.2
+ensure_cargo_fuzz() {
+  if ! command -v rustup >/dev/null 2>&1; then
+    ensure_apt rustup
+  fi
+  if ! cargo +nightly --version >/dev/null 2>&1; then
+    say "rustup toolchain install nightly"
+    rustup toolchain install nightly --profile minimal
+  fi
+  if ! cargo fuzz --version 2>/dev/null | grep -qx "cargo-fuzz $CARGO_FUZZ_VERSION"; then
+    say "cargo install cargo-fuzz $CARGO_FUZZ_VERSION"
+    cargo install --quiet --locked cargo-fuzz --version "$CARGO_FUZZ_VERSION"
+  fi
+}
+
 # ensure_python_env: a virtualenv under target/ with the test tools and the
 # Python binding installed from bindings/python by pip (maturin from PyPI,
 # Rust from this machine), exactly as a user would install it. Sets VENV.

@@ -13,22 +13,6 @@ use shmetrics_core::{Family, FamilyDesc, Kind, Options, Series, Store};
 
 mod common;
 
-/// Observed values spread over the 12 buckets (and beyond the last bound).
-fn spread_values() -> Vec<f64> {
-    (0..1024)
-        .map(|i| {
-            let bucket = i % 12;
-            let lo = if bucket == 0 {
-                0.0
-            } else {
-                common::BOUNDS[bucket - 1]
-            };
-            let hi = common::BOUNDS.get(bucket).copied().unwrap_or(10.0);
-            lo + (hi - lo) * ((i * 37 % 100) as f64 / 100.0)
-        })
-        .collect()
-}
-
 /// Runs `op(thread, i)` `iters` times on each of `n` threads at once and
 /// returns the wall time: criterion then reports the time per operation
 /// while `n` threads run.
@@ -105,7 +89,7 @@ fn updates(c: &mut Criterion) {
     let dir = common::tempdir();
     let store = Store::open(dir.path().join("store"), &Options::default()).unwrap();
     let t = targets(&store);
-    let values = spread_values();
+    let values = common::spread_values();
     store.counter_inc(t.counter).unwrap(); // claim the slot outside the timing
 
     let mut g = c.benchmark_group("update");

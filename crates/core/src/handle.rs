@@ -119,8 +119,8 @@ pub struct Series {
     /// For a family with a TTL, the integer cell (from `int_off`) of the
     /// time of the last update; 0 for a family without.
     pub(crate) ttl_cell: u32,
-    /// For a family with a TTL, the series record's state word when the
-    /// handle was made: an update checks it is still that (see `ttl.rs`).
+    /// The series record's state word when the handle was made: every
+    /// update checks it is still that (a deletion or an expiry changes it).
     pub(crate) live: u32,
 }
 

@@ -432,16 +432,21 @@ async fn route(req: Request<Incoming>, renderer: Arc<Renderer>) -> Response<Full
             }
         }
         "/healthz" => match renderer.attach() {
-            Ok(store) => {
-                let st = store.stats();
-                text(
-                    StatusCode::OK,
-                    format!(
-                        "ok: {} series, {} live writers\n",
-                        st.series_allocated, st.writers_live
-                    ),
-                )
-            }
+            Ok(served) => match renderer.stale() {
+                None => {
+                    let st = served.store.stats();
+                    text(
+                        StatusCode::OK,
+                        format!(
+                            "ok: {} series, {} live writers; {}\n",
+                            st.series_allocated,
+                            st.writers_live,
+                            served.describe()
+                        ),
+                    )
+                }
+                Some(why) => text(StatusCode::SERVICE_UNAVAILABLE, format!("stale: {why}\n")),
+            },
             Err(why) => text(
                 StatusCode::SERVICE_UNAVAILABLE,
                 format!("not ready: {why}\n"),

@@ -25,6 +25,10 @@
 //!   start before the application). Until it can be opened, `/healthz`
 //!   answers 503 saying why, `/metrics` serves the exporter's own metrics
 //!   with `shmetrics_store_attached 0`, and every request tries again.
+//! - The store path is followed: a store removed and created again, or
+//!   replaced by a rename, is opened and served from the next request on;
+//!   one removed and not re-created is served stale, `/healthz` answering
+//!   503 (see `attach`).
 //! - An optional [`WebConfig`] (`--web.config.file`, in exporter-toolkit's
 //!   format) adds TLS, client certificates, basic auth and headers.
 //! - An optional remote-write configuration ([`Config::remote_write`])
@@ -39,6 +43,7 @@
 
 #![forbid(unsafe_code)]
 
+mod attach;
 mod conns;
 mod error;
 mod http;
@@ -50,6 +55,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use attach::Attached;
 pub use error::Error;
 pub use http::{serve, Server};
 pub use render::{Renderer, SelfStats};

@@ -5,13 +5,14 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use shmetrics_core::{ErrorKind, Options, Snapshot, Store, StoreStats};
+use shmetrics_core::{Options, Snapshot, Store, StoreStats};
 use shmetrics_expo::{ExtraFamily, Families, Format};
 
+use crate::attach::{path_now, Attached, PathNow, Slot};
 use crate::conns::Conns;
 
 /// A rendered exposition, shared by the scrapes that asked for it.
@@ -56,6 +57,9 @@ pub struct SelfStats {
     pub last_render_nanos: AtomicU64,
     /// The last render's size in bytes (uncompressed).
     pub last_render_bytes: AtomicU64,
+    /// Store files opened: the first, and each one found at the path in
+    /// place of the file served.
+    pub attaches: AtomicU64,
 }
 
 impl SelfStats {
@@ -69,6 +73,9 @@ impl SelfStats {
 }
 
 struct State {
+    /// The store `snap` was taken from: a snapshot is never reused for
+    /// another store file.
+    served: Option<Arc<Attached>>,
     snap: Snapshot,
     cache: HashMap<(Format, bool), Rendered>,
 }
@@ -83,10 +90,9 @@ pub struct Renderer {
     path: PathBuf,
     /// The owner and group the store is expected to have.
     expect: (Option<u32>, Option<u32>),
-    store: OnceLock<Store>,
-    /// Why the last attempt to open the store failed; `None` once attached
-    /// (or before the first attempt).
-    attach_error: Mutex<Option<String>>,
+    /// The store file served, swapped for a new one when the path names
+    /// another file (see [`crate::attach`]).
+    slot: Mutex<Slot>,
     state: Mutex<State>,
     /// The exporter's own counters.
     pub stats: SelfStats,
@@ -114,8 +120,11 @@ impl Renderer {
     /// A renderer over an opened (normally read-only) store.
     pub fn new(store: Store) -> Renderer {
         let r = Renderer::detached(store.path().to_path_buf());
-        // UNWRAP: the cell was just made, empty.
-        r.store.set(store).expect("an empty cell");
+        // Without an identity (fstat failed), the first request finds the
+        // path naming "another" file and opens it again.
+        let id = store.file_id().unwrap_or((0, 0));
+        r.lock_slot().current = Some(Arc::new(Attached::new(store, id)));
+        r.stats.attaches.store(1, Relaxed);
         r
     }
 
@@ -125,9 +134,9 @@ impl Renderer {
         Renderer {
             path,
             expect: (None, None),
-            store: OnceLock::new(),
-            attach_error: Mutex::new(None),
+            slot: Mutex::new(Slot::default()),
             state: Mutex::new(State {
+                served: None,
                 snap: Snapshot::default(),
                 cache: HashMap::new(),
             }),
@@ -177,20 +186,46 @@ impl Renderer {
     }
 
     /// The store, if attached.
-    pub fn store(&self) -> Option<&Store> {
-        self.store.get()
+    pub fn store(&self) -> Option<Arc<Store>> {
+        self.lock_slot().current.as_ref().map(|a| a.store.clone())
     }
 
-    /// The store, opening it read-only first if it is not attached yet.
-    /// On failure, says why (also printed on stderr when the reason
-    /// changes, so that a waiting exporter does not flood its log).
-    pub fn attach(&self) -> Result<&Store, String> {
-        if let Some(s) = self.store.get() {
-            return Ok(s);
-        }
-        let mut last = self.attach_error.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(s) = self.store.get() {
-            return Ok(s); // another request attached it meanwhile
+    /// Why the served file is no longer the one at the store path (it was
+    /// removed, or the file now there cannot be opened); `None` while it
+    /// is.
+    pub fn stale(&self) -> Option<String> {
+        self.lock_slot().stale.clone()
+    }
+
+    fn lock_slot(&self) -> MutexGuard<'_, Slot> {
+        // UNWRAP: the slot is consistent whenever the lock is released.
+        self.slot.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The store file to serve: the one attached, unless the path now
+    /// names another file, which is then opened (read-only) and served
+    /// instead; before the first success, whatever is at the path. Costs
+    /// one `lstat` of the path once attached. On failure, says why (also
+    /// printed on stderr when the reason changes).
+    pub fn attach(&self) -> Result<Arc<Attached>, String> {
+        let mut slot = self.lock_slot();
+        if let Some(cur) = slot.current.clone() {
+            match path_now(&self.path, cur.id) {
+                PathNow::Same => {
+                    slot.stale = None;
+                    return Ok(cur);
+                }
+                PathNow::Gone => {
+                    slot.mark_stale(format!(
+                        "the served store file {} was removed ({}); serving its last values \
+                         until a store is created at that path again",
+                        self.path.display(),
+                        cur.describe()
+                    ));
+                    return Ok(cur);
+                }
+                PathNow::Other => {}
+            }
         }
         let options = Options {
             create: false,
@@ -199,29 +234,27 @@ impl Renderer {
             group: self.expect.1,
             ..Options::default()
         };
-        match Store::open(&self.path, &options) {
-            Ok(store) => {
-                let s = self.store.get_or_init(|| store);
-                if last.take().is_some() {
-                    tracing::info!("attached to the store {}", self.path.display());
-                }
-                Ok(s)
+        match Attached::open(&self.path, &options) {
+            Ok(new) => {
+                let new = Arc::new(new);
+                self.stats.attaches.fetch_add(1, Relaxed);
+                slot.replace(new.clone(), &self.path);
+                Ok(new)
             }
-            Err(e) => {
-                let why = if e.kind() == ErrorKind::Io && !self.path.exists() {
-                    format!(
-                        "the store {} does not exist yet; waiting for the application to create it",
+            Err(why) => match slot.current.clone() {
+                Some(cur) => {
+                    slot.mark_stale(format!(
+                        "the store path {} names another file, which cannot be opened ({why}); \
+                         serving the replaced file's last values",
                         self.path.display()
-                    )
-                } else {
-                    format!("cannot open the store: {e}")
-                };
-                if last.as_deref() != Some(why.as_str()) {
-                    tracing::warn!("{why}");
+                    ));
+                    Ok(cur)
                 }
-                *last = Some(why.clone());
-                Err(why)
-            }
+                None => {
+                    slot.mark_error(why.clone());
+                    Err(why)
+                }
+            },
         }
     }
 
@@ -268,19 +301,21 @@ impl Renderer {
         let started = Instant::now();
         // Not attached: the snapshot stays empty and only the exporter's
         // own metrics are rendered.
-        let attached = match self.attach() {
-            Ok(store) => {
-                store.snapshot_into(&mut st.snap)?;
-                true
+        let attached = self.attach().ok();
+        if let Some(a) = &attached {
+            if !st.served.as_ref().is_some_and(|s| Arc::ptr_eq(s, a)) {
+                // Another file: a fresh snapshot, nothing carried over.
+                st.snap = Snapshot::default();
+                st.served = Some(a.clone());
             }
-            Err(_) => false,
-        };
+            a.store.snapshot_into(&mut st.snap)?;
+        }
         let mut out = Vec::with_capacity(
             st.cache
                 .get(&(format, false))
                 .map_or(64 << 10, |r| r.body.len() + 4096),
         );
-        let own = self.own_metrics(attached.then_some(&st.snap));
+        let own = self.own_metrics(attached.as_deref().map(|a| (a, &st.snap)));
         shmetrics_expo::encode_with(&st.snap, &own, format, &mut out);
         let took = started.elapsed();
         self.stats.renders.fetch_add(1, Relaxed);
@@ -302,7 +337,10 @@ impl Renderer {
 
     /// The exporter's and (once attached) the store's own metrics, under
     /// `shmetrics_`.
-    fn own_metrics(&self, snap: Option<&Snapshot>) -> Vec<ExtraFamily<'_>> {
+    fn own_metrics<'a>(
+        &'a self,
+        served: Option<(&'a Attached, &Snapshot)>,
+    ) -> Vec<ExtraFamily<'a>> {
         let s = &self.stats;
         let n = |v: &AtomicU64| v.load(Relaxed) as f64;
         let mut f = Families::default();
@@ -355,7 +393,7 @@ impl Renderer {
             "shmetrics_store_attached",
             "1 once the store file has been opened; 0 while it does not exist yet or cannot be opened (see /healthz).",
         )
-        .value(if snap.is_some() { 1.0 } else { 0.0 });
+        .value(if served.is_some() { 1.0 } else { 0.0 });
         if let Some(rw) = self.remote_write.get() {
             f.extend(rw.families());
         }
@@ -365,11 +403,37 @@ impl Renderer {
         if let Some(x) = self.otlp.get() {
             f.extend(x.families());
         }
-        if let Some(snap) = snap {
+        if let Some((att, snap)) = served {
+            self.file_metrics(&mut f, att);
             Self::store_metrics(&mut f, snap.stats());
         }
         self.connection_metrics(&mut f);
         f.into_vec()
+    }
+
+    /// Which store file is served, since when, and whether the path still
+    /// names it.
+    fn file_metrics<'a>(&'a self, f: &mut Families<'a>, att: &'a Attached) {
+        f.gauge(
+            "shmetrics_store_file_info",
+            "The store file served, by device and inode; the path is followed when it names another file.",
+        )
+        .sample(&[("device", &att.device), ("inode", &att.inode)], 1.0);
+        f.gauge(
+            "shmetrics_store_attached_since_seconds",
+            "When the store file served was opened, in Unix time.",
+        )
+        .value(att.since);
+        f.gauge(
+            "shmetrics_store_file_removed",
+            "1 when the store path no longer names the file served (removed, or replaced by a file that cannot be opened; see /healthz).",
+        )
+        .value(if self.stale().is_some() { 1.0 } else { 0.0 });
+        f.counter(
+            "shmetrics_store_attaches",
+            "Store files opened: the first, then each new file found at the store path.",
+        )
+        .value(self.stats.attaches.load(Relaxed) as f64);
     }
 
     /// The store's own metrics: its capacity, writers and events.
@@ -470,8 +534,8 @@ impl Renderer {
         let mut out = Vec::new();
         let _ = writeln!(out, "shmetrics exporter\n");
         let _ = writeln!(out, "store           {}", self.path.display());
-        let store = match self.attach() {
-            Ok(store) => store,
+        let served = match self.attach() {
+            Ok(served) => served,
             Err(why) => {
                 let _ = writeln!(out, "state           NOT ATTACHED: {why}");
                 let _ = writeln!(
@@ -483,17 +547,21 @@ impl Renderer {
             }
         };
         let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        self.write_store_status(&mut out, store);
+        self.write_store_status(&mut out, &served);
         self.write_push_status(&mut out);
         write_top_families(&mut out, &st.snap);
         String::from_utf8_lossy(&out).into_owned()
     }
 
     /// The status page's lines on the store and the renders.
-    fn write_store_status(&self, out: &mut Vec<u8>, store: &Store) {
-        let stats = store.stats();
+    fn write_store_status(&self, out: &mut Vec<u8>, served: &Attached) {
+        let stats = served.store.stats();
         let pct = |a: f64, b: f64| if b == 0.0 { 0.0 } else { 100.0 * a / b };
-        let _ = writeln!(out, "state           attached (read-only)");
+        let _ = match self.stale() {
+            None => writeln!(out, "state           attached (read-only)"),
+            Some(why) => writeln!(out, "state           attached (read-only), STALE: {why}"),
+        };
+        let _ = writeln!(out, "served          {}", served.describe());
         let _ = writeln!(out, "layout version  {}", stats.layout_version);
         let _ = writeln!(
             out,
@@ -610,7 +678,7 @@ fn compress(body: &[u8]) -> Bytes {
 impl shmetrics_push::Source for Renderer {
     fn refresh(&self, snap: &mut Snapshot) -> Result<bool, shmetrics_core::Error> {
         match self.attach() {
-            Ok(store) => store.snapshot_into(snap).map(|()| true),
+            Ok(served) => served.store.snapshot_into(snap).map(|()| true),
             Err(_) => Ok(false),
         }
     }

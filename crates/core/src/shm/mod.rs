@@ -280,6 +280,30 @@ impl Mapping {
         self.slice_at(self.fixed.off_series, self.fixed.max_series as u64)
     }
 
+    /// The state word of series record `id`, `None` past the last record.
+    /// On the hot path (every update checks that its series is still the
+    /// one its handle was made for), so with one comparison instead of the
+    /// checks of [`Self::series`]: the region's bounds and alignment were
+    /// proved once, at open. A forged `id` (handles come from integers
+    /// through the C ABI) gets `None`, never a stray read.
+    #[inline]
+    pub fn series_state(&self, id: u32, order: Ordering) -> Option<u32> {
+        if id >= self.fixed.max_series {
+            return None;
+        }
+        let start = self.fixed.off_series as usize + id as usize * std::mem::size_of::<SeriesRec>();
+        // SAFETY: `Fixed::is_consistent` (checked at open, and by
+        // construction at create) proves the layout is exactly what `plan`
+        // makes: `off_series` is page-aligned and `max_series` records of
+        // 64 bytes (`size_of::<SeriesRec>()`, a compile-time assertion in
+        // layout.rs) end before `off_index <= file_size`, which the mapping
+        // covers (checked at open). `id < max_series` (checked above), so
+        // the record lies in the mapping and is aligned, and `SeriesRec` is
+        // a `SharedRecord`.
+        let rec = unsafe { &*(self.map.as_ptr().add(start) as *const SeriesRec) };
+        Some(rec.state.load(order))
+    }
+
     pub fn index(&self) -> &[AtomicU32] {
         self.slice_at(self.fixed.off_index, self.fixed.index_size as u64)
     }

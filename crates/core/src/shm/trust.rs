@@ -217,6 +217,19 @@ fn resolve(s: &str, what: &str, by_name: impl Fn(&CStr) -> Option<(u32, String)>
     by_name(&name).map(|(id, _)| id).ok_or_else(unknown)
 }
 
+impl super::Mapping {
+    /// The mapped file's identity, its device and inode (from `fstat` on
+    /// the open file, so it is the file mapped even after its path was
+    /// removed or now names another file).
+    pub fn file_id(&self) -> Result<(u64, u64)> {
+        let meta = self
+            .file
+            .metadata()
+            .map_err(|e| Error::io(&self.path, "cannot stat the store file", &e))?;
+        Ok((meta.dev(), meta.ino()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,8 @@ use crate::window::Window;
 //
 // A handle forged through `from_raw` cannot cause memory unsafety: enum
 // fields are validated here, every update checks the handle's store tag,
-// epoch and cell offsets against the mapping (`Store::cells_checked`), and
+// epoch, series id (against the record count, `Mapping::series_state`)
+// and cell offsets against the mapping (`Store::cells_checked`), and
 // every other use of a handle's integers indexes with bounds checks. It
 // can still write to cells that belong to other series of the same store.
 

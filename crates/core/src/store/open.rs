@@ -60,6 +60,13 @@ impl Store {
         })
     }
 
+    /// The mapped file's identity, its device and inode. A reader that
+    /// stays open compares it with what the path names now (a `stat`) to
+    /// notice that the store was removed, or replaced by another file.
+    pub fn file_id(&self) -> Result<(u64, u64)> {
+        self.map.file_id()
+    }
+
     /// The default store path: `$SHMETRICS_STORE` if set, else
     /// `/dev/shm/shmetrics`.
     pub fn default_path() -> PathBuf {

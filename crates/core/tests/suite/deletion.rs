@@ -237,3 +237,28 @@ fn updates_after_racing_deletions_all_land() {
     assert!(deletions > 0);
     assert_eq!(value(&deleter, "racing", &["a"]), Some(1_000.0));
 }
+
+/// The state word check reads one record by the handle's id, with bounds
+/// proved at open and one comparison with the record count: a handle
+/// forged (as through the C ABI) with an id at or past the last record
+/// fails as stale, and the real series is untouched.
+#[test]
+fn a_forged_id_past_the_records_is_stale() {
+    let dir = tempdir();
+    let store = Store::open(dir.path().join("s"), &crate::common::small_options()).unwrap();
+    let family = store
+        .register(&FamilyDesc::new("forged", Kind::Counter).labels(&["k"]))
+        .unwrap();
+    let real = store.series(&family, &["v"]).unwrap();
+    store.counter_inc(real).unwrap();
+    let max_series = crate::common::small_options().max_series as u64;
+    for id in [max_series, max_series + 1, u32::MAX as u64] {
+        let mut raw = real.to_raw();
+        raw[1] = (raw[1] & !0xffff_ffff) | id;
+        let forged = Series::from_raw(raw).unwrap();
+        assert_ne!(forged, real, "the id is in raw[1]'s low half");
+        let e = store.counter_inc(forged).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::StaleHandle, "id {id}: {e}");
+    }
+    assert_eq!(value(&store, "forged", &["v"]), Some(1.0));
+}
