@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod demo;
+mod log;
 mod otlp;
 
 use std::io::Write;
@@ -76,6 +77,8 @@ enum Command {
         statsd: Box<StatsdArgs>,
         #[command(flatten)]
         otlp: Box<otlp::OtlpArgs>,
+        #[command(flatten)]
+        log: log::LogArgs,
     },
     /// Print the store's exposition.
     Dump {
@@ -186,7 +189,7 @@ struct StatsdArgs {
 
 impl StatsdArgs {
     /// The settings, or `None` without an address.
-    fn config(&self) -> Result<Option<shmetrics_push::statsd::Config>, Box<dyn std::error::Error>> {
+    fn config(&self) -> Result<Option<shmetrics_push::statsd::Config>, shmetrics_exporter::Error> {
         use shmetrics_push::statsd::{Address, Config, Flavor};
         let Some(address) = &self.statsd_address else {
             let given = [
@@ -196,7 +199,10 @@ impl StatsdArgs {
                 ("--statsd.prefix", self.statsd_prefix.is_some()),
             ];
             if let Some((flag, _)) = given.iter().find(|(_, set)| *set) {
-                return Err(format!("{flag} is given but --statsd.address is not").into());
+                return Err(shmetrics_exporter::Error::FlagWithout {
+                    flag,
+                    needs: "--statsd.address",
+                });
             }
             return Ok(None);
         };
@@ -235,7 +241,9 @@ fn main() -> ExitCode {
             remote_write,
             statsd,
             otlp,
+            log,
         } => match (
+            log::init(&log),
             web_config_file
                 .map(shmetrics_exporter::WebConfig::load)
                 .transpose(),
@@ -244,28 +252,16 @@ fn main() -> ExitCode {
             otlp.config(),
         ) {
             // The file names itself in the message.
-            (Err(e), _, _, _) => Err(shmetrics_exporter::Error::from(e).into()),
-            (_, Err(e), _, _) => Err(e.into()),
-            (_, _, Err(e), _) => Err(e),
-            (_, _, _, Err(e)) => Err(e.into()),
-            (Ok(web), Ok(remote_write), Ok(statsd), Ok(otlp)) => {
-                if exit_with_parent {
-                    let parent = std::os::unix::process::parent_id();
-                    let signal = Some(rustix::process::Signal::TERM);
-                    if let Err(e) = rustix::process::set_parent_process_death_signal(signal) {
-                        eprintln!("shmetrics: cannot follow the parent process: {e}");
-                    }
-                    // The parent may have died before the call.
-                    if std::os::unix::process::parent_id() != parent {
-                        return ExitCode::SUCCESS;
-                    }
+            ((), Err(e), _, _, _) => Err(shmetrics_exporter::Error::from(e).into()),
+            ((), _, Err(e), _, _) | ((), _, _, _, Err(e)) => {
+                Err(shmetrics_exporter::Error::from(e).into())
+            }
+            ((), _, _, Err(e), _) => Err(e.into()),
+            ((), Ok(web), Ok(remote_write), Ok(statsd), Ok(otlp)) => {
+                if exit_with_parent && !follow_parent() {
+                    return ExitCode::SUCCESS;
                 }
-                // Before any thread starts: threads inherit the value.
-                if nice > 0 {
-                    if let Err(e) = rustix::process::setpriority_process(None, nice) {
-                        eprintln!("shmetrics: cannot set the nice value to {nice}: {e}");
-                    }
-                }
+                lower_priority(nice);
                 let mut config = shmetrics_exporter::Config::new(store);
                 config.web = web.map(std::sync::Arc::new);
                 config.remote_write = remote_write;
@@ -278,7 +274,13 @@ fn main() -> ExitCode {
                 config.header_timeout = std::time::Duration::from_secs_f64(header_timeout.max(0.1));
                 config.request_timeout =
                     std::time::Duration::from_secs_f64(request_timeout.max(0.1));
-                shmetrics_exporter::serve(config).map_err(Into::into)
+                // Flags that cannot be used are printed as usage errors
+                // (above); a failure once serving is logged.
+                if let Err(e) = shmetrics_exporter::serve(config) {
+                    tracing::error!("{e}");
+                    return ExitCode::FAILURE;
+                }
+                Ok(())
             }
         },
         Command::Dump { store, format } => dump(&store, &format),
@@ -289,6 +291,28 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("shmetrics: {e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Asks for SIGTERM when the parent process dies; `false` if it has died
+/// already.
+fn follow_parent() -> bool {
+    let parent = std::os::unix::process::parent_id();
+    let signal = Some(rustix::process::Signal::TERM);
+    if let Err(e) = rustix::process::set_parent_process_death_signal(signal) {
+        tracing::warn!("cannot follow the parent process: {e}");
+    }
+    // The parent may have died before the call.
+    std::os::unix::process::parent_id() == parent
+}
+
+/// Sets the nice value (0 leaves it). Call before any thread starts:
+/// threads inherit the value.
+fn lower_priority(nice: i32) {
+    if nice > 0 {
+        if let Err(e) = rustix::process::setpriority_process(None, nice) {
+            tracing::warn!("cannot set the nice value to {nice}: {e}");
         }
     }
 }

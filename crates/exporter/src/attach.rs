@@ -107,21 +107,21 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    /// Records that the path no longer names the served file, printing the
-    /// reason on stderr when it changes.
+    /// Records that the path no longer names the served file, logging the
+    /// reason when it changes.
     pub fn mark_stale(&mut self, why: String) {
         if self.stale.as_deref() != Some(why.as_str()) {
-            eprintln!("shmetrics: {why}");
+            tracing::warn!("{why}");
         }
         self.stale = Some(why);
     }
 
-    /// Records a failed open while nothing is served, printing the reason
-    /// on stderr when it changes (so that a waiting exporter does not
+    /// Records a failed open while nothing is served, logging the reason
+    /// when it changes (so that a waiting exporter does not
     /// flood its log).
     pub fn mark_error(&mut self, why: String) {
         if self.error.as_deref() != Some(why.as_str()) {
-            eprintln!("shmetrics: {why}");
+            tracing::warn!("{why}");
         }
         self.error = Some(why);
     }
@@ -129,13 +129,13 @@ impl Slot {
     /// Serves `new` from now on.
     pub fn replace(&mut self, new: Arc<Attached>, path: &Path) {
         if self.current.is_some() {
-            eprintln!(
-                "shmetrics: the store {} names another file now; serving it ({})",
+            tracing::info!(
+                "the store {} names another file now; serving it ({})",
                 path.display(),
                 new.describe()
             );
         } else if self.error.is_some() {
-            eprintln!("shmetrics: attached to the store {}", path.display());
+            tracing::info!("attached to the store {}", path.display());
         }
         self.current = Some(new);
         self.error = None;

@@ -46,8 +46,8 @@ impl Server {
     pub async fn bind(mut config: Config) -> Result<Server, Error> {
         let budget = crate::conns::connection_budget();
         if config.max_connections > budget {
-            eprintln!(
-                "shmetrics: the limit on open files allows {budget} connections, not {}: serving at most {budget}",
+            tracing::warn!(
+                "the limit on open files allows {budget} connections, not {}: serving at most {budget}",
                 config.max_connections
             );
             config.max_connections = budget;
@@ -423,10 +423,11 @@ async fn route(req: Request<Incoming>, renderer: Arc<Renderer>) -> Response<Full
                     }
                     resp
                 }
-                Ok(Err(e)) => text(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    format!("cannot read the store: {e}\n"),
-                ),
+                Ok(Err(e)) => {
+                    let e = Error::from(e);
+                    tracing::debug!("a scrape failed: {e}");
+                    text(StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n"))
+                }
                 Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "the render failed\n"),
             }
         }
@@ -463,7 +464,7 @@ async fn route(req: Request<Incoming>, renderer: Arc<Renderer>) -> Response<Full
 /// Runs the exporter until SIGTERM or SIGINT.
 pub fn serve(config: Config) -> Result<(), Error> {
     if let Err(e) = crate::conns::raise_open_files_limit() {
-        eprintln!("shmetrics: cannot raise the limit on open files: {e}");
+        tracing::warn!("cannot raise the limit on open files: {e}");
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -488,16 +489,16 @@ pub fn serve(config: Config) -> Result<(), Error> {
                 web.path().display()
             );
         }
-        eprintln!(
-            "shmetrics: serving {} on {}://{}/metrics{extras}",
+        tracing::info!(
+            "serving {} on {}://{}/metrics{extras}",
             server.renderer.path().display(),
             server.scheme(),
             server.local_addr()
         );
         if let Some(sd) = &server.statsd {
             let c = sd.config();
-            eprintln!(
-                "shmetrics: {} to {} every {:?} (datagrams of at most {} bytes{})",
+            tracing::info!(
+                "{} to {} every {:?} (datagrams of at most {} bytes{})",
                 c.flavor,
                 c.address,
                 c.interval,
@@ -512,17 +513,21 @@ pub fn serve(config: Config) -> Result<(), Error> {
         if let Some(rw) = &server.remote_write {
             let c = rw.config();
             for e in &c.endpoints {
-                eprintln!(
-                    "shmetrics: remote write to {e} every {:?} (queue of {} batches)",
-                    c.interval, c.queue_batches
+                tracing::info!(
+                    "remote write to {e} every {:?} (queue of {} batches)",
+                    c.interval,
+                    c.queue_batches
                 );
             }
         }
         if let Some(x) = &server.otlp {
             let c = x.config();
-            eprintln!(
-                "shmetrics: otlp export to {} every {:?}, {} temporality (queue of {} batches)",
-                c.endpoint, c.interval, c.temporality, c.queue_batches
+            tracing::info!(
+                "otlp export to {} every {:?}, {} temporality (queue of {} batches)",
+                c.endpoint,
+                c.interval,
+                c.temporality,
+                c.queue_batches
             );
         }
         server.run(shutdown).await

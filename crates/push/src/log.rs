@@ -1,11 +1,12 @@
 //! Where the pushers say what went wrong: one line on standard error per
 //! change of state, so that a receiver that stays down is reported once,
-//! not once a request. Every message goes through [`say`], the one place
-//! to change if the exporter gets a logger.
+//! not once a request. Every message goes through [`say`], as a `tracing`
+//! event (the `shmetrics` command installs the logger).
 
-/// Prints `shmetrics: {what}: {message}`.
+/// Logs `{what}: {message}` as a warning, with `what` (the pusher) as the
+/// `push` field too.
 pub(crate) fn say(what: &str, message: &str) {
-    eprintln!("shmetrics: {what}: {message}");
+    tracing::warn!(push = what, "{what}: {message}");
 }
 
 /// The last problem reported, so that the same one is not repeated.
