@@ -605,22 +605,7 @@ impl Renderer {
     fn write_push_status(&self, out: &mut Vec<u8>) {
         if let Some(rw) = self.remote_write.get() {
             for e in rw.endpoints() {
-                let last = e.last_success_unix_ms.load(Relaxed);
-                let _ = writeln!(
-                    out,
-                    "remote write    {}: {} samples sent, {} failed, {} dropped; queue {} of {} batches; {}",
-                    e.url(),
-                    e.samples_sent.load(Relaxed),
-                    e.samples_failed.load(Relaxed),
-                    e.samples_dropped.load(Relaxed),
-                    e.queue_batches.load(Relaxed),
-                    e.queue_capacity,
-                    if last == 0 {
-                        "no success yet".to_string()
-                    } else {
-                        format!("last success at {:.3} (Unix time)", last as f64 / 1e3)
-                    }
-                );
+                let _ = writeln!(out, "remote write    {}", e.status_line("samples", None));
             }
         }
         if let Some(sd) = self.statsd.get() {
