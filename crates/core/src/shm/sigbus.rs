@@ -27,6 +27,8 @@ use super::layout::PAGE;
 const MAX_REGIONS: usize = 256;
 static REGIONS: [(AtomicUsize, AtomicUsize); MAX_REGIONS] =
     [const { (AtomicUsize::new(0), AtomicUsize::new(0)) }; MAX_REGIONS];
+/// An entry being filled in.
+const CLAIMING: usize = usize::MAX;
 /// Faults absorbed so far.
 static ABSORBED: AtomicUsize = AtomicUsize::new(0);
 /// The disposition before ours, to pass other faults on to.
@@ -38,13 +40,14 @@ static PREVIOUS: OnceLock<libc::sigaction> = OnceLock::new();
 pub(crate) fn guard(start: usize, len: usize) -> bool {
     install();
     for (s, l) in &REGIONS {
-        if s.load(Ordering::Relaxed) == 0 {
+        // Claim the entry first (CLAIMING is no address a handler matches),
+        // so that two threads guarding at once never mix their lengths.
+        if s.compare_exchange(0, CLAIMING, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
             l.store(len, Ordering::Release);
-            if s.compare_exchange(0, start, Ordering::AcqRel, Ordering::Relaxed)
-                .is_ok()
-            {
-                return true;
-            }
+            s.store(start, Ordering::Release);
+            return true;
         }
     }
     false
@@ -86,7 +89,7 @@ fn install() {
 fn in_a_store(addr: usize) -> bool {
     REGIONS.iter().any(|(s, l)| {
         let start = s.load(Ordering::Acquire);
-        start != 0 && addr >= start && addr - start < l.load(Ordering::Acquire)
+        start != 0 && start != CLAIMING && addr >= start && addr - start < l.load(Ordering::Acquire)
     })
 }
 
