@@ -4,8 +4,6 @@
 //! opened and served from the next request on. A removed store whose path
 //! is not re-created goes on being served, marked stale.
 
-use std::io::ErrorKind as IoKind;
-use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -68,28 +66,6 @@ impl Attached {
             "file device {}, inode {}, attached at {:.3} (Unix time)",
             self.device, self.inode, self.since
         )
-    }
-}
-
-/// What the store path names now, compared with the file served.
-#[derive(Debug, PartialEq, Eq)]
-pub(crate) enum PathNow {
-    /// The same file.
-    Same,
-    /// Nothing: the file was removed.
-    Gone,
-    /// Another file (or the path cannot be examined): open it.
-    Other,
-}
-
-/// Looks at the path (one `lstat`, so a symbolic link put there counts as
-/// another file, which opening then refuses).
-pub(crate) fn path_now(path: &Path, served: (u64, u64)) -> PathNow {
-    match std::fs::symlink_metadata(path) {
-        Ok(m) if (m.dev(), m.ino()) == served => PathNow::Same,
-        Ok(_) => PathNow::Other,
-        Err(e) if e.kind() == IoKind::NotFound => PathNow::Gone,
-        Err(_) => PathNow::Other,
     }
 }
 

@@ -9,10 +9,10 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use shmetrics_core::{Options, Snapshot, Store, StoreStats};
+use shmetrics_core::{Options, PathNow, Snapshot, Store, StoreStats};
 use shmetrics_expo::{ExtraFamily, Families, Format};
 
-use crate::attach::{path_now, Attached, PathNow, Slot};
+use crate::attach::{Attached, Slot};
 use crate::conns::Conns;
 
 /// A rendered exposition, shared by the scrapes that asked for it.
@@ -205,12 +205,12 @@ impl Renderer {
     /// The store file to serve: the one attached, unless the path now
     /// names another file, which is then opened (read-only) and served
     /// instead; before the first success, whatever is at the path. Costs
-    /// one `lstat` of the path once attached. On failure, says why (also
+    /// an `fstat` and an `lstat` once attached. On failure, says why (also
     /// printed on stderr when the reason changes).
     pub fn attach(&self) -> Result<Arc<Attached>, String> {
         let mut slot = self.lock_slot();
         if let Some(cur) = slot.current.clone() {
-            match path_now(&self.path, cur.id) {
+            match cur.store.path_now() {
                 PathNow::Same => {
                     slot.stale = None;
                     return Ok(cur);

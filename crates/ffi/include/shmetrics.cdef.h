@@ -28,6 +28,13 @@ enum shmetrics_result {
 };
 typedef uint32_t shmetrics_result;
 
+enum shmetrics_path_now {
+  SHMETRICS_PATH_SAME = 0,
+  SHMETRICS_PATH_GONE = 1,
+  SHMETRICS_PATH_OTHER = 2,
+};
+typedef uint32_t shmetrics_path_now;
+
 enum shmetrics_kind {
   SHMETRICS_KIND_COUNTER = 1,
   SHMETRICS_KIND_GAUGE = 2,
@@ -201,6 +208,9 @@ shmetrics_result shmetrics_store_reset(const struct shmetrics_store *store);
 shmetrics_result shmetrics_store_wipe(const struct shmetrics_store *store);
 
 shmetrics_result shmetrics_store_release_slot(const struct shmetrics_store *store);
+
+shmetrics_result shmetrics_store_path_now(const struct shmetrics_store *store,
+                                          shmetrics_path_now *out);
 
 shmetrics_result shmetrics_store_stats(const struct shmetrics_store *store,
                                        struct shmetrics_stats *out);

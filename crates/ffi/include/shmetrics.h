@@ -152,6 +152,31 @@ typedef uint32_t shmetrics_result;
 #endif // __cplusplus
 
 /**
+ * What a store's path names now (`shmetrics_store_path_now`).
+ */
+enum shmetrics_path_now
+#ifdef __cplusplus
+  : uint32_t
+#endif // __cplusplus
+ {
+  /**
+   * The file this handle mapped.
+   */
+  SHMETRICS_PATH_SAME = 0,
+  /**
+   * Nothing: the file was removed and not created again yet.
+   */
+  SHMETRICS_PATH_GONE = 1,
+  /**
+   * Another file, or the path cannot be examined: open it again.
+   */
+  SHMETRICS_PATH_OTHER = 2,
+};
+#ifndef __cplusplus
+typedef uint32_t shmetrics_path_now;
+#endif // __cplusplus
+
+/**
  * Metric types: the values of `shmetrics_family_desc.kind`.
  */
 enum shmetrics_kind
@@ -857,6 +882,17 @@ shmetrics_result shmetrics_store_wipe(const struct shmetrics_store *store);
  * process may reuse the slot. The next update claims a slot again.
  */
 shmetrics_result shmetrics_store_release_slot(const struct shmetrics_store *store);
+
+/**
+ * Sets `*out` to what the store's path names now, compared with the file
+ * this handle mapped: one `fstat` and one `lstat`, so call it between
+ * requests, not per update. A long-lived handle whose path names another
+ * file (`SHMETRICS_PATH_OTHER`: the store was removed and created again,
+ * or replaced) should be closed and the path opened again, so that its
+ * updates land in the file the exporter serves.
+ */
+shmetrics_result shmetrics_store_path_now(const struct shmetrics_store *store,
+                                          shmetrics_path_now *out);
 
 /**
  * Fills `*out` with the store's counts and capacities.

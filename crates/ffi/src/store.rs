@@ -5,11 +5,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use shmetrics_core::{Options, Store};
+use shmetrics_core::{Options, PathNow, Store};
 
 use crate::error::{ffi_body, shmetrics_result};
 use crate::ptr::{self, Out};
-use crate::types::{shmetrics_options, shmetrics_stats, shmetrics_store, RenderCache};
+use crate::types::{
+    shmetrics_options, shmetrics_path_now, shmetrics_stats, shmetrics_store, RenderCache,
+};
 
 const VERSION: &CStr =
     match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
@@ -236,6 +238,29 @@ pub extern "C" fn shmetrics_store_wipe(store: *const shmetrics_store) -> shmetri
 pub extern "C" fn shmetrics_store_release_slot(store: *const shmetrics_store) -> shmetrics_result {
     ffi_body!("shmetrics_store_release_slot", {
         ptr::object(store, "store")?.store.release_slot()?;
+        Ok(())
+    })
+}
+
+/// Sets `*out` to what the store's path names now, compared with the file
+/// this handle mapped: one `fstat` and one `lstat`, so call it between
+/// requests, not per update. A long-lived handle whose path names another
+/// file (`SHMETRICS_PATH_OTHER`: the store was removed and created again,
+/// or replaced) should be closed and the path opened again, so that its
+/// updates land in the file the exporter serves.
+#[no_mangle]
+pub extern "C" fn shmetrics_store_path_now(
+    store: *const shmetrics_store,
+    out: *mut shmetrics_path_now,
+) -> shmetrics_result {
+    ffi_body!("shmetrics_store_path_now", {
+        let store = ptr::object(store, "store")?;
+        let out = Out::new(out, "out")?;
+        out.write(match store.store.path_now() {
+            PathNow::Same => shmetrics_path_now::SHMETRICS_PATH_SAME,
+            PathNow::Gone => shmetrics_path_now::SHMETRICS_PATH_GONE,
+            PathNow::Other => shmetrics_path_now::SHMETRICS_PATH_OTHER,
+        });
         Ok(())
     })
 }

@@ -1196,3 +1196,22 @@ fn a_flipped_lock_bit_does_not_hang_registration() {
     assert_eq!(shmetrics_store_stats(st.ptr, &mut stats), SHMETRICS_OK);
     assert_eq!(stats.lock_recoveries_total, 1);
 }
+
+#[test]
+fn path_now_tells_a_replaced_store_from_a_removed_one() {
+    let st = open_store();
+    let now = |st: &TestStore| {
+        let mut out = shmetrics_path_now::SHMETRICS_PATH_OTHER;
+        assert_eq!(shmetrics_store_path_now(st.ptr, &mut out), SHMETRICS_OK);
+        out
+    };
+    assert_eq!(now(&st), shmetrics_path_now::SHMETRICS_PATH_SAME);
+    std::fs::rename(&st.path, st.path.with_extension("old")).unwrap();
+    assert_eq!(now(&st), shmetrics_path_now::SHMETRICS_PATH_GONE);
+    std::fs::write(&st.path, b"another file").unwrap();
+    assert_eq!(now(&st), shmetrics_path_now::SHMETRICS_PATH_OTHER);
+    assert_eq!(
+        shmetrics_store_path_now(null(), &mut shmetrics_path_now::SHMETRICS_PATH_SAME),
+        SHMETRICS_NULL_PARAMETER
+    );
+}

@@ -120,6 +120,18 @@ pub enum shmetrics_format {
     SHMETRICS_FORMAT_OPENMETRICS = 1,
 }
 
+/// What a store's path names now (`shmetrics_store_path_now`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum shmetrics_path_now {
+    /// The file this handle mapped.
+    SHMETRICS_PATH_SAME = 0,
+    /// Nothing: the file was removed and not created again yet.
+    SHMETRICS_PATH_GONE = 1,
+    /// Another file, or the path cannot be examined: open it again.
+    SHMETRICS_PATH_OTHER = 2,
+}
+
 // The C values are the store's own.
 const _: () = {
     use shmetrics_gauge_mode::*;

@@ -49,6 +49,7 @@ pub(crate) use crate::handle::{classic_cells, Shape};
 pub use crate::handle::{Family, Series};
 pub(crate) use arena::{set_ref, ArenaAlloc};
 pub(crate) use labels::decode_strs;
+pub use open::PathNow;
 pub use options::{Options, DEFAULT_DIR};
 use register::FamilyIndex;
 pub(crate) use shape::FamilyType;

@@ -1,6 +1,8 @@
 //! Opening a store file, and repairing what a lock holder that died was
 //! doing.
 
+use std::io::ErrorKind as IoKind;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::*};
 use std::sync::Mutex;
@@ -14,6 +16,18 @@ use crate::shm::layout::{state, Fixed};
 use crate::shm::trust::Trust;
 use crate::shm::{self, Mapping};
 use crate::sketch::SketchMapping;
+
+/// What a store's path names now, compared with the file mapped
+/// ([`Store::path_now`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathNow {
+    /// The same file.
+    Same,
+    /// Nothing: the file was removed (and not created again yet).
+    Gone,
+    /// Another file, or the path cannot be examined: open it again.
+    Other,
+}
 
 impl Store {
     /// Opens the store at `path`, creating it if `options.create` is set
@@ -65,6 +79,23 @@ impl Store {
     /// notice that the store was removed, or replaced by another file.
     pub fn file_id(&self) -> Result<(u64, u64)> {
         self.map.file_id()
+    }
+
+    /// What the store's path names now, compared with the file this
+    /// handle mapped: one `lstat`, so a symbolic link put there counts as
+    /// another file (which opening then refuses). Long-lived handles call
+    /// it between requests, never on the update path, and open the path
+    /// again on [`PathNow::Other`].
+    pub fn path_now(&self) -> PathNow {
+        let Ok(mapped) = self.file_id() else {
+            return PathNow::Other;
+        };
+        match std::fs::symlink_metadata(self.map.path()) {
+            Ok(m) if (m.dev(), m.ino()) == mapped => PathNow::Same,
+            Ok(_) => PathNow::Other,
+            Err(e) if e.kind() == IoKind::NotFound => PathNow::Gone,
+            Err(_) => PathNow::Other,
+        }
     }
 
     /// The default store path: `$SHMETRICS_STORE` if set, else
