@@ -48,6 +48,7 @@ pub fn store_with_counter(path: &Path, family: &FamilyDesc, labels: &[&str], val
 /// A tmpfs of a given size mounted for one test on a temporary directory,
 /// unmounted when dropped (also when the test fails). Mounting needs root,
 /// which the tests run as: a failed mount fails the test.
+#[derive(Debug)]
 pub struct Tmpfs {
     dir: tempfile::TempDir,
 }
@@ -65,6 +66,7 @@ impl Tmpfs {
         Tmpfs { dir }
     }
 
+    /// Where it is mounted.
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
