@@ -18,6 +18,7 @@ use shmetrics_expo::Format;
 #[command(
     name = "shmetrics",
     version,
+    propagate_version = true,
     about = "Metrics for multi-process servers, in shared memory"
 )]
 struct Cli {
@@ -30,21 +31,41 @@ enum Command {
     /// Run several worker processes that record web-request metrics into
     /// one store, restart some of them, and show the merged result.
     Demo(demo::DemoArgs),
-    /// Serve a store to Prometheus: /metrics, /healthz and a status page
-    /// at /. Maps the store read-only. The store need not exist yet: until
+    /// Serve a store to Prometheus: /metrics, /healthz, /-/healthy,
+    /// /-/ready and a landing page with the store's status at /. Maps the store read-only. The store need not exist yet: until
     /// it does, /healthz answers 503 and /metrics has only the exporter's
     /// own metrics.
     Serve {
         /// The store file (it may appear after the exporter starts).
         #[arg(long, env = "SHMETRICS_STORE")]
         store: PathBuf,
-        /// The address to listen on (loopback by default).
-        #[arg(long, default_value = shmetrics_exporter::DEFAULT_LISTEN)]
+        /// The address to listen on (loopback by default). `--listen` is
+        /// the old name.
+        #[arg(
+            long = "web.listen-address",
+            visible_alias = "listen",
+            value_name = "ADDRESS",
+            default_value = shmetrics_exporter::DEFAULT_LISTEN
+        )]
         listen: std::net::SocketAddr,
+        /// The path under which the metrics are served.
+        #[arg(
+            long = "web.telemetry-path",
+            value_name = "PATH",
+            default_value = shmetrics_exporter::DEFAULT_TELEMETRY_PATH,
+            value_parser = telemetry_path
+        )]
+        telemetry_path: String,
         /// Connections open at once. At the limit, the oldest idle
         /// connection (no request head yet) is closed to make room; a new
         /// one is refused only when every place serves a request.
-        #[arg(long, default_value_t = shmetrics_exporter::DEFAULT_MAX_CONNECTIONS)]
+        /// `--max-connections` is the old name.
+        #[arg(
+            long = "web.max-connections",
+            visible_alias = "max-connections",
+            value_name = "N",
+            default_value_t = shmetrics_exporter::DEFAULT_MAX_CONNECTIONS
+        )]
         max_connections: usize,
         /// Seconds a client has to send its request head.
         #[arg(long, default_value_t = 5.0)]
@@ -231,6 +252,7 @@ fn main() -> ExitCode {
         Command::Serve {
             store,
             listen,
+            telemetry_path,
             max_connections,
             header_timeout,
             request_timeout,
@@ -268,6 +290,7 @@ fn main() -> ExitCode {
                 config.statsd = statsd;
                 config.otlp = otlp;
                 config.listen = listen;
+                config.telemetry_path = telemetry_path;
                 config.store_owner = expect.store_owner;
                 config.store_group = expect.store_group;
                 config.max_connections = max_connections.max(1);
@@ -293,6 +316,13 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--web.telemetry-path`, checked.
+fn telemetry_path(s: &str) -> Result<String, String> {
+    shmetrics_exporter::check_telemetry_path(s)
+        .map(|()| s.to_string())
+        .map_err(str::to_string)
 }
 
 /// Asks for SIGTERM when the parent process dies; `false` if it has died

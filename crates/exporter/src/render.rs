@@ -344,6 +344,19 @@ impl Renderer {
         let s = &self.stats;
         let n = |v: &AtomicU64| v.load(Relaxed) as f64;
         let mut f = Families::default();
+        let b = &crate::BUILD_INFO;
+        f.gauge(
+            "shmetrics_build_info",
+            "1, labelled with the exporter's version, the git revision it was built from and the Rust compiler that built it.",
+        )
+        .sample(
+            &[
+                ("version", b.version),
+                ("revision", b.revision),
+                ("rustc", b.rustc),
+            ],
+            1.0,
+        );
         f.counter(
             "shmetrics_exporter_scrapes",
             "Scrapes of /metrics answered.",

@@ -12,6 +12,8 @@
 mod clients;
 #[path = "it/concurrent.rs"]
 mod concurrent;
+#[path = "it/conventions.rs"]
+mod conventions;
 #[path = "it/flood.rs"]
 mod flood;
 #[path = "it/flood_load.rs"]
