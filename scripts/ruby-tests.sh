@@ -44,3 +44,30 @@ for t in test/*_test.rb; do
   ruby -w "$t" "$@"
 done
 cd "$root"
+
+# prometheus-client's own specs, from its pinned copy, on Shmetrics::DataStore.
+client_ruby_dir() {
+  for d in "${CLIENT_RUBY_DIR:-}" ../shared/peers/client_ruby-v4.2.5 ../../shared/peers/client_ruby-v4.2.5; do
+    if [ -n "$d" ] && [ -f "$d/spec/examples/data_store_example.rb" ]; then
+      (cd "$d" && pwd)
+      return 0
+    fi
+  done
+  echo "ruby-tests.sh: no copy of prometheus-client with its specs found; set CLIENT_RUBY_DIR to one" >&2
+  return 1
+}
+CLIENT_RUBY_DIR=$(client_ruby_dir)
+export CLIENT_RUBY_DIR
+say "ruby binding: Shmetrics::DataStore specs, and prometheus-client's own specs on it ($CLIENT_RUBY_DIR)"
+peer_specs=()
+for s in client/counter client/gauge client/histogram client/summary client/metric client/registry \
+         client/label_set_validator client/formats/text client_spec middleware/exporter middleware/collector; do
+  f=$CLIENT_RUBY_DIR/spec/prometheus/$s
+  [ "${s%_spec}" = "$s" ] && f=${f}_spec
+  peer_specs+=("$f.rb")
+done
+report=$target/ruby/client-ruby-specs.json
+rspec_rc=0
+rspec --require "$root/bindings/ruby/spec/client_ruby_helper.rb" --format progress \
+  --format json --out "$report" bindings/ruby/spec/*_spec.rb "${peer_specs[@]}" || rspec_rc=$?
+ruby bindings/ruby/spec/check_failures.rb "$report" bindings/ruby/spec/expected-failures.txt

@@ -129,6 +129,6 @@ ensure_python_env() {
 # install`), minitest and rspec, rack and puma for the middleware tests,
 # benchmark-ips, and prometheus-client-mmap to compare against.
 ensure_ruby() {
-  ensure_apt ruby ruby-dev gcc make ruby-minitest ruby-rspec ruby-rack puma unicorn \
+  ensure_apt ruby ruby-dev gcc make ruby-minitest ruby-rspec ruby-rack ruby-rack-test ruby-timecop puma unicorn \
     ruby-benchmark-ips ruby-prometheus-client-mmap
 }
