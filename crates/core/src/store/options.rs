@@ -76,6 +76,15 @@ impl Default for Options {
 }
 
 impl Options {
+    /// Options to open an existing store read-only, as an exporter does.
+    pub fn reader() -> Options {
+        Options {
+            create: false,
+            read_only: true,
+            ..Options::default()
+        }
+    }
+
     pub(super) fn capacities(&self) -> Result<Capacities> {
         let opt = |msg: String| Error::new(ErrorKind::InvalidOptions, msg);
         let check = |what: &str, v: u64, max: u64| {
