@@ -5,6 +5,7 @@
 mod demo;
 mod log;
 mod otlp;
+mod security;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -93,7 +94,7 @@ enum Command {
         #[arg(long, hide = true)]
         exit_with_parent: bool,
         #[command(flatten)]
-        remote_write: RemoteWriteArgs,
+        remote_write: Box<RemoteWriteArgs>,
         #[command(flatten)]
         statsd: Box<StatsdArgs>,
         #[command(flatten)]
@@ -139,9 +140,10 @@ struct ExpectArgs {
 /// Prometheus remote_write 1.0 (see docs/exporter.md).
 #[derive(clap::Args, Debug)]
 struct RemoteWriteArgs {
-    /// Also push the store to this remote_write receiver (http:// only),
-    /// e.g. http://127.0.0.1:9090/api/v1/write. Repeat for several; each
-    /// gets its own queue.
+    /// Also push the store to this remote_write receiver (http:// or
+    /// https://), e.g. http://127.0.0.1:9090/api/v1/write. Repeat for
+    /// several; each gets its own queue (and the same TLS, credentials
+    /// and headers).
     #[arg(long = "remote-write.url", value_name = "URL")]
     urls: Vec<String>,
     /// Seconds between pushes (a fraction is allowed).
@@ -161,6 +163,8 @@ struct RemoteWriteArgs {
     /// native-only histogram is then sent only so.
     #[arg(long = "remote-write.native-histograms")]
     native_histograms: bool,
+    #[command(flatten)]
+    security: security::RemoteWriteSecurity,
 }
 
 impl RemoteWriteArgs {
@@ -171,6 +175,12 @@ impl RemoteWriteArgs {
                 // Still check them, so that a typo does not go unnoticed.
                 shmetrics_push::ExternalLabels::parse(&self.external_labels)?;
             }
+            if self.security.any() {
+                return Err(shmetrics_push::ConfigError::Credentials {
+                    protocol: shmetrics_push::Protocol::RemoteWrite,
+                    reason: "TLS, authentication and header flags need --remote-write.url".into(),
+                });
+            }
             return Ok(None);
         }
         let mut config = shmetrics_push::Config::new(&self.urls)?
@@ -178,6 +188,7 @@ impl RemoteWriteArgs {
             .with_queue_batches(self.queue_batches)?;
         config.external_labels = shmetrics_push::ExternalLabels::parse(&self.external_labels)?;
         config.native_histograms = self.native_histograms;
+        self.security.apply(&mut config.http)?;
         Ok(Some(config))
     }
 }

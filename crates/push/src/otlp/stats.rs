@@ -59,6 +59,11 @@ impl Stats {
                 ("shmetrics_otlp_retries", "OTLP requests that failed (429, 502, 503, 504, connection error, timeout) and were tried again.", n(&q.retries)),
             ],
         );
+        f.counter(
+            "shmetrics_otlp_request_failures",
+            "OTLP requests that failed, by reason: connection, timeout, tls (an untrusted or wrong certificate), auth (credentials refused with 401 or 403, or unreadable), status (another status).",
+        )
+        .by(url, "reason", &q.failures_by_reason());
         f.gauge(
             "shmetrics_otlp_queue_batches",
             "OTLP batches waiting or being sent, and the queue's capacity.",
