@@ -4,7 +4,7 @@
 # (prometheus-client and prometheus-client-mmap both define
 # Prometheus::Client, so they cannot share one):
 #   ruby ops_worker.rb CONTENDER OP N REPEATS
-# CONTENDER: native ffi pc_single pc_direct pc_shmetrics mmap
+# CONTENDER: native ffi pc_single pc_direct pc_shmetrics mmap empty
 # OP: counter (increment with two labels) or histogram (observe with two
 # labels). Prints one JSON line: the best time per operation over REPEATS
 # runs of N operations, in ns, and the loop's own cost.
@@ -17,6 +17,10 @@ at_exit { FileUtils.rm_rf(dir) }
 labels = { route: "/api/users", status: "200" }
 
 case contender
+when "empty"
+  # The loop and the lambda call alone: what every contender's figure
+  # includes besides its operation.
+  work = -> {}
 when "native"
   require "shmetrics"
   store = Shmetrics::Store.new(File.join(dir, "ops.shm"))
