@@ -120,7 +120,7 @@ ensure_python_env() {
   fi
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
     pytest prometheus_client gunicorn maturin mypy \
-    asgiref aiohttp django twisted python-snappy
+    asgiref aiohttp django twisted python-snappy flask starlette uvicorn
   say "pip install ./bindings/python"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
 }
