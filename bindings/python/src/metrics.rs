@@ -258,38 +258,38 @@ impl Metric {
                 r => return r.map_err(to_py),
             }
         }
-        let values: Vec<&str> = self
-            .label_values
+        let s = self.look_up_again()?;
+        f(&self.store, s).map_err(to_py)
+    }
+
+    /// The label values of this child (none on a parent without labels).
+    fn value_refs(&self) -> Vec<&str> {
+        self.label_values
             .iter()
             .flatten()
             .map(String::as_str)
-            .collect();
+            .collect()
+    }
+
+    /// Looks the series up again (making it if it is gone) and keeps the
+    /// handle for the updates that follow.
+    fn look_up_again(&self) -> PyResult<Series> {
         let s = self
             .store
-            .series_or_overflow(&self.def.family, &values)
+            .series_or_overflow(&self.def.family, &self.value_refs())
             .map_err(to_py)?;
         *self.renewed.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
-        f(&self.store, s).map_err(to_py)
+        Ok(s)
     }
 
     /// Starts the series again from zero, with a new creation time: it is
     /// deleted (in every process) and made again at once.
     fn reset(&self) -> PyResult<()> {
         self.series()?;
-        let values: Vec<&str> = self
-            .label_values
-            .iter()
-            .flatten()
-            .map(String::as_str)
-            .collect();
         self.store
-            .delete(&self.def.family, &values)
+            .delete(&self.def.family, &self.value_refs())
             .map_err(to_py)?;
-        let s = self
-            .store
-            .series_or_overflow(&self.def.family, &values)
-            .map_err(to_py)?;
-        *self.renewed.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
+        self.look_up_again()?;
         Ok(())
     }
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conftest import samples_of, shmetrics_bin
-from test_gunicorn import free_port, get, wait_up, worker_pids
+from test_gunicorn import free_port, get, stop_all, wait_up, worker_pids
 
 HERE = Path(__file__).resolve().parent
 BATCH = 400
@@ -91,11 +91,4 @@ def test_exact_totals_across_kill_9(tmp_path, server):
         for _ in range(4):
             assert total(port, metrics) == (sent, sent)
     finally:
-        for proc in [exporter, app]:
-            if proc is not None and proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+        stop_all([exporter, app])
