@@ -14,7 +14,8 @@ require dirname(__DIR__, 2) . '/bindings/php/preload.php';
 foreach ([
     'CollectorRegistry', 'Counter', 'Gauge', 'Histogram', 'Summary', 'RenderTextFormat', 'MetricFamilySamples',
     'Sample', 'Math', 'Storage\APCng', 'Exception\MetricNotFoundException', 'Exception\MetricsRegistrationException',
-    'Exception\StorageException',
+    'Exception\StorageException', 'Storage\AbstractRedis', 'Storage\Redis', 'Storage\RedisClients\RedisClient',
+    'Storage\RedisClients\PHPRedis', 'Storage\RedisClients\RedisClientException',
 ] as $class) {
     class_exists("Prometheus\\$class");
 }
