@@ -20,6 +20,7 @@
 declare(strict_types=1);
 
 require __DIR__ . '/promphp.php';
+require __DIR__ . '/shape.php';
 
 if (($argv[1] ?? '') === '--run') {
     run_shape($argv[2], $argv[3], (int) $argv[4]);
@@ -84,17 +85,8 @@ function run_shape(string $shape, string $engine, int $n): void
     $reset = Closure::bind(static function (): void {
         Shmetrics\Native::$ffi = null;
     }, null, Shmetrics\Native::class);
-    $make = static fn () => match ($engine) {
-        'native' => new Shmetrics\CollectorRegistry(new Shmetrics\Storage\Shmetrics(), false),
-        'adapter' => new Prometheus\CollectorRegistry(new Shmetrics\PromPHP\ShmetricsAdapter(), false),
-        'apcng' => new Prometheus\CollectorRegistry(new Prometheus\Storage\APCng(), false),
-        'redis' => new Prometheus\CollectorRegistry(
-            new Prometheus\Storage\Redis(['host' => '127.0.0.1', 'port' => (int) getenv('REDIS_PORT')]),
-            false
-        ),
-    };
     if ($shape !== 'request') {
-        $registry = $make();
+        $registry = bench_registry($engine);
         $c = $registry->getOrRegisterCounter('app', 'requests', 'Requests served.', ['route', 'status']);
         $h = $registry->getOrRegisterHistogram('app', 'request_seconds', 'Request latency.', ['route']);
         $labels = $shape === 'inc' ? ['/users', '200'] : ['/users'];
@@ -105,16 +97,6 @@ function run_shape(string $shape, string $engine, int $n): void
     }
     for ($i = 0; $i < $n; $i++) {
         $reset();
-        $registry = $make();
-        $route = '/users';
-        $inflight = $registry->getOrRegisterGauge('app', 'inflight', 'Requests in progress.');
-        $requests = $registry->getOrRegisterCounter('app', 'requests', 'Requests served.', ['route', 'status']);
-        $seconds = $registry->getOrRegisterHistogram('app', 'request_seconds', 'Request latency.', ['route']);
-        $bytes = $registry->getOrRegisterCounter('app', 'response_bytes', 'Bytes sent.', ['route']);
-        $inflight->inc();
-        $requests->inc([$route, '200']);
-        $seconds->observe(0.042, [$route]);
-        $bytes->incBy(1234, [$route]);
-        $inflight->dec();
+        bench_endpoint(bench_registry($engine));
     }
 }
