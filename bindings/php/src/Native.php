@@ -66,6 +66,13 @@ final class Native
     public const PANIC = 103;
     public const INVALID_ARGUMENT = 104;
 
+    // The updates of shmetrics_update (enum shmetrics_op).
+    public const OP_COUNTER_ADD = 1;
+    public const OP_GAUGE_SET = 2;
+    public const OP_GAUGE_ADD = 3;
+    public const OP_OBSERVE = 4;
+    public const OP_GAUGE_SET_TO_CURRENT_TIME = 5;
+
     /** Result codes that mean the caller passed something invalid. */
     private const INVALID_INPUT = [
         self::INVALID_NAME, self::LABEL_COUNT, self::INVALID_VALUE, self::INVALID_OPTIONS,
