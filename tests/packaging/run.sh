@@ -87,6 +87,7 @@ run_blocks() {
       python) (cd "$dir" && "$PY" ".blocks/$name") ;;
       php) (cd "$dir" && php -d auto_prepend_file="$PHP_AUTOLOAD" ".blocks/$name") ;;
       lua) (cd "$dir" && luajit ".blocks/$name") ;;
+      rust) (cd "$dir" && run_rust ".blocks/$name") ;;
       *) fail "$src: no way to run a $lang block" ;;
     esac > "$dir/.blocks/$name.out" 2>&1 || {
       cat "$dir/.blocks/$name.out" >&2
@@ -95,6 +96,20 @@ run_blocks() {
     ok "$env: $src"
   done < "$dir/.blocks/list"
   [ "$count" -gt 0 ] || fail "no block of the docs is marked <!-- packaging-test: $env -->"
+}
+
+# run_rust FILE: the statements of FILE as the body of a main() returning
+# Result, in a program of its own that depends on the packaged
+# shmetrics-core ($RUST_CORE, unpacked from cargo package's .crate).
+run_rust() {
+  local proj
+  proj=$(mktemp -d "$PWD/rust.XXXXXX")
+  mkdir "$proj/src"
+  printf '%s\n' '[package]' 'name = "quickstart"' 'version = "0.0.0"' 'edition = "2021"' 'publish = false' '' \
+    '[dependencies]' "shmetrics-core = { path = \"$RUST_CORE\" }" '' '[workspace]' > "$proj/Cargo.toml"
+  { echo 'fn main() -> Result<(), Box<dyn std::error::Error>> {'; cat "$1"; echo '    Ok(())'; echo '}'; } > "$proj/src/main.rs"
+  # The build cache is kept between runs; the program stays outside.
+  CARGO_TARGET_DIR="$target/packaging-quickstart" cargo run --quiet --manifest-path "$proj/Cargo.toml"
 }
 
 # The blocks must use what is installed, never this checkout's build.
@@ -113,16 +128,19 @@ cargo package --quiet --allow-dirty --no-verify "${published[@]}" || fail "cargo
 ok "cargo package"
 cargo publish --quiet --allow-dirty --dry-run --no-verify "${published[@]}" || fail "cargo publish --dry-run"
 ok "cargo publish --dry-run"
+mkdir -p "$work/crates"
+tar -xzf "$target/package/shmetrics-core-$version.crate" -C "$work/crates"
+RUST_CORE=$work/crates/shmetrics-core-$version run_blocks rust
 
 say "packaging: Python wheels (maturin)"
 (cd bindings/python && "$VENV/bin/maturin" build --quiet --release --out "$work/wheels") >&2
 (cd bindings/python/exporter && "$VENV/bin/maturin" build --quiet --release --out "$work/wheels") >&2
 ls "$work/wheels"
-main_wheel=$(ls "$work/wheels"/shmetrics-"$version"-cp39-abi3-manylinux_2_17_*.whl 2>/dev/null) ||
-  fail "no cp39-abi3 manylinux_2_17 wheel of shmetrics $version in $(ls "$work/wheels")"
-ls "$work/wheels"/shmetrics_exporter-"$version"-py3-none-manylinux_2_17_*.whl >/dev/null 2>&1 ||
-  fail "no py3-none manylinux_2_17 wheel of shmetrics-exporter $version"
-ok "wheels are tagged cp39-abi3 and py3-none, manylinux_2_17"
+main_wheel=$(ls "$work/wheels"/shmetrics-"$version"-cp39-abi3-manylinux_2_34_*.whl 2>/dev/null) ||
+  fail "no cp39-abi3 manylinux_2_34 wheel of shmetrics $version in $(ls "$work/wheels")"
+ls "$work/wheels"/shmetrics_exporter-"$version"-py3-none-manylinux_2_34_*.whl >/dev/null 2>&1 ||
+  fail "no py3-none manylinux_2_34 wheel of shmetrics-exporter $version"
+ok "wheels are tagged cp39-abi3 and py3-none, manylinux_2_34"
 python3 - "$main_wheel" "$version" <<'EOF' || fail "the shmetrics wheel does not require shmetrics-exporter==$version"
 import sys, zipfile
 whl, version = sys.argv[1], sys.argv[2]
