@@ -68,22 +68,26 @@ local function read_file(path)
 end
 
 -- The generated declarations (crates/ffi/include/shmetrics.cdef.h): the
--- `cdef` option, $SHMETRICS_CDEF, shmetrics.cdef.h next to this file, then
--- the repository's copy. Never a hand-written copy, so they cannot drift.
+-- `cdef` option, $SHMETRICS_CDEF, a shmetrics.cdef.h next to this file,
+-- then the module shmetrics.cdef, the same text as a Lua string, which is
+-- installed with this one (luarocks, OPM, the .deb) and found on
+-- package.path. Never a hand-written copy, so they cannot drift.
 local function find_cdef(opt)
-  local dir = module_dir()
   local tried = {}
   for _, p in ipairs({ opt or false, os.getenv("SHMETRICS_CDEF") or false,
-                      dir .. "/shmetrics.cdef.h",
-                      dir .. "/../../crates/ffi/include/shmetrics.cdef.h" }) do
+                      module_dir() .. "/shmetrics.cdef.h" }) do
     if p then
       local s = read_file(p)
       if s then return s end
       tried[#tried + 1] = p
     end
   end
+  local ok, cdef = pcall(require, "shmetrics.cdef")
+  if ok and type(cdef) == "string" then return cdef end
+  tried[#tried + 1] = "the module shmetrics.cdef (" .. tostring(cdef):gsub("\n%s*", " ") .. ")"
   error("shmetrics: cannot read the C declarations (shmetrics.cdef.h); tried "
-        .. table.concat(tried, ", ") .. "; set the `cdef` option or $SHMETRICS_CDEF", 3)
+        .. table.concat(tried, ", ") .. "; install shmetrics/cdef.lua with this module,"
+        .. " or set the `cdef` option or $SHMETRICS_CDEF", 3)
 end
 
 -- The major version of the C ABI this module is written for (its own

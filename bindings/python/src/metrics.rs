@@ -367,10 +367,12 @@ impl Metric {
                 key.len()
             )));
         }
+        // to_cow: PyString::to_str needs Python 3.10's limited API, and the
+        // module is built for the stable ABI of 3.9 (abi3-py39).
         key.iter()
             .map(|v| match v.cast::<PyString>() {
-                Ok(s) => Ok(s.to_str()?.to_owned()),
-                Err(_) => Ok(v.str()?.to_str()?.to_owned()),
+                Ok(s) => Ok(s.to_cow()?.into_owned()),
+                Err(_) => Ok(v.str()?.to_cow()?.into_owned()),
             })
             .collect()
     }
