@@ -82,6 +82,7 @@ impl Mapping {
         let name = path.file_name().ok_or_else(|| {
             Error::new(ErrorKind::Io, "the store path has no file name").with_path(path)
         })?;
+        sweep_stale_temporaries(dir, &name.to_string_lossy());
         let tmp = dir.join(format!(
             ".{}.{}.{}.tmp",
             name.to_string_lossy(),
@@ -431,6 +432,51 @@ impl Mapping {
                     .add((self.fixed.off_arena + off) as usize),
                 bytes.len(),
             );
+        }
+    }
+}
+
+/// How old a creator's temporary file must be before another creator
+/// removes it: a creation takes milliseconds, so one this old was left by
+/// a creator that died (killed, or out of space before the cleanup of
+/// earlier versions).
+const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes the temporary files (`.NAME.PID.NANOS.tmp`) that creators of
+/// the store `name` in `dir` left behind when they died, older than
+/// [`STALE_TEMPORARY`]. Best effort: another user's file in a sticky
+/// directory stays, and any error is ignored (creation goes on).
+fn sweep_stale_temporaries(dir: &Path, name: &str) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{name}.");
+    for entry in entries.flatten() {
+        let file_name = entry.file_name();
+        let Some(middle) = file_name
+            .to_str()
+            .and_then(|n| n.strip_prefix(&prefix))
+            .and_then(|n| n.strip_suffix(".tmp"))
+        else {
+            continue;
+        };
+        // Exactly PID.NANOS: another store's name that starts with this
+        // one's (`NAME.x`) has more parts.
+        let mut parts = middle.split('.');
+        let ours = matches!(
+            (parts.next(), parts.next(), parts.next()),
+            (Some(pid), Some(ns), None)
+                if pid.parse::<u32>().is_ok() && ns.parse::<u64>().is_ok()
+        );
+        let old = entry
+            .metadata()
+            .ok()
+            .filter(|m| m.file_type().is_file())
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= STALE_TEMPORARY);
+        if ours && old {
+            let _ = std::fs::remove_file(entry.path());
         }
     }
 }

@@ -242,3 +242,40 @@ fn a_store_truncated_while_mapped_gives_errors_not_sigbus() {
         ErrorKind::Truncated,
     );
 }
+
+/// Sets a file's modification time `secs` seconds back.
+fn age(path: &Path, secs: u64) {
+    let t = std::time::SystemTime::now() - std::time::Duration::from_secs(secs);
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(t)
+        .unwrap();
+}
+
+#[test]
+fn creation_removes_temporaries_that_dead_creators_left() {
+    let dir = tempdir();
+    let path = dir.path().join("store");
+    let stale = dir.path().join(".store.4242.1795000000000000000.tmp");
+    let fresh = dir.path().join(".store.4243.1795000000000000001.tmp");
+    // Another store's, whose name starts with this one's.
+    let other = dir.path().join(".store.x.4244.1795000000000000002.tmp");
+    for f in [&stale, &fresh, &other] {
+        std::fs::write(f, b"half-built").unwrap();
+    }
+    age(&stale, 11 * 60);
+    age(&other, 11 * 60);
+    age(&fresh, 60);
+    drop(Store::open(&path, &small_options()).unwrap());
+    let left = names_in(dir.path());
+    assert_eq!(
+        left,
+        [
+            ".store.4243.1795000000000000001.tmp",
+            ".store.x.4244.1795000000000000002.tmp",
+            "store"
+        ]
+    );
+}
