@@ -438,8 +438,10 @@ async fn route(
             }
         }
         "/healthz" => match renderer.attach() {
-            Ok(served) => match renderer.stale() {
-                None => {
+            // A file cut short under the exporter is served by no scrape
+            // (they answer 503 saying so): neither is it healthy.
+            Ok(served) => match (renderer.stale(), served.store.check_file()) {
+                (None, Ok(())) => {
                     let st = served.store.stats();
                     text(
                         StatusCode::OK,
@@ -451,7 +453,8 @@ async fn route(
                         ),
                     )
                 }
-                Some(why) => text(StatusCode::SERVICE_UNAVAILABLE, format!("stale: {why}\n")),
+                (None, Err(e)) => text(StatusCode::SERVICE_UNAVAILABLE, format!("damaged: {e}\n")),
+                (Some(why), _) => text(StatusCode::SERVICE_UNAVAILABLE, format!("stale: {why}\n")),
             },
             Err(why) => text(
                 StatusCode::SERVICE_UNAVAILABLE,
