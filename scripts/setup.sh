@@ -119,7 +119,8 @@ ensure_python_env() {
     python3 -m venv "$VENV"
   fi
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    pytest prometheus_client gunicorn maturin mypy
+    pytest prometheus_client gunicorn maturin mypy \
+    asgiref aiohttp django twisted python-snappy flask starlette uvicorn
   say "pip install ./bindings/python"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
 }

@@ -39,9 +39,17 @@ pub struct DemoArgs {
     /// The store file (default: a new file under /dev/shm, removed at exit).
     #[arg(long)]
     store: Option<PathBuf>,
-    /// Where the exporter listens.
-    #[arg(long, default_value = shmetrics_exporter::DEFAULT_LISTEN)]
+    /// Where the exporter listens. `--listen` is the old name.
+    #[arg(
+        long = "web.listen-address",
+        visible_alias = "listen",
+        value_name = "ADDRESS",
+        default_value = shmetrics_exporter::DEFAULT_LISTEN
+    )]
     listen: std::net::SocketAddr,
+    /// The exporter's logging (the demo itself prints to standard output).
+    #[command(flatten)]
+    log: crate::log::LogArgs,
 }
 
 /// Options of the hidden `demo-worker` command.
@@ -261,7 +269,8 @@ pub fn run(args: DemoArgs) -> AnyResult {
     let mut exporter = Command::new(&spawner.exe)
         .args(["serve", "--exit-with-parent", "--store"])
         .arg(&path)
-        .args(["--listen", &args.listen.to_string()])
+        .args(["--web.listen-address", &args.listen.to_string()])
+        .args(args.log.to_args())
         .stdin(Stdio::null())
         .spawn()?;
     wait_until_serving(args.listen, &mut exporter)?;
@@ -456,7 +465,7 @@ fn wait_until_serving(addr: SocketAddr, exporter: &mut Child) -> AnyResult {
         }
         if let Some(status) = exporter.try_wait()? {
             return Err(format!(
-                "the exporter exited ({status}); is {addr} in use? pick another with --listen"
+                "the exporter exited ({status}); is {addr} in use? pick another with --web.listen-address"
             )
             .into());
         }

@@ -61,6 +61,22 @@ impl Default for LogArgs {
     }
 }
 
+impl LogArgs {
+    /// The flags that give a child process the same settings.
+    pub fn to_args(&self) -> [String; 4] {
+        let name = |v: Option<clap::builder::PossibleValue>| {
+            // UNWRAP: no value is skipped (#[value(skip)]).
+            v.expect("every value has a name").get_name().to_string()
+        };
+        [
+            "--log.level".into(),
+            name(self.level.to_possible_value()),
+            "--log.format".into(),
+            name(self.format.to_possible_value()),
+        ]
+    }
+}
+
 /// Installs the logger for the rest of the process.
 pub fn init(args: &LogArgs) {
     let level = match args.level {

@@ -5,6 +5,7 @@
 mod demo;
 mod log;
 mod otlp;
+mod security;
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use shmetrics_expo::Format;
 #[command(
     name = "shmetrics",
     version,
+    propagate_version = true,
     about = "Metrics for multi-process servers, in shared memory"
 )]
 struct Cli {
@@ -30,21 +32,41 @@ enum Command {
     /// Run several worker processes that record web-request metrics into
     /// one store, restart some of them, and show the merged result.
     Demo(demo::DemoArgs),
-    /// Serve a store to Prometheus: /metrics, /healthz and a status page
-    /// at /. Maps the store read-only. The store need not exist yet: until
+    /// Serve a store to Prometheus: /metrics, /healthz, /-/healthy,
+    /// /-/ready and a landing page with the store's status at /. Maps the store read-only. The store need not exist yet: until
     /// it does, /healthz answers 503 and /metrics has only the exporter's
     /// own metrics.
     Serve {
         /// The store file (it may appear after the exporter starts).
         #[arg(long, env = "SHMETRICS_STORE")]
         store: PathBuf,
-        /// The address to listen on (loopback by default).
-        #[arg(long, default_value = shmetrics_exporter::DEFAULT_LISTEN)]
+        /// The address to listen on (loopback by default). `--listen` is
+        /// the old name.
+        #[arg(
+            long = "web.listen-address",
+            visible_alias = "listen",
+            value_name = "ADDRESS",
+            default_value = shmetrics_exporter::DEFAULT_LISTEN
+        )]
         listen: std::net::SocketAddr,
+        /// The path under which the metrics are served.
+        #[arg(
+            long = "web.telemetry-path",
+            value_name = "PATH",
+            default_value = shmetrics_exporter::DEFAULT_TELEMETRY_PATH,
+            value_parser = telemetry_path
+        )]
+        telemetry_path: String,
         /// Connections open at once. At the limit, the oldest idle
         /// connection (no request head yet) is closed to make room; a new
         /// one is refused only when every place serves a request.
-        #[arg(long, default_value_t = shmetrics_exporter::DEFAULT_MAX_CONNECTIONS)]
+        /// `--max-connections` is the old name.
+        #[arg(
+            long = "web.max-connections",
+            visible_alias = "max-connections",
+            value_name = "N",
+            default_value_t = shmetrics_exporter::DEFAULT_MAX_CONNECTIONS
+        )]
         max_connections: usize,
         /// Seconds a client has to send its request head.
         #[arg(long, default_value_t = 5.0)]
@@ -72,7 +94,7 @@ enum Command {
         #[arg(long, hide = true)]
         exit_with_parent: bool,
         #[command(flatten)]
-        remote_write: RemoteWriteArgs,
+        remote_write: Box<RemoteWriteArgs>,
         #[command(flatten)]
         statsd: Box<StatsdArgs>,
         #[command(flatten)]
@@ -118,9 +140,10 @@ struct ExpectArgs {
 /// Prometheus remote_write 1.0 (see docs/exporter.md).
 #[derive(clap::Args, Debug)]
 struct RemoteWriteArgs {
-    /// Also push the store to this remote_write receiver (http:// only),
-    /// e.g. http://127.0.0.1:9090/api/v1/write. Repeat for several; each
-    /// gets its own queue.
+    /// Also push the store to this remote_write receiver (http:// or
+    /// https://), e.g. http://127.0.0.1:9090/api/v1/write. Repeat for
+    /// several; each gets its own queue (and the same TLS, credentials
+    /// and headers).
     #[arg(long = "remote-write.url", value_name = "URL")]
     urls: Vec<String>,
     /// Seconds between pushes (a fraction is allowed).
@@ -140,6 +163,8 @@ struct RemoteWriteArgs {
     /// native-only histogram is then sent only so.
     #[arg(long = "remote-write.native-histograms")]
     native_histograms: bool,
+    #[command(flatten)]
+    security: security::RemoteWriteSecurity,
 }
 
 impl RemoteWriteArgs {
@@ -150,6 +175,12 @@ impl RemoteWriteArgs {
                 // Still check them, so that a typo does not go unnoticed.
                 shmetrics_push::ExternalLabels::parse(&self.external_labels)?;
             }
+            if self.security.any() {
+                return Err(shmetrics_push::ConfigError::Credentials {
+                    protocol: shmetrics_push::Protocol::RemoteWrite,
+                    reason: "TLS, authentication and header flags need --remote-write.url".into(),
+                });
+            }
             return Ok(None);
         }
         let mut config = shmetrics_push::Config::new(&self.urls)?
@@ -157,6 +188,7 @@ impl RemoteWriteArgs {
             .with_queue_batches(self.queue_batches)?;
         config.external_labels = shmetrics_push::ExternalLabels::parse(&self.external_labels)?;
         config.native_histograms = self.native_histograms;
+        self.security.apply(&mut config.http)?;
         Ok(Some(config))
     }
 }
@@ -231,6 +263,7 @@ fn main() -> ExitCode {
         Command::Serve {
             store,
             listen,
+            telemetry_path,
             max_connections,
             header_timeout,
             request_timeout,
@@ -268,6 +301,7 @@ fn main() -> ExitCode {
                 config.statsd = statsd;
                 config.otlp = otlp;
                 config.listen = listen;
+                config.telemetry_path = telemetry_path;
                 config.store_owner = expect.store_owner;
                 config.store_group = expect.store_group;
                 config.max_connections = max_connections.max(1);
@@ -295,6 +329,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// `--web.telemetry-path`, checked.
+fn telemetry_path(s: &str) -> Result<String, String> {
+    shmetrics_exporter::check_telemetry_path(s)
+        .map(|()| s.to_string())
+        .map_err(str::to_string)
+}
+
 /// Asks for SIGTERM when the parent process dies; `false` if it has died
 /// already.
 fn follow_parent() -> bool {
@@ -320,14 +361,7 @@ fn lower_priority(nice: i32) {
 type AnyResult = Result<(), Box<dyn std::error::Error>>;
 
 fn open_read_only(path: &PathBuf) -> Result<Store, shmetrics_core::Error> {
-    Store::open(
-        path,
-        &Options {
-            create: false,
-            read_only: true,
-            ..Options::default()
-        },
-    )
+    Store::open(path, &Options::reader())
 }
 
 fn dump(path: &PathBuf, format: &str) -> AnyResult {

@@ -9,7 +9,7 @@ use shmetrics_push::otlp::{
 #[derive(clap::Args, Debug)]
 pub struct OtlpArgs {
     /// Also export the store over OTLP/HTTP (protobuf) to this URL
-    /// (http:// only), e.g. http://127.0.0.1:4318/v1/metrics; a URL
+    /// (http:// or https://), e.g. http://127.0.0.1:4318/v1/metrics; a URL
     /// without a path gets /v1/metrics.
     #[arg(long = "otlp.url", value_name = "URL")]
     otlp_url: Option<String>,
@@ -33,6 +33,8 @@ pub struct OtlpArgs {
     /// slow or down; when full, the oldest is dropped and counted.
     #[arg(long = "otlp.queue-batches", value_name = "N", default_value_t = DEFAULT_QUEUE_BATCHES)]
     otlp_queue_batches: usize,
+    #[command(flatten)]
+    security: crate::security::OtlpSecurity,
 }
 
 impl OtlpArgs {
@@ -43,6 +45,12 @@ impl OtlpArgs {
         let resource = ResourceAttributes::parse(&self.otlp_resource_attributes)?;
         let temporality = self.otlp_temporality.parse()?;
         let Some(url) = &self.otlp_url else {
+            if self.security.any() {
+                return Err(ConfigError::Credentials {
+                    protocol: shmetrics_push::Protocol::Otlp,
+                    reason: "TLS, authentication and header flags need --otlp.url".into(),
+                });
+            }
             return Ok(None);
         };
         let mut config = Config::new(url)?
@@ -50,6 +58,7 @@ impl OtlpArgs {
             .with_queue_batches(self.otlp_queue_batches)?;
         config.temporality = temporality;
         config.resource = resource.with_default_host_name();
+        self.security.apply(&mut config.http)?;
         Ok(Some(config))
     }
 }

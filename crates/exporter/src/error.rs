@@ -8,7 +8,7 @@ use crate::WebConfigError;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The listen address cannot be bound.
-    #[error("cannot listen on {address}: {source} (is another process listening there? pass another --listen)")]
+    #[error("cannot listen on {address}: {source} (is another process listening there? pass another --web.listen-address)")]
     Bind {
         /// The address asked for.
         address: SocketAddr,

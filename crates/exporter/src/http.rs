@@ -26,7 +26,7 @@ use tokio::task::JoinHandle;
 
 use crate::conns::{Admission, Conns, Slot, Watched};
 use crate::render::Renderer;
-use crate::{Config, Error, WebConfig};
+use crate::{Config, Error};
 
 /// A bound exporter, ready to run.
 #[derive(Debug)]
@@ -279,10 +279,12 @@ async fn connection(
     let stream = Watched::new(stream, slot.clone());
     let exchange = async {
         let Some(acceptor) = tls else {
-            return serve_connection(stream, slot2, renderer2, &config, watcher).await;
+            return serve_connection(stream, slot2, renderer2, config.clone(), watcher).await;
         };
         match tokio::time::timeout(config.header_timeout, acceptor.accept(stream)).await {
-            Ok(Ok(stream)) => serve_connection(stream, slot2, renderer2, &config, watcher).await,
+            Ok(Ok(stream)) => {
+                serve_connection(stream, slot2, renderer2, config.clone(), watcher).await
+            }
             // A failed or slow handshake: drop the connection.
             Ok(Err(_)) | Err(_) => {
                 renderer.stats.tls_handshake_failures.fetch_add(1, Relaxed);
@@ -319,21 +321,21 @@ async fn serve_connection<S>(
     stream: S,
     slot: Arc<Slot>,
     renderer: Arc<Renderer>,
-    config: &Config,
+    config: Arc<Config>,
     watcher: Watcher,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let web = config.web.clone();
+    let (header_timeout, max_buf) = (config.header_timeout, config.max_header_bytes.max(8192));
     let service = service_fn(move |req| {
         // The head has arrived: from now on the connection keeps its place.
         slot.mark_busy();
-        handle(req, renderer.clone(), web.clone())
+        handle(req, renderer.clone(), config.clone())
     });
     let conn = http1::Builder::new()
         .timer(TokioTimer::new())
-        .header_read_timeout(config.header_timeout)
-        .max_buf_size(config.max_header_bytes.max(8192))
+        .header_read_timeout(header_timeout)
+        .max_buf_size(max_buf)
         // One request per connection, so that the request timeout bounds
         // exactly one request and no idle connection lingers.
         .keep_alive(false)
@@ -371,15 +373,15 @@ fn accepts_gzip(header: Option<&HeaderValue>) -> bool {
 async fn handle(
     req: Request<Incoming>,
     renderer: Arc<Renderer>,
-    web: Option<Arc<WebConfig>>,
+    config: Arc<Config>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
-    let Some(web) = web else {
-        return Ok(route(req, renderer).await);
+    let Some(web) = &config.web else {
+        return Ok(route(req, renderer, &config.telemetry_path).await);
     };
     // As exporter-toolkit: basic auth guards every path, and the
     // configured headers go on every response, refusals included.
     let mut response = if web.authorize(req.headers().get(AUTHORIZATION)).await {
-        route(req, renderer).await
+        route(req, renderer, &config.telemetry_path).await
     } else {
         let mut r = text(StatusCode::UNAUTHORIZED, "401 Unauthorized\n");
         r.headers_mut()
@@ -392,7 +394,11 @@ async fn handle(
     Ok(response)
 }
 
-async fn route(req: Request<Incoming>, renderer: Arc<Renderer>) -> Response<Full<Bytes>> {
+async fn route(
+    req: Request<Incoming>,
+    renderer: Arc<Renderer>,
+    telemetry_path: &str,
+) -> Response<Full<Bytes>> {
     let arrived = Instant::now();
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD\n");
@@ -401,7 +407,7 @@ async fn route(req: Request<Incoming>, renderer: Arc<Renderer>) -> Response<Full
         return r;
     }
     let response = match req.uri().path() {
-        "/metrics" => {
+        p if p == telemetry_path => {
             let accept = req.headers().get(ACCEPT).and_then(|v| v.to_str().ok());
             let format = shmetrics_expo::negotiate(accept);
             let gzip = accepts_gzip(req.headers().get(ACCEPT_ENCODING));
@@ -452,10 +458,28 @@ async fn route(req: Request<Incoming>, renderer: Arc<Renderer>) -> Response<Full
                 format!("not ready: {why}\n"),
             ),
         },
-        "/" => text(StatusCode::OK, renderer.status_page()),
+        // As Prometheus: the process answers.
+        "/-/healthy" => text(StatusCode::OK, "Healthy.\n"),
+        // Ready once a store is attached (stale or not: it is served).
+        "/-/ready" => match renderer.attach() {
+            Ok(_) => text(StatusCode::OK, "Ready.\n"),
+            Err(why) => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("not ready: {why}\n"),
+            ),
+        },
+        "/" => {
+            let page = crate::landing::page(telemetry_path, &renderer.status_page());
+            let mut r = Response::new(Full::new(Bytes::from(page)));
+            r.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/html; charset=utf-8"),
+            );
+            r
+        }
         _ => text(
             StatusCode::NOT_FOUND,
-            "not found; try /metrics, /healthz or /\n",
+            format!("not found; try {telemetry_path}, /healthz, /-/healthy, /-/ready or /\n"),
         ),
     };
     response
@@ -490,10 +514,11 @@ pub fn serve(config: Config) -> Result<(), Error> {
             );
         }
         tracing::info!(
-            "serving {} on {}://{}/metrics{extras}",
+            "serving {} on {}://{}{}{extras}",
             server.renderer.path().display(),
             server.scheme(),
-            server.local_addr()
+            server.local_addr(),
+            server.config.telemetry_path
         );
         if let Some(sd) = &server.statsd {
             let c = sd.config();

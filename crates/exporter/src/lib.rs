@@ -1,9 +1,11 @@
 //! The shmetrics exporter: a small HTTP server that maps a store read-only
 //! and serves it to Prometheus, so that scrapes never run inside a worker.
 //!
-//! Routes: `/metrics` (the exposition in Prometheus text, OpenMetrics or
-//! the Prometheus protobuf format, negotiated from `Accept`, gzip when
-//! accepted), `/healthz`, and `/` (a plain-text status page).
+//! Routes: `/metrics` ([`Config::telemetry_path`]: the exposition in
+//! Prometheus text, OpenMetrics or the Prometheus protobuf format,
+//! negotiated from `Accept`, gzip when accepted), `/healthz`, `/-/healthy`
+//! and `/-/ready` (as Prometheus and its exporters), and `/` (a landing
+//! page linking them, with the store's status).
 //!
 //! Behaviour worth knowing:
 //! - It binds loopback by default ([`DEFAULT_LISTEN`]).
@@ -47,6 +49,7 @@ mod attach;
 mod conns;
 mod error;
 mod http;
+mod landing;
 mod render;
 pub mod web_config;
 
@@ -73,6 +76,47 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:9816";
 /// 60 MiB.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 
+/// The default telemetry path.
+pub const DEFAULT_TELEMETRY_PATH: &str = "/metrics";
+
+/// The paths the exporter serves besides the telemetry path.
+pub const RESERVED_PATHS: [&str; 4] = ["/", "/healthz", "/-/healthy", "/-/ready"];
+
+/// Checks a telemetry path: it starts with `/` and is none of
+/// [`RESERVED_PATHS`]. Returns what is wrong.
+pub fn check_telemetry_path(path: &str) -> Result<(), &'static str> {
+    if !path.starts_with('/') {
+        return Err("it must start with /");
+    }
+    if RESERVED_PATHS.contains(&path) {
+        return Err("the exporter serves another page there");
+    }
+    if path.contains(['?', '#']) || path.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err("it must be a plain path (no query, fragment or spaces)");
+    }
+    Ok(())
+}
+
+/// The exporter's version, the git revision it was built from (`unknown`
+/// outside a git checkout, unless `SHMETRICS_REVISION` was set at build
+/// time) and the compiler that built it: `shmetrics_build_info`'s labels.
+pub const BUILD_INFO: BuildInfo = BuildInfo {
+    version: env!("CARGO_PKG_VERSION"),
+    revision: env!("SHMETRICS_REVISION"),
+    rustc: env!("SHMETRICS_RUSTC"),
+};
+
+/// What [`BUILD_INFO`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BuildInfo {
+    /// The crate version.
+    pub version: &'static str,
+    /// The git commit (short hash, `-dirty` if the tree had changes).
+    pub revision: &'static str,
+    /// The compiler version (`rustc --version`'s number).
+    pub rustc: &'static str,
+}
+
 /// Exporter settings.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -81,6 +125,9 @@ pub struct Config {
     pub store: PathBuf,
     /// Where to listen.
     pub listen: SocketAddr,
+    /// The path of the exposition (`--web.telemetry-path`), `/metrics` by
+    /// default; see [`check_telemetry_path`].
+    pub telemetry_path: String,
     /// Connections open at once. At the limit, the oldest idle connection
     /// (no request head received yet) is closed to make room for a new
     /// one; a new connection is refused only when every place serves a
@@ -118,6 +165,7 @@ impl Config {
         Config {
             store,
             listen: DEFAULT_LISTEN.parse().expect("a valid default address"),
+            telemetry_path: DEFAULT_TELEMETRY_PATH.to_string(),
             max_connections: DEFAULT_MAX_CONNECTIONS,
             header_timeout: Duration::from_secs(5),
             request_timeout: Duration::from_secs(30),

@@ -322,7 +322,7 @@ impl WebConfig {
         if raw.rate_limit.is_some() {
             return Err(Problem::Unsupported {
                 key: "rate_limit",
-                why: "the exporter already bounds connections (--max-connections) and shares one render between concurrent scrapes",
+                why: "the exporter already bounds connections (--web.max-connections) and shares one render between concurrent scrapes",
             });
         }
         let tls = match raw.tls_server_config {

@@ -12,6 +12,8 @@
 mod clients;
 #[path = "it/concurrent.rs"]
 mod concurrent;
+#[path = "it/conventions.rs"]
+mod conventions;
 #[path = "it/flood.rs"]
 mod flood;
 #[path = "it/flood_load.rs"]
@@ -24,6 +26,8 @@ mod prometheus;
 mod read_only;
 #[path = "it/signals.rs"]
 mod signals;
+#[path = "it/store_faults.rs"]
+mod store_faults;
 #[path = "it/store_follow.rs"]
 mod store_follow;
 #[path = "it/store_later.rs"]

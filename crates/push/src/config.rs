@@ -3,6 +3,7 @@
 //! queue.
 
 use std::fmt;
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// The default number of batches a queue holds (`queue_batches`).
@@ -19,14 +20,6 @@ pub enum Protocol {
 }
 
 impl Protocol {
-    /// What to do instead of an `https://` URL.
-    fn https_advice(self) -> &'static str {
-        match self {
-            Protocol::RemoteWrite => "send through a local proxy or agent for https",
-            Protocol::Otlp => "send through a local OpenTelemetry Collector for https",
-        }
-    }
-
     /// The interval, from seconds (a fraction is allowed; at least 1 ms).
     pub(crate) fn interval(self, secs: f64) -> Result<Duration, ConfigError> {
         if !(secs.is_finite() && secs >= 0.001) {
@@ -90,7 +83,8 @@ impl fmt::Display for Protocol {
 /// A remote_write or OTLP setting that cannot be used.
 ///
 /// The URL variants are checked by [`Endpoint::parse`](crate::Endpoint);
-/// TLS and authentication settings, when they come, belong here too.
+/// the TLS, authentication and header variants by
+/// [`HttpSettings::check`](crate::HttpSettings::check).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ConfigError {
@@ -104,8 +98,8 @@ pub enum ConfigError {
         /// What is wrong with it.
         reason: String,
     },
-    /// Not `http://`.
-    #[error("{protocol} URL {url:?}: only http:// URLs are supported (TLS is not implemented yet; {})", .protocol.https_advice())]
+    /// Neither `http://` nor `https://`.
+    #[error("{protocol} URL {url:?}: only http:// and https:// URLs are supported")]
     UnsupportedScheme {
         /// What the URL is for.
         protocol: Protocol,
@@ -120,6 +114,43 @@ pub enum ConfigError {
         protocol: Protocol,
         /// The URL as given, credentials removed.
         url: String,
+    },
+    /// A TLS file (CA, client certificate or key) that cannot be used.
+    #[error("{protocol} TLS file {path:?}: {reason}")]
+    TlsFile {
+        /// What it is for.
+        protocol: Protocol,
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// TLS settings that do not go together.
+    #[error("{protocol} TLS: {reason}")]
+    Tls {
+        /// What they are for.
+        protocol: Protocol,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Credentials that cannot be used (a password or token file that
+    /// cannot be read or is empty, both basic auth and a bearer token, a
+    /// password without a user name).
+    #[error("{protocol} credentials: {reason}")]
+    Credentials {
+        /// What they are for.
+        protocol: Protocol,
+        /// What is wrong.
+        reason: String,
+    },
+    /// An extra header that is not `NAME:VALUE`, or that would replace
+    /// one the protocol sets.
+    #[error("header {arg:?}: {reason}")]
+    BadHeader {
+        /// The header's name as given (never its value).
+        arg: String,
+        /// What is wrong with it.
+        reason: String,
     },
     /// The same URL twice.
     #[error("{protocol} URL {url:?} is given more than once")]

@@ -1,25 +1,27 @@
-//! HTTP for the protocols that POST (remote_write and OTLP): the client,
-//! one request with its time limit, what can go wrong, and how long to
-//! wait before trying again. TLS and authentication, when they come,
-//! belong in [`Client`].
+//! HTTP for the protocols that POST (remote_write and OTLP): the client
+//! (TLS for `https://`, authentication and extra headers from
+//! [`crate::security`]), one request with its time limit, what can go
+//! wrong, and how long to wait before trying again.
 
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, Limited};
-use hyper::header::{HeaderMap, HeaderName, HeaderValue, USER_AGENT};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, AUTHORIZATION, USER_AGENT};
 use hyper::{Request, StatusCode};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
 use crate::clock::unix_ns;
+use crate::config::{ConfigError, Protocol};
+use crate::security::{Auth, TlsSettings};
 use crate::Endpoint;
 
 /// The `User-Agent` sent with every request.
 pub const USER_AGENT_VALUE: &str = concat!("shmetrics/", env!("CARGO_PKG_VERSION"));
 
 /// How requests are made: the same settings for remote_write and OTLP.
-/// TLS and authentication settings, when they come, belong here.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpSettings {
     /// Time allowed for one request, connecting included.
@@ -30,6 +32,12 @@ pub struct HttpSettings {
     pub min_backoff: Duration,
     /// The longest wait between retries (without a `Retry-After`).
     pub max_backoff: Duration,
+    /// TLS for `https://` URLs.
+    pub tls: TlsSettings,
+    /// How requests authenticate.
+    pub auth: Auth,
+    /// Extra headers sent with every request (values marked sensitive).
+    pub headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl HttpSettings {
@@ -39,7 +47,18 @@ impl HttpSettings {
             timeout,
             min_backoff: Duration::from_millis(100),
             max_backoff: Duration::from_secs(5),
+            tls: TlsSettings::default(),
+            auth: Auth::None,
+            headers: Vec::new(),
         }
+    }
+
+    /// Checks that the TLS files and the credentials can be used now (the
+    /// pusher reads them again when it starts, and secret files for every
+    /// request).
+    pub fn check(&self, protocol: Protocol) -> Result<(), ConfigError> {
+        self.tls.client_config(protocol)?;
+        self.auth.check(protocol)
     }
 }
 
@@ -53,6 +72,21 @@ pub enum SendError {
     /// No complete answer in time.
     #[error("no answer within {0:?}")]
     Timeout(Duration),
+    /// The TLS handshake failed: most often the receiver's certificate
+    /// does not chain to a trusted CA or does not name the host.
+    #[error("TLS with the receiver failed: {0} (is its certificate signed by a CA in the system trust store or in the tls.ca-file, and for this host name?)")]
+    Tls(String),
+    /// The credentials could not be read (a password or token file).
+    #[error("cannot read the credentials: {0}")]
+    Credentials(String),
+    /// The receiver refused the credentials (401) or the access (403).
+    #[error("the receiver refused the credentials ({status}): {message}")]
+    Unauthorized {
+        /// 401 or 403.
+        status: StatusCode,
+        /// What the receiver said.
+        message: String,
+    },
     /// The receiver answered with a status other than 2xx.
     #[error("the receiver answered {status}: {message}")]
     Status {
@@ -72,8 +106,13 @@ impl SendError {
     /// `retried(status)` (each protocol has its list).
     pub fn is_retryable_with(&self, retried: fn(StatusCode) -> bool) -> bool {
         match self {
-            SendError::Transport(_) | SendError::Timeout(_) => true,
-            SendError::Status { status, .. } => retried(*status),
+            SendError::Transport(_)
+            | SendError::Timeout(_)
+            | SendError::Tls(_)
+            | SendError::Credentials(_) => true,
+            SendError::Status { status, .. } | SendError::Unauthorized { status, .. } => {
+                retried(*status)
+            }
         }
     }
 
@@ -117,6 +156,15 @@ impl Response {
 
     /// The error for a status other than 2xx, with what the receiver said.
     pub(crate) fn refused(&self, message: String, retry_after: Option<Duration>) -> SendError {
+        if matches!(
+            self.status,
+            StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN
+        ) {
+            return SendError::Unauthorized {
+                status: self.status,
+                message,
+            };
+        }
         SendError::Status {
             status: self.status,
             message,
@@ -129,15 +177,27 @@ impl Response {
 /// pooled).
 #[derive(Clone, Debug)]
 pub(crate) struct Client {
-    inner: hyper_util::client::legacy::Client<HttpConnector, Full<Bytes>>,
+    inner: hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    auth: Auth,
+    headers: Vec<(HeaderName, HeaderValue)>,
 }
 
 impl Client {
-    pub(crate) fn new() -> Client {
-        Client {
+    /// A client for `http://` and `https://` URLs, with the TLS files
+    /// read now.
+    pub(crate) fn new(settings: &HttpSettings, protocol: Protocol) -> Result<Client, ConfigError> {
+        let tls = settings.tls.client_config(protocol)?;
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .build();
+        Ok(Client {
             inner: hyper_util::client::legacy::Client::builder(TokioExecutor::new())
-                .build(HttpConnector::new()),
-        }
+                .build(connector),
+            auth: settings.auth.clone(),
+            headers: settings.headers.clone(),
+        })
     }
 
     /// POSTs `body` to `endpoint` with `headers` (lower-case names) and
@@ -156,6 +216,9 @@ impl Client {
             .body(Full::new(body))
             .map_err(|e| SendError::Transport(e.to_string()))?;
         let h = req.headers_mut();
+        for (name, value) in &self.headers {
+            h.insert(name.clone(), value.clone());
+        }
         for &(name, value) in headers {
             h.insert(
                 HeaderName::from_static(name),
@@ -163,12 +226,18 @@ impl Client {
             );
         }
         h.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
+        if let Some(auth) = self.auth.header().map_err(SendError::Credentials)? {
+            h.insert(AUTHORIZATION, auth);
+        }
         let exchange = async {
             let resp = self
                 .inner
                 .request(req)
                 .await
-                .map_err(|e| SendError::Transport(error_chain(&e)))?;
+                .map_err(|e| match tls_error(&e) {
+                    Some(tls) => SendError::Tls(tls),
+                    None => SendError::Transport(error_chain(&e)),
+                })?;
             let status = resp.status();
             let headers = resp.headers().clone();
             let body = Limited::new(resp.into_body(), limit)
@@ -186,6 +255,26 @@ impl Client {
             .await
             .unwrap_or(Err(SendError::Timeout(timeout)))
     }
+}
+
+/// The TLS error among `e`'s sources, if any. (An `io::Error` does not
+/// list the error it wraps among its sources, only that error's sources;
+/// and the TLS connector wraps rustls' error in two of them.)
+fn tls_error(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    let mut cur = Some(e);
+    while let Some(c) = cur {
+        if let Some(t) = c.downcast_ref::<rustls::Error>() {
+            return Some(t.to_string());
+        }
+        cur = match c
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.get_ref())
+        {
+            Some(inner) => Some(inner as &(dyn std::error::Error + 'static)),
+            None => c.source(),
+        };
+    }
+    None
 }
 
 /// An error with its sources: hyper's own messages are terse ("client

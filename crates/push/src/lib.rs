@@ -34,17 +34,19 @@ mod pipeline;
 mod pusher;
 mod queue;
 pub mod remote_write;
+mod security;
 pub mod statsd;
 mod url;
 
 pub use config::{ConfigError, Protocol};
 pub use http::{HttpSettings, SendError, USER_AGENT_VALUE};
 pub use pusher::{Push, Pusher};
-pub use queue::{QueueStats, SnapshotStats};
+pub use queue::{FailureReason, QueueStats, SnapshotStats};
 pub use remote_write::{
     encode, encode_request, proto, timeseries, Chunk, Config, EndpointStats, ExternalLabels,
     RemoteWriter, Stats, DEFAULT_INTERVAL_SECS, DEFAULT_QUEUE_BATCHES,
 };
+pub use security::{parse_header, Auth, Secret, TlsSettings};
 pub use url::Endpoint;
 
 use shmetrics_core::{Snapshot, Store};

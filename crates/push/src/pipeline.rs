@@ -40,6 +40,8 @@ pub(crate) trait Exchange: Send + 'static {
     type Accepted: Send;
     /// How it is named in messages (`remote write`).
     const NAME: &'static str;
+    /// Which protocol it is (named in configuration errors).
+    const PROTOCOL: crate::Protocol;
     /// A sender's messages start with `{SENDER} {url}` (`remote write
     /// to`).
     const SENDER: &'static str;
@@ -113,8 +115,15 @@ pub(crate) async fn run<M, P>(
     M: Batcher,
     P: Exchange<Batch = M::Batch>,
 {
+    let client = match Client::new(&settings.http, P::PROTOCOL) {
+        Ok(c) => c,
+        Err(e) => {
+            // Checked when the settings were made: a file changed since.
+            say(P::NAME, &format!("cannot start: {e}"));
+            return;
+        }
+    };
     let (stop_tx, stop_rx) = watch::channel(false);
-    let client = Client::new();
     let queues: Vec<_> = senders.iter().map(|s| s.queue.clone()).collect();
     let tasks: Vec<_> = senders
         .into_iter()
@@ -258,6 +267,7 @@ async fn send<P: Exchange>(
             }
             Err(e) => e,
         };
+        s.queue.stats.count_failure(&e);
         if outcome == Outcome::Refused {
             failing.report(&who, format!("{e}; dropped {} {}", range.len(), P::UNITS));
             continue;

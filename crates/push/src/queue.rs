@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::Notify;
 
 use crate::clock::unix_ms;
+use crate::http::SendError;
 
 /// One snapshot's data, as a protocol queues it: `units()` samples or
 /// data points, sent in requests of consecutive units.
@@ -48,6 +49,59 @@ pub struct QueueStats {
     /// When a request last succeeded, in milliseconds since the Unix
     /// epoch; 0 if none has yet.
     pub last_success_unix_ms: AtomicU64,
+    /// Requests that failed, by reason, in the order of
+    /// [`FailureReason::ALL`].
+    pub failures: [AtomicU64; FailureReason::ALL.len()],
+}
+
+/// Why a request failed, as the `reason` label of the failure counters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FailureReason {
+    /// No connection, or it broke.
+    Connection,
+    /// No answer in time.
+    Timeout,
+    /// The TLS handshake failed (an untrusted or wrong certificate).
+    Tls,
+    /// The receiver refused the credentials (401, 403), or they could not
+    /// be read.
+    Auth,
+    /// Another status than 2xx.
+    Status,
+}
+
+impl FailureReason {
+    /// Every reason.
+    pub const ALL: [FailureReason; 5] = [
+        FailureReason::Connection,
+        FailureReason::Timeout,
+        FailureReason::Tls,
+        FailureReason::Auth,
+        FailureReason::Status,
+    ];
+
+    /// The label value.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailureReason::Connection => "connection",
+            FailureReason::Timeout => "timeout",
+            FailureReason::Tls => "tls",
+            FailureReason::Auth => "auth",
+            FailureReason::Status => "status",
+        }
+    }
+
+    /// The reason of `e`.
+    pub fn of(e: &SendError) -> FailureReason {
+        match e {
+            SendError::Transport(_) => FailureReason::Connection,
+            SendError::Timeout(_) => FailureReason::Timeout,
+            SendError::Tls(_) => FailureReason::Tls,
+            SendError::Credentials(_) | SendError::Unauthorized { .. } => FailureReason::Auth,
+            SendError::Status { .. } => FailureReason::Status,
+        }
+    }
 }
 
 impl QueueStats {
@@ -61,7 +115,26 @@ impl QueueStats {
             queue_batches: AtomicU64::new(0),
             queue_capacity: queue_capacity as u64,
             last_success_unix_ms: AtomicU64::new(0),
+            failures: Default::default(),
         }
+    }
+
+    /// Counts a failed request.
+    pub(crate) fn count_failure(&self, e: &SendError) {
+        let i = FailureReason::ALL
+            .iter()
+            .position(|r| *r == FailureReason::of(e));
+        // UNWRAP: ALL holds every reason.
+        self.failures[i.expect("every reason is in ALL")].fetch_add(1, Relaxed);
+    }
+
+    /// The failure counts, by reason name.
+    pub fn failures_by_reason(&self) -> Vec<(&'static str, f64)> {
+        FailureReason::ALL
+            .iter()
+            .zip(&self.failures)
+            .map(|(r, n)| (r.name(), n.load(Relaxed) as f64))
+            .collect()
     }
 
     /// The URL.

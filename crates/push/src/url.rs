@@ -6,7 +6,7 @@ use hyper::Uri;
 
 use crate::config::{ConfigError, Protocol};
 
-/// A receiver's URL, checked: `http://host[:port]/path`.
+/// A receiver's URL, checked: `http[s]://host[:port]/path`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Endpoint {
     uri: Uri,
@@ -35,10 +35,14 @@ impl Endpoint {
         if let Some((_, host)) = authority.as_str().rsplit_once('@') {
             return Err(ConfigError::CredentialsInUrl {
                 protocol,
-                url: format!("http://{host}{}", uri.path()),
+                url: format!(
+                    "{}://{host}{}",
+                    uri.scheme_str().unwrap_or("http"),
+                    uri.path()
+                ),
             });
         }
-        if uri.scheme_str() != Some("http") {
+        if !matches!(uri.scheme_str(), Some("http" | "https")) {
             return Err(ConfigError::UnsupportedScheme {
                 protocol,
                 url: url.to_string(),

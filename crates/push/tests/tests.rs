@@ -25,6 +25,8 @@ mod otlp;
 mod outage;
 #[path = "it/prometheus.rs"]
 mod prometheus;
+#[path = "it/secured.rs"]
+mod secured;
 #[path = "it/statsd_util.rs"]
 #[allow(dead_code)]
 mod statsd_util;

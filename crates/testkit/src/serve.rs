@@ -22,9 +22,9 @@ pub struct Serve {
 }
 
 impl Serve {
-    /// Starts `shmetrics serve --listen 127.0.0.1:0 ARGS...` and waits
-    /// (bounded) for it to print the address of its /metrics (`http://`
-    /// or `https://`).
+    /// Starts `shmetrics serve --web.listen-address 127.0.0.1:0 ARGS...`
+    /// and waits (bounded) for it to print the address it serves on
+    /// (`http://` or `https://`).
     pub fn start<S: AsRef<OsStr>>(args: &[S]) -> Serve {
         Serve::with_bin(&shmetrics_bin(), args)
     }
@@ -34,7 +34,7 @@ impl Serve {
     pub fn with_bin<S: AsRef<OsStr>>(bin: &Path, args: &[S]) -> Serve {
         let mut p = Command::new(bin)
             .arg("serve")
-            .args(["--listen", "127.0.0.1:0"])
+            .args(["--web.listen-address", "127.0.0.1:0"])
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -93,19 +93,21 @@ impl Serve {
     }
 }
 
-/// Appends every line of `stderr` to `log`; sends the first address that
-/// a line gives for /metrics (`scheme://ADDR/metrics`; not the address of
-/// a push target, which it may print too).
+/// Appends every line of `stderr` to `log`; sends the address of the
+/// first `serving STORE on scheme://ADDR/PATH` line (not the address of a
+/// push target, which it may print too).
 fn read_log(stderr: ChildStderr, log: &Mutex<String>, tx: mpsc::Sender<SocketAddr>) {
     let mut r = BufReader::new(stderr);
     let mut line = String::new();
     let mut tx = Some(tx);
     while r.read_line(&mut line).unwrap_or(0) > 0 {
         log.lock().unwrap().push_str(&line);
-        let addr = line.split("://").skip(1).find_map(|rest| {
-            let (addr, path) = rest.split_once('/')?;
-            path.starts_with("metrics").then(|| addr.parse().ok())?
-        });
+        let addr = line
+            .split_once("serving ")
+            .and_then(|(_, rest)| rest.rsplit_once(" on "))
+            .and_then(|(_, url)| url.split_once("://"))
+            .and_then(|(_, rest)| rest.split_once('/'))
+            .and_then(|(addr, _)| addr.parse().ok());
         if let Some(addr) = addr {
             if let Some(tx) = tx.take() {
                 let _ = tx.send(addr);

@@ -257,6 +257,7 @@ fn check_store_families(parsed: &[ParsedFamily], want: &[WantFamily], om: bool, 
 /// The exporter's and the store's own families, as prometheus_client
 /// names them, with their types.
 const OWN: &[(&str, &str)] = &[
+    ("shmetrics_build_info", "gauge"),
     ("shmetrics_exporter_scrapes", "counter"),
     ("shmetrics_exporter_scrapes_by_format", "counter"),
     ("shmetrics_exporter_renders", "counter"),
@@ -584,11 +585,13 @@ fn formats_over_http() {
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some(CT_TEXT));
 
-    // The status page names the store and the families with most series.
+    // The landing page links /metrics and shows the status: the store
+    // and the families with most series.
     let r = get(addr, "/", &[]);
     assert_eq!(r.status, 200);
-    assert_eq!(r.header("content-type"), Some("text/plain; charset=utf-8"));
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
     let page = r.text();
+    assert!(page.contains("<a href=\"/metrics\">"), "{page}");
     assert!(
         page.contains(&path.display().to_string()),
         "the status page does not name the store:\n{page}"

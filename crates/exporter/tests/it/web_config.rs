@@ -493,7 +493,9 @@ fn tls_handshake_is_bounded() {
 }
 
 /// A real Prometheus scrapes the doc's example over HTTPS with the doc's
-/// scrape configuration (tls_config.ca_file and basic_auth).
+/// scrape configuration (tls_config.ca_file and basic_auth): the target is
+/// up. A second job, the same but with a wrong password, is down with the
+/// exporter's 401 as its last error.
 #[test]
 fn prometheus_scrapes_over_https_with_basic_auth() {
     let dir = tempfile::tempdir().unwrap();
@@ -510,6 +512,18 @@ fn prometheus_scrapes_over_https_with_basic_auth() {
     let scrape = doc_snippet("prometheus.yml");
     assert!(scrape.contains("127.0.0.1:9816"), "{scrape}");
     let scrape = scrape.replace("127.0.0.1:9816", &server.addr.to_string());
+    let wrong = scrape
+        .replace("scrape_configs:\n", "")
+        // A wrong password costs the exporter a bcrypt verification (a
+        // second or more in a debug build on a busy machine), which 1 s
+        // would not allow.
+        .replace(
+            "job_name: shmetrics",
+            "job_name: shmetrics_wrong_password\n    scrape_interval: 10s\n    scrape_timeout: 10s",
+        )
+        .replace("password: scrape-me", "password: not-the-password");
+    assert!(wrong.contains("not-the-password"), "{wrong}");
+    let scrape = format!("{scrape}{wrong}");
     // prometheus.yml goes into the same directory, so `ca_file: ca.crt`
     // resolves to the CA written there.
     let prom = Prometheus::start_scraping(dir.path(), &scrape);
@@ -519,21 +533,50 @@ fn prometheus_scrapes_over_https_with_basic_auth() {
         Duration::from_millis(250),
         || {
             let r = prom.query("timestamp(up{job=\"shmetrics\"} == 1)");
-            let t: f64 = r.first()?["value"][1].as_str()?.parse().ok()?;
-            (t > written_at).then_some(())
+            let t = r
+                .first()
+                .and_then(|r| r["value"][1].as_str()?.parse::<f64>().ok());
+            match t {
+                Some(t) if t > written_at => Ok(()),
+                _ => Err(get(prom.addr, "/api/v1/targets", &[]).text()),
+            }
         },
     );
-    let r = get(prom.addr, "/api/v1/targets", &[]);
-    let targets: serde_json::Value = serde_json::from_str(&r.text()).unwrap();
-    let active = &targets["data"]["activeTargets"][0];
-    assert_eq!(active["health"], "up", "{targets}\n{}", prom.log_text());
+    let target = |job: &str| {
+        let r = get(prom.addr, "/api/v1/targets", &[]);
+        let targets: serde_json::Value = serde_json::from_str(&r.text()).unwrap();
+        let found = targets["data"]["activeTargets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["labels"]["job"] == job)
+            .cloned();
+        found.unwrap_or_else(|| panic!("no target for job {job}: {targets}"))
+    };
+    let active = target("shmetrics");
+    assert_eq!(active["health"], "up", "{active}\n{}", prom.log_text());
     assert!(
         active["scrapeUrl"]
             .as_str()
             .unwrap()
             .starts_with("https://"),
-        "{targets}"
+        "{active}"
     );
+    // The wrong password: down, and Prometheus says why.
+    let wrong = wait_for(
+        "the job with the wrong password to be scraped",
+        Duration::from_secs(90),
+        Duration::from_millis(250),
+        || {
+            let t = target("shmetrics_wrong_password");
+            match t["lastError"].as_str() {
+                Some(e) if e.contains("401") => Ok(t),
+                _ => Err(t.to_string()),
+            }
+        },
+    );
+    assert_eq!(wrong["health"], "down", "{wrong}");
+    assert_eq!(prom.value("up{job=\"shmetrics_wrong_password\"}"), 0.0);
     assert_eq!(
         prom.value("scrapes_seen_total{job=\"shmetrics\",kind=\"tls\"}"),
         42.0

@@ -193,7 +193,7 @@ mod tests {
         let c = Config::new("http://h:1/otlp/v1/metrics").unwrap();
         assert_eq!(c.endpoint.as_str(), "http://h:1/otlp/v1/metrics");
         assert!(matches!(
-            Config::new("https://h/v1/metrics"),
+            Config::new("ftp://h/v1/metrics"),
             Err(ConfigError::UnsupportedScheme { .. })
         ));
         assert!(matches!(

@@ -64,6 +64,7 @@ impl Exchange for OtlpSender {
     type Request = Encoded;
     type Accepted = Accepted;
     const NAME: &'static str = "otlp";
+    const PROTOCOL: crate::Protocol = crate::Protocol::Otlp;
     const SENDER: &'static str = "otlp export to";
     const RETRYING: &'static str = "retrying";
     const UNITS: &'static str = "data points";

@@ -94,6 +94,7 @@ impl Exchange for RemoteWrite {
     type Request = Chunk;
     type Accepted = ();
     const NAME: &'static str = "remote write";
+    const PROTOCOL: crate::Protocol = crate::Protocol::RemoteWrite;
     const SENDER: &'static str = "remote write to";
     const RETRYING: &'static str = "retrying with backoff";
     const UNITS: &'static str = "samples";

@@ -72,6 +72,13 @@ impl Stats {
             ),
             |e| n(&e.retries),
         );
+        let failures = f.counter(
+            "shmetrics_remote_write_request_failures",
+            "Requests that failed, by reason: connection, timeout, tls (an untrusted or wrong certificate), auth (credentials refused with 401 or 403, or unreadable), status (another status).",
+        );
+        self.endpoints.iter().fold(failures, |f, e| {
+            f.by(&[("url", e.url())], "reason", &e.failures_by_reason())
+        });
         let queue = f.gauge(
             "shmetrics_remote_write_queue_batches",
             "Batches waiting or being sent, and the queue's capacity.",

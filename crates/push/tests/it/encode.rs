@@ -225,7 +225,7 @@ fn bad_settings_are_refused() {
         Err(ConfigError::DuplicateExternalLabel { .. })
     ));
     assert!(matches!(
-        Config::new(&["https://example.invalid/api/v1/write"]),
+        Config::new(&["ftp://example.invalid/api/v1/write"]),
         Err(ConfigError::UnsupportedScheme { .. })
     ));
     let e = Config::new(&["http://u:secret@127.0.0.1:1/w"]).unwrap_err();

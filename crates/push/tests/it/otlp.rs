@@ -135,21 +135,30 @@ fn make_venv() -> Result<PathBuf, String> {
 // ----- the receiver ---------------------------------------------------------------
 
 /// `otlp_receiver.py` on a loopback port, killed when dropped.
-struct Receiver {
+pub struct Receiver {
     _process: KillOnDrop,
     addr: SocketAddr,
     out: PathBuf,
     log: PathBuf,
+    scheme: &'static str,
 }
 
 impl Receiver {
     fn start(dir: &Path) -> Receiver {
+        Receiver::start_with(dir, &[])
+    }
+
+    /// With the receiver's environment variables (`OTLP_TLS_CERT`, ...;
+    /// see otlp_receiver.py).
+    pub fn start_with(dir: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Receiver {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/it/otlp_receiver.py");
+        std::fs::create_dir_all(dir).unwrap();
         let out = dir.join("received.jsonl");
         let log = dir.join("receiver.log");
         let mut child = Command::new(python())
             .arg(&script)
             .arg(&out)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).unwrap())
@@ -178,11 +187,17 @@ impl Receiver {
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
             out,
             log,
+            scheme: if env.iter().any(|(k, _)| *k == "OTLP_TLS_CERT") {
+                "https"
+            } else {
+                "http"
+            },
         }
     }
 
-    fn url(&self) -> String {
-        format!("http://{}/v1/metrics", self.addr)
+    /// The export URL.
+    pub fn url(&self) -> String {
+        format!("{}://{}/v1/metrics", self.scheme, self.addr)
     }
 
     /// Queues an answer for the next export request (`status=503&...`).
@@ -192,7 +207,7 @@ impl Receiver {
     }
 
     /// Every request received so far, in order.
-    fn received(&self) -> Vec<Json> {
+    pub fn received(&self) -> Vec<Json> {
         let text = std::fs::read_to_string(&self.out).unwrap_or_default();
         text.lines()
             .filter(|l| !l.is_empty())

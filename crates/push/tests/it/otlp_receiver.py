@@ -18,11 +18,18 @@ scripted others: each `GET /script?status=503&retry_after=1` (or
 `&rejected=2&message=...` for a partial success) queues one answer for the
 next export request. Error answers carry a google.rpc.Status body.
 
+With OTLP_TLS_CERT and OTLP_TLS_KEY in the environment it speaks HTTPS
+only (PEM files); with OTLP_AUTHORIZATION, a request whose Authorization
+header is not exactly that is answered 401 and not recorded. Records
+hold the request's other headers (`headers`, names in lower case).
+
 Usage: otlp_receiver.py OUT.jsonl
 Prints `listening on PORT` once it accepts connections.
 """
 
 import json
+import os
+import ssl
 import sys
 import threading
 import time
@@ -90,8 +97,15 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        want = os.environ.get("OTLP_AUTHORIZATION")
+        if want is not None and self.headers.get("Authorization") != want:
+            self.reply(401, b"wrong or missing credentials\n", "text/plain")
+            return
         content_type = self.headers.get("Content-Type", "")
         record = {
+            "headers": {
+                k.lower(): v for k, v in self.headers.items() if k.lower() != "authorization"
+            },
             "content_type": content_type,
             "user_agent": self.headers.get("User-Agent", ""),
             "received_unix": time.time(),
@@ -149,6 +163,11 @@ class Handler(BaseHTTPRequestHandler):
 def main():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
+    cert, key = os.environ.get("OTLP_TLS_CERT"), os.environ.get("OTLP_TLS_KEY")
+    if cert:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     print("listening on %d" % server.server_address[1], flush=True)
     server.serve_forever()
 

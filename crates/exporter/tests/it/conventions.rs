@@ -1,0 +1,167 @@
+//! The exporter follows Prometheus exporters' conventions (node_exporter,
+//! exporter-toolkit): `--web.listen-address`, `--web.telemetry-path`,
+//! `--web.max-connections` (the old `--listen` and `--max-connections`
+//! still work), `--version` on every subcommand, `shmetrics_build_info`,
+//! a landing page at `/`, `/-/healthy` and `/-/ready`.
+
+use std::process::Command;
+
+use shmetrics_core::{FamilyDesc, Kind};
+
+use crate::util::*;
+
+#[test]
+fn telemetry_path_health_ready_and_build_info() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("conv.metrics");
+    let serve = Serve::on_store(
+        &path,
+        &[
+            "--web.telemetry-path",
+            "/x/metrics",
+            "--web.max-connections",
+            "64",
+        ],
+    );
+    let addr = serve.addr;
+    // No store yet: healthy (the process answers), not ready.
+    let r = get(addr, "/-/healthy", &[]);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let r = get(addr, "/-/ready", &[]);
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(r.text().contains("not ready"), "{}", r.text());
+
+    let _store = store_with_counter(
+        &path,
+        &FamilyDesc::new("conv_jobs_total", Kind::Counter).help("Jobs."),
+        &[],
+        3.0,
+    );
+    let r = get(addr, "/-/ready", &[]);
+    assert_eq!(r.status, 200, "{}", r.text());
+
+    // The exposition is at the telemetry path only.
+    let r = get(addr, "/metrics", &[]);
+    assert_eq!(r.status, 404, "{}", r.text());
+    let r = get(addr, "/x/metrics", &[]);
+    assert_eq!(r.status, 200, "{}", r.text());
+    let body = r.text();
+    assert!(body.contains("\nconv_jobs_total 3\n"), "{body}");
+    assert!(
+        body.contains("shmetrics_exporter_connections{state=\"capacity\"} 64\n"),
+        "{body}"
+    );
+    let (code, out) = promtool_check(&body);
+    assert_eq!(code, 0, "promtool: {out}\n{body}");
+
+    // shmetrics_build_info: the crate version, a revision (from git here:
+    // the tests run in a checkout) and the compiler's version.
+    let info = body
+        .lines()
+        .find(|l| l.starts_with("shmetrics_build_info{"))
+        .unwrap_or_else(|| panic!("no shmetrics_build_info:\n{body}"));
+    assert!(info.ends_with("} 1"), "{info}");
+    let version = format!("version=\"{}\"", env!("CARGO_PKG_VERSION"));
+    assert!(info.contains(&version), "{info}");
+    let head = Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output()
+        .unwrap();
+    let head = String::from_utf8(head.stdout).unwrap();
+    assert!(
+        info.contains(&format!("revision=\"{}", head.trim())),
+        "{info} (HEAD is {head})"
+    );
+    let rustc = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .arg("--version")
+        .output()
+        .unwrap();
+    let rustc = String::from_utf8(rustc.stdout).unwrap();
+    let rustc = rustc.split_whitespace().nth(1).unwrap();
+    assert!(info.contains(&format!("rustc=\"{rustc}\"")), "{info}");
+
+    // The landing page links the telemetry path and the health pages.
+    let r = get(addr, "/", &[]);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    let page = r.text();
+    for link in ["/x/metrics", "/-/healthy", "/-/ready", "/healthz"] {
+        assert!(
+            page.contains(&format!("<a href=\"{link}\">")),
+            "no link to {link}:\n{page}"
+        );
+    }
+    assert!(page.contains(&path.display().to_string()), "{page}");
+    let r = get(addr, "/nope", &[]);
+    assert_eq!(r.status, 404);
+    assert!(r.text().contains("/x/metrics"), "{}", r.text());
+}
+
+/// The old flag names still work.
+#[test]
+fn old_flag_names() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("old.metrics");
+    let mut p = Command::new(shmetrics_bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--max-connections", "7"])
+        .arg("--store")
+        .arg(&path)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // It serves (the address is in its `serving` line).
+    let mut stderr = std::io::BufReader::new(p.stderr.take().unwrap());
+    let _kill = KillOnDrop(p);
+    let mut line = String::new();
+    while !line.contains("serving ") {
+        line.clear();
+        let n = std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+        assert!(n > 0, "the exporter exited without serving");
+    }
+    assert!(line.contains("serving "), "{line}");
+    let addr: std::net::SocketAddr = line
+        .split("://")
+        .nth(1)
+        .and_then(|r| r.split_once('/'))
+        .map(|(a, _)| a.parse().unwrap())
+        .unwrap();
+    let body = get(addr, "/metrics", &[]).text();
+    assert!(
+        body.contains("shmetrics_exporter_connections{state=\"capacity\"} 7\n"),
+        "{body}"
+    );
+}
+
+/// `--version` works on every subcommand, and a telemetry path that
+/// would hide another page is refused.
+#[test]
+fn version_everywhere_and_bad_telemetry_path() {
+    for sub in [&[][..], &["serve"], &["dump"], &["inspect"], &["demo"]] {
+        let out = Command::new(shmetrics_bin())
+            .args(sub)
+            .arg("--version")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{sub:?} --version: {out:?}");
+        assert!(
+            text.contains(env!("CARGO_PKG_VERSION")),
+            "{sub:?} --version: {text}"
+        );
+    }
+    for bad in ["/", "/-/ready", "metrics", "/a b"] {
+        let out = Command::new(shmetrics_bin())
+            .args([
+                "serve",
+                "--store",
+                "/nonexistent",
+                "--web.telemetry-path",
+                bad,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("--web.telemetry-path"), "{bad}: {err}");
+    }
+}
