@@ -70,7 +70,7 @@ CONTENDERS.each do |c|
     after[c] = cell(c, dir, series, 4 + opts[:dead], opts[:k])
   end
 end
-row("#{series} series x 4 live", before)
+row("#{series} series x 4 workers", before)
 row("... after #{opts[:dead]} dead workers", after)
 puts format("  growth after the dead workers: exporter %.2fx, DirectFileStore %.2fx, mmap %.2fx",
             after["shmetrics"] / before["shmetrics"], after["direct"] / before["direct"], after["mmap"] / before["mmap"])

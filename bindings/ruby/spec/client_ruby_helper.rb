@@ -59,8 +59,36 @@ module ShmetricsSpec
     end
   end
   Prometheus::Client::Config.prepend(ConfigSubstitution)
+
+  # Runs `work` (given the worker's index) in `n` forked workers, which
+  # stay alive, as a server's do, until the block has run; then reaps
+  # them and expects each to have succeeded.
+  module Workers
+    def in_workers(n, work)
+      ready_r, ready_w = IO.pipe
+      done_r, done_w = IO.pipe
+      pids = Array.new(n) do |i|
+        fork do
+          ready_r.close
+          done_w.close
+          work.call(i)
+          ready_w.write("x")
+          done_r.read # until the parent closes its end
+          exit!(0)
+        end
+      end
+      ready_w.close
+      done_r.close
+      expect(ready_r.read(n)).to eq("x" * n)
+      yield pids
+    ensure
+      done_w&.close
+      pids&.each { |p| Process.wait(p); expect($?.success?).to be(true) }
+    end
+  end
 end
 
 RSpec.configure do |c|
+  c.include ShmetricsSpec::Workers
   c.before(:each) { Prometheus::Client.config.data_store = ShmetricsSpec.fresh }
 end

@@ -29,11 +29,11 @@ describe "Shmetrics::DataStore on the exporter's page" do
   end
 
   # Each of `workers` forked processes (and this one) records the same
-  # requests; the workers stay alive (as a server's do) while the block
-  # reads the totals. (Gauges in the non-live modes keep a dead worker's
-  # value only until another process reuses its writer slot.)
-  def record_in_workers(m, workers)
-    record = lambda do
+  # requests; the workers stay alive while the block reads the totals.
+  # (Gauges in the non-live modes keep a dead worker's value only until
+  # another process reuses its writer slot.)
+  def record_in_workers(m, workers, &block)
+    record = lambda do |_i = nil|
       [0.005, 0.05, 0.5, 0.5, 3].each do |v|
         m[:requests].increment(labels: { route: "/a" })
         m[:latency].observe(v, labels: { route: "/a" })
@@ -41,26 +41,10 @@ describe "Shmetrics::DataStore on the exporter's page" do
       end
       m[:busy].increment
     end
-    ready_r, ready_w = IO.pipe
-    done_r, done_w = IO.pipe
-    pids = Array.new(workers) do
-      fork do
-        ready_r.close
-        done_w.close
-        record.call
-        ready_w.write("x")
-        done_r.read # until the parent closes its end
-        exit!(0)
-      end
+    in_workers(workers, record) do
+      record.call
+      block.call
     end
-    ready_w.close
-    done_r.close
-    record.call
-    expect(ready_r.read(workers)).to eq("x" * workers)
-    yield
-  ensure
-    done_w&.close
-    pids&.each { |p| Process.wait(p); expect($?.success?).to be(true) }
   end
 
   def free_port

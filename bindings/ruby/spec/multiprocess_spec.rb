@@ -6,30 +6,6 @@
 describe "Shmetrics::DataStore across processes" do
   let(:registry) { Prometheus::Client::Registry.new }
 
-  # Runs the block in `n` forked workers (worker index given) which stay
-  # alive until the outer block has run, then reaps them.
-  def in_workers(n, work)
-    ready_r, ready_w = IO.pipe
-    done_r, done_w = IO.pipe
-    pids = Array.new(n) do |i|
-      fork do
-        ready_r.close
-        done_w.close
-        work.call(i)
-        ready_w.write("x")
-        done_r.read
-        exit!(0)
-      end
-    end
-    ready_w.close
-    done_r.close
-    expect(ready_r.read(n)).to eq("x" * n)
-    yield pids
-  ensure
-    done_w&.close
-    pids&.each { |p| Process.wait(p); expect($?.success?).to be(true) }
-  end
-
   it "sums counters over every worker, dead ones included" do
     c = registry.counter(:jobs_total, docstring: "Jobs.", labels: [:queue])
     c.increment(labels: { queue: "a" })
