@@ -141,6 +141,29 @@ class FacadeTest < Minitest::Test
     agent&.close
   end
 
+  # Two different tag sets whose `hash` is the same keep their own series.
+  def test_series_cache_tells_colliding_tags_apart
+    tag = Struct.new(:s) do
+      def hash = 42
+      def to_s = s
+    end
+    a = [tag.new("k:a")]
+    b = [tag.new("k:b")]
+    assert_equal(a.hash, b.hash)
+    root = {}
+    Shmetrics::StatsD::SeriesCache.store(root, a, :series_a)
+    Shmetrics::StatsD::SeriesCache.store(root, b, :series_b)
+    assert_equal(:series_a, Shmetrics::StatsD::SeriesCache.find(root, [tag.new("k:a")]))
+    assert_equal(:series_b, Shmetrics::StatsD::SeriesCache.find(root, [tag.new("k:b")]))
+    assert_nil(Shmetrics::StatsD::SeriesCache.find(root, [tag.new("k:c")]))
+    @client.increment("collide", tags: a)
+    @client.increment("collide", tags: b)
+    @client.increment("collide", tags: [tag.new("k:b")])
+    page = dump
+    assert_equal(1.0, sample(page, 'app:collide_total{k="a"}'))
+    assert_equal(2.0, sample(page, 'app:collide_total{k="b"}'))
+  end
+
   def test_compat_defines_the_constant_only_on_request
     lib = File.expand_path("../../lib", __dir__)
     out, st = Open3.capture2e("ruby", "-I", lib, "-e", 'require "shmetrics/statsd"; p defined?(::StatsD)')

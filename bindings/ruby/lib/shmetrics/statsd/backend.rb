@@ -134,9 +134,24 @@ module Shmetrics
           s.pointer
         end
 
-        def add(store, series, v) = check(Lib.counter_add(store, series, v))
-        def set(store, series, v) = check(Lib.gauge_set(store, series, v))
-        def observe(store, series, v) = check(Lib.observe(store, series, v))
+        def add(store, series, v)
+          (rc = Lib.counter_add(store, series, v)) == OK || check(rc)
+        end
+
+        def set(store, series, v)
+          (rc = Lib.gauge_set(store, series, v)) == OK || check(rc)
+        end
+
+        def observe(store, series, v)
+          (rc = Lib.observe(store, series, v)) == OK || check(rc)
+        end
+
+        # Raises for a result code other than OK.
+        def check(rc)
+          return rc if rc == OK
+
+          raise StoreError, message(rc)
+        end
 
         private
 
@@ -145,12 +160,6 @@ module Shmetrics
           keep << m
           str[:ptr] = m
           str[:len] = s.bytesize
-        end
-
-        def check(rc)
-          return rc if rc == OK
-
-          raise StoreError, message(rc)
         end
 
         def message(rc)

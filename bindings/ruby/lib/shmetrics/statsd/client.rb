@@ -48,24 +48,40 @@ module Shmetrics
           @default_sample_rate = default_sample_rate
           @buckets = buckets
           @passthrough = passthrough.is_a?(String) ? Passthrough.new(passthrough) : passthrough
-          @sink = sink || (store ? StoreSink.for(store, buckets: buckets) : NullSink.new)
           @prefix_part = prefix ? "#{prefix}.".tr(":|@", "_") : ""
           @compiled_default_tags = compile_tags(default_tags)
-          # type => name => tags => series; no_prefix has its own.
-          @cache = { false => {}, true => {} }
+          # Series handles by kind, name and tags; no_prefix has its own.
+          @cache = { false => { c: {}, g: {}, h: {} }, true => { c: {}, g: {}, h: {} } }
+          @counters, @gauges, @histograms = @cache[false].values_at(:c, :g, :h)
+          self.sink = sink || (store ? StoreSink.for(store, buckets: buckets) : NullSink.new)
         end
 
         def default_sample_rate
           @default_sample_rate || 1.0
         end
 
+        # The methods below write into the store straight from the client
+        # when its sink is a store (the hot path: two hash lookups and one
+        # update); anything else (a capture, no prefix, a bad value) goes
+        # through the sink's `emit`.
+
         def increment(name, value = 1, sample_rate: nil, tags: nil, no_prefix: false)
-          @sink.emit(self, :c, name, value, sample_rate, tags, no_prefix)
+          if (h = @handle) && !no_prefix && value.is_a?(Numeric) && value >= 0
+            series = ((r = @counters[name]) && SeriesCache.find(r, tags)) || @direct.series(self, :c, name, tags, false)
+            (rc = Backend::Lib.counter_add(h, series, value)) == 0 || Backend.check(rc)
+          else
+            @sink.emit(self, :c, name, value, sample_rate, tags, no_prefix)
+          end
           VOID
         end
 
         def gauge(name, value, sample_rate: nil, tags: nil, no_prefix: false)
-          @sink.emit(self, :g, name, value, sample_rate, tags, no_prefix)
+          if (h = @handle) && !no_prefix && value.is_a?(Numeric)
+            series = ((r = @gauges[name]) && SeriesCache.find(r, tags)) || @direct.series(self, :g, name, tags, false)
+            (rc = Backend::Lib.gauge_set(h, series, value)) == 0 || Backend.check(rc)
+          else
+            @sink.emit(self, :g, name, value, sample_rate, tags, no_prefix)
+          end
           VOID
         end
 
@@ -75,8 +91,7 @@ module Shmetrics
         end
 
         def histogram(name, value, sample_rate: nil, tags: nil, no_prefix: false)
-          @sink.emit(self, :h, name, value, sample_rate, tags, no_prefix)
-          VOID
+          record(:h, name, value, sample_rate, tags, no_prefix)
         end
 
         # A timing in milliseconds; with a block, the block's duration, and
@@ -84,15 +99,13 @@ module Shmetrics
         def measure(name, value = nil, sample_rate: nil, tags: nil, no_prefix: false, &block)
           return timed(:ms, name, sample_rate, tags, no_prefix, &block) if block
 
-          @sink.emit(self, :ms, name, value, sample_rate, tags, no_prefix)
-          VOID
+          record(:ms, name, value, sample_rate, tags, no_prefix)
         end
 
         def distribution(name, value = nil, sample_rate: nil, tags: nil, no_prefix: false, &block)
           return timed(:d, name, sample_rate, tags, no_prefix, &block) if block
 
-          @sink.emit(self, :d, name, value, sample_rate, tags, no_prefix)
-          VOID
+          record(:d, name, value, sample_rate, tags, no_prefix)
         end
 
         # Passed through to the agent at `passthrough:`, or refused with
@@ -136,10 +149,10 @@ module Shmetrics
         end
 
         def with_capture_sink(capture_sink)
-          @sink = capture_sink
+          self.sink = capture_sink
           yield
         ensure
-          @sink = @sink.parent
+          self.sink = @sink.parent
         end
 
         # The events the block emits through this client, as `Metric`s
@@ -168,12 +181,28 @@ module Shmetrics
           @compiled_default_tags + own
         end
 
-        # The sink's cache of series handles for this client.
-        def series_cache(no_prefix)
-          @cache[no_prefix]
+        # The cache of series handles for this client: by name, then tags.
+        def series_cache(no_prefix, kind)
+          @cache[no_prefix][kind]
         end
 
         private
+
+        def sink=(sink)
+          @sink = sink
+          @direct = sink.is_a?(StoreSink) ? sink : nil
+          @handle = @direct&.store
+        end
+
+        def record(type, name, value, sample_rate, tags, no_prefix)
+          if (h = @handle) && !no_prefix && value.is_a?(Numeric)
+            series = ((r = @histograms[name]) && SeriesCache.find(r, tags)) || @direct.series(self, type, name, tags, false)
+            (rc = Backend::Lib.observe(h, series, value)) == 0 || Backend.check(rc)
+          else
+            @sink.emit(self, type, name, value, sample_rate, tags, no_prefix)
+          end
+          VOID
+        end
 
         def timed(type, name, sample_rate, tags, no_prefix)
           start = Process.clock_gettime(Process::CLOCK_MONOTONIC, :float_millisecond)
@@ -181,7 +210,7 @@ module Shmetrics
             yield
           ensure
             stop = Process.clock_gettime(Process::CLOCK_MONOTONIC, :float_millisecond)
-            @sink.emit(self, type, name, stop - start, sample_rate, tags, no_prefix)
+            record(type, name, stop - start, sample_rate, tags, no_prefix)
           end
         end
 

@@ -22,8 +22,8 @@ module Shmetrics
       # bound, so its value is at most 9.05% above the truth.
       DEFAULT_BUCKETS = (-56..176).map { |k| 2.0**(k / 8.0) }.freeze
 
-      # Most cached series per client and name space before the cache is
-      # emptied (against tags of unbounded cardinality).
+      # Most series cached through one sink before a client's cache for
+      # the kind at hand is emptied (against tags of unbounded cardinality).
       CACHE_LIMIT = 10_000
 
       @sinks = {}
@@ -46,6 +46,7 @@ module Shmetrics
         @families = {}
         @lock = Mutex.new
         @warned = {}
+        @cached = 0
       end
 
       def sample?(_rate) = true
@@ -62,37 +63,42 @@ module Shmetrics
         unless value.is_a?(Numeric) && (type != :c || value >= 0)
           raise ValueError, "StatsD #{NAMES.fetch(type)} needs a number#{" >= 0" if type == :c}, not #{value.inspect}"
         end
-        by_name = (client.series_cache(no_prefix)[type] ||= {})
-        by_tags = by_name[name] || (by_name[name] = {})
-        series = by_tags[tags] || lookup(client, by_name, by_tags, type, name, tags, no_prefix)
-
+        series = series(client, type, name, tags, no_prefix)
         case type
         when :c then Backend.add(@store, series, value)
-        when :g then Backend.set(@store, series, value.to_f)
-        else Backend.observe(@store, series, value.to_f)
+        when :g then Backend.set(@store, series, value)
+        else Backend.observe(@store, series, value)
         end
+      end
+
+      # The series handle for an event, from the client's cache or looked
+      # up (and registered) in the store.
+      def series(client, type, name, tags, no_prefix)
+        by_name = client.series_cache(no_prefix, KINDS.fetch(type))
+        ((root = by_name[name]) && SeriesCache.find(root, tags)) ||
+          lookup(client, by_name, type, name, tags, no_prefix)
       end
 
       private
 
-      KINDS = { c: :counter, g: :gauge, ms: :histogram, h: :histogram, d: :histogram }.freeze
+      KINDS = { c: :c, g: :g, ms: :h, h: :h, d: :h }.freeze
       NAMES = { c: "increment", g: "gauge", ms: "measure", h: "histogram", d: "distribution" }.freeze
       private_constant :KINDS, :NAMES
 
-      def lookup(client, by_name, by_tags, type, name, tags, no_prefix)
+      def lookup(client, by_name, type, name, tags, no_prefix)
         full = client.metric_name(name, no_prefix)
-        pairs = label_pairs(client.metric_tags(tags), KINDS.fetch(type))
-        family, label_names = family(KINDS.fetch(type), full, pairs.keys.sort)
+        kind = { c: :counter, g: :gauge, h: :histogram }.fetch(KINDS.fetch(type))
+        pairs = label_pairs(client.metric_tags(tags), kind)
+        family, label_names = family(kind, full, pairs.keys.sort)
         extra = pairs.keys - label_names
         warn_once(full, extra, label_names) unless extra.empty?
         series = Backend.series(@store, family, label_names.map { |l| pairs.fetch(l, "") })
         @lock.synchronize do
-          if by_tags.size >= CACHE_LIMIT
+          if (@cached += 1) > CACHE_LIMIT
             by_name.clear
-            by_tags = by_name[name] = {}
+            @cached = 0
           end
-          key = tags.frozen? || tags.nil? ? tags : tags.dup.freeze
-          by_tags[key] = series
+          SeriesCache.store(by_name[name] ||= {}, tags, series)
         end
         series
       end
