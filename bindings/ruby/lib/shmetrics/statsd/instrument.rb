@@ -59,20 +59,12 @@ module Shmetrics
 
       # Times every call (`measure`, milliseconds).
       def statsd_measure(method, name, sample_rate: nil, tags: nil, no_prefix: false, client: nil)
-        statsd_wrap(method, name, :measure) do |object, args, call|
-          c = client || StatsD.singleton_client
-          c.measure(Instrument.generate_metric_name(name, object, *args), sample_rate: sample_rate,
-            tags: Instrument.generate_tags(tags, object, *args), no_prefix: no_prefix, &call)
-        end
+        statsd_timed(:measure, method, name, sample_rate, tags, no_prefix, client)
       end
 
       # Times every call as a distribution.
       def statsd_distribution(method, name, sample_rate: nil, tags: nil, no_prefix: false, client: nil)
-        statsd_wrap(method, name, :distribution) do |object, args, call|
-          c = client || StatsD.singleton_client
-          c.distribution(Instrument.generate_metric_name(name, object, *args), sample_rate: sample_rate,
-            tags: Instrument.generate_tags(tags, object, *args), no_prefix: no_prefix, &call)
-        end
+        statsd_timed(:distribution, method, name, sample_rate, tags, no_prefix, client)
       end
 
       # Counts `name.success` or `name.failure`: failure when the method
@@ -148,6 +140,15 @@ module Shmetrics
       end
 
       private
+
+      # Wraps `method` in the client's `action` (`measure` or
+      # `distribution`) with a block.
+      def statsd_timed(action, method, name, sample_rate, tags, no_prefix, client)
+        statsd_wrap(method, name, action) do |object, args, call|
+          (client || StatsD.singleton_client).public_send(action, Instrument.generate_metric_name(name, object, *args),
+            sample_rate: sample_rate, tags: Instrument.generate_tags(tags, object, *args), no_prefix: no_prefix, &call)
+        end
+      end
 
       def statsd_module(method, name, action)
         key = [method, name, action]
