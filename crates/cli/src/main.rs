@@ -217,6 +217,10 @@ struct StatsdArgs {
     /// myapp.http_requests.
     #[arg(long = "statsd.prefix", value_name = "PREFIX")]
     statsd_prefix: Option<String>,
+    /// Send a `:` in a metric name as `.` (not `_`): the Ruby StatsD
+    /// facade stores `app.requests` as `app:requests`.
+    #[arg(long = "statsd.colons-as-dots")]
+    statsd_colons_as_dots: bool,
 }
 
 impl StatsdArgs {
@@ -229,6 +233,7 @@ impl StatsdArgs {
                 ("--statsd.interval", self.statsd_interval.is_some()),
                 ("--statsd.max-datagram", self.statsd_max_datagram.is_some()),
                 ("--statsd.prefix", self.statsd_prefix.is_some()),
+                ("--statsd.colons-as-dots", self.statsd_colons_as_dots),
             ];
             if let Some((flag, _)) = given.iter().find(|(_, set)| *set) {
                 return Err(shmetrics_exporter::Error::FlagWithout {
@@ -251,7 +256,7 @@ impl StatsdArgs {
         if let Some(prefix) = &self.statsd_prefix {
             config = config.with_prefix(prefix)?;
         }
-        Ok(Some(config))
+        Ok(Some(config.with_colons_as_dots(self.statsd_colons_as_dots)))
     }
 }
 

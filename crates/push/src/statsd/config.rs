@@ -171,6 +171,10 @@ pub struct Config {
     pub max_datagram: usize,
     /// Put before every name, ending in `.` (empty for none).
     pub prefix: String,
+    /// Send a `:` of a family name as `.` rather than `_`, so a family
+    /// named `app:requests` (as the Ruby StatsD facade names
+    /// `app.requests`) goes out as `app.requests`.
+    pub colons_as_dots: bool,
     /// How long one send may block (a Unix socket whose reader is behind);
     /// after a send times out, the rest of that flush is not sent.
     pub send_timeout: Duration,
@@ -186,6 +190,7 @@ impl Config {
             interval: Duration::from_secs_f64(DEFAULT_INTERVAL_SECS),
             max_datagram: DEFAULT_MAX_DATAGRAM,
             prefix: String::new(),
+            colons_as_dots: false,
             send_timeout: Duration::from_millis(100),
         }
     }
@@ -215,6 +220,13 @@ impl Config {
         }
         self.max_datagram = bytes;
         Ok(self)
+    }
+
+    /// Sends a `:` in a family name as `.` (see
+    /// [`Config::colons_as_dots`]).
+    pub fn with_colons_as_dots(mut self, on: bool) -> Config {
+        self.colons_as_dots = on;
+        self
     }
 
     /// Sets the prefix: ASCII letters, digits, `_`, `-` and `.`, not

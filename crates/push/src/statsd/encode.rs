@@ -165,6 +165,7 @@ struct Tracked {
 pub struct Encoder {
     flavor: Flavor,
     prefix: String,
+    colons_as_dots: bool,
     started_ns: u64,
     generation: u64,
     series: HashMap<Box<str>, Tracked>,
@@ -180,6 +181,7 @@ impl Encoder {
         Encoder {
             flavor: config.flavor,
             prefix: config.prefix.clone(),
+            colons_as_dots: config.colons_as_dots,
             started_ns: started_unix_ns,
             generation: 0,
             series: HashMap::new(),
@@ -233,8 +235,13 @@ impl Encoder {
                         } else {
                             current.clone()
                         };
-                        let (name, fold, tags) =
-                            names(self.flavor, &self.prefix, family.name(), series.labels());
+                        let (name, fold, tags) = names(
+                            self.flavor,
+                            &self.prefix,
+                            self.colons_as_dots,
+                            family.name(),
+                            series.labels(),
+                        );
                         self.series
                             .entry(self.key.clone().into_boxed_str())
                             .or_insert(Tracked {
@@ -332,16 +339,17 @@ fn zero_like(v: &Values) -> Values {
 fn names<'a>(
     flavor: Flavor,
     prefix: &str,
+    colons_as_dots: bool,
     family: &str,
     labels: impl Iterator<Item = (&'a str, &'a str)>,
 ) -> (Box<str>, Box<str>, Box<str>) {
     let mut name = String::with_capacity(prefix.len() + family.len());
     name.push_str(prefix);
-    name.extend(
-        family
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }),
-    );
+    name.extend(family.chars().map(|c| match c {
+        ':' if colons_as_dots => '.',
+        c if c.is_ascii_alphanumeric() => c,
+        _ => '_',
+    }));
     let mut fold = String::new();
     let mut tags = String::new();
     for (n, v) in labels.filter(|(_, v)| !v.is_empty()) {
@@ -641,6 +649,25 @@ mod tests {
         assert_eq!(f(0.25), "0.25");
         assert_eq!(f(1e-7), "1e-7");
         assert_eq!(f(1e300), "1e300");
+    }
+
+    #[test]
+    fn colons_in_names() {
+        let labels = [("route", "/a")];
+        let got = |dots| {
+            names(
+                Flavor::Dogstatsd,
+                "p.",
+                dots,
+                "app:req_x",
+                labels.into_iter(),
+            )
+        };
+        assert_eq!(&*got(false).0, "p.app_req_x");
+        assert_eq!(&*got(true).0, "p.app.req_x");
+        assert_eq!(&*got(true).2, "|#route:/a");
+        let folded = names(Flavor::Statsd, "", true, "a:b", labels.into_iter());
+        assert_eq!((&*folded.0, &*folded.1), ("a.b", ".route._a"));
     }
 
     #[test]
