@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Debian package of shmetrics with dpkg-deb, from a release build
-# of this checkout (cargo build --release -p shmetrics -p shmetrics-ffi)
+# of this checkout (cargo build --release, of shmetrics and shmetrics-ffi)
 # and the files under deploy/debian. Prints the .deb's path on stdout.
 #
 #   scripts/build-deb.sh [OUTDIR]      (default: $target/debian)
@@ -38,8 +38,12 @@ arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 repository=$(sed -n 's/^repository = "\(.*\)"$/\1/p' Cargo.toml | head -n1)
 
-echo "build-deb.sh: cargo build --release -p shmetrics -p shmetrics-ffi" >&2
-cargo build --quiet --release -p shmetrics -p shmetrics-ffi >&2
+# One package per build: each then resolves the same features as the
+# other builds of it (maturin's of the command for the wheel, the PHP and
+# Lua tests' of the library), and cargo reuses their artifacts.
+echo "build-deb.sh: cargo build --release -p shmetrics; -p shmetrics-ffi" >&2
+cargo build --quiet --release -p shmetrics >&2
+cargo build --quiet --release -p shmetrics-ffi >&2
 rel=$target/release
 
 stage=$(mktemp -d)

@@ -122,6 +122,13 @@ ok "composer validate --strict (bindings/php)"
 ok "luarocks lint shmetrics-$version-1.rockspec"
 grep -q "^main_module = shmetrics.lua$" bindings/lua/dist.ini || fail "bindings/lua/dist.ini names no main_module"
 
+# --no-verify: verifying builds every crate once more from its .crate, in a
+# target of its own (the exporter's TLS stack included: many minutes on a
+# busy machine) although the packaged sources are the checkout's, which the
+# workspace build compiles. The check that counts, that a .crate holds what
+# it needs to build, is made on shmetrics-core: the README's Rust quickstart
+# below is built against its unpacked .crate. (`cargo publish --dry-run`
+# with verification passes too; docs/install.md.)
 say "packaging: cargo package and cargo publish --dry-run (published crates)"
 published=(-p shmetrics-core -p shmetrics-expo -p shmetrics-push -p shmetrics-exporter -p shmetrics-ffi -p shmetrics)
 cargo package --quiet --allow-dirty --no-verify "${published[@]}" || fail "cargo package"
