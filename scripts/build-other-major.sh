@@ -24,8 +24,10 @@ rm -rf "$work/src"
 mkdir -p "$work/src"
 tar -c --exclude=./target --exclude=./.git --exclude=./.venv --exclude=./.ci . | tar -x -C "$work/src"
 # The workspace's version is the first `version =` of the root Cargo.toml
-# ([workspace.package]); every crate inherits it.
-sed -i "0,/^version = \".*\"/s//version = \"$next.0.0\"/" "$work/src/Cargo.toml"
+# ([workspace.package]); every crate inherits it, and the crates name each
+# other by the same version in [workspace.dependencies].
+current=${pkgid##*[#@]}
+sed -i "s/version = \"$current\"/version = \"$next.0.0\"/g" "$work/src/Cargo.toml"
 grep -q "^version = \"$next.0.0\"" "$work/src/Cargo.toml" || {
   echo "build-other-major.sh: cannot bump the version in $work/src/Cargo.toml" >&2
   exit 1

@@ -119,7 +119,17 @@ ensure_python_env() {
     python3 -m venv "$VENV"
   fi
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
-    pytest prometheus_client gunicorn maturin mypy
+    pytest prometheus_client gunicorn maturin mypy \
+    asgiref aiohttp django twisted python-snappy flask starlette uvicorn
   say "pip install ./bindings/python"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
+}
+
+# ensure_ruby: what the Ruby binding's tests and benchmarks need: Ruby with
+# its headers and a C compiler (the gem's native part is built by `gem
+# install`), minitest and rspec, rack and puma for the middleware tests,
+# benchmark-ips, and prometheus-client-mmap to compare against.
+ensure_ruby() {
+  ensure_apt ruby ruby-dev gcc make ruby-minitest ruby-rspec ruby-rack ruby-rack-test ruby-timecop puma unicorn \
+    ruby-benchmark-ips ruby-prometheus-client-mmap
 }

@@ -62,15 +62,51 @@ register_shutdown_function(static function () use ($dir): void {
     @rmdir($dir);
 });
 
+define('REDIS_PORT', $promphp === null ? null : start_redis($dir));
 $apcu = function_exists('apcu_enabled') && apcu_enabled();
 printf("shmetrics %s, PHP %s (%s), opcache %s, JIT %s, APCu %s%s\n", Native::version(), PHP_VERSION, PHP_OS,
     ini_get('opcache.enable_cli') ? 'on' : 'off',
     (function_exists('opcache_get_status') && (opcache_get_status(false)['jit']['on'] ?? false)) ? 'on' : 'off',
     $apcu ? 'on' : 'NOT AVAILABLE (install php-apcu; the key counts below are then not present)',
     $quick ? ', --quick' : '');
+printf("%s\n", REDIS_PORT === null
+    ? 'PromPHP\'s Redis adapter not measured (needs redis-server and php-redis)'
+    : 'PromPHP\'s Redis adapter on a local redis-server (127.0.0.1:' . REDIS_PORT . ', no persistence)');
 printf("%s\n\n", $promphp === null
     ? 'PromPHP not found (set PROMPHP_DIR): the adapter and APCng are not measured'
     : "PromPHP from $promphp");
+
+/**
+ * Starts a local redis-server (no persistence) for PromPHP's Redis
+ * adapter, stopped when the bench ends; null without redis-server or
+ * php-redis.
+ */
+function start_redis(string $dir): ?int
+{
+    if (!extension_loaded('redis') || !is_executable('/usr/bin/redis-server')) {
+        return null;
+    }
+    $s = stream_socket_server('tcp://127.0.0.1:0');
+    $port = (int) substr(strrchr(stream_socket_get_name($s, false), ':'), 1);
+    fclose($s);
+    $p = proc_open(['/usr/bin/redis-server', '--port', (string) $port, '--bind', '127.0.0.1', '--save', '',
+        '--appendonly', 'no', '--dir', $dir], [0 => ['file', '/dev/null', 'r'], 1 => ['file', "$dir/redis.log", 'a'],
+        2 => ['file', "$dir/redis.log", 'a']], $pipes);
+    register_shutdown_function(static function () use ($p): void {
+        posix_kill(proc_get_status($p)['pid'], SIGTERM);
+        proc_close($p);
+    });
+    for ($i = 0; $i < 100; $i++) {
+        $c = @fsockopen('127.0.0.1', $port);
+        if ($c !== false) {
+            fclose($c);
+            return $port;
+        }
+        usleep(50000);
+    }
+    fwrite(STDERR, "redis-server did not start; see $dir/redis.log\n");
+    exit(1);
+}
 
 /**
  * A store for $n metrics of each type. Registering a summary reserves two
@@ -106,6 +142,12 @@ function engines(string $dir, ?string $promphp): array
         if (function_exists('apcu_enabled') && apcu_enabled()) {
             $engines['PromPHP+APCng'] = static fn (int $n): object
                 => new Prometheus\CollectorRegistry(new Prometheus\Storage\APCng(), false);
+        }
+        if (REDIS_PORT !== null) {
+            $engines['PromPHP+Redis'] = static fn (int $n): object => new Prometheus\CollectorRegistry(
+                new Prometheus\Storage\Redis(['host' => '127.0.0.1', 'port' => REDIS_PORT]),
+                false
+            );
         }
     }
     return $engines;
@@ -194,9 +236,9 @@ $hist = $registry->registerHistogram('bench', 'seconds', 'Default buckets, one l
 $ffi = Native::ffi();
 $storage = $registry->getStorage();
 $st = $storage->store;
-$plain->inc();  // so that its series handle is cached
-$raw = (function (): array {
-    return [$this->series[''], $this->st];
+$plain->inc();  // so that the library has cached its series
+$token = (function (): int {
+    return $this->family;
 })->call($plain);
 
 /**
@@ -213,6 +255,9 @@ function promphp_cases(Shmetrics $storage): array
     $adapters = ['ShmetricsAdapter' => new ShmetricsAdapter($storage)];
     if (function_exists('apcu_enabled') && apcu_enabled()) {
         $adapters['APCng'] = new Prometheus\Storage\APCng();
+    }
+    if (REDIS_PORT !== null) {
+        $adapters['Redis'] = new Prometheus\Storage\Redis(['host' => '127.0.0.1', 'port' => REDIS_PORT]);
     }
     $cases = [];
     foreach ($adapters as $name => $adapter) {
@@ -256,24 +301,23 @@ $cases = [
         for ($i = 0; $i < $n; $i++) {
             $plain->inc();
         }
-    }, 250],
+    }, 150],
     ['Counter->inc([route, status])', '2 labels', static function (int $n) use ($labelled): void {
         $l = ['/users', '200'];
         for ($i = 0; $i < $n; $i++) {
             $labelled->inc($l);
         }
-    }, 250],
+    }, 150],
     ['Histogram->observe(0.3, [route])', '15 buckets', static function (int $n) use ($hist): void {
         $l = ['/users'];
         for ($i = 0; $i < $n; $i++) {
             $hist->observe(0.3, $l);
         }
-    }, 300],
+    }, 200],
     ...promphp_cases($storage),
-    ['FFI shmetrics_counter_inc()', 'no class', static function (int $n) use ($ffi, $raw): void {
-        [$s, $st] = $raw;
+    ['FFI shmetrics_update()', 'no class', static function (int $n) use ($ffi, $st, $token): void {
         for ($i = 0; $i < $n; $i++) {
-            $ffi->shmetrics_counter_inc($st, $s);
+            $ffi->shmetrics_update($st, $token, Native::OP_COUNTER_ADD, '', 0, 1.0);
         }
     }, null],
     ['FFI shmetrics_buf_len(NULL)', 'bare FFI call', static function (int $n) use ($ffi): void {

@@ -2,8 +2,9 @@
 
 // Per request in a real php-fpm behind nginx: the endpoint shape of issue
 // 17 (a fresh registry, 4 getOrRegister, 5 updates; fpm-app.php) on the
-// native Shmetrics\ API, on PromPHP with ShmetricsAdapter, and on PromPHP
-// with APCng, in the same run, with the setup docs/php.md recommends
+// native Shmetrics\ API, on PromPHP with ShmetricsAdapter, on PromPHP with
+// APCng and on PromPHP with its Redis adapter (a local redis-server, no
+// persistence), in the same run, with the setup docs/php.md recommends
 // (ffi.enable=preload, ffi.preload, opcache.preload; fpm-preload.php).
 //
 //     php benches/php/fpm.php [--quick]
@@ -12,14 +13,14 @@
 // (median and mean of hrtime around the shape, in µs, over requests sent
 // one at a time, the engines taking turns), and php-fpm's throughput with
 // wrk (2 threads, 8 connections) against the same endpoint without metrics.
-// Needs php-fpm, nginx, wrk, php-apcu and PromPHP ($PROMPHP_DIR or the
+// Needs php-fpm, nginx, wrk, php-apcu, redis-server, php-redis and PromPHP ($PROMPHP_DIR or the
 // pinned copy); scripts/setup.sh's ensure_php and ensure_lua install them.
 
 declare(strict_types=1);
 
 require __DIR__ . '/promphp.php';
 
-const ENGINES = ['native', 'adapter', 'apcng', 'none'];
+const ENGINES = ['native', 'adapter', 'apcng', 'redis', 'none'];
 
 $quick = in_array('--quick', $argv, true);
 $rounds = $quick ? 10 : 40;
@@ -30,7 +31,7 @@ $promphp = promphp_autoload() ?? exit("PromPHP not found: set PROMPHP_DIR\n");
 $repo = dirname(__DIR__, 2);
 $library = getenv('SHMETRICS_LIBRARY') ?: "$repo/target/release/libshmetrics.so";
 $fpmBin = glob('/usr/sbin/php-fpm*')[0] ?? exit("php-fpm is not installed\n");
-foreach (['/usr/sbin/nginx', '/usr/bin/wrk', $library] as $need) {
+foreach (['/usr/sbin/nginx', '/usr/bin/wrk', '/usr/bin/redis-server', $library] as $need) {
     is_file($need) || exit("$need is missing\n");
 }
 
@@ -47,8 +48,10 @@ register_shutdown_function(static function () use (&$procs, $dir): void {
     exec('rm -rf ' . escapeshellarg($dir));
 });
 
-[$fpmPort, $nginxPort] = [free_port(), free_port()];
-write_configs($dir, $repo, $library, $promphp, $fpmPort, $nginxPort);
+[$fpmPort, $nginxPort, $redisPort] = [free_port(), free_port(), free_port()];
+write_configs($dir, $repo, $library, $promphp, $fpmPort, $nginxPort, $redisPort);
+$procs[] = start(['/usr/bin/redis-server', '--port', (string) $redisPort, '--bind', '127.0.0.1', '--save', '',
+    '--appendonly', 'no', '--dir', $dir], "$dir/redis.out");
 $root = posix_geteuid() === 0;
 $procs[] = start([$fpmBin, '--nodaemonize', '-c', "$dir/php.ini", '-y', "$dir/fpm.conf",
     ...($root ? ['--allow-to-run-as-root'] : [])], "$dir/fpm.out");
@@ -100,6 +103,8 @@ foreach (ENGINES as $e) {
         $e === 'none' ? '' : sprintf('%.2fx', $median($ns[$e]) / $median($ns['apcng'])), $rps[$e],
         100 * $rps[$e] / $rps['none']);
 }
+printf("\nPromPHP on Redis takes %.1fx the native API's time per request, %.1fx the adapter's\n",
+    $median($ns['redis']) / $median($ns['native']), $median($ns['redis']) / $median($ns['adapter']));
 printf("\n(%d requests per engine one at a time, in turns of %d; req/s: median of 3 runs of wrk -t2 -c8 -d%ds)\n",
     $rounds * $perTurn, $perTurn, $wrkSeconds);
 $log = (string) @file_get_contents("$dir/fpm.log") . (string) @file_get_contents("$dir/php-errors.log");
@@ -112,6 +117,7 @@ if (preg_match('/PHP (Fatal|Warning)/', $log)) {
 function check_counted(string $store, int $want): void
 {
     require_once dirname(__DIR__, 2) . '/bindings/php/autoload.php';
+    Shmetrics\Native::configure($GLOBALS['library']);
     foreach (Shmetrics\Snapshot::take(new Shmetrics\Storage\Shmetrics($store)) as $f) {
         if ($f['name'] === 'app_requests') {
             $got = (int) $f['series'][0]['value'];
@@ -122,7 +128,8 @@ function check_counted(string $store, int $want): void
     exit("the store has no app_requests\n");
 }
 
-function write_configs(string $dir, string $repo, string $library, string $promphp, int $fpmPort, int $nginxPort): void
+function write_configs(string $dir, string $repo, string $library, string $promphp, int $fpmPort, int $nginxPort,
+    int $redisPort): void
 {
     $header = "$dir/shmetrics.h";
     file_put_contents($header, shell_exec(sprintf('%s %s %s', PHP_BINARY,
@@ -135,7 +142,7 @@ function write_configs(string $dir, string $repo, string $library, string $promp
     file_put_contents("$dir/fpm.conf", "[global]\nerror_log = $dir/fpm.log\ndaemonize = no\n[bench]\n"
         . "listen = 127.0.0.1:$fpmPort\npm = static\npm.max_children = 2\ncatch_workers_output = yes\n"
         . "php_admin_value[error_log] = $dir/php-errors.log\nphp_admin_flag[log_errors] = on\n"
-        . "env[SHMETRICS_STORE] = $dir/app.metrics\nenv[PROMPHP_DIR] = $promphp\n$root");
+        . "env[SHMETRICS_STORE] = $dir/app.metrics\nenv[PROMPHP_DIR] = $promphp\nenv[REDIS_PORT] = $redisPort\n$root");
     $app = __DIR__ . '/fpm-app.php';
     file_put_contents("$dir/nginx/nginx.conf", (posix_geteuid() === 0 ? "user root;\n" : '')
         . "worker_processes 1;\nerror_log $dir/nginx/error.log;\npid $dir/nginx/nginx.pid;\n"

@@ -331,15 +331,7 @@ fn run_shm(run: Run, addr: &str) -> (u64, u64, u64, u64, u64) {
     let flusher = Flusher::new(config);
     let stats = flusher.stats();
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let reader = Store::open(
-        &path,
-        &Options {
-            create: false,
-            read_only: true,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let reader = Store::open(&path, &Options::reader()).unwrap();
     let exporter = std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_time()

@@ -68,22 +68,26 @@ local function read_file(path)
 end
 
 -- The generated declarations (crates/ffi/include/shmetrics.cdef.h): the
--- `cdef` option, $SHMETRICS_CDEF, shmetrics.cdef.h next to this file, then
--- the repository's copy. Never a hand-written copy, so they cannot drift.
+-- `cdef` option, $SHMETRICS_CDEF, a shmetrics.cdef.h next to this file,
+-- then the module shmetrics.cdef, the same text as a Lua string, which is
+-- installed with this one (luarocks, OPM, the .deb) and found on
+-- package.path. Never a hand-written copy, so they cannot drift.
 local function find_cdef(opt)
-  local dir = module_dir()
   local tried = {}
   for _, p in ipairs({ opt or false, os.getenv("SHMETRICS_CDEF") or false,
-                      dir .. "/shmetrics.cdef.h",
-                      dir .. "/../../crates/ffi/include/shmetrics.cdef.h" }) do
+                      module_dir() .. "/shmetrics.cdef.h" }) do
     if p then
       local s = read_file(p)
       if s then return s end
       tried[#tried + 1] = p
     end
   end
+  local ok, cdef = pcall(require, "shmetrics.cdef")
+  if ok and type(cdef) == "string" then return cdef end
+  tried[#tried + 1] = "the module shmetrics.cdef (" .. tostring(cdef):gsub("\n%s*", " ") .. ")"
   error("shmetrics: cannot read the C declarations (shmetrics.cdef.h); tried "
-        .. table.concat(tried, ", ") .. "; set the `cdef` option or $SHMETRICS_CDEF", 3)
+        .. table.concat(tried, ", ") .. "; install shmetrics/cdef.lua with this module,"
+        .. " or set the `cdef` option or $SHMETRICS_CDEF", 3)
 end
 
 -- The major version of the C ABI this module is written for (its own
@@ -161,6 +165,40 @@ local function default_log(msg)
 end
 
 ----------------------------------------------------------------------------
+-- Anchors: what C reads through a pointer must stay reachable.
+--
+-- A pointer the C side reads (into a Lua string, or into a cdata array a
+-- struct field points to) does not keep its object alive: LuaJIT's
+-- collector knows nothing of it. A local table holding those objects is
+-- not enough either: once the code never reads it again it is dead to the
+-- JIT, which may not even allocate it (allocation sinking), and an
+-- allocation before the C call (ffi.new) may run a collection step that
+-- frees what only that table held: a label value made by tostring(), the
+-- label-name array of a family description. So every slow-path call that
+-- passes such pointers first stores the table in `ANCHORS`, a module
+-- table (a store the JIT must make, as the table escapes), and takes it
+-- out after the call, when nothing points there any more. A stack, as
+-- such calls nest (a series lookup may register the family again).
+
+local ANCHORS, anchored = {}, 0
+
+local function hold(t)
+  anchored = anchored + 1
+  ANCHORS[anchored] = t
+  return t
+end
+
+local function let_go()
+  ANCHORS[anchored] = nil
+  anchored = anchored - 1
+end
+
+-- For tests: how many anchor tables are held now (0 between calls).
+function M._anchored()
+  return anchored
+end
+
+----------------------------------------------------------------------------
 -- Metrics.
 
 local Metric = {}
@@ -180,7 +218,9 @@ function Metric:_register()
   local names = self.label_names
   local n = #names
   local d = ffi_new("shmetrics_family_desc")
-  local keep = { names } -- keeps the Lua strings alive during the call
+  -- What `d` points into, held until shmetrics_register returns: the
+  -- strings (self.name and self.help are held by self too) and the arrays.
+  local keep = hold({ names })
   d.name.ptr, d.name.len = self.name, #self.name
   d.help.ptr, d.help.len = self.help, #self.help
   if n > 0 then
@@ -219,6 +259,7 @@ function Metric:_register()
   d.name_as_given = self.kind == 1
   local fam = ffi_new("shmetrics_family")
   local rc = C.shmetrics_register(self.store, d, fam)
+  let_go()
   if rc ~= OK then
     return nil, last_error(rc)
   end
@@ -330,11 +371,13 @@ end
 
 -- The label values `lv` (a table of n, counted already) as the C ABI's
 -- strings, and `keep`, the Lua strings the pointers point into (numbers
--- as text). `cacheable` is false when a value cannot be a table key
--- (NaN). Nil (after counting the error) for a value of another type.
+-- as text), held (see ANCHORS): the caller calls let_go() once its C
+-- calls are done. `cacheable` is false when a value cannot be a table key
+-- (NaN). Nil (after counting the error, nothing held) for a value of
+-- another type.
 local function label_strs(self, what, lv, n)
   local vals = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
-  local keep, cacheable = {}, true
+  local keep, cacheable = hold({}), true
   for i = 1, n do
     local v = lv[i]
     local t = type(v)
@@ -343,6 +386,7 @@ local function label_strs(self, what, lv, n)
         cacheable = cacheable and is_key(v)
         v = tostring(v)
       else
+        let_go()
         self:_fail(what, "label value " .. i .. " is a " .. t .. ", not a string or number")
         return nil
       end
@@ -427,6 +471,7 @@ function Metric:_miss(lv, v)
     cacheable = false -- so that each such update is counted
     rc = self:_get(vals, n, s)
   end
+  let_go()
   if rc == nil then return nil end
   if rc ~= OK and rc ~= OVERFLOW then
     self:_fail("labels", last_error(rc))
@@ -494,6 +539,7 @@ function Metric:del(lv)
     cut_to_utf8(self, "del", vals, keep)
     rc = C.shmetrics_series_delete(self.store, self.family, vals, n, existed)
   end
+  let_go()
   self.cache, self.cached, self.nolabels = {}, 0, nil
   if rc ~= OK then
     self:_fail("del", last_error(rc))
@@ -560,7 +606,7 @@ local function update_exemplar(self, what, fn, value, default, lv, exemplar)
   table.sort(names)
   local cn = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
   local cv = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
-  local keep = {}
+  local keep = hold({})
   for i = 1, n do
     local k = names[i]
     local x = exemplar[k]
@@ -569,6 +615,7 @@ local function update_exemplar(self, what, fn, value, default, lv, exemplar)
       if t == "number" or t == "boolean" then
         x = tostring(x)
       else
+        let_go()
         self:_fail(what, "exemplar label " .. k .. " is a " .. t .. ", not a string or number")
         return
       end
@@ -581,9 +628,13 @@ local function update_exemplar(self, what, fn, value, default, lv, exemplar)
   if rc == STALE_HANDLE then
     self.cache, self.cached, self.nolabels = {}, 0, nil
     s = series(self, lv, v)
-    if s == nil then return end
+    if s == nil then
+      let_go()
+      return
+    end
     rc = fn(self.store, s, v, cn, cv, n)
   end
+  let_go()
   if rc ~= OK then
     local msg = last_error(rc)
     if rc == INVALID_OPTIONS then
@@ -680,6 +731,7 @@ function Prometheus:_metric(class, kind, name, help, label_names, extra)
     self:_error(m.name .. ": register: " .. err)
     error("shmetrics: cannot register " .. m.name .. ": " .. err, 3)
   end
+  self.metrics[#self.metrics + 1] = m
   return m
 end
 
@@ -901,6 +953,7 @@ function Prometheus:metric_data(format)
   if f == nil then
     error("shmetrics: unknown format '" .. tostring(format) .. "'", 2)
   end
+  self:follow()
   local body, err = self:_render(f)
   if body == nil then
     self:_error("metric_data: " .. err)
@@ -918,6 +971,7 @@ end
 -- nginx-lua-prometheus's collect() does, rendered by the core, in the
 -- format the core negotiates from the Accept header (as the exporter does).
 function Prometheus:collect()
+  self:follow()
   local accept = ngx.var.http_accept
   local f = C.shmetrics_negotiate(accept, accept and #accept or 0)
   local body, ctype = self:_render(f == FORMATS.openmetrics and f or FORMATS.prometheus)
@@ -929,6 +983,83 @@ function Prometheus:collect()
   end
   ngx.header["Content-Type"] = ctype
   ngx.print(body)
+end
+
+----------------------------------------------------------------------------
+-- Following a replaced store file.
+--
+-- A worker keeps its store handle for its whole life. If the file at the
+-- path is replaced (removed and created again, or another file moved
+-- there), the exporter serves the new file, and updates through the old
+-- handle would be lost to it. So, at most every `follow_interval`
+-- seconds, off the update path (a timer every worker runs, and each
+-- metric_data() and collect()), the registry asks the library what the
+-- path names now (one fstat and one lstat), and when it is another file
+-- opens it and looks every metric's family up again there; the series
+-- handles cached in the metrics are dropped and looked up again at their
+-- next update. A path that names nothing (the file was removed, not
+-- created again) is left alone: updates go on into the old file.
+
+-- The current handle of each path and the registries on it, shared by
+-- every init() of the path in this Lua VM: { store, persistent, registries }.
+local PATHS = {}
+
+local function now_seconds()
+  if ngx and ngx.now then
+    ngx.update_time()
+    return ngx.now()
+  end
+  return os.time()
+end
+
+-- Points every metric of `reg` at `store` and registers their families
+-- there again; each metric's cached series are dropped.
+function Prometheus:_reattach(store)
+  self.store = store
+  for _, m in ipairs(self.metrics) do
+    m.store = store
+    local ok, err = m:_register()
+    if not ok then self:_error(m.name .. ": register after the store was replaced: " .. err) end
+  end
+  self.errors_series = self.errors:_series(nil)
+end
+
+-- Opens the path again if it names another file than this worker's
+-- handle now; at most once per `follow_interval` unless `force`. Returns
+-- true if it switched to a new file.
+function Prometheus:follow(force)
+  local shared = PATHS[self.path]
+  if shared.store ~= self.store then
+    -- Another registry on the path switched already.
+    self:_reattach(shared.store)
+    return true
+  end
+  local now = now_seconds()
+  if not force and now < shared.next_check then return false end
+  shared.next_check = now + self.follow_interval
+  local what = ffi_new("shmetrics_path_now[1]")
+  local rc = C.shmetrics_store_path_now(shared.store, what)
+  if rc ~= OK then
+    self:_error("follow: " .. last_error(rc))
+    return false
+  end
+  if what[0] ~= C.SHMETRICS_PATH_OTHER then return false end
+  local st = ffi_new("shmetrics_store*[1]")
+  rc = C.shmetrics_store_open(self.path, #self.path, shared.options, st)
+  if rc ~= OK then
+    self:_error("follow: cannot open the replaced store " .. self.path .. ": " .. last_error(rc))
+    return false
+  end
+  local old, persistent = shared.store, shared.persistent
+  shared.store, shared.persistent = st[0], false
+  for _, reg in ipairs(shared.registries) do
+    reg:_reattach(shared.store)
+  end
+  -- The old file's mapping goes (and with it, if it was removed, its
+  -- memory), unless it is the persistent handle of init(), which the
+  -- library keeps for the process's life.
+  if not persistent then C.shmetrics_store_close(old) end
+  return true
 end
 
 -- The store's fill and writer slots (shmetrics_stats) as a table.
@@ -1012,6 +1143,9 @@ end
 --   label_cache_size   label-value combinations each metric caches (10000)
 --   log                function(msg) for errors (ngx.log at ERR, or stderr)
 --   create             create the store if missing (true)
+--   follow_interval    seconds between checks that the path still names the
+--                      file this worker writes to (1; 0: at every
+--                      metric_data() and collect(), and no timer); see follow()
 --   mode               the new store file's mode, "0600" or "0660" ("0600")
 --   max_families, max_series, label_bytes, max_writers, cells_per_writer,
 --   sketch_cells_per_writer
@@ -1031,15 +1165,25 @@ function M.init(path, options)
   if rc ~= OK then
     error("shmetrics: cannot open the store " .. path .. ": " .. last_error(rc), 2)
   end
+  local shared = PATHS[path]
+  if shared == nil then
+    shared = { store = st[0], persistent = true, options = o, registries = {}, next_check = 0 }
+    PATHS[path] = shared
+  end
   local self = setmetatable({
     path = path,
-    store = st[0],
+    store = shared.store,
     prefix = options.prefix or "",
     label_cache_size = options.label_cache_size or DEFAULT_LABEL_CACHE_SIZE,
     log = options.log or default_log,
+    follow_interval = options.follow_interval or 1,
+    metrics = {},
   }, Prometheus)
   if type(self.label_cache_size) ~= "number" or self.label_cache_size < 1 then
     error("shmetrics: label_cache_size must be a positive number", 2)
+  end
+  if type(self.follow_interval) ~= "number" or not (self.follow_interval >= 0) then
+    error("shmetrics: follow_interval must be a number of seconds, 0 or more", 2)
   end
   -- The prefix applies to the error counter too, as in
   -- nginx-lua-prometheus (which prefixes every name on output).
@@ -1047,6 +1191,8 @@ function M.init(path, options)
     "Number of nginx-lua-prometheus errors", {}, {})
   self.errors_series = errors:_series(nil)
   self.errors = errors
+  shared.registries[#shared.registries + 1] = self
+  self:_start_following()
   return self
 end
 
@@ -1055,6 +1201,24 @@ end
 -- is buffered per worker (a worker claims its writer slot at its first
 -- update), so there is nothing to start: it only returns.
 function Prometheus:init_worker(_sync_interval)
+  self:_start_following()
+end
+
+-- In an nginx worker (init_worker_by_lua), a timer that follows a
+-- replaced store file every `follow_interval` seconds (see follow()).
+-- Elsewhere (init_by_lua, plain LuaJIT) nothing: metric_data() and
+-- collect() still follow.
+function Prometheus:_start_following()
+  if self.following or self.follow_interval == 0 then return end
+  if not (ngx and ngx.timer and ngx.get_phase and ngx.get_phase() == "init_worker") then return end
+  local ok, err = ngx.timer.every(self.follow_interval, function(premature)
+    if not premature then self:follow(true) end
+  end)
+  if not ok then
+    self:_error("cannot start the timer that follows a replaced store: " .. tostring(err))
+    return
+  end
+  self.following = true
 end
 
 -- The description of a result code (for tests and diagnostics).

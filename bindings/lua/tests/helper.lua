@@ -90,11 +90,18 @@ function H.store_path(name)
   return H.tmpdir() .. "/" .. (name or "s") .. n .. ".shm"
 end
 
+-- Runs a shell command; returns its output (stderr included), whether it
+-- exited 0, and its exit status. The status comes from the shell itself
+-- (a marker line at the end of the output): LuaJIT's popen close, with
+-- Lua 5.1 semantics, returns true whatever the command's status was.
 function H.sh(cmd)
-  local p = io.popen(cmd .. " 2>&1")
+  local p = io.popen("{ " .. cmd .. "\n} 2>&1; echo \"__status=$?\"")
   local out = p:read("*a")
-  local ok, _, code = p:close()
-  return out, ok == true or ok == 0, code
+  p:close()
+  local body, code = out:match("^(.*)__status=(%d+)\n$")
+  code = tonumber(code)
+  if not code then error("no exit status from: " .. cmd .. "\n" .. out, 2) end
+  return body, code == 0, code
 end
 
 -- The store's exposition as `shmetrics dump` prints it (another process).

@@ -380,6 +380,37 @@ def test_promtool_accepts_collect(stack):
     assert "error while linting" not in r.stderr and "text format parsing error" not in r.stderr, r.stderr
 
 
+def test_workers_follow_a_replaced_store(stack, tmp_path):
+    """Another store file moved over the path under running workers: within
+    the follow interval (1 s by default) each worker's timer opens the new
+    file, and every later update lands there, where the exporter serves it."""
+    store, eport, start = stack
+    nginx = start()
+    Load(nginx.port).run(20)
+    # The replacement: a store made by another process, with a series of
+    # its own, moved over the path.
+    new = tmp_path / "replacement.metrics"
+    code = (f'package.path = "{LUA_DIR}/?.lua;" .. package.path\n'
+            f'require("shmetrics").init("{new}"):counter("replacement_total", "h"):inc(5)\n')
+    subprocess.run(["luajit", "-e", code], check=True, env=dict(os.environ))
+    os.rename(new, store)
+    time.sleep(2.5)  # the follow interval, twice, and some
+    load = Load(nginx.port)
+    load.run(50)
+    body = subprocess.run([env("SHMETRICS_BIN"), "dump", "--store", str(store)],
+                          capture_output=True, text=True, check=True).stdout
+    samples = {}
+    for fam in text_string_to_metric_families(body):
+        for s in fam.samples:
+            samples[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    assert samples[("replacement_total", ())] == 5
+    # Exactly the requests since the switch, none of those before it.
+    assert route_totals(samples) == {r: float(n) for r, n in load.done.items() if n}, body
+    assert samples[("nginx_metric_errors_total", ())] == 0
+    # The exporter follows the new file too.
+    wait_for("the exporter on the new file", lambda: route_totals(scrape(eport)) == route_totals(samples))
+
+
 def test_the_hot_path_compiles_in_nginx(stack, tmp_path):
     """jit.v inside the nginx workers: the log phase's function (docs/lua.md
     defines log_metrics() in init_worker_by_lua and calls it from

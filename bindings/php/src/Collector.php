@@ -10,9 +10,13 @@ use Shmetrics\Exception\InvalidArgumentException;
 use Shmetrics\Storage\Shmetrics;
 
 /**
- * What every metric shares: its family in the store, and the handles of
- * its series, cached per tuple of label values so that a repeated update
- * costs one C call and no lookup.
+ * What every metric shares: its family in the store, found through the
+ * library's per-process cache (`shmetrics_family_cached`), and its
+ * updates, each one C call with plain arguments (`shmetrics_update`): the
+ * family's token, the label values joined by "\xff" and the value. The
+ * library caches each series by its label values for the life of the
+ * worker process, so neither the family nor the series is looked up
+ * again in later requests.
  *
  * The name is PromPHP's: "{$namespace}_{$name}", or $name when the
  * namespace is empty. Names, label names and values are checked by the
@@ -24,14 +28,13 @@ abstract class Collector
     protected FFI $ffi;
     /** @internal the `shmetrics_store *` */
     protected CData $st;
-    /** @internal `const shmetrics_series *` by label values joined with "\xff" */
-    protected array $series = [];
+    /** @internal the family's token in the store handle's cache */
+    protected int $family;
     /** @internal */
     protected int $labelCount;
     protected Shmetrics $storageAdapter;
-    private CData $family;
-    /** @var array<string, CData> the `shmetrics_series` the pointers in $series point to */
-    private array $owners = [];
+    /** @var array<string, true> joined label values this object checked already */
+    private array $checked = [];
     private string $name;
     private string $help;
     /** @var list<string> */
@@ -76,8 +79,8 @@ abstract class Collector
     /** "counter", "gauge", "histogram" or "summary". */
     abstract public function getType(): string;
 
-    /** Registers the family (again, after a wipe) and returns its handle. */
-    abstract protected function register(): CData;
+    /** Registers the family (or finds it in the process's cache) and returns its token. */
+    abstract protected function register(): int;
 
     public function getName(): string
     {
@@ -102,15 +105,36 @@ abstract class Collector
     }
 
     /**
-     * The series of these label values: looked up (or created) in the
-     * store once, then cached. A series that does not fit in the store
-     * resolves to the family's overflow series (exported with
-     * shmetrics_overflow="true"), so the update is not lost.
+     * Makes update $op (a Native::OP_* code) of $value on the series of
+     * these label values. The library finds the series in its cache (or
+     * looks it up, or creates it, once per process); a series that does
+     * not fit in the store is updated as the family's overflow series
+     * (exported with shmetrics_overflow="true"), so the update is not
+     * lost. A series that expired, or a store wiped by any process, is
+     * looked up again (the family registered again) by the library.
      *
-     * @internal the slow path of every update
+     * @internal
      * @param array<mixed> $labels
      */
-    protected function lookup(array $labels): CData
+    protected function update(int $op, array $labels, float $value): void
+    {
+        $key = $labels ? \implode("\xff", $labels) : '';
+        if (\count($labels) !== $this->labelCount || !isset($this->checked[$key])) {
+            $this->check($labels, $key);
+        }
+        $rc = $this->ffi->shmetrics_update($this->st, $this->family, $op, $key, \strlen($key), $value);
+        if ($rc !== 0) {
+            throw Native::exception($rc, $this->what(self::strings($labels)));
+        }
+    }
+
+    /**
+     * Checks the label values' number and types (the store checks the
+     * rest: UTF-8), and remembers $key as checked.
+     *
+     * @param array<mixed> $labels
+     */
+    private function check(array $labels, string $key): void
     {
         if (count($labels) !== $this->labelCount) {
             throw new InvalidArgumentException(sprintf(
@@ -123,7 +147,6 @@ abstract class Collector
                 json_encode(array_values($labels), JSON_INVALID_UTF8_SUBSTITUTE | JSON_UNESCAPED_SLASHES)
             ));
         }
-        $values = [];
         foreach ($labels as $v) {
             if (is_array($v) || (is_object($v) && !$v instanceof \Stringable)) {
                 throw new InvalidArgumentException(sprintf(
@@ -132,60 +155,29 @@ abstract class Collector
                     get_debug_type($v)
                 ));
             }
-            $values[] = (string) $v;
-        }
-        $key = implode("\xff", $values);
-        for ($attempt = 0;; $attempt++) {
-            [$arr, $keep] = Native::strs($this->ffi, $values);
-            $s = $this->ffi->new('shmetrics_series');
-            $rc = $this->ffi->shmetrics_series_get(
-                $this->st,
-                FFI::addr($this->family),
-                $arr === null ? null : FFI::addr($arr[0]),
-                count($values),
-                FFI::addr($s)
-            );
-            unset($keep);
-            if ($rc === Native::STALE_HANDLE && $attempt === 0) {
-                $this->reattach();
-                continue;
+            if (str_contains((string) $v, "\xff")) {
+                // Never in UTF-8; it would split the joined values.
+                throw new InvalidArgumentException(
+                    $this->what(self::strings($labels)) . ': a label value is not UTF-8',
+                    Native::INVALID_UTF8
+                );
             }
-            if ($rc !== Native::OK && $rc !== Native::OVERFLOW) {
-                throw Native::exception($rc, $this->what($values));
-            }
-            $this->owners[$key] = $s;
-            return $this->series[$key] = FFI::addr($s);
         }
+        $this->checked[$key] = true;
     }
 
     /**
-     * Handles a failed update. A stale handle is that of a series that
-     * expired (its family has a TTL) or of a store wiped by any process:
-     * the series is looked up again (after a wipe, lookup() registers the
-     * family again too), and the update applied once more; an expired
-     * series comes back from zero. Any other failure, or a second one, is
-     * thrown.
-     *
-     * @internal
      * @param array<mixed> $labels
-     * @param list<float> $args the update's arguments after the series
+     * @return list<string>
      */
-    protected function failed(int $rc, array $labels, string $function, array $args): void
+    private static function strings(array $labels): array
     {
-        if ($rc === Native::STALE_HANDLE) {
-            $key = implode("\xff", array_map('strval', array_values($labels)));
-            unset($this->series[$key], $this->owners[$key]);
-            $rc = $this->ffi->{$function}($this->st, $this->lookup($labels), ...$args);
-            if ($rc === Native::OK) {
-                return;
-            }
-        }
-        throw Native::exception($rc, $this->what(array_map('strval', array_values($labels))));
+        return array_map(static fn ($v): string => is_array($v) ? 'Array' : (string) $v, array_values($labels));
     }
 
     /**
-     * An update with an exemplar: $function (`shmetrics_counter_add_exemplar`
-     * or `shmetrics_observe_exemplar`) of $value on series $s, with the
+     * An update with an exemplar: $op (Native::OP_COUNTER_ADD or
+     * Native::OP_OBSERVE) of $value on the series of $labels, with the
      * exemplar's label names and values (`['trace_id' => '...']`). The
      * store checks them; a refused exemplar refuses the update too.
      *
@@ -193,8 +185,12 @@ abstract class Collector
      * @param array<mixed> $labels the series' label values
      * @param array<mixed> $exemplar
      */
-    protected function updateWithExemplar(string $function, CData $s, array $labels, float $value, array $exemplar): void
+    protected function updateWithExemplar(int $op, array $labels, float $value, array $exemplar): void
     {
+        $key = $labels ? \implode("\xff", $labels) : '';
+        if (\count($labels) !== $this->labelCount || !isset($this->checked[$key])) {
+            $this->check($labels, $key);
+        }
         $names = [];
         $values = [];
         foreach ($exemplar as $name => $v) {
@@ -210,19 +206,28 @@ abstract class Collector
         }
         [$n, $keepNames] = Native::strs($this->ffi, $names);
         [$vs, $keepValues] = Native::strs($this->ffi, $values);
-        $args = [$value, $n === null ? null : FFI::addr($n[0]), $vs === null ? null : FFI::addr($vs[0]), count($names)];
-        $rc = $this->ffi->{$function}($this->st, $s, ...$args);
+        $rc = $this->ffi->shmetrics_update_exemplar(
+            $this->st,
+            $this->family,
+            $op,
+            $key,
+            \strlen($key),
+            $value,
+            $n === null ? null : FFI::addr($n[0]),
+            $vs === null ? null : FFI::addr($vs[0]),
+            count($names)
+        );
+        unset($keepNames, $keepValues);
         if ($rc === Native::INVALID_OPTIONS) {
             // The only refusal of its kind: the family keeps no exemplars.
             throw Native::exception($rc, sprintf(
                 '%s was not registered with exemplars: true',
-                $this->what(array_map('strval', array_values($labels)))
+                $this->what(self::strings($labels))
             ));
         }
         if ($rc !== Native::OK) {
-            $this->failed($rc, $labels, $function, $args);
+            throw Native::exception($rc, $this->what(self::strings($labels)));
         }
-        unset($keepNames, $keepValues);
     }
 
     /** "counter app_requests{route="/"}", for messages. */
@@ -259,12 +264,5 @@ abstract class Collector
         }
         // Whole milliseconds; out-of-range values are the store's to refuse.
         return $ttl * 1000 >= PHP_INT_MAX ? PHP_INT_MAX : max(1, (int) round($ttl * 1000));
-    }
-
-    private function reattach(): void
-    {
-        $this->family = $this->register();
-        $this->series = [];
-        $this->owners = [];
     }
 }

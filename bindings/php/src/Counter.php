@@ -4,7 +4,6 @@ declare(strict_types=1);
 
 namespace Shmetrics;
 
-use FFI\CData;
 use Shmetrics\Storage\Shmetrics;
 
 /**
@@ -59,18 +58,11 @@ final class Counter extends Collector
      */
     public function inc(array $labels = [], ?array $exemplar = null): void
     {
-        if (\count($labels) !== $this->labelCount) {
-            $this->lookup($labels);
-        }
-        $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
         if ($exemplar !== null) {
-            $this->updateWithExemplar('shmetrics_counter_add_exemplar', $s, $labels, 1.0, $exemplar);
+            $this->updateWithExemplar(Native::OP_COUNTER_ADD, $labels, 1.0, $exemplar);
             return;
         }
-        $rc = $this->ffi->shmetrics_counter_inc($this->st, $s);
-        if ($rc !== 0) {
-            $this->failed($rc, $labels, 'shmetrics_counter_inc', []);
-        }
+        $this->update(Native::OP_COUNTER_ADD, $labels, 1.0);
     }
 
     /**
@@ -83,24 +75,17 @@ final class Counter extends Collector
      */
     public function incBy(int|float $count, array $labels = [], ?array $exemplar = null): void
     {
-        if (\count($labels) !== $this->labelCount) {
-            $this->lookup($labels);
-        }
-        $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
         if ($exemplar !== null) {
-            $this->updateWithExemplar('shmetrics_counter_add_exemplar', $s, $labels, (float) $count, $exemplar);
+            $this->updateWithExemplar(Native::OP_COUNTER_ADD, $labels, (float) $count, $exemplar);
             return;
         }
-        $rc = $this->ffi->shmetrics_counter_add($this->st, $s, $count);
-        if ($rc !== 0) {
-            $this->failed($rc, $labels, 'shmetrics_counter_add', [(float) $count]);
-        }
+        $this->update(Native::OP_COUNTER_ADD, $labels, (float) $count);
     }
 
-    protected function register(): CData
+    protected function register(): int
     {
         return $this->storageAdapter->register(
-            $this->what(),
+            self::TYPE,
             1,
             $this->getName(),
             $this->getHelp(),

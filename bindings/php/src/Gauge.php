@@ -4,7 +4,6 @@ declare(strict_types=1);
 
 namespace Shmetrics;
 
-use FFI\CData;
 use Shmetrics\Exception\InvalidArgumentException;
 use Shmetrics\Storage\Shmetrics;
 
@@ -74,14 +73,7 @@ final class Gauge extends Collector
      */
     public function set(float $value, array $labels = []): void
     {
-        if (\count($labels) !== $this->labelCount) {
-            $this->lookup($labels);
-        }
-        $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
-        $rc = $this->ffi->shmetrics_gauge_set($this->st, $s, $value);
-        if ($rc !== 0) {
-            $this->failed($rc, $labels, 'shmetrics_gauge_set', [$value]);
-        }
+        $this->update(Native::OP_GAUGE_SET, $labels, $value);
     }
 
     /** @param array<int, string|int|float> $labels */
@@ -97,14 +89,7 @@ final class Gauge extends Collector
      */
     public function incBy(int|float $value, array $labels = []): void
     {
-        if (\count($labels) !== $this->labelCount) {
-            $this->lookup($labels);
-        }
-        $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
-        $rc = $this->ffi->shmetrics_gauge_add($this->st, $s, $value);
-        if ($rc !== 0) {
-            $this->failed($rc, $labels, 'shmetrics_gauge_add', [(float) $value]);
-        }
+        $this->update(Native::OP_GAUGE_ADD, $labels, (float) $value);
     }
 
     /** @param array<int, string|int|float> $labels */
@@ -126,20 +111,13 @@ final class Gauge extends Collector
      */
     public function setToCurrentTime(array $labels = []): void
     {
-        if (\count($labels) !== $this->labelCount) {
-            $this->lookup($labels);
-        }
-        $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
-        $rc = $this->ffi->shmetrics_gauge_set_to_current_time($this->st, $s);
-        if ($rc !== 0) {
-            $this->failed($rc, $labels, 'shmetrics_gauge_set_to_current_time', []);
-        }
+        $this->update(Native::OP_GAUGE_SET_TO_CURRENT_TIME, $labels, 0.0);
     }
 
-    protected function register(): CData
+    protected function register(): int
     {
         return $this->storageAdapter->register(
-            $this->what(),
+            self::TYPE,
             2,
             $this->getName(),
             $this->getHelp(),

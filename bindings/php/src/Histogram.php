@@ -4,7 +4,6 @@ declare(strict_types=1);
 
 namespace Shmetrics;
 
-use FFI\CData;
 use Shmetrics\Exception\InvalidArgumentException;
 use Shmetrics\Storage\Shmetrics;
 
@@ -168,24 +167,17 @@ final class Histogram extends Collector
      */
     public function observe(float $value, array $labels = [], ?array $exemplar = null): void
     {
-        if (\count($labels) !== $this->labelCount) {
-            $this->lookup($labels);
-        }
-        $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
         if ($exemplar !== null) {
-            $this->updateWithExemplar('shmetrics_observe_exemplar', $s, $labels, $value, $exemplar);
+            $this->updateWithExemplar(Native::OP_OBSERVE, $labels, $value, $exemplar);
             return;
         }
-        $rc = $this->ffi->shmetrics_observe($this->st, $s, $value);
-        if ($rc !== 0) {
-            $this->failed($rc, $labels, 'shmetrics_observe', [$value]);
-        }
+        $this->update(Native::OP_OBSERVE, $labels, $value);
     }
 
-    protected function register(): CData
+    protected function register(): int
     {
         return $this->storageAdapter->register(
-            $this->what(),
+            self::TYPE,
             3,
             $this->getName(),
             $this->getHelp(),

@@ -18,15 +18,16 @@ use Shmetrics\Exception\StorageException;
  * The FFI definitions come, in this order, from:
  * 1. the scope "SHMETRICS", made at startup by `ffi.preload` (php-fpm with
  *    `ffi.enable=preload`; see docs/php.md and bin/shmetrics-ffi-header);
- * 2. FFI::cdef() of crates/ffi/include/shmetrics.cdef.h with the library,
+ * 2. FFI::cdef() of include/shmetrics.cdef.h (this package's copy of
+ *    crates/ffi/include/shmetrics.cdef.h, kept current by gen-header.sh),
  *    when FFI is allowed at run time (`ffi.enable=true`, or the CLI).
  *
  * The library is found through configure(), else $SHMETRICS_LIBRARY, else
  * by the dynamic loader on the system's library path, as
  * libshmetrics.so.<major> (its SONAME), then libshmetrics.so. A library of
  * another major version than ABI_MAJOR is refused. The header likewise:
- * configure(), $SHMETRICS_CDEF, include/shmetrics.cdef.h in this package,
- * then the repository's crates/ffi/include/shmetrics.cdef.h.
+ * configure(), $SHMETRICS_CDEF, then include/shmetrics.cdef.h in this
+ * package.
  */
 final class Native
 {
@@ -65,6 +66,13 @@ final class Native
     public const BUFFER_TOO_SMALL = 102;
     public const PANIC = 103;
     public const INVALID_ARGUMENT = 104;
+
+    // The updates of shmetrics_update (enum shmetrics_op).
+    public const OP_COUNTER_ADD = 1;
+    public const OP_GAUGE_SET = 2;
+    public const OP_GAUGE_ADD = 3;
+    public const OP_OBSERVE = 4;
+    public const OP_GAUGE_SET_TO_CURRENT_TIME = 5;
 
     /** Result codes that mean the caller passed something invalid. */
     private const INVALID_INPUT = [
@@ -131,8 +139,7 @@ final class Native
         if (is_string($env) && $env !== '') {
             return $env;
         }
-        $bundled = dirname(__DIR__) . '/include/shmetrics.cdef.h';
-        return is_file($bundled) ? $bundled : dirname(__DIR__, 3) . '/crates/ffi/include/shmetrics.cdef.h';
+        return dirname(__DIR__) . '/include/shmetrics.cdef.h';
     }
 
     /**
@@ -328,8 +335,8 @@ final class Native
         $text = is_file($path) ? file_get_contents($path) : false;
         if ($text === false) {
             throw new StorageException(
-                "cannot read the C declarations $path: set \$SHMETRICS_CDEF or Shmetrics\\Native::configure() "
-                . 'to crates/ffi/include/shmetrics.cdef.h'
+                "cannot read the C declarations $path: reinstall the package (its include/shmetrics.cdef.h), "
+                . 'or set $SHMETRICS_CDEF or Shmetrics\\Native::configure() to a shmetrics.cdef.h of the library'
             );
         }
         return $text;

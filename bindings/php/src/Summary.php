@@ -4,7 +4,6 @@ declare(strict_types=1);
 
 namespace Shmetrics;
 
-use FFI\CData;
 use Shmetrics\Exception\InvalidArgumentException;
 use Shmetrics\Storage\Shmetrics;
 
@@ -65,20 +64,13 @@ final class Summary extends Collector
      */
     public function observe(float $value, array $labels = []): void
     {
-        if (\count($labels) !== $this->labelCount) {
-            $this->lookup($labels);
-        }
-        $s = $this->series[$labels ? \implode("\xff", $labels) : ''] ?? $this->lookup($labels);
-        $rc = $this->ffi->shmetrics_observe($this->st, $s, $value);
-        if ($rc !== 0) {
-            $this->failed($rc, $labels, 'shmetrics_observe', [$value]);
-        }
+        $this->update(Native::OP_OBSERVE, $labels, $value);
     }
 
-    protected function register(): CData
+    protected function register(): int
     {
         return $this->storageAdapter->register(
-            $this->what(),
+            self::TYPE,
             4,
             $this->getName(),
             $this->getHelp(),

@@ -63,98 +63,7 @@ final class FpmTest extends TestCase
     /** @dataProvider setups */
     public function testWorkersRestartingUnderLoadCountEveryRequest(bool $preload): void
     {
-        $fpmBin = glob('/usr/sbin/php-fpm*')[0] ?? null;
-        foreach (['php-fpm' => $fpmBin, 'nginx' => is_executable('/usr/sbin/nginx') ? '/usr/sbin/nginx' : null] as $what => $bin) {
-            if ($bin === null) {
-                self::fail("$what is not installed (Debian: apt-get install php-fpm nginx); scripts/php-tests.sh installs it");
-            }
-        }
-        $root = posix_geteuid() === 0;
-        $user = posix_getpwuid(posix_geteuid())['name'];
-        $dir = $this->dir;
-        chmod($dir, 0755);
-        $store = "$dir/app.metrics";
-        $library = realpath(Native::library());
-        $header = "$dir/shmetrics.h";
-        $bindings = dirname(__DIR__);
-        $substitute = fn (string $s): string => strtr($s, [
-            '/etc/php/8.2/shmetrics.h' => $header,
-            '/srv/shmetrics/bindings/php' => $bindings,
-            'www-data' => $user,
-            '/dev/shm/myapp.metrics' => $store,
-            '/usr/local/lib/libshmetrics.so' => $library,
-        ]);
-        [$preloadIni, $poolIni, $runtimeIni] = array_map($substitute, self::docIniBlocks());
-        if ($preload) {
-            // As the doc says: bin/shmetrics-ffi-header LIBRARY > header.
-            file_put_contents($header, self::command([PHP_BINARY, "$bindings/bin/shmetrics-ffi-header", $library]));
-            $phpIni = $preloadIni;
-            $poolEnv = $poolIni;
-        } else {
-            $lines = explode("\n", $runtimeIni);
-            $phpIni = implode("\n", preg_grep('/^(ffi\.|;)/', $lines));
-            $poolEnv = implode("\n", preg_grep('/^env\[/', $lines));
-            self::assertStringContainsString('SHMETRICS_LIBRARY', $poolEnv);
-        }
-        file_put_contents("$dir/php.ini", $phpIni);
-        $fpmPort = self::freePort();
-        $nginxPort = self::freePort();
-        $exporterPort = self::freePort();
-        $max = self::MAX_REQUESTS;
-        file_put_contents("$dir/fpm.conf", <<<CONF
-            [global]
-            error_log = $dir/fpm.log
-            daemonize = no
-            [app]
-            listen = 127.0.0.1:$fpmPort
-            pm = static
-            pm.max_children = 4
-            pm.max_requests = $max
-            catch_workers_output = yes
-            php_admin_value[error_log] = $dir/php-errors.log
-            php_admin_flag[log_errors] = on
-            php_admin_flag[display_errors] = on
-            $poolEnv
-
-            CONF . ($root ? "user = root\n" : ''));
-        mkdir("$dir/nginx");
-        $app = __DIR__ . '/fpm/app.php';
-        file_put_contents("$dir/nginx/nginx.conf", ($root ? "user root;\n" : '') . <<<CONF
-            worker_processes 2;
-            error_log $dir/nginx/error.log;
-            pid $dir/nginx/nginx.pid;
-            events { worker_connections 512; }
-            http {
-                access_log off;
-                client_body_temp_path $dir/nginx/body;
-                fastcgi_temp_path $dir/nginx/fastcgi;
-                proxy_temp_path $dir/nginx/proxy;
-                uwsgi_temp_path $dir/nginx/uwsgi;
-                scgi_temp_path $dir/nginx/scgi;
-                server {
-                    listen 127.0.0.1:$nginxPort;
-                    location / {
-                        include /etc/nginx/fastcgi_params;
-                        fastcgi_param SCRIPT_FILENAME $app;
-                        fastcgi_pass 127.0.0.1:$fpmPort;
-                    }
-                }
-            }
-
-            CONF);
-
-        $fpmArgs = [$fpmBin, '--nodaemonize', '-c', "$dir/php.ini", '-y', "$dir/fpm.conf"];
-        if ($root) {
-            $fpmArgs[] = '--allow-to-run-as-root';
-        }
-        $this->start($fpmArgs, "$dir/fpm.out");
-        $this->start(['/usr/sbin/nginx', '-p', "$dir/nginx", '-c', "$dir/nginx/nginx.conf", '-g', 'daemon off;'], "$dir/nginx.out");
-        $base = "http://127.0.0.1:$nginxPort";
-        $this->waitFor($base . '/', "nginx + php-fpm (see $dir/fpm.log)", $dir);
-
-        $exporter = "http://127.0.0.1:$exporterPort";
-        $this->start([self::bin(), 'serve', '--store', $store, '--listen', "127.0.0.1:$exporterPort"], "$dir/exporter.out");
-        $this->waitFor("$exporter/healthz", 'the exporter', $dir);
+        [$base, $exporter, $store, $dir] = $this->serve($preload, self::MAX_REQUESTS);
 
         // The load: CLIENTS processes at once.
         $per = intdiv(self::REQUESTS, self::CLIENTS);
@@ -222,6 +131,155 @@ final class FpmTest extends TestCase
             explode("\n", (string) @file_get_contents("$dir/fpm.log")),
             fn ($l) => str_contains($l, 'WARNING') && !str_contains($l, 'catch_workers_output')
         ));
+    }
+
+    /**
+     * A store removed, or replaced by a rename, while php-fpm's workers
+     * keep running (pm.max_requests = 0: they never restart) is opened
+     * again at each worker's next request, so the updates land in the file
+     * the exporter serves (it follows the path too).
+     */
+    public function testAStoreReplacedMidRunIsReopened(): void
+    {
+        [$base, $exporter, $store, $dir] = $this->serve(true, 0);
+        $send = function (int $n) use ($base, $dir): void {
+            $out = self::command([PHP_BINARY, __DIR__ . '/fpm/client.php', $base, '0', (string) $n, '/users']);
+            $r = json_decode($out, true);
+            self::assertIsArray($r, "the client printed: $out");
+            self::assertSame([], $r['failures'], "failed requests; see $dir/fpm.log");
+        };
+        // What the exporter serves, once it is $want or after 15 s.
+        $served = function (float $want) use ($exporter): ?float {
+            $deadline = microtime(true) + 15;
+            do {
+                $got = self::samples(self::get("$exporter/metrics"))['fpm_requests_total{route="/users",status="200"}'] ?? null;
+                if ($got === $want) {
+                    return $got;
+                }
+                usleep(100000);
+            } while (microtime(true) < $deadline);
+            return $got;
+        };
+        $send(100);
+        self::assertSame(100.0, $served(100.0));
+
+        unlink($store);
+        $send(60);
+        self::assertSame(60.0, $served(60.0), 'after the store was removed, the requests count in the new file');
+
+        $other = "$dir/other.metrics";
+        new \Shmetrics\Storage\Shmetrics($other);
+        rename($other, $store);
+        $send(40);
+        self::assertSame(40.0, $served(40.0), 'after another store was renamed over it, the requests count in that one');
+        self::assertStringNotContainsString('PHP Fatal', (string) @file_get_contents("$dir/fpm.log"));
+        self::assertFalse(is_file("$dir/php-errors.log") && filesize("$dir/php-errors.log") > 0, (string) @file_get_contents("$dir/php-errors.log"));
+    }
+
+    /**
+     * Starts php-fpm (4 static workers restarting every $maxRequests
+     * requests, 0 for never) behind nginx, with the setup of docs/php.md
+     * ($preload: ffi.preload and opcache.preload, else ffi.enable=true),
+     * and the exporter on the store; sends one warm-up request to "/".
+     *
+     * @return array{string, string, string, string} nginx's and the exporter's base URLs, the store, the folder
+     */
+    private function serve(bool $preload, int $maxRequests): array
+    {
+        $fpmBin = glob('/usr/sbin/php-fpm*')[0] ?? null;
+        foreach (['php-fpm' => $fpmBin, 'nginx' => is_executable('/usr/sbin/nginx') ? '/usr/sbin/nginx' : null] as $what => $bin) {
+            if ($bin === null) {
+                self::fail("$what is not installed (Debian: apt-get install php-fpm nginx); scripts/php-tests.sh installs it");
+            }
+        }
+        $root = posix_geteuid() === 0;
+        $user = posix_getpwuid(posix_geteuid())['name'];
+        $dir = $this->dir;
+        chmod($dir, 0755);
+        $store = "$dir/app.metrics";
+        $library = realpath(Native::library());
+        $header = "$dir/shmetrics.h";
+        $bindings = dirname(__DIR__);
+        $substitute = fn (string $s): string => strtr($s, [
+            '/etc/php/8.2/shmetrics.h' => $header,
+            '/srv/shmetrics/bindings/php' => $bindings,
+            'www-data' => $user,
+            '/dev/shm/myapp.metrics' => $store,
+            '/usr/local/lib/libshmetrics.so' => $library,
+        ]);
+        [$preloadIni, $poolIni, $runtimeIni] = array_map($substitute, self::docIniBlocks());
+        if ($preload) {
+            // As the doc says: bin/shmetrics-ffi-header LIBRARY > header.
+            file_put_contents($header, self::command([PHP_BINARY, "$bindings/bin/shmetrics-ffi-header", $library]));
+            $phpIni = $preloadIni;
+            $poolEnv = $poolIni;
+        } else {
+            $lines = explode("\n", $runtimeIni);
+            $phpIni = implode("\n", preg_grep('/^(ffi\.|;)/', $lines));
+            $poolEnv = implode("\n", preg_grep('/^env\[/', $lines));
+            self::assertStringContainsString('SHMETRICS_LIBRARY', $poolEnv);
+        }
+        file_put_contents("$dir/php.ini", $phpIni);
+        $fpmPort = self::freePort();
+        $nginxPort = self::freePort();
+        $exporterPort = self::freePort();
+        $max = $maxRequests;
+        file_put_contents("$dir/fpm.conf", <<<CONF
+            [global]
+            error_log = $dir/fpm.log
+            daemonize = no
+            [app]
+            listen = 127.0.0.1:$fpmPort
+            pm = static
+            pm.max_children = 4
+            pm.max_requests = $max
+            catch_workers_output = yes
+            php_admin_value[error_log] = $dir/php-errors.log
+            php_admin_flag[log_errors] = on
+            php_admin_flag[display_errors] = on
+            $poolEnv
+
+            CONF . ($root ? "user = root\n" : ''));
+        mkdir("$dir/nginx");
+        $app = __DIR__ . '/fpm/app.php';
+        file_put_contents("$dir/nginx/nginx.conf", ($root ? "user root;\n" : '') . <<<CONF
+            worker_processes 2;
+            error_log $dir/nginx/error.log;
+            pid $dir/nginx/nginx.pid;
+            events { worker_connections 512; }
+            http {
+                access_log off;
+                client_body_temp_path $dir/nginx/body;
+                fastcgi_temp_path $dir/nginx/fastcgi;
+                proxy_temp_path $dir/nginx/proxy;
+                uwsgi_temp_path $dir/nginx/uwsgi;
+                scgi_temp_path $dir/nginx/scgi;
+                server {
+                    listen 127.0.0.1:$nginxPort;
+                    location / {
+                        include /etc/nginx/fastcgi_params;
+                        fastcgi_param SCRIPT_FILENAME $app;
+                        fastcgi_pass 127.0.0.1:$fpmPort;
+                    }
+                }
+            }
+
+            CONF);
+
+        $fpmArgs = [$fpmBin, '--nodaemonize', '-c', "$dir/php.ini", '-y', "$dir/fpm.conf"];
+        if ($root) {
+            $fpmArgs[] = '--allow-to-run-as-root';
+        }
+        $this->start($fpmArgs, "$dir/fpm.out");
+        $this->start(['/usr/sbin/nginx', '-p', "$dir/nginx", '-c', "$dir/nginx/nginx.conf", '-g', 'daemon off;'], "$dir/nginx.out");
+        $base = "http://127.0.0.1:$nginxPort";
+        $this->waitFor($base . '/', "nginx + php-fpm (see $dir/fpm.log)", $dir);
+
+        $exporter = "http://127.0.0.1:$exporterPort";
+        $this->start([self::bin(), 'serve', '--store', $store, '--listen', "127.0.0.1:$exporterPort"], "$dir/exporter.out");
+        $this->waitFor("$exporter/healthz", 'the exporter', $dir);
+
+        return [$base, $exporter, $store, $dir];
     }
 
     /**

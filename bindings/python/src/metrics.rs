@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyString, PyTuple, PyType};
+use pyo3::types::{PyDict, PyString, PyTuple};
 use shmetrics_core::{ErrorKind, Family, FamilyDesc, GaugeMode, Kind, NativeOpts, Series, Store};
 
 use crate::errors::{to_py, LabelError};
@@ -31,14 +31,16 @@ pub(crate) fn default_buckets(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
     PyTuple::new(py, bounds)
 }
 
-static TIMER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static EXCEPTION_COUNTER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-static INPROGRESS_TRACKER: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+static TIMER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static EXCEPTION_COUNTER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static INPROGRESS_TRACKER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static SET_FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static REMOVE_BY_LABELS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// One of the helper classes of `shmetrics._metrics`, made with `args`.
 fn helper<'py>(
     py: Python<'py>,
-    cell: &PyOnceLock<Py<PyType>>,
+    cell: &PyOnceLock<Py<PyAny>>,
     class: &str,
     args: impl pyo3::call::PyCallArgs<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
@@ -75,6 +77,17 @@ struct Metric {
     renewed: Mutex<Option<Series>>,
 }
 
+/// What a metric's registry says about the options its constructor was
+/// not given.
+#[derive(Default)]
+struct Hints {
+    /// The gauge mode (a private registry's `shared`; else `all`).
+    gauge_mode: Option<String>,
+    /// Whether counters and histograms keep exemplars (a private
+    /// registry's do, as prometheus_client's always do).
+    exemplars: bool,
+}
+
 /// Arguments shared by every metric constructor.
 struct Common<'a, 'py> {
     name: &'a str,
@@ -107,16 +120,37 @@ impl Common<'_, '_> {
         full
     }
 
-    fn store(&self, py: Python<'_>) -> PyResult<Py<PyStore>> {
-        match self.registry {
-            Some(r) => match r.cast::<PyStore>() {
-                Ok(s) => Ok(s.clone().unbind()),
-                // prometheus_client's REGISTRY, None, or our REGISTRY
-                // stand-in: all mean the default store.
-                Err(_) => default_store(py),
-            },
-            None => default_store(py),
+    /// The store the metric goes to, and the gauge mode its registry
+    /// gives gauges made without `multiprocess_mode`. A `Store` is that
+    /// store; a shmetrics `CollectorRegistry` is asked
+    /// (`_shmetrics_attach`, which also refuses a name it already has);
+    /// anything else (`None`, prometheus_client's `REGISTRY`) means the
+    /// default store.
+    fn store(&self, py: Python<'_>, kind: Kind, full: &str) -> PyResult<(Py<PyStore>, Hints)> {
+        let Some(r) = self.registry.filter(|r| !r.is_none()) else {
+            return Ok((default_store(py)?, Hints::default()));
+        };
+        if let Ok(s) = r.cast::<PyStore>() {
+            return Ok((s.clone().unbind(), Hints::default()));
         }
+        let Ok(attach) = r.getattr("_shmetrics_attach") else {
+            return Ok((default_store(py)?, Hints::default()));
+        };
+        let labels = self.labelnames.clone().unwrap_or_default();
+        let (store, mode): (Option<Bound<'_, PyStore>>, Option<String>) =
+            attach.call1((full, kind.as_str(), labels))?.extract()?;
+        let private = store.is_some();
+        let store = match store {
+            Some(s) => s.unbind(),
+            None => default_store(py)?,
+        };
+        Ok((
+            store,
+            Hints {
+                gauge_mode: mode,
+                exemplars: private,
+            },
+        ))
     }
 }
 
@@ -125,9 +159,9 @@ impl Metric {
         py: Python<'_>,
         c: Common<'_, '_>,
         kind: Kind,
-        tune: impl FnOnce(FamilyDesc) -> PyResult<FamilyDesc>,
+        tune: impl FnOnce(FamilyDesc, &Hints) -> PyResult<FamilyDesc>,
     ) -> PyResult<Metric> {
-        let store_obj = c.store(py)?;
+        let (store_obj, hints) = c.store(py, kind, &c.full_name(kind))?;
         let store = store_obj.get().inner.clone();
         let label_names = c.labelnames.clone().unwrap_or_default();
         let names: Vec<&str> = label_names.iter().map(String::as_str).collect();
@@ -135,7 +169,7 @@ impl Metric {
             .help(c.documentation)
             .labels(&names)
             .unit(c.unit);
-        desc = tune(desc)?;
+        desc = tune(desc, &hints)?;
         if let Some(t) = c.ttl_seconds {
             let ttl = std::time::Duration::try_from_secs_f64(t).map_err(|_| {
                 crate::errors::InvalidOptionsError::new_err(format!(
@@ -224,24 +258,45 @@ impl Metric {
                 r => return r.map_err(to_py),
             }
         }
-        let values: Vec<&str> = self
-            .label_values
+        let s = self.look_up_again()?;
+        f(&self.store, s).map_err(to_py)
+    }
+
+    /// The label values of this child (none on a parent without labels).
+    fn value_refs(&self) -> Vec<&str> {
+        self.label_values
             .iter()
             .flatten()
             .map(String::as_str)
-            .collect();
+            .collect()
+    }
+
+    /// Looks the series up again (making it if it is gone) and keeps the
+    /// handle for the updates that follow.
+    fn look_up_again(&self) -> PyResult<Series> {
         let s = self
             .store
-            .series_or_overflow(&self.def.family, &values)
+            .series_or_overflow(&self.def.family, &self.value_refs())
             .map_err(to_py)?;
         *self.renewed.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
-        f(&self.store, s).map_err(to_py)
+        Ok(s)
+    }
+
+    /// Starts the series again from zero, with a new creation time: it is
+    /// deleted (in every process) and made again at once.
+    fn reset(&self) -> PyResult<()> {
+        self.series()?;
+        self.store
+            .delete(&self.def.family, &self.value_refs())
+            .map_err(to_py)?;
+        self.look_up_again()?;
+        Ok(())
     }
 
     #[cold]
     fn needs_labels(&self) -> PyErr {
         LabelError::new_err(format!(
-            "{} has label names {:?}: update a child from .labels(...) instead",
+            "{} is missing label values: it has label names {:?}, update a child from .labels(...) instead",
             self.def.name, self.def.label_names
         ))
     }
@@ -312,10 +367,12 @@ impl Metric {
                 key.len()
             )));
         }
+        // to_cow: PyString::to_str needs Python 3.10's limited API, and the
+        // module is built for the stable ABI of 3.9 (abi3-py39).
         key.iter()
             .map(|v| match v.cast::<PyString>() {
-                Ok(s) => Ok(s.to_str()?.to_owned()),
-                Err(_) => Ok(v.str()?.to_str()?.to_owned()),
+                Ok(s) => Ok(s.to_cow()?.into_owned()),
+                Err(_) => Ok(v.str()?.to_cow()?.into_owned()),
             })
             .collect()
     }
@@ -341,6 +398,10 @@ impl Metric {
     }
 
     fn clear(&self, py: Python<'_>) -> PyResult<()> {
+        if self.def.label_names.is_empty() {
+            // prometheus_client: nothing to clear on a metric without labels.
+            return Ok(());
+        }
         let children = self.children(py)?;
         self.store.clear(&self.def.family).map_err(to_py)?;
         children.clear();
@@ -417,7 +478,7 @@ macro_rules! metric_class {
                     ttl_seconds,
                 };
                 #[allow(clippy::redundant_closure_call)]
-                let m = Metric::new(py, common, $kind, |d| ($tune)(d, $($extra),*))?;
+                let m = Metric::new(py, common, $kind, |d, hint| ($tune)(d, hint, $($extra),*))?;
                 Ok($ty { m })
             }
 
@@ -450,6 +511,13 @@ macro_rules! metric_class {
             /// Deletes every child, in every process.
             fn clear(&self, py: Python<'_>) -> PyResult<()> {
                 self.m.clear(py)
+            }
+
+            /// Deletes every child whose labels include these (a dict of
+            /// label names to values), in every process.
+            fn remove_by_labels(slf: &Bound<'_, Self>, labels: &Bound<'_, PyAny>) -> PyResult<()> {
+                helper(slf.py(), &REMOVE_BY_LABELS, "remove_by_labels", (slf, labels))?;
+                Ok(())
             }
 
             /// The metric's full name.
@@ -489,8 +557,8 @@ metric_class! {
     /// A counter: a value that only goes up. With `exemplars=True` its
     /// `inc` takes prometheus_client's `exemplar=`.
     Counter, Kind::Counter,
-    new(exemplars: bool = false) => |d: FamilyDesc, exemplars: bool| -> PyResult<FamilyDesc> {
-        Ok(d.exemplars(exemplars))
+    new(exemplars: Option<bool> = None) => |d: FamilyDesc, h: &Hints, exemplars: Option<bool>| -> PyResult<FamilyDesc> {
+        Ok(d.exemplars(exemplars.unwrap_or(h.exemplars)))
     },
     {
         /// Adds `amount` (default 1; never negative, NaN or infinite), with an
@@ -511,12 +579,18 @@ metric_class! {
 
         /// Counts exceptions of type `exception` (default `Exception`)
         /// raised in a `with` block or a decorated function.
+        /// Starts the counter again from zero, with a new `_created`.
+        fn reset(&self) -> PyResult<()> {
+            self.m.reset()
+        }
+
         #[pyo3(signature = (exception = None))]
         fn count_exceptions<'py>(
             slf: &Bound<'py, Self>,
             exception: Option<&Bound<'py, PyAny>>,
         ) -> PyResult<Bound<'py, PyAny>> {
             let py = slf.py();
+            slf.get().m.series()?;
             let exception = match exception {
                 Some(e) => e.clone(),
                 None => py.get_type::<pyo3::exceptions::PyException>().into_any(),
@@ -530,7 +604,10 @@ metric_class! {
     /// A gauge: a value that goes up and down. `multiprocess_mode` says how
     /// the processes' values combine, as in prometheus_client.
     Gauge, Kind::Gauge,
-    new(multiprocess_mode: &str = "all") => |d: FamilyDesc, mode: &str| -> PyResult<FamilyDesc> {
+    new(multiprocess_mode: Option<&str> = None) => |d: FamilyDesc, h: &Hints, mode: Option<&str>| -> PyResult<FamilyDesc> {
+        // Unsaid, the registry's default (a private registry's `shared`),
+        // else `all` as in prometheus_client's multiprocess mode.
+        let mode = mode.or(h.gauge_mode.as_deref()).unwrap_or("all");
         let mode = GaugeMode::parse(mode).ok_or_else(|| {
             crate::errors::InvalidOptionsError::new_err(format!(
                 "unknown multiprocess_mode {mode:?}; use one of {:?}",
@@ -562,15 +639,25 @@ metric_class! {
             self.m.update(|st, s| st.gauge_set_to_current_time(s))
         }
 
+        /// Makes the gauge's value `f()`, called whenever this process
+        /// collects the store and by the publisher
+        /// (`shmetrics.publish`), which sets it into the store.
+        fn set_function<'py>(slf: &Bound<'py, Self>, f: &Bound<'py, PyAny>) -> PyResult<()> {
+            slf.get().m.series()?;
+            helper(slf.py(), &SET_FUNCTION, "set_function", (slf, f))?;
+            Ok(())
+        }
+
         /// Adds one while a `with` block or a decorated function runs.
         fn track_inprogress<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+            slf.get().m.series()?;
             helper(slf.py(), &INPROGRESS_TRACKER, "InprogressTracker", (slf,))
         }
 
         /// Sets the gauge to the seconds a `with` block or a decorated
         /// function took.
         fn time<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-            helper(slf.py(), &TIMER, "Timer", (slf.getattr("set")?,))
+            helper(slf.py(), &TIMER, "Timer", (slf, "set"))
         }
     }
 }
@@ -586,13 +673,14 @@ metric_class! {
         native_histogram_bucket_factor: Option<f64> = None,
         native_histogram_zero_threshold: Option<f64> = None,
         native_histogram_max_bucket_number: Option<u32> = None,
-        exemplars: bool = false
+        exemplars: Option<bool> = None
     ) => |d: FamilyDesc,
+          h: &Hints,
           buckets: Option<Vec<f64>>,
           factor: Option<f64>,
           zero_threshold: Option<f64>,
           max_buckets: Option<u32>,
-          exemplars: bool|
+          exemplars: Option<bool>|
           -> PyResult<FamilyDesc> {
         let native = factor.is_some() || zero_threshold.is_some() || max_buckets.is_some();
         // Without `buckets`: prometheus_client's defaults, or native only.
@@ -605,7 +693,7 @@ metric_class! {
         if b.last() == Some(&f64::INFINITY) {
             b.pop();
         }
-        let d = if b.is_empty() { d } else { d.buckets(&b) }.exemplars(exemplars);
+        let d = if b.is_empty() { d } else { d.buckets(&b) }.exemplars(exemplars.unwrap_or(h.exemplars));
         if !native {
             return Ok(d);
         }
@@ -644,7 +732,7 @@ metric_class! {
         /// Observes the seconds a `with` block or a decorated function
         /// took.
         fn time<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-            helper(slf.py(), &TIMER, "Timer", (slf.getattr("observe")?,))
+            helper(slf.py(), &TIMER, "Timer", (slf, "observe"))
         }
     }
 }
@@ -672,7 +760,7 @@ metric_class! {
     /// (within 0.99% relative error).
     Summary, Kind::Summary,
     new(quantiles: Option<Vec<f64>> = None, max_age_seconds: f64 = 600.0, age_buckets: u32 = 5)
-        => |d: FamilyDesc, quantiles: Option<Vec<f64>>, max_age: f64, age_buckets: u32| -> PyResult<FamilyDesc> {
+        => |d: FamilyDesc, _: &Hints, quantiles: Option<Vec<f64>>, max_age: f64, age_buckets: u32| -> PyResult<FamilyDesc> {
         let max_age = std::time::Duration::try_from_secs_f64(max_age).map_err(|_| {
             crate::errors::InvalidOptionsError::new_err(format!(
                 "max_age_seconds must be a positive number of seconds, got {max_age}"
@@ -690,7 +778,7 @@ metric_class! {
         /// Observes the seconds a `with` block or a decorated function
         /// took.
         fn time<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-            helper(slf.py(), &TIMER, "Timer", (slf.getattr("observe")?,))
+            helper(slf.py(), &TIMER, "Timer", (slf, "observe"))
         }
     }
 }

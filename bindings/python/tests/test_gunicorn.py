@@ -54,6 +54,18 @@ def wait_up(port: int, path: str, proc: subprocess.Popen, what: str) -> None:
     raise AssertionError(f"{what} did not come up on port {port}")
 
 
+def stop_all(procs: list) -> None:
+    """SIGTERM each process still running, then SIGKILL after 20 s."""
+    for proc in procs:
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
 def worker_pids(master: int) -> set[int]:
     out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(master)], capture_output=True, text=True)
     return {int(p) for p in out.stdout.split()}
@@ -125,11 +137,4 @@ def test_gunicorn_workers_restarting_under_load(tmp_path, preload):
             assert buckets[-1] == n == s[("app_request_seconds_count", frozenset({("route", route)}))]
             assert 0 <= s[("app_request_seconds_sum", frozenset({("route", route)}))] < n
     finally:
-        for proc in [exporter, gunicorn]:
-            if proc is not None and proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-                try:
-                    proc.wait(20)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait()
+        stop_all([exporter, gunicorn])

@@ -23,7 +23,7 @@ from shmetrics.registry import DuplicateTimeseries
 from _workers import fork_ready
 
 # prometheus_client.core's names that shmetrics.core lacks (docs/python.md).
-NOT_IN_CORE = {"BucketSpan", "NativeHistogram", "Timestamp"}
+NOT_IN_CORE = {"BucketSpan", "NativeHistogram"}
 
 
 def collector_for(lib: ModuleType) -> Any:
@@ -115,8 +115,12 @@ def test_get_sample_value_matches_prometheus_client(store):
         want = theirs.get_sample_value(name, labels)
         assert want is not None, (name, labels)
         assert shmetrics.REGISTRY.get_sample_value(name, labels) == want, (name, labels)
-        # A registry of its own shows the same store.
-        assert shmetrics.CollectorRegistry().get_sample_value(name, labels) == want
+        # A registry of its own is empty, as prometheus_client's: the store
+        # shows through a MultiProcessCollector.
+        assert shmetrics.CollectorRegistry().get_sample_value(name, labels) is None
+        view = shmetrics.CollectorRegistry()
+        shmetrics.multiprocess.MultiProcessCollector(view)
+        assert view.get_sample_value(name, labels) == want
     assert shmetrics.REGISTRY.get_sample_value("jobs_total", {"queue": "none"}) is None
     assert shmetrics.REGISTRY.get_sample_value("jobs_total") is None
 
@@ -156,13 +160,17 @@ def test_register_unregister_and_duplicates(store):
     reg.unregister(pool)
     assert reg.get_sample_value("pool_checkouts_total") is None
     reg.register(collector_for(shmetrics))
-    # A shmetrics metric is in the store already: registering it, or
-    # unregistering it, changes nothing.
-    c = shmetrics.Counter("kept", "K.")
+    # A shmetrics metric lives in its registry's store: registering it
+    # elsewhere changes nothing; in its own registry its name is taken
+    # until it is unregistered (its series stay in the store).
+    c = shmetrics.Counter("kept", "K.", registry=reg)
     c.inc()
-    reg.register(c)
+    with pytest.raises(DuplicateTimeseries):
+        shmetrics.Gauge("kept_total", "K.", registry=reg)
+    shmetrics.REGISTRY.register(c)
     reg.unregister(c)
     assert reg.get_sample_value("kept_total") == 1
+    assert shmetrics.REGISTRY.get_sample_value("kept_total") is None
 
 
 def test_family_classes_refuse_what_prometheus_client_refuses():
@@ -179,11 +187,10 @@ def test_family_classes_refuse_what_prometheus_client_refuses():
             lib.HistogramMetricFamily("h", "x", sum_value=1)
         with pytest.raises(ValueError):
             lib.Metric("m", "x", "nonsense")
-    # prometheus_client 0.26 takes any UTF-8 name; shmetrics does not yet
-    # (docs/python.md).
+    # prometheus_client 0.26 takes any UTF-8 name in a collector's
+    # families, and so does shmetrics (the store's own names are classic).
     assert prometheus_client.core.GaugeMetricFamily("0bad", "x").name == "0bad"
-    with pytest.raises(shmetrics.InvalidNameError):
-        shmetrics.GaugeMetricFamily("0bad", "x")
+    assert shmetrics.GaugeMetricFamily("0bad", "x").name == "0bad"
     assert shmetrics.Metric("m", "x", "untyped").type == "unknown"
     assert shmetrics.CounterMetricFamily("c_total", "x").name == "c"
     assert shmetrics.GaugeMetricFamily("g", "x", unit="bytes").name == "g_bytes"

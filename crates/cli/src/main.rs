@@ -361,14 +361,7 @@ fn lower_priority(nice: i32) {
 type AnyResult = Result<(), Box<dyn std::error::Error>>;
 
 fn open_read_only(path: &PathBuf) -> Result<Store, shmetrics_core::Error> {
-    Store::open(
-        path,
-        &Options {
-            create: false,
-            read_only: true,
-            ..Options::default()
-        },
-    )
+    Store::open(path, &Options::reader())
 }
 
 fn dump(path: &PathBuf, format: &str) -> AnyResult {

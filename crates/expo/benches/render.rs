@@ -273,15 +273,7 @@ fn build(shape: Shape, size: usize) -> Fixture {
     write_from_children(shape, &path, size, total);
     let built = t.elapsed();
 
-    let store = Store::open(
-        &path,
-        &Options {
-            create: false,
-            read_only: true,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let store = Store::open(&path, &Options::reader()).unwrap();
     let t = Instant::now();
     let snapshot = store.snapshot().unwrap();
     let snap_time = t.elapsed();

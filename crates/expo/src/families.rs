@@ -46,6 +46,27 @@ impl<'a> Families<'a> {
         Family(self.0.last_mut().expect("a family was pushed"))
     }
 
+    /// Adds a counter per `(name, help, value)` row, each one series
+    /// with `labels`: a table of counters read the same way.
+    pub fn counters(&mut self, labels: &[(&'a str, &'a str)], rows: &[(&'a str, &'a str, f64)]) {
+        for &(name, help, value) in rows {
+            self.counter(name, help).sample(labels, value);
+        }
+    }
+
+    /// Adds a gauge per `(name, help, used, capacity)` row, each two
+    /// series as [`Family::used_and_capacity`] makes them.
+    pub fn capacities(
+        &mut self,
+        labels: &[(&'a str, &'a str)],
+        rows: &[(&'a str, &'a str, f64, f64)],
+    ) {
+        for &(name, help, used, capacity) in rows {
+            self.gauge(name, help)
+                .used_and_capacity(labels, used, capacity);
+        }
+    }
+
     /// Adds families built elsewhere.
     pub fn extend(&mut self, families: impl IntoIterator<Item = ExtraFamily<'a>>) {
         self.0.extend(families);

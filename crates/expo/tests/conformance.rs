@@ -802,15 +802,7 @@ fn conformance() {
     let (mut expected, writer, children) = write_store(&store_path);
 
     // An exporter's view: a read-only store, while every writer is alive.
-    let store = Store::open(
-        &store_path,
-        &Options {
-            create: false,
-            read_only: true,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let store = Store::open(&store_path, &Options::reader()).unwrap();
     let snap = store.snapshot().unwrap();
     expect_jobs_exemplar(&mut expected, &snap);
     drop(children);

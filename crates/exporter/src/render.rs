@@ -228,11 +228,9 @@ impl Renderer {
             }
         }
         let options = Options {
-            create: false,
-            read_only: true,
             owner: self.expect.0,
             group: self.expect.1,
-            ..Options::default()
+            ..Options::reader()
         };
         match Attached::open(&self.path, &options) {
             Ok(new) => {
@@ -451,24 +449,28 @@ impl Renderer {
 
     /// The store's own metrics: its capacity, writers and events.
     fn store_metrics(f: &mut Families<'_>, st: &StoreStats) {
-        f.gauge(
-            "shmetrics_store_families",
-            "Families registered, and the store's capacity.",
-        )
-        .used_and_capacity(&[], st.families as f64, st.families_capacity as f64);
-        f.gauge(
-            "shmetrics_store_series",
-            "Series allocated (overflow and deleted series included), and the store's capacity.",
-        )
-        .used_and_capacity(&[], st.series_allocated as f64, st.series_capacity as f64);
-        f.gauge(
-            "shmetrics_store_label_bytes",
-            "Bytes of names and label values used, and the store's capacity.",
-        )
-        .used_and_capacity(
+        f.capacities(
             &[],
-            st.label_bytes_used as f64,
-            st.label_bytes_capacity as f64,
+            &[
+                (
+                    "shmetrics_store_families",
+                    "Families registered, and the store's capacity.",
+                    st.families as f64,
+                    st.families_capacity as f64,
+                ),
+                (
+                    "shmetrics_store_series",
+                    "Series allocated (overflow and deleted series included), and the store's capacity.",
+                    st.series_allocated as f64,
+                    st.series_capacity as f64,
+                ),
+                (
+                    "shmetrics_store_label_bytes",
+                    "Bytes of names and label values used, and the store's capacity.",
+                    st.label_bytes_used as f64,
+                    st.label_bytes_capacity as f64,
+                ),
+            ],
         );
         let writers = [
             ("live", st.writers_live as f64),
@@ -480,36 +482,41 @@ impl Renderer {
             "Writer slots by state: live processes, dead ones awaiting reuse, and capacity.",
         )
         .by(&[], "state", &writers);
-        f.counter(
-            "shmetrics_store_writer_claims",
-            "Writer slots claimed by processes.",
-        )
-        .value(st.writer_claims_total as f64);
-        f.counter(
-            "shmetrics_store_writer_reuses",
-            "Claims that reused a dead process's slot.",
-        )
-        .value(st.writer_reuses_total as f64);
-        f.counter(
-            "shmetrics_store_writers_exhausted",
-            "Processes that found no free writer slot and shared the spare one.",
-        )
-        .value(st.writers_exhausted_total as f64);
-        f.counter(
-            "shmetrics_store_overflows",
-            "New label sets sent to an overflow series.",
-        )
-        .value(st.overflows_total as f64);
-        f.counter(
-            "shmetrics_store_lock_recoveries",
-            "Times a process died holding the store lock and the store was repaired.",
-        )
-        .value(st.lock_recoveries_total as f64);
-        f.counter(
-            "shmetrics_store_series_expired",
-            "Series of families with a TTL that expired and gave their space back.",
-        )
-        .value(st.series_expired_total as f64);
+        f.counters(
+            &[],
+            &[
+                (
+                    "shmetrics_store_writer_claims",
+                    "Writer slots claimed by processes.",
+                    st.writer_claims_total as f64,
+                ),
+                (
+                    "shmetrics_store_writer_reuses",
+                    "Claims that reused a dead process's slot.",
+                    st.writer_reuses_total as f64,
+                ),
+                (
+                    "shmetrics_store_writers_exhausted",
+                    "Processes that found no free writer slot and shared the spare one.",
+                    st.writers_exhausted_total as f64,
+                ),
+                (
+                    "shmetrics_store_overflows",
+                    "New label sets sent to an overflow series.",
+                    st.overflows_total as f64,
+                ),
+                (
+                    "shmetrics_store_lock_recoveries",
+                    "Times a process died holding the store lock and the store was repaired.",
+                    st.lock_recoveries_total as f64,
+                ),
+                (
+                    "shmetrics_store_series_expired",
+                    "Series of families with a TTL that expired and gave their space back.",
+                    st.series_expired_total as f64,
+                ),
+            ],
+        );
     }
 
     /// The open connections, by state, and the idle ones closed to make

@@ -28,6 +28,8 @@ mod prometheus;
 mod read_only;
 #[path = "it/signals.rs"]
 mod signals;
+#[path = "it/store_faults.rs"]
+mod store_faults;
 #[path = "it/store_follow.rs"]
 mod store_follow;
 #[path = "it/store_later.rs"]

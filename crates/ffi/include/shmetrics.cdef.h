@@ -65,6 +65,15 @@ enum shmetrics_format {
 };
 typedef uint32_t shmetrics_format;
 
+enum shmetrics_op {
+  SHMETRICS_OP_COUNTER_ADD = 1,
+  SHMETRICS_OP_GAUGE_SET = 2,
+  SHMETRICS_OP_GAUGE_ADD = 3,
+  SHMETRICS_OP_OBSERVE = 4,
+  SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME = 5,
+};
+typedef uint32_t shmetrics_op;
+
 typedef struct shmetrics_buf shmetrics_buf;
 
 typedef struct shmetrics_snapshot shmetrics_snapshot;
@@ -201,6 +210,15 @@ shmetrics_result shmetrics_store_open_persistent(const char *path,
                                                  const struct shmetrics_options *opts,
                                                  struct shmetrics_store **out);
 
+struct shmetrics_store *shmetrics_store_persistent(const char *path,
+                                                   size_t path_len,
+                                                   bool read_only);
+
+shmetrics_result shmetrics_store_reopen_persistent(const char *path,
+                                                   size_t path_len,
+                                                   const struct shmetrics_options *opts,
+                                                   struct shmetrics_store **out);
+
 void shmetrics_store_close(struct shmetrics_store *store);
 
 shmetrics_result shmetrics_store_reset(const struct shmetrics_store *store);
@@ -312,3 +330,30 @@ shmetrics_result shmetrics_snapshot_series(const struct shmetrics_snapshot *snap
                                            struct shmetrics_series_info *out);
 
 void shmetrics_snapshot_free(struct shmetrics_snapshot *snap);
+
+uint32_t shmetrics_family_cached(const struct shmetrics_store *store,
+                                 const char *key,
+                                 size_t key_len);
+
+shmetrics_result shmetrics_family_cache(const struct shmetrics_store *store,
+                                        const char *key,
+                                        size_t key_len,
+                                        const struct shmetrics_family_desc *desc,
+                                        uint32_t *token);
+
+shmetrics_result shmetrics_update(const struct shmetrics_store *store,
+                                  uint32_t token,
+                                  uint32_t op,
+                                  const char *values,
+                                  size_t values_len,
+                                  double v);
+
+shmetrics_result shmetrics_update_exemplar(const struct shmetrics_store *store,
+                                           uint32_t token,
+                                           uint32_t op,
+                                           const char *values,
+                                           size_t values_len,
+                                           double v,
+                                           const struct shmetrics_str *names,
+                                           const struct shmetrics_str *exemplar_values,
+                                           size_t n);

@@ -291,6 +291,39 @@ typedef uint32_t shmetrics_format;
 #endif // __cplusplus
 
 /**
+ * The update a cached call makes (`shmetrics_update`'s `op`).
+ */
+enum shmetrics_op
+#ifdef __cplusplus
+  : uint32_t
+#endif // __cplusplus
+ {
+  /**
+   * `shmetrics_counter_add` of `v`.
+   */
+  SHMETRICS_OP_COUNTER_ADD = 1,
+  /**
+   * `shmetrics_gauge_set` to `v`.
+   */
+  SHMETRICS_OP_GAUGE_SET = 2,
+  /**
+   * `shmetrics_gauge_add` of `v`.
+   */
+  SHMETRICS_OP_GAUGE_ADD = 3,
+  /**
+   * `shmetrics_observe` of `v`.
+   */
+  SHMETRICS_OP_OBSERVE = 4,
+  /**
+   * `shmetrics_gauge_set_to_current_time`; `v` is ignored.
+   */
+  SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME = 5,
+};
+#ifndef __cplusplus
+typedef uint32_t shmetrics_op;
+#endif // __cplusplus
+
+/**
  * An exposition made by `shmetrics_render_alloc`: read it with
  * `shmetrics_buf_data` and `shmetrics_buf_len`, free it with
  * `shmetrics_buf_free`.
@@ -853,6 +886,38 @@ shmetrics_result shmetrics_store_open_persistent(const char *path,
                                                  struct shmetrics_store **out);
 
 /**
+ * The process's handle of the store at `path` (`path_len` bytes) made by
+ * `shmetrics_store_open_persistent` or `shmetrics_store_reopen_persistent`
+ * with this `read_only`, if there is one and the path still names the
+ * file it mapped (one `fstat` and one `lstat`: call it once per request,
+ * not per update); else NULL, and the caller opens the path with
+ * `shmetrics_store_reopen_persistent`. Records no error.
+ *
+ * For runtimes that cannot keep a pointer from one request to the next
+ * (PHP under php-fpm): one call with plain arguments per request, and a
+ * store that was removed or replaced is noticed at the next request.
+ */
+struct shmetrics_store *shmetrics_store_persistent(const char *path,
+                                                   size_t path_len,
+                                                   bool read_only);
+
+/**
+ * As `shmetrics_store_open_persistent`, except that a handle of the
+ * process whose path now names another file (the store was removed and
+ * created again, or replaced by a rename: `SHMETRICS_PATH_OTHER`), or no
+ * file while `opts->create` is set (`SHMETRICS_PATH_GONE`), is replaced:
+ * the path is opened again and later calls return the new handle, so
+ * that updates land in the file the exporter serves. The old handle gives
+ * up its writer slot; it stays valid (it is never freed) for a caller
+ * still holding it. Without `opts->create`, a removed store keeps its
+ * handle.
+ */
+shmetrics_result shmetrics_store_reopen_persistent(const char *path,
+                                                   size_t path_len,
+                                                   const struct shmetrics_options *opts,
+                                                   struct shmetrics_store **out);
+
+/**
  * Closes a store handle and frees it, releasing this handle's writer slot
  * (counter and histogram values stay counted; live gauge modes drop its
  * gauges). NULL is ignored. No other call may use the handle during or
@@ -1175,6 +1240,77 @@ shmetrics_result shmetrics_snapshot_series(const struct shmetrics_snapshot *snap
  * pointer its infos hold. NULL is ignored.
  */
 void shmetrics_snapshot_free(struct shmetrics_snapshot *snap);
+
+/**
+ * The token of the family this store handle cached under `key` (`key_len`
+ * bytes, any bytes) with `shmetrics_family_cache`, or 0 if it has none.
+ * No error is recorded: on 0, call `shmetrics_family_cache`.
+ *
+ * With a handle from `shmetrics_store_open_persistent`, the cache lasts
+ * as long as the process, so a runtime that builds its metric objects
+ * again for every request registers each family once per process and
+ * finds it with this call afterwards.
+ */
+uint32_t shmetrics_family_cached(const struct shmetrics_store *store,
+                                 const char *key,
+                                 size_t key_len);
+
+/**
+ * Registers a family as `shmetrics_register` does and caches it in this
+ * store handle under `key` (`key_len` bytes, chosen by the caller: it
+ * must tell apart every definition the caller may register, e.g. a
+ * serialization of the whole description); `*token` is its token, never
+ * 0, for `shmetrics_update` and `shmetrics_series_cached`. If `key` is
+ * cached already, `*token` is its token and `desc` is not read.
+ *
+ * Fails as `shmetrics_register` does; `*token` is then 0.
+ */
+shmetrics_result shmetrics_family_cache(const struct shmetrics_store *store,
+                                        const char *key,
+                                        size_t key_len,
+                                        const struct shmetrics_family_desc *desc,
+                                        uint32_t *token);
+
+/**
+ * Makes update `op` (a `shmetrics_op`) of `v` on the series of cached
+ * family `token` whose label values are `values` (`values_len` bytes):
+ * the family's label values in order, each UTF-8, joined by the byte
+ * 0xFF (which UTF-8 never contains); the empty string for a family
+ * without labels.
+ *
+ * The series is looked up (or created) on its first update through this
+ * handle, then cached. A series that does not fit is updated as the
+ * family's overflow series, as with `shmetrics_series_get`, and the call
+ * succeeds. A cached series whose handle went stale (expired, deleted,
+ * the store wiped by any process) is looked up again, the family
+ * registered again first if needed, and the update made once more.
+ *
+ * Fails as the update and `shmetrics_series_get` do, and with
+ * `SHMETRICS_INVALID_ARGUMENT` for an unknown `token` or `op`.
+ */
+shmetrics_result shmetrics_update(const struct shmetrics_store *store,
+                                  uint32_t token,
+                                  uint32_t op,
+                                  const char *values,
+                                  size_t values_len,
+                                  double v);
+
+/**
+ * Makes update `op` of `v` as `shmetrics_update` does, with an
+ * OpenMetrics exemplar as `shmetrics_counter_add_exemplar` and
+ * `shmetrics_observe_exemplar` take it (`n` label names and values).
+ * `op` is `SHMETRICS_OP_COUNTER_ADD` or `SHMETRICS_OP_OBSERVE`; nothing
+ * is recorded when the call fails, as with those two.
+ */
+shmetrics_result shmetrics_update_exemplar(const struct shmetrics_store *store,
+                                           uint32_t token,
+                                           uint32_t op,
+                                           const char *values,
+                                           size_t values_len,
+                                           double v,
+                                           const struct shmetrics_str *names,
+                                           const struct shmetrics_str *exemplar_values,
+                                           size_t n);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -49,11 +49,18 @@ mod update;
 mod render;
 // Reading the store as data: a snapshot to walk.
 mod snapshot;
+// Per-process caches of families and series, for runtimes that rebuild
+// their metric objects every request.
+mod cache;
 
 /// All `unsafe` code of the crate (a test checks there is none elsewhere).
 mod ptr;
 mod types;
 
+pub use cache::{
+    shmetrics_family_cache, shmetrics_family_cached, shmetrics_op, shmetrics_update,
+    shmetrics_update_exemplar,
+};
 pub use error::{shmetrics_last_error, shmetrics_result, shmetrics_strerror};
 pub use family::{
     shmetrics_family_clear, shmetrics_register, shmetrics_series_delete, shmetrics_series_get,
@@ -69,9 +76,10 @@ pub use snapshot::{
 };
 pub use store::{
     shmetrics_options_default, shmetrics_store_close, shmetrics_store_open,
-    shmetrics_store_open_persistent, shmetrics_store_path_now, shmetrics_store_release_slot,
-    shmetrics_store_reset, shmetrics_store_stats, shmetrics_store_wipe, shmetrics_version,
-    shmetrics_version_major, shmetrics_version_minor, shmetrics_version_patch,
+    shmetrics_store_open_persistent, shmetrics_store_path_now, shmetrics_store_persistent,
+    shmetrics_store_release_slot, shmetrics_store_reopen_persistent, shmetrics_store_reset,
+    shmetrics_store_stats, shmetrics_store_wipe, shmetrics_version, shmetrics_version_major,
+    shmetrics_version_minor, shmetrics_version_patch,
 };
 pub use types::{
     shmetrics_buf, shmetrics_family, shmetrics_family_desc, shmetrics_format, shmetrics_gauge_mode,
@@ -84,6 +92,8 @@ pub use update::{
     shmetrics_gauge_set_to_current_time, shmetrics_observe, shmetrics_observe_exemplar,
 };
 
+#[cfg(test)]
+mod cache_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

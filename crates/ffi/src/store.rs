@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use shmetrics_core::{Options, PathNow, Store};
 
-use crate::error::{ffi_body, shmetrics_result};
+use crate::error::{ffi_body, shmetrics_result, FfiError};
 use crate::ptr::{self, Out};
 use crate::types::{
     shmetrics_options, shmetrics_path_now, shmetrics_stats, shmetrics_store, RenderCache,
@@ -106,22 +106,9 @@ pub extern "C" fn shmetrics_store_open(
     ffi_body!("shmetrics_store_open", {
         let out = Out::new(out, "out")?;
         out.write(std::ptr::null_mut());
-        let path = if path.is_null() && path_len == 0 {
-            Store::default_path()
-        } else {
-            PathBuf::from(OsStr::from_bytes(ptr::bytes(path, path_len, "path")?))
-        };
-        let options = if opts.is_null() {
-            Options::default()
-        } else {
-            Options::from(&ptr::read(opts, "opts")?)
-        };
+        let (path, options) = path_and_options(path, path_len, opts)?;
         let store = Store::open(&path, &options)?;
-        out.write(ptr::into_raw(Box::new(shmetrics_store {
-            store,
-            render: Mutex::new(RenderCache::default()),
-            persistent: false,
-        })));
+        out.write(ptr::into_raw(Box::new(handle(store, false))));
         Ok(())
     })
 }
@@ -156,39 +143,137 @@ pub extern "C" fn shmetrics_store_open_persistent(
     out: *mut *mut shmetrics_store,
 ) -> shmetrics_result {
     ffi_body!("shmetrics_store_open_persistent", {
-        let out = Out::new(out, "out")?;
-        out.write(std::ptr::null_mut());
-        let path = if path.is_null() && path_len == 0 {
-            Store::default_path()
-        } else {
-            PathBuf::from(OsStr::from_bytes(ptr::bytes(path, path_len, "path")?))
-        };
-        let options = if opts.is_null() {
-            Options::default()
-        } else {
-            Options::from(&ptr::read(opts, "opts")?)
-        };
-        // A panic while the lock is held leaves the list as it was before
-        // the push, so a poisoned lock is still consistent.
-        let mut open = PERSISTENT
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(&(_, _, addr)) = open
-            .iter()
-            .find(|(p, ro, _)| *p == path && *ro == options.read_only)
-        {
-            out.write(addr as *mut shmetrics_store);
+        open_persistent(path, path_len, opts, out, false)
+    })
+}
+
+/// The path (NULL with length 0 for the default) and options (NULL for
+/// the defaults) of the open calls.
+fn path_and_options(
+    path: *const c_char,
+    path_len: usize,
+    opts: *const shmetrics_options,
+) -> Result<(PathBuf, Options), FfiError> {
+    let path = if path.is_null() && path_len == 0 {
+        Store::default_path()
+    } else {
+        PathBuf::from(OsStr::from_bytes(ptr::bytes(path, path_len, "path")?))
+    };
+    let options = if opts.is_null() {
+        Options::default()
+    } else {
+        Options::from(&ptr::read(opts, "opts")?)
+    };
+    Ok((path, options))
+}
+
+fn handle(store: Store, persistent: bool) -> shmetrics_store {
+    shmetrics_store {
+        store,
+        render: Mutex::new(RenderCache::default()),
+        persistent,
+        cache: Mutex::default(),
+    }
+}
+
+/// `shmetrics_store_open_persistent`, and with `renew`
+/// `shmetrics_store_reopen_persistent`.
+fn open_persistent(
+    path: *const c_char,
+    path_len: usize,
+    opts: *const shmetrics_options,
+    out: *mut *mut shmetrics_store,
+    renew: bool,
+) -> Result<(), FfiError> {
+    let out = Out::new(out, "out")?;
+    out.write(std::ptr::null_mut());
+    let (path, options) = path_and_options(path, path_len, opts)?;
+    // A panic while the lock is held leaves the list as it was before
+    // the push, so a poisoned lock is still consistent.
+    let mut open = PERSISTENT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let known = open
+        .iter()
+        .position(|(p, ro, _)| *p == path && *ro == options.read_only);
+    if let Some(i) = known {
+        let old = open[i].2 as *mut shmetrics_store;
+        let keep = !renew
+            || match ptr::object(old, "store")?.store.path_now() {
+                PathNow::Same => true,
+                PathNow::Gone => !options.create,
+                PathNow::Other => false,
+            };
+        if keep {
+            out.write(old);
             return Ok(());
         }
-        let store = Store::open(&path, &options)?;
-        let handle = ptr::into_raw(Box::new(shmetrics_store {
-            store,
-            render: Mutex::new(RenderCache::default()),
-            persistent: true,
-        }));
-        open.push((path, options.read_only, handle as usize));
-        out.write(handle);
-        Ok(())
+    }
+    let store = Store::open(&path, &options)?;
+    let handle = ptr::into_raw(Box::new(handle(store, true)));
+    match known {
+        Some(i) => {
+            let old = std::mem::replace(&mut open[i].2, handle as usize) as *mut shmetrics_store;
+            // The old file is no longer the store: its slot is of no use.
+            let _ = ptr::object(old, "store")?.store.release_slot();
+        }
+        None => open.push((path, options.read_only, handle as usize)),
+    }
+    out.write(handle);
+    Ok(())
+}
+
+/// The process's handle of the store at `path` (`path_len` bytes) made by
+/// `shmetrics_store_open_persistent` or `shmetrics_store_reopen_persistent`
+/// with this `read_only`, if there is one and the path still names the
+/// file it mapped (one `fstat` and one `lstat`: call it once per request,
+/// not per update); else NULL, and the caller opens the path with
+/// `shmetrics_store_reopen_persistent`. Records no error.
+///
+/// For runtimes that cannot keep a pointer from one request to the next
+/// (PHP under php-fpm): one call with plain arguments per request, and a
+/// store that was removed or replaced is noticed at the next request.
+#[no_mangle]
+pub extern "C" fn shmetrics_store_persistent(
+    path: *const c_char,
+    path_len: usize,
+    read_only: bool,
+) -> *mut shmetrics_store {
+    std::panic::catch_unwind(|| {
+        let path = PathBuf::from(OsStr::from_bytes(ptr::bytes(path, path_len, "path").ok()?));
+        let open = PERSISTENT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let &(_, _, addr) = open
+            .iter()
+            .find(|(p, ro, _)| *p == path && *ro == read_only)?;
+        let handle = addr as *mut shmetrics_store;
+        let same = ptr::object(handle, "store").ok()?.store.path_now() == PathNow::Same;
+        same.then_some(handle)
+    })
+    .ok()
+    .flatten()
+    .unwrap_or(std::ptr::null_mut())
+}
+
+/// As `shmetrics_store_open_persistent`, except that a handle of the
+/// process whose path now names another file (the store was removed and
+/// created again, or replaced by a rename: `SHMETRICS_PATH_OTHER`), or no
+/// file while `opts->create` is set (`SHMETRICS_PATH_GONE`), is replaced:
+/// the path is opened again and later calls return the new handle, so
+/// that updates land in the file the exporter serves. The old handle gives
+/// up its writer slot; it stays valid (it is never freed) for a caller
+/// still holding it. Without `opts->create`, a removed store keeps its
+/// handle.
+#[no_mangle]
+pub extern "C" fn shmetrics_store_reopen_persistent(
+    path: *const c_char,
+    path_len: usize,
+    opts: *const shmetrics_options,
+    out: *mut *mut shmetrics_store,
+) -> shmetrics_result {
+    ffi_body!("shmetrics_store_reopen_persistent", {
+        open_persistent(path, path_len, opts, out, true)
     })
 }
 

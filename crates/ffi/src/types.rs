@@ -24,6 +24,8 @@ pub struct shmetrics_store {
     pub(crate) render: Mutex<RenderCache>,
     /// Made by `shmetrics_store_open_persistent`: never freed.
     pub(crate) persistent: bool,
+    /// The families and series the cached calls found (`cache.rs`).
+    pub(crate) cache: Mutex<crate::cache::Cache>,
 }
 
 /// A snapshot and an output buffer that `shmetrics_render` refreshes in

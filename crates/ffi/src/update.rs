@@ -113,7 +113,7 @@ const STACK_LABELS: usize = 16;
 
 /// Runs `f` on the exemplar labels given as `n` names and `n` values, as
 /// `&str` pairs, checked only for UTF-8: the store checks the rest.
-fn with_exemplar(
+pub(crate) fn with_exemplar(
     names: *const shmetrics_str,
     values: *const shmetrics_str,
     n: usize,

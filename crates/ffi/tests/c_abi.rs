@@ -3,8 +3,8 @@
 //! headers checked to be current and to compile as C and C++; and the
 //! cdef loaded by PHP FFI and LuaJIT when they are installed.
 //!
-//! Needs `cc`, `valgrind` and cbindgen 0.29.4 (`cargo install cbindgen
-//! --version 0.29.4 --locked`). The PHP and LuaJIT checks run when `php`
+//! Needs `cc`, `valgrind` and the cbindgen version that `gen-header.sh`
+//! pins (it prints the install command when that one is missing). The PHP and LuaJIT checks run when `php`
 //! (with FFI) and `luajit` are on the PATH and are skipped otherwise, unless
 //! `SHMETRICS_REQUIRE_PHP_LUAJIT=1` makes their absence a failure.
 

@@ -235,15 +235,7 @@ fn render_fixture(what: Series) -> RenderFixture {
         "render fixture: {SERIES} series ({what:?}), {WRITERS} writers x {PER_SERIES} observations each, written in {:.2?}",
         t.elapsed()
     );
-    let store = Store::open(
-        &path,
-        &Options {
-            create: false,
-            read_only: true,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let store = Store::open(&path, &Options::reader()).unwrap();
     RenderFixture {
         _dir: dir,
         store,

@@ -43,6 +43,6 @@ pub mod worker;
 pub use ack::AckFile;
 pub use binary::shmetrics_bin;
 pub use serve::Serve;
-pub use temp::{create_store, store_with_counter, tempdir};
+pub use temp::{create_store, store_with_counter, tempdir, Tmpfs};
 pub use wait::{wait_for, PATIENCE};
 pub use worker::Worker;

@@ -1,6 +1,6 @@
 //! Temporary directories and stores.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use shmetrics_core::{FamilyDesc, Options, Store};
 
@@ -43,4 +43,57 @@ pub fn store_with_counter(path: &Path, family: &FamilyDesc, labels: &[&str], val
         .counter_add(store.series(&f, labels).unwrap(), value)
         .unwrap();
     store
+}
+
+/// A tmpfs of a given size mounted for one test on a temporary directory,
+/// unmounted when dropped (also when the test fails). Mounting needs root,
+/// which the tests run as: a failed mount fails the test.
+#[derive(Debug)]
+pub struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` (as `mount -o size=` takes it: `1m`).
+    pub fn mount(size: &str) -> Tmpfs {
+        let dir = tempfile::tempdir().unwrap();
+        let st = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .status()
+            .unwrap();
+        assert!(st.success(), "mount -t tmpfs -o size={size} failed");
+        Tmpfs { dir }
+    }
+
+    /// Where it is mounted.
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Fills the file system with one file, up to its last byte; returns
+    /// the file's path (remove it to free the space).
+    pub fn fill(&self) -> PathBuf {
+        let filler = self.path().join("filler");
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&filler)
+            .unwrap();
+        let chunk = vec![1u8; 64 << 10];
+        while std::io::Write::write_all(&mut f, &chunk).is_ok() {}
+        while std::io::Write::write_all(&mut f, &chunk[..1]).is_ok() {}
+        filler
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        // Lazily: a process of the test (an exporter) may still hold a
+        // file open there.
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
 }

@@ -31,11 +31,7 @@ pub struct ReaderReport {
 /// label set: a series that comes back under the same labels must not
 /// come back lower). Run it on a thread of its own.
 pub fn checking_reader(path: PathBuf, stop: Arc<AtomicBool>) -> ReaderReport {
-    let opts = Options {
-        read_only: true,
-        create: false,
-        ..Options::default()
-    };
+    let opts = Options::reader();
     let store = Store::open(&path, &opts).expect("reader open");
     let mut kept = Snapshot::default();
     let (mut mono_fresh, mut mono_kept) = (Monotone::default(), Monotone::default());

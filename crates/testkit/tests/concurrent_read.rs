@@ -23,15 +23,7 @@ fn snapshots_stay_consistent_during_observes() {
         .collect();
     // Start reading at once, while the workers register and create their
     // series: creation races with reading, too.
-    let reader = Store::open(
-        &path,
-        &Options {
-            read_only: true,
-            create: false,
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let reader = Store::open(&path, &Options::reader()).unwrap();
     let rounds = if long_mode() { 50_000 } else { 4_000 };
     let mut kept = Snapshot::default();
     let (mut mono_fresh, mut mono_kept) = (Monotone::default(), Monotone::default());

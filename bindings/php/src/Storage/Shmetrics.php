@@ -16,10 +16,13 @@ use Shmetrics\Native;
  * metrics; the exporter (`shmetrics serve --store PATH`) serves them.
  *
  * The store is opened once per process, not once per request: the library
- * keeps the handle for the life of the worker
- * (`shmetrics_store_open_persistent`), so constructing this object in
- * every request costs one C call after the first. A forked child gets a
- * writer slot of its own on its first update.
+ * keeps the handle for the life of the worker, so constructing this object
+ * in every request costs one C call after the first
+ * (`shmetrics_store_persistent`), which also checks that the path still
+ * names the file the handle mapped: a store removed and created again, or
+ * replaced by a rename, is opened again (`shmetrics_store_reopen_persistent`),
+ * so that the request's updates land in the file the exporter serves. A
+ * forked child gets a writer slot of its own on its first update.
  */
 final class Shmetrics
 {
@@ -67,36 +70,59 @@ final class Shmetrics
         }
         $this->path = $path;
         $this->ffi = $ffi = Native::ffi();
-        $opts = $ffi->new('shmetrics_options');
-        $ffi->shmetrics_options_default(FFI::addr($opts));
         foreach ($options as $key => $value) {
-            $type = self::OPTIONS[$key] ?? null;
-            if ($type === null) {
-                throw new InvalidArgumentException(sprintf(
-                    'unknown store option "%s"; the options are %s',
-                    $key,
-                    implode(', ', array_keys(self::OPTIONS))
-                ));
-            }
-            $ok = $type === 'bool'
-                ? is_bool($value)
-                : is_int($value) && $value >= 0 && ($type === 'u64' || $value <= 0xFFFFFFFF);
-            if (!$ok) {
-                throw new InvalidArgumentException(sprintf(
-                    'store option "%s" must be %s, got %s',
-                    $key,
-                    $type === 'bool' ? 'a bool' : ($type === 'u32' ? 'an integer from 0 to 2^32-1' : 'a non-negative integer'),
-                    var_export($value, true)
-                ));
-            }
-            $opts->{$key} = $value;
+            self::checkOption($key, $value);
         }
-        $out = $ffi->new('shmetrics_store *');
-        $rc = $ffi->shmetrics_store_open_persistent($path, strlen($path), FFI::addr($opts), FFI::addr($out));
-        if ($rc !== Native::OK) {
-            throw Native::exception($rc, "cannot open the store");
+        $store = $ffi->shmetrics_store_persistent($path, strlen($path), $options['read_only'] ?? false);
+        if ($store === null) {
+            $opts = $ffi->new('shmetrics_options');
+            $ffi->shmetrics_options_default(FFI::addr($opts));
+            foreach ($options as $key => $value) {
+                $opts->{$key} = $value;
+            }
+            $store = $ffi->new('shmetrics_store *');
+            $rc = $ffi->shmetrics_store_reopen_persistent($path, strlen($path), FFI::addr($opts), FFI::addr($store));
+            if ($rc !== Native::OK) {
+                throw Native::exception($rc, "cannot open the store");
+            }
         }
-        $this->store = $out;
+        $this->store = $store;
+    }
+
+    /**
+     * @param array<mixed> $numbers
+     */
+    private static function pack(string $what, array $numbers): string
+    {
+        foreach ($numbers as $v) {
+            if (!is_int($v) && !is_float($v)) {
+                throw new InvalidArgumentException("$what: expected numbers, got " . get_debug_type($v));
+            }
+        }
+        return pack('e*', ...$numbers);
+    }
+
+    private static function checkOption(string|int $key, mixed $value): void
+    {
+        $type = self::OPTIONS[$key] ?? null;
+        if ($type === null) {
+            throw new InvalidArgumentException(sprintf(
+                'unknown store option "%s"; the options are %s',
+                $key,
+                implode(', ', array_keys(self::OPTIONS))
+            ));
+        }
+        $ok = $type === 'bool'
+            ? is_bool($value)
+            : is_int($value) && $value >= 0 && ($type === 'u64' || $value <= 0xFFFFFFFF);
+        if (!$ok) {
+            throw new InvalidArgumentException(sprintf(
+                'store option "%s" must be %s, got %s',
+                $key,
+                $type === 'bool' ? 'a bool' : ($type === 'u32' ? 'an integer from 0 to 2^32-1' : 'a non-negative integer'),
+                var_export($value, true)
+            ));
+        }
     }
 
     /** The store file's path. */
@@ -186,9 +212,13 @@ final class Shmetrics
 
     /**
      * Registers a family (or finds the same one, registered by any
-     * process) and returns its `shmetrics_family`.
+     * process) and returns its token in the store handle's cache. The
+     * library keeps the family for the life of the process under a key
+     * made of the whole definition, so a later request that registers the
+     * same definition makes one C call, and builds no C struct.
      *
      * @internal used by the metric classes
+     * @param string $type "counter", "gauge", "histogram" or "summary", for messages
      * @param list<string> $labels
      * @param list<float|int>|null $buckets
      * @param list<float|int>|null $quantiles
@@ -198,7 +228,7 @@ final class Shmetrics
      * @param int $ttlMs the series TTL in milliseconds, 0 for none
      */
     public function register(
-        string $what,
+        string $type,
         int $kind,
         string $name,
         string $help,
@@ -210,16 +240,27 @@ final class Shmetrics
         ?array $native = null,
         bool $exemplars = false,
         int $ttlMs = 0
-    ): CData {
+    ): int {
         $ffi = $this->ffi;
-        $d = $ffi->new('shmetrics_family_desc');
-        [$d->name, $keepName] = Native::str($ffi, $name);
-        [$d->help, $keepHelp] = Native::str($ffi, $help);
+        $what = "$type $name";
         foreach ($labels as $l) {
             if (!is_string($l)) {
                 throw new InvalidArgumentException("$what: label names must be strings, got " . get_debug_type($l));
             }
         }
+        // The whole definition; numbers as their bytes (pack), which is
+        // much faster than formatting floats.
+        $key = "$kind\0$name\0$help\0" . implode("\0", $labels) . "\0$gaugeMode\0$maxAgeMs\0$ttlMs\0"
+            . ($exemplars ? 'e' : '') . "\0" . ($buckets === null ? 'n' : 'b' . self::pack($what, $buckets))
+            . "\0" . ($quantiles === null ? 'n' : 'q' . self::pack($what, $quantiles))
+            . "\0" . ($native === null ? 'n' : 'h' . pack('eeP', ...$native));
+        $token = $ffi->shmetrics_family_cached($this->store, $key, strlen($key));
+        if ($token !== 0) {
+            return $token;
+        }
+        $d = $ffi->new('shmetrics_family_desc');
+        [$d->name, $keepName] = Native::str($ffi, $name);
+        [$d->help, $keepHelp] = Native::str($ffi, $help);
         [$names, $keepLabels] = Native::strs($ffi, array_values($labels));
         $d->label_names = $names === null ? null : $ffi->cast('const shmetrics_str *', $names);
         $d->label_count = count($labels);
@@ -238,12 +279,12 @@ final class Shmetrics
         }
         $d->exemplars = $exemplars;
         $d->ttl_ms = $ttlMs;
-        $family = $ffi->new('shmetrics_family');
-        $rc = $ffi->shmetrics_register($this->store, FFI::addr($d), FFI::addr($family));
+        $token = $ffi->new('uint32_t');
+        $rc = $ffi->shmetrics_family_cache($this->store, $key, strlen($key), FFI::addr($d), FFI::addr($token));
         if ($rc !== Native::OK) {
             throw Native::exception($rc, "cannot register $what");
         }
         unset($keepName, $keepHelp, $keepLabels);
-        return $family;
+        return $token->cdata;
     }
 }

@@ -28,15 +28,23 @@ from ._native import (
 )
 from ._config import configure, default_store
 from ._metrics import Counter, Enum, Gauge, Histogram, Info, Summary
-from .registry import REGISTRY, CollectorRegistry
+from .registry import REGISTRY, CollectorRegistry, disable_created_metrics, enable_created_metrics
 from .metrics_core import (CounterMetricFamily, GaugeHistogramMetricFamily, GaugeMetricFamily,
                            HistogramMetricFamily, InfoMetricFamily, Metric, StateSetMetricFamily,
                            SummaryMetricFamily, UnknownMetricFamily, UntypedMetricFamily)
-from .samples import Exemplar, Sample
+from .samples import Exemplar, Sample, Timestamp
 from ._exposition import (
     CONTENT_TYPE_LATEST,
     CONTENT_TYPE_OPENMETRICS,
+    CONTENT_TYPE_PLAIN_0_0_4,
+    CONTENT_TYPE_PLAIN_1_0_0,
+    MetricsHandler,
     choose_encoder,
+    delete_from_gateway,
+    instance_ip_grouping_key,
+    push_to_gateway,
+    pushadd_to_gateway,
+    write_to_textfile,
     generate_latest,
     generate_openmetrics,
     make_asgi_app,
@@ -45,7 +53,21 @@ from ._exposition import (
     start_wsgi_server,
 )
 
+from ._alias import install_as_prometheus_client
+from ._publish import Publisher, start_publisher
+from .process_collector import PROCESS_COLLECTOR, ProcessCollector
+from .platform_collector import PLATFORM_COLLECTOR, PlatformCollector
+from .gc_collector import GC_COLLECTOR, GCCollector
+from . import multiprocess  # noqa: E402  (prometheus_client exposes it as an attribute)
+
+__shmetrics__ = True
+
 __all__ = [
+    "install_as_prometheus_client", "Publisher", "start_publisher", "ProcessCollector", "PROCESS_COLLECTOR", "PlatformCollector",
+    "PLATFORM_COLLECTOR", "GCCollector", "GC_COLLECTOR", "Timestamp", "disable_created_metrics",
+    "enable_created_metrics", "CONTENT_TYPE_PLAIN_0_0_4", "CONTENT_TYPE_PLAIN_1_0_0", "MetricsHandler",
+    "delete_from_gateway", "instance_ip_grouping_key", "push_to_gateway", "pushadd_to_gateway",
+    "write_to_textfile",
     "Counter", "Gauge", "Histogram", "Summary", "Info", "Enum",
     "configure", "default_store", "Store", "REGISTRY", "CollectorRegistry",
     "Metric", "CounterMetricFamily", "GaugeMetricFamily", "HistogramMetricFamily",

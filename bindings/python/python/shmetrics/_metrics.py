@@ -51,23 +51,38 @@ class _Decorating:
 
 
 class Timer(_Decorating):
-    """Times a block or a function and records the seconds it took."""
+    """Times a block or a function and records the seconds it took
+    (``duration`` after the block) with ``metric``'s method ``method``.
+    On a metric with label names, ``labels(...)`` inside the block picks
+    the child, as prometheus_client's timer allows."""
 
-    __slots__ = ("_record", "_start")
+    __slots__ = ("_metric", "_method", "_start", "duration")
 
-    def __init__(self, record: Callable[[float], None]) -> None:
-        self._record = record
+    def __init__(self, metric: Any, method: str) -> None:
+        self._metric = metric
+        self._method = method
         self._start = 0.0
+        self.duration: Optional[float] = None
 
     def _fresh(self) -> "Timer":
-        return Timer(self._record)
+        return Timer(self._metric, self._method)
+
+    def labels(self, *values: Any, **kwargs: Any) -> None:
+        """Records into the child with these label values."""
+        self._metric = self._metric.labels(*values, **kwargs)
 
     def __enter__(self) -> "Timer":
         self._start = time.perf_counter()
         return self
 
     def __exit__(self, typ: Optional[type], value: object, tb: object) -> None:
-        self._record(max(time.perf_counter() - self._start, 0.0))
+        self.duration = max(time.perf_counter() - self._start, 0.0)
+        try:
+            getattr(self._metric, self._method)(self.duration)
+        except Exception:
+            # The application's exception is the one that propagates.
+            if typ is None:
+                raise
 
 
 class ExceptionCounter(_Decorating):
@@ -109,6 +124,35 @@ class InprogressTracker(_Decorating):
         self._gauge.dec()
 
 
+def set_function(gauge: Any, f: Callable[[], float]) -> None:
+    """``Gauge.set_function``: see ``shmetrics._publish``."""
+    from . import _publish
+    _publish.set_function(gauge, f)
+
+
+def remove_by_labels(metric: Any, labels: Any) -> None:
+    """``remove_by_labels``: deletes every series of ``metric`` whose
+    labels include ``labels``, as the store lists them now."""
+    labelnames = tuple(metric._labelnames)
+    if not labelnames:
+        raise _native.LabelError(f"No label names were set when constructing {metric!r}")
+    if not isinstance(labels, dict):
+        raise TypeError("labels must be a dict of {label_name: label_value}")
+    if not labels:
+        return
+    unknown = [k for k in labels if k not in labelnames]
+    if unknown:
+        raise _native.LabelError(f"Unknown label names: {unknown}; expected {labelnames}")
+    want = {k: str(v) for k, v in labels.items()}
+    for name, _help, _unit, _kind, series in metric._store.collect():
+        if name != metric._name:
+            continue
+        for pairs, _value, _created in series:
+            got = dict(pairs)
+            if all(got.get(k) == v for k, v in want.items()):
+                metric.remove(*(got.get(n, "") for n in labelnames))
+
+
 Counter = _native.Counter
 Gauge = _native.Gauge
 Histogram = _native.Histogram
@@ -132,6 +176,20 @@ def _label_values(name: str, labelnames: Tuple[str, ...], bound: Tuple[str, ...]
         raise _native.LabelError(
             f"{name}: expected {len(labelnames)} label values for {list(labelnames)}, got {len(values)}")
     return tuple(str(v) for v in values)
+
+
+class _Reserved:
+    """A registry whose ``_shmetrics_attach`` takes a name reserved before
+    (an ``Info``'s gauge)."""
+
+    def __init__(self, registry: Any) -> None:
+        self._registry = registry
+
+    def _shmetrics_attach(self, name: str, kind: str, labelnames: Any) -> Any:
+        return self._registry._shmetrics_attach(name, kind, labelnames, reserved=True)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._registry, name)
 
 
 def _full_name(name: str, namespace: str, subsystem: str) -> str:
@@ -164,11 +222,20 @@ class Info:
         self._name = _full_name(name, namespace, subsystem)
         self._documentation = documentation
         self._labelnames = tuple(labelnames)
+        reserve = getattr(registry, "_shmetrics_reserve", None)
+        if reserve is not None and not _labelvalues:
+            reserve(self._name + "_info", "gauge")
+            registry = _Reserved(registry)
         self._registry = registry
         self._labelvalues = tuple(_labelvalues or ())
-        self._gauge: Optional[_native.Gauge] = None
+        # Shared by the parent and its children: the gauge, made by the
+        # first info() call, and its keys.
+        self._shared: Dict[str, Any] = {}
         self._current: Optional[Tuple[str, ...]] = None
         self._children: Dict[Tuple[Any, ...], "Info"] = {}
+        retype = getattr(registry, "_shmetrics_retype", None)
+        if retype is not None and not _labelvalues:
+            retype(self._name + "_info", "info")
 
     def labels(self, *values: Any, **kwargs: Any) -> "Info":
         """The child for these label values."""
@@ -176,7 +243,9 @@ class Info:
         child = self._children.get(key)
         if child is None:
             child = Info(self._name, self._documentation, self._labelnames,
-                         registry=self._registry, _labelvalues=key)
+                         registry=None, _labelvalues=key)
+            child._shared = self._shared
+            child._registry = self._registry
             self._children[key] = child
         return child
 
@@ -191,8 +260,14 @@ class Info:
                 f"{self._name}: info keys {sorted(set(val) & set(self._labelnames))} clash with its label names"
             )
         keys = tuple(sorted(val))
-        gauge = Gauge(self._name + "_info", self._documentation, self._labelnames + keys,
-                      registry=self._registry, multiprocess_mode="max")
+        gauge = self._shared.get("gauge")
+        if gauge is None:
+            gauge = Gauge(self._name + "_info", self._documentation, self._labelnames + keys,
+                          registry=self._registry, multiprocess_mode="max")
+            self._shared["gauge"], self._shared["keys"] = gauge, keys
+        elif self._shared["keys"] != keys:
+            raise _native.ConflictError(
+                f"{self._name}: info keys {list(keys)} differ from the first call's {list(self._shared['keys'])}")
         values = self._labelvalues + tuple(str(val[k]) for k in keys)
         if self._current is not None and self._current != values:
             gauge.remove(*self._current)
@@ -233,8 +308,16 @@ class Enum:
         self._states = [str(s) for s in states]
         self._gauge = Gauge(full, documentation, labelnames + (full,), registry=registry,
                             multiprocess_mode="mostrecent")
+        retype = getattr(registry, "_shmetrics_retype", None)
+        if retype is not None:
+            retype(full, "stateset")
+
         self._labelnames = labelnames
         self._labelvalues = tuple(_labelvalues or ())
+        if getattr(registry, "_shmetrics_private", False) and not labelnames:
+            # A registry of its own is one process's: the Enum starts in
+            # its first state, as prometheus_client's does.
+            self.state(self._states[0])
 
     def labels(self, *values: Any, **kwargs: Any) -> "Enum":
         """The child for these label values."""

@@ -16,12 +16,12 @@ from .metrics_core import (
     UntypedMetricFamily,
 )
 from .registry import REGISTRY, CollectorRegistry, DuplicateTimeseries
-from .samples import Exemplar, Sample
+from .samples import Exemplar, Sample, Timestamp
 
 __all__ = [
     "CollectorRegistry", "Counter", "CounterMetricFamily", "DuplicateTimeseries", "Enum",
     "Exemplar", "Gauge", "GaugeHistogramMetricFamily", "GaugeMetricFamily", "Histogram",
     "HistogramMetricFamily", "Info", "InfoMetricFamily", "Metric", "REGISTRY", "Sample",
     "StateSetMetricFamily", "Summary", "SummaryMetricFamily", "UnknownMetricFamily",
-    "UntypedMetricFamily",
+    "UntypedMetricFamily", "Timestamp",
 ]

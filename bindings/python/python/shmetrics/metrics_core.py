@@ -28,9 +28,8 @@ class Metric:
     def __init__(self, name: str, documentation: str, typ: str, unit: str = "") -> None:
         if unit and not name.endswith("_" + unit):
             name = f"{name}_{unit}"
-        if not _NAME.match(name):
-            raise _native.InvalidNameError(
-                f"invalid metric name {name!r}: use letters, digits, '_' and ':', not starting with a digit")
+        if not name or not isinstance(name, str):
+            raise _native.InvalidNameError(f"invalid metric name {name!r}: it must be a non-empty string")
         typ = "unknown" if typ == "untyped" else typ
         if typ not in METRIC_TYPES:
             raise _native.InvalidOptionsError(
@@ -163,12 +162,13 @@ class HistogramMetricFamily(_Family):
         """Adds the series with these label values: its buckets, and its
         ``_count`` and ``_sum`` when ``sum_value`` is given and no bound is
         negative."""
+        count = buckets[-1][1]
         for bucket in buckets:
             exemplar = bucket[2] if len(bucket) == 3 else None  # type: ignore[misc]
             self.add_sample(self.name + "_bucket", self._labels(labels, ("le", bucket[0])),
                             bucket[1], timestamp, exemplar)
         if sum_value is not None and buckets and float(buckets[0][0]) >= 0:
-            self.add_sample(self.name + "_count", self._labels(labels), buckets[-1][1], timestamp)
+            self.add_sample(self.name + "_count", self._labels(labels), count, timestamp)
             self.add_sample(self.name + "_sum", self._labels(labels), sum_value, timestamp)
 
 

@@ -46,7 +46,7 @@ class MultiProcessCollector:
     registered in it."""
 
     def __init__(self, registry: Optional[Any], path: Optional[Union[str, "os.PathLike[str]"]] = None) -> None:
-        self._view = StoreCollector(_store_at(path) if path is not None else None)
+        self._view = StoreCollector(_store_at(path) if path is not None else None, created=False)
         if isinstance(registry, CollectorRegistry):
             registry._show(self._view)
         elif registry is not None:

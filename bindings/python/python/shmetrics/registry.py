@@ -12,7 +12,7 @@ import math
 import threading
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Protocol, Set, Tuple
 
-from . import _native
+from . import _native, _publish
 from ._text import float_text
 from .metrics_core import Metric
 
@@ -39,13 +39,40 @@ class DuplicateTimeseries(ValueError):
         super().__init__(f"duplicated timeseries in CollectorRegistry: {sorted(duplicates)}")
 
 
+def disable_created_metrics() -> None:
+    """Leaves the ``_created`` samples of counters, histograms and summaries
+    out of what registries collect (and so of the in-process pages)."""
+    from . import metrics
+    metrics._use_created = False
+
+
+def enable_created_metrics() -> None:
+    """Puts the ``_created`` samples back (the default, unless
+    ``PROMETHEUS_DISABLE_CREATED_SERIES`` is ``true``)."""
+    from . import metrics
+    metrics._use_created = True
+
+
+def _use_created() -> bool:
+    from . import metrics
+    return metrics._use_created
+
+
 def _store_metric(name: str, help: str, unit: str, kind: str,
-                  series: List[Tuple[List[Tuple[str, str]], Any, int]]) -> Metric:
+                  series: List[Tuple[List[Tuple[str, str]], Any, int]],
+                  retype: Optional[str] = None, created: bool = True) -> Metric:
     """One family of ``Store.collect()`` as a ``Metric`` with samples named
-    as prometheus_client names them."""
-    m = Metric(name, help, kind)
+    as prometheus_client names them; ``retype`` (``info``, ``stateset``)
+    for the gauges that hold an ``Info`` or an ``Enum``."""
+    created = created and kind in ("counter", "histogram", "summary") and _use_created()
+    if retype == "info":
+        m = Metric(name[: -len("_info")], help, "info")
+    elif retype == "stateset":
+        m = Metric(name, help, "stateset")
+    else:
+        m = Metric(name, help, kind)
     m.unit = unit
-    for pairs, value, _created in series:
+    for pairs, value, created_ns in series:
         labels = dict(pairs)
         if kind == "counter":
             m.add_sample(name + "_total", labels, value)
@@ -63,6 +90,8 @@ def _store_metric(name: str, help: str, unit: str, kind: str,
                 m.add_sample(name, {**labels, "quantile": float_text(q)}, v)
             m.add_sample(name + "_count", labels, float(count))
             m.add_sample(name + "_sum", labels, total)
+        if created:
+            m.add_sample(name + "_created", labels, created_ns / 1e9)
     return m
 
 
@@ -72,45 +101,100 @@ class StoreCollector:
     is configured, so that a misconfigured process never serves an empty
     page)."""
 
-    def __init__(self, store: Optional[_native.Store] = None) -> None:
+    def __init__(self, store: Optional[_native.Store] = None,
+                 retype: Optional[Dict[str, str]] = None, created: bool = True) -> None:
         self.store = store
+        self.retype = retype if retype is not None else {}
+        # Multiprocess mode's collector has no _created samples.
+        self.created = created
 
     def resolve(self) -> _native.Store:
         """The store collected."""
         return self.store if self.store is not None else _native.default_store()
 
     def collect(self) -> Iterator[Metric]:
-        for family in self.resolve().collect():
-            yield _store_metric(*family)
+        store = self.resolve()
+        _publish.run_functions(store)
+        retype = self.retype or _RETYPE_DEFAULT
+        for family in store.collect():
+            yield _store_metric(*family, retype=retype.get(family[0]), created=self.created)
 
 
 class CollectorRegistry:
-    """The store's metrics, and the custom collectors registered here.
+    """Metrics created with it, the custom collectors registered here and,
+    with a ``MultiProcessCollector``, a store's families.
 
-    Every metric lives in the store, whatever registry it was created
-    with; ``register()`` takes custom collectors (objects whose
-    ``collect()`` yields ``Metric`` objects), which run in this process
-    whenever the registry is collected or rendered. Registering a
-    shmetrics metric is accepted and changes nothing: it is in the store
-    already."""
+    ``REGISTRY``, the default, shows the default store: the metrics that
+    every process writes. Any other ``CollectorRegistry`` is a registry of
+    its own, as in prometheus_client: empty when new, it keeps the metrics
+    created with ``registry=`` it in a private store (an unlinked file,
+    made when its first metric is, shared with the processes forked after
+    that), whose gauges default to the mode ``shared`` (one value, no
+    ``pid`` label). The exporter does not see a private store."""
 
     def __init__(self, auto_describe: bool = False, target_info: Optional[Dict[str, str]] = None,
-                 support_collectors_without_names: bool = False) -> None:
+                 support_collectors_without_names: bool = False, _default: bool = False) -> None:
         self._auto_describe = auto_describe
-        self._store = StoreCollector()
+        self._nameless = support_collectors_without_names
+        self._default = _default
+        self._retype: Dict[str, str] = {}
+        self._views: List[StoreCollector] = [StoreCollector(retype=self._retype)] if _default else []
+        self._private: Optional[_native.Store] = None
         self._lock = threading.Lock()
         self._collectors: Dict[Any, List[str]] = {}
+        self._store_names: Dict[str, str] = {}
         self._target_info: Optional[Dict[str, str]] = None
         self.set_target_info(target_info)
 
     @property
-    def store_collector(self) -> StoreCollector:
-        """The view of the store this registry shows."""
-        return self._store
+    def store_collector(self) -> Optional[StoreCollector]:
+        """The first store view this registry shows, if any."""
+        return self._views[0] if self._views else None
 
     def _show(self, view: StoreCollector) -> None:
-        """Shows the store of ``view`` instead (``shmetrics.multiprocess``)."""
-        self._store = view
+        """Shows the store of ``view`` too (``shmetrics.multiprocess``),
+        unless it shows that store already."""
+        with self._lock:
+            for v in self._views:
+                if v.store is view.store or (v.store is not None and view.store is not None
+                                             and v.store.path == view.store.path):
+                    return
+            self._views.append(view)
+
+    def _shmetrics_attach(self, name: str, kind: str, labelnames: List[str],
+                          reserved: bool = False) -> Tuple[Optional[_native.Store], Optional[str]]:
+        """Called by a metric created with ``registry=self``: the store it
+        goes to (``None``: the default one) and the default gauge mode.
+        A name this registry already has raises ``DuplicateTimeseries``
+        (unless ``reserved`` by ``_shmetrics_reserve``)."""
+        names = [name] + [name + s for s in _SUFFIXES.get(kind, ())]
+        with self._lock:
+            taken = {n for ns in self._collectors.values() for n in ns}
+            if self._target_info:
+                taken.add("target_info")
+            # REGISTRY takes the same definition again (the store hands back
+            # the same family, as shmetrics always has; another definition
+            # raises the store's ConflictError); a registry of its own
+            # refuses it, as prometheus_client's registries do.
+            clash = taken.union(() if self._default else self._store_names).intersection(names)
+            if clash and not reserved:
+                raise DuplicateTimeseries(clash)
+            if self._default:
+                for n in names:
+                    self._store_names[n] = name
+                return None, None
+            if self._private is None:
+                self._private = _private_store()
+                self._views.insert(0, StoreCollector(self._private, self._retype))
+            for n in names:
+                self._store_names[n] = name
+            return self._private, "shared"
+
+    def _shmetrics_retype(self, family: str, kind: str) -> None:
+        """Marks the store family ``family`` as holding an ``Info``
+        (``info``) or ``Enum`` (``stateset``)."""
+        with self._lock:
+            self._retype[family] = kind
 
     def _names(self, collector: Any) -> List[str]:
         describe = getattr(collector, "describe", None)
@@ -130,7 +214,7 @@ class CollectorRegistry:
             return
         with self._lock:
             names = self._names(collector)
-            taken = {n for ns in self._collectors.values() for n in ns}
+            taken = {n for ns in self._collectors.values() for n in ns}.union(self._store_names)
             if self._target_info:
                 taken.add("target_info")
             clash = taken.intersection(names)
@@ -139,17 +223,43 @@ class CollectorRegistry:
             self._collectors[collector] = names
 
     def unregister(self, collector: Any) -> None:
-        """Removes a custom collector (a shmetrics metric stays in the
-        store: use its ``clear()`` to drop its series)."""
+        """Removes a custom collector. A shmetrics metric frees its names
+        in this registry (its series stay in the store: use its
+        ``clear()`` to drop them)."""
         if _is_store_metric(collector):
+            name = _store_name(collector)
+            with self._lock:
+                for n in [n for n, owner in self._store_names.items() if owner == name]:
+                    del self._store_names[n]
             return
         with self._lock:
             del self._collectors[collector]
 
+    def _shmetrics_reserve(self, name: str, kind: str) -> None:
+        """Takes the names of a metric made later (an ``Info``'s gauge is
+        made by its first ``info()``), refusing a clash now."""
+        names = [name] + [name + s for s in _SUFFIXES.get(kind, ())]
+        with self._lock:
+            taken = {n for ns in self._collectors.values() for n in ns}
+            if self._target_info:
+                taken.add("target_info")
+            clash = taken.union(self._store_names).intersection(names)
+            if clash:
+                raise DuplicateTimeseries(clash)
+            for n in names:
+                self._store_names[n] = name
+
+    @property
+    def _shmetrics_private(self) -> bool:
+        """Whether the metrics created with this registry are its own
+        (every registry but ``REGISTRY``)."""
+        return not self._default
+
     def set_target_info(self, labels: Optional[Dict[str, str]]) -> None:
         """Sets (or, with ``None``, removes) the ``target_info`` metric."""
         with self._lock:
-            if labels and any("target_info" in ns for ns in self._collectors.values()):
+            if labels and ("target_info" in self._store_names
+                           or any("target_info" in ns for ns in self._collectors.values())):
                 raise ValueError("CollectorRegistry already has a target_info metric")
             self._target_info = dict(labels) if labels else None
 
@@ -170,11 +280,12 @@ class CollectorRegistry:
         return info, collectors
 
     def collect(self) -> Iterator[Metric]:
-        """``target_info``, the store's families, then each collector's."""
+        """``target_info``, the stores' families, then each collector's."""
         info, collectors = self._own()
         if info is not None:
             yield info
-        yield from self._store.collect()
+        for view in list(self._views):
+            yield from view.collect()
         for c in collectors:
             yield from c.collect()
 
@@ -206,19 +317,43 @@ class CollectorRegistry:
 
 class RestrictedRegistry:
     """A registry's samples of some names only; families left without
-    samples are left out."""
+    samples are left out, and collectors whose names (from
+    ``describe()``) are all outside are not run."""
 
     def __init__(self, names: Iterable[str], registry: CollectorRegistry) -> None:
         self._names = frozenset(names)
         self._registry = registry
 
+    def _metrics(self) -> Iterator[Metric]:
+        r = self._registry
+        info, _ = r._own()
+        if info is not None and "target_info" in self._names:
+            yield info
+        for view in list(r._views):
+            yield from view.collect()
+        with r._lock:
+            collectors = [(c, names) for c, names in r._collectors.items()
+                          if self._names.intersection(names) or (not names and r._nameless)]
+        for c, _names in collectors:
+            yield from c.collect()
+
     def collect(self) -> Iterator[Metric]:
-        for m in self._registry.collect():
+        for m in self._metrics():
             kept = [s for s in m.samples if s.name in self._names]
             if kept:
                 part = Metric(m.name, m.documentation, m.type)
                 part.unit, part.samples = m.unit, kept
                 yield part
+
+
+def _store_name(obj: Any) -> str:
+    """The store family name of a shmetrics metric."""
+    from ._metrics import Enum, Info
+    if isinstance(obj, Info):
+        return obj._name + "_info"
+    if isinstance(obj, Enum):
+        return obj._gauge._name
+    return obj._name
 
 
 def _is_store_metric(obj: Any) -> bool:
@@ -227,9 +362,31 @@ def _is_store_metric(obj: Any) -> bool:
                             _native.Summary, Info, Enum))
 
 
-REGISTRY = CollectorRegistry(auto_describe=True)
+def _private_store() -> _native.Store:
+    """A store of one registry's own: a file made in /dev/shm (or the
+    temporary directory), opened, and unlinked at once, so nothing is left
+    behind and no other process can open it by name."""
+    import os
+    import tempfile
+    where = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    fd, path = tempfile.mkstemp(prefix="shmetrics-registry-", suffix=".shm", dir=where)
+    os.close(fd)
+    os.unlink(path)
+    try:
+        return _native.Store(path, create=True, max_series=4096, label_bytes=1 << 20, max_writers=8)
+    finally:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+_RETYPE_DEFAULT: Dict[str, str] = {}
+
+REGISTRY = CollectorRegistry(auto_describe=True, _default=True)
+_RETYPE_DEFAULT = REGISTRY._retype
 """The default registry: the default store, and the collectors registered
 in this process."""
 
 __all__ = ["Collector", "CollectorRegistry", "DuplicateTimeseries", "REGISTRY", "RestrictedRegistry",
-           "StoreCollector"]
+           "StoreCollector", "disable_created_metrics", "enable_created_metrics"]

@@ -167,15 +167,7 @@ impl Fixture {
                 handles.push(writer.series(&f, &l).unwrap());
             }
         }
-        let reader = Store::open(
-            &path,
-            &Options {
-                read_only: true,
-                create: false,
-                ..Options::default()
-            },
-        )
-        .unwrap();
+        let reader = Store::open(&path, &Options::reader()).unwrap();
         Fixture {
             dir,
             path,

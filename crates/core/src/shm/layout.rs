@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// The first eight bytes of every store file.
 pub(crate) const MAGIC: [u8; 8] = *b"SHMETRIX";
 /// Bumped on any incompatible change of this file.
-pub(crate) const LAYOUT_VERSION: u32 = 4;
+pub(crate) const LAYOUT_VERSION: u32 = 5;
 /// Page size used to align regions (and the size of the header).
 pub(crate) const PAGE: u64 = 4096;
 
@@ -151,6 +151,20 @@ pub(crate) struct AllocArea {
     pub sketch_cells_used: AtomicU64,
     /// Series that expired (families with a TTL).
     pub series_expired_total: AtomicU64,
+    /// How much of each growable region the file system has granted
+    /// (`posix_fallocate`), ahead of the fill marks above: nothing at or
+    /// past a fill mark is ever touched before its reservation covers it,
+    /// so a full file system refuses a registration or a new series
+    /// instead of faulting a page (see `store/space.rs`). Family and
+    /// series records, arena bytes, and per slot region (in every slot up
+    /// to `slots_hwm`, and slot 0): integer cells from the start, float
+    /// cells from the end, sketch cells from the start.
+    pub families_reserved: AtomicU64,
+    pub series_reserved: AtomicU64,
+    pub arena_reserved: AtomicU64,
+    pub int_cells_reserved: AtomicU64,
+    pub float_cells_reserved: AtomicU64,
+    pub sketch_cells_reserved: AtomicU64,
     pub reserved: [AtomicU64; 3],
 }
 

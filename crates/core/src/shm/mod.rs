@@ -7,8 +7,9 @@
 //!
 //! # Truncation and full file systems
 //! A process that truncates a mapped store, or a file system that cannot
-//! grant a page, makes an access to the mapping fault (SIGBUS). Readers
-//! and growing writers check the file's size first ([`Mapping::check_size`]);
+//! grant a page, makes an access to the mapping fault (SIGBUS). Pages are
+//! granted before use ([`Mapping::reserve`], driven by `store/space.rs`).
+//! Readers and growing writers check the file's size first ([`Mapping::check_size`]);
 //! a fault that still happens inside a store mapping is absorbed by the
 //! handler in [`sigbus`], so that the process lives on and the next check
 //! reports the truncation.
@@ -104,15 +105,25 @@ impl Mapping {
             .map_err(|e| cleanup(Error::io(path, "cannot set the store file's mode", &e)))?;
         file.set_len(fixed.file_size)
             .map_err(|e| cleanup(Error::io(path, "cannot size the store file", &e)))?;
-        // The header page is written below: without its page granted, a
-        // full file system would kill this process with SIGBUS there.
-        reserve(&file, 0, layout::PAGE).map_err(|e| {
-            cleanup(Error::io(
-                path,
-                "cannot reserve the store's first page (file system full?)",
-                &e,
-            ))
-        })?;
+        // The parts of the file that are touched at any position from the
+        // start: the header page and the slot table (written below and at
+        // the first claim), and the series index (probed at a hash's
+        // position). Without their pages granted, a full file system
+        // would fault (SIGBUS) there. The regions that fill from one end
+        // are reserved as they grow (`store/space.rs`).
+        let fixed_parts = [
+            (0, fixed.off_families),
+            (fixed.off_index, fixed.off_arena - fixed.off_index),
+        ];
+        for (off, len) in fixed_parts {
+            reserve(&file, off, len).map_err(|e| {
+                cleanup(Error::io(
+                    path,
+                    "cannot reserve the store's header and tables (file system full?)",
+                    &e,
+                ))
+            })?;
+        }
         let map = MmapRaw::map_raw(&file)
             .map_err(|e| cleanup(Error::io(path, "cannot map the store file", &e)))?;
         let mapping = Mapping::new(map, file, fixed, true, path);
@@ -219,6 +230,15 @@ impl Mapping {
             .with_path(&self.path));
         }
         Ok(())
+    }
+
+    /// Makes the file system grant the bytes `[off, off + len)` of the
+    /// file, so that touching them through the mapping cannot fault for
+    /// want of space. Under the store lock, on the slow path (registration,
+    /// series creation, claiming a slot), never on the update path.
+    pub fn reserve(&self, off: u64, len: u64) -> std::io::Result<()> {
+        debug_assert!(off.saturating_add(len) <= self.fixed.file_size);
+        reserve(&self.file, off, len)
     }
 
     pub fn fixed(&self) -> &Fixed {
@@ -419,12 +439,19 @@ impl Mapping {
 /// (`posix_fallocate`), so that touching them through a mapping cannot
 /// fault for want of space.
 fn reserve(file: &File, off: u64, len: u64) -> std::io::Result<()> {
+    if len == 0 {
+        return Ok(());
+    }
     let (off, len) = (off as libc::off_t, len as libc::off_t);
-    // SAFETY: posix_fallocate on an open file descriptor; no memory is
-    // passed. It returns the error number rather than setting errno.
-    match unsafe { libc::posix_fallocate(file.as_raw_fd(), off, len) } {
-        0 => Ok(()),
-        rc => Err(std::io::Error::from_raw_os_error(rc)),
+    loop {
+        // SAFETY: posix_fallocate on an open file descriptor; no memory
+        // is passed. It returns the error number rather than setting
+        // errno.
+        match unsafe { libc::posix_fallocate(file.as_raw_fd(), off, len) } {
+            0 => return Ok(()),
+            libc::EINTR => continue,
+            rc => return Err(std::io::Error::from_raw_os_error(rc)),
+        }
     }
 }
 

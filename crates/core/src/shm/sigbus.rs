@@ -4,11 +4,11 @@
 //! would kill the process: a web server's worker, or the exporter.
 //!
 //! The store avoids what it can: it checks the file's size before reading
-//! a snapshot and before growing, and its creator reserves the header
-//! page. It does not yet reserve the rest of the file as the store grows
-//! (issue 23), so a full tmpfs can still refuse a page on first write;
-//! and a truncation can land between a check and the access, or under a
-//! writer's update path, which makes no system call. So each process
+//! a snapshot and before growing, and it reserves every page on the file
+//! system before anything touches it (`store/space.rs`), so a full tmpfs
+//! refuses a registration or a new series, never a page. But a truncation
+//! can land between a check and the access, or under a writer's update
+//! path, which makes no system call. So each process
 //! installs a SIGBUS handler that, for a fault inside a store mapping,
 //! maps a private zero page over the faulting page and returns: the
 //! access is retried on that page and succeeds. What is written there is

@@ -127,13 +127,15 @@ impl Store {
         let cap = self.map.fixed().cells_per_slot;
         // Whether a series' cells lie within the allocated ranges.
         let sketch_used = self.map.header().alloc.sketch_cells_used.load(Acquire);
+        let no_sketch = self.map.fixed().sketch_cells_per_slot;
         let fits = |io: u64, fo: u64, shape: Shape, so: u64, sketch: u64| {
             let (ints_used, floats_used) = self.cell_counts();
             let float_base = (cap as usize).saturating_sub(floats_used) as u64;
             io.saturating_add(shape.ints as u64) <= ints_used as u64
                 && fo >= float_base
                 && fo.saturating_add(shape.floats as u64) <= cap
-                && so.saturating_add(sketch) <= sketch_used
+                // An overflow series not used yet has no sketch cells.
+                && (so == no_sketch || so.saturating_add(sketch) <= sketch_used)
         };
         while snap.cache.series_done < series_used {
             let id = snap.cache.series_done;
@@ -149,10 +151,7 @@ impl Store {
                     if let Some(out) = snap.cache.family_out[fam as usize] {
                         let fam = &snap.families[out as usize];
                         let shape = fam.shape;
-                        let sketch = match fam.native {
-                            Some(n) => n.cells() as u64,
-                            None => u64::from(fam.window.age_buckets) * self.sketch.cells() as u64,
-                        } + u64::from(fam.exemplars) * exemplar::RECORD as u64;
+                        let sketch = self.sketch_cells_per_series(fam);
                         let io = rec.int_off.load(Relaxed);
                         let fo = rec.float_off.load(Relaxed);
                         let so = rec.sketch_off.load(Relaxed);
@@ -187,14 +186,27 @@ impl Store {
         }
     }
 
-    /// Decodes again the records of families with a TTL that a new series
-    /// took since they were decoded (their state word changed and is
-    /// live). The old label spans are left behind; once they are as many
+    /// Reads again the sketch offset of overflow series that had none,
+    /// and decodes again the records of families with a TTL that a new
+    /// series took since they were decoded (their state word changed and
+    /// is live). The old label spans are left behind; once they are as many
     /// as the rest, the next refresh starts the cache over.
     pub(super) fn decode_reused_series(&self, snap: &mut Snapshot) {
         let recs = self.map.series();
+        let no_sketch = self.map.fixed().sketch_cells_per_slot;
         let mut members = std::mem::take(&mut snap.cache.members);
         for (fam, list) in snap.families.iter().zip(members.iter_mut()) {
+            // An overflow series gets its sketch cells when first used
+            // (its first member, allocated with the family).
+            if let Some(m) = list.first_mut().filter(|m| m.sketch_off == no_sketch) {
+                let off = recs[m.id as usize].sketch_off.load(Acquire);
+                let used = self.map.header().alloc.sketch_cells_used.load(Acquire);
+                if m.id == fam.overflow_series
+                    && off.saturating_add(self.sketch_cells_per_series(fam)) <= used
+                {
+                    m.sketch_off = off;
+                }
+            }
             if fam.ttl_ms == 0 {
                 continue;
             }
@@ -217,6 +229,14 @@ impl Store {
         if snap.cache.stale_spans > snap.cache.spans.len() / 2 + 4096 {
             snap.cache.owner = None; // start over next time
         }
+    }
+
+    /// The sketch cells each series of `fam` takes.
+    fn sketch_cells_per_series(&self, fam: &FamilyEntry) -> u64 {
+        (match fam.native {
+            Some(n) => n.cells() as u64,
+            None => u64::from(fam.window.age_buckets) * self.sketch.cells() as u64,
+        }) + u64::from(fam.exemplars) * exemplar::RECORD as u64
     }
 
     /// Decodes a record's label values, which it had when its state word

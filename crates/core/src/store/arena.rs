@@ -4,6 +4,7 @@
 
 use std::sync::atomic::Ordering::*;
 
+use super::space::{NoSpace, Reach};
 use super::{Family, Shape, Store};
 use crate::error::{Error, ErrorKind, Result};
 use crate::exemplar;
@@ -20,6 +21,8 @@ pub(crate) fn set_ref(r: &layout::ArenaRef, off: u64, len: usize) {
 pub(crate) struct ArenaAlloc<'a> {
     store: &'a Store,
     used: u64,
+    /// Why a push found no room on the file system, if one did.
+    pub(super) no_space: Option<NoSpace>,
 }
 
 impl<'a> ArenaAlloc<'a> {
@@ -31,13 +34,25 @@ impl<'a> ArenaAlloc<'a> {
                     .with_path(store.path()),
             );
         }
-        Ok(ArenaAlloc { store, used })
+        Ok(ArenaAlloc {
+            store,
+            used,
+            no_space: None,
+        })
     }
 
     pub(crate) fn push(&mut self, bytes: &[u8]) -> Option<u64> {
         let off = self.used;
         let end = off.checked_add(bytes.len() as u64)?;
         if end > self.store.map.fixed().arena_bytes {
+            return None;
+        }
+        let reach = Reach {
+            arena: end,
+            ..Reach::default()
+        };
+        if let Err(e) = self.store.reserve_reach(reach) {
+            self.no_space = Some(e);
             return None;
         }
         self.store.map.arena_write(off, bytes);

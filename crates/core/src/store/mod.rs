@@ -43,6 +43,7 @@ mod register;
 mod series;
 mod shape;
 mod slots;
+mod space;
 mod ttl;
 
 pub(crate) use crate::handle::{classic_cells, Shape};

@@ -33,16 +33,17 @@ pub struct Options {
     /// histogram buckets. A summary series with quantiles takes
     /// `age_buckets` × 4,229 of them (about 165 KiB a writer with the
     /// default 5 age buckets); a native histogram series `2 × 128 ×
-    /// 2^schema` (2,048 at the default schema 3: 16 KiB a writer). The
-    /// file is sparse and a writer touches only the cells its values fall
-    /// in (a latency spread over three decades touches about 350 a
-    /// summary set, or 80 native buckets at schema 3), so this costs
-    /// address space, not memory. `0` picks 2,097,152 (16 MiB of address
-    /// space a writer: 100 such summary series, or 1,024 native ones at
-    /// schema 3). Exemplars take 68 cells (544 bytes) per place: per
-    /// counter series, and per classic bucket of a histogram series, of a
-    /// family that keeps them; a writer touches only the records of the
-    /// places it records exemplars in.
+    /// 2^schema` (2,048 at the default schema 3: 16 KiB a writer). A
+    /// family's overflow series takes its cells only when first used.
+    /// The file is sparse: this capacity costs address space; memory is
+    /// taken as series are created, for the cells they take in each
+    /// writer slot used so far (reserved on the file system then, so
+    /// that a full file system refuses a new series instead of faulting
+    /// a writer). `0` picks 16,777,216 (128 MiB of address space a
+    /// writer: 793 such summary series, or 8,192 native ones at schema
+    /// 3). Exemplars take 68 cells (544 bytes) per place: per counter
+    /// series, and per classic bucket of a histogram series, of a family
+    /// that keeps them.
     pub sketch_cells_per_writer: u64,
     /// A user, besides this process's user and root, that may own an
     /// existing store (a user id; see [`crate::user_id`] for names).
@@ -75,6 +76,15 @@ impl Default for Options {
 }
 
 impl Options {
+    /// Options to open an existing store read-only, as an exporter does.
+    pub fn reader() -> Options {
+        Options {
+            create: false,
+            read_only: true,
+            ..Options::default()
+        }
+    }
+
     pub(super) fn capacities(&self) -> Result<Capacities> {
         let opt = |msg: String| Error::new(ErrorKind::InvalidOptions, msg);
         let check = |what: &str, v: u64, max: u64| {
@@ -129,4 +139,4 @@ impl Options {
 }
 
 /// Sketch cells per writer when the options leave it at 0.
-const DEFAULT_SKETCH_CELLS: u64 = 1 << 21;
+const DEFAULT_SKETCH_CELLS: u64 = 1 << 24;

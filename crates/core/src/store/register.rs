@@ -9,6 +9,7 @@ use std::sync::TryLockError;
 use super::arena::{set_ref, ArenaAlloc};
 use super::labels::{decode_strs, encode_strs};
 use super::shape::cells_for;
+use super::space::{NoSpace, Reach};
 use super::{Family, FamilyType, Shape, Store};
 use crate::error::{Error, ErrorKind, Result};
 use crate::exemplar;
@@ -261,9 +262,12 @@ impl Store {
         let plan = FamilyPlan::of(self, d);
         // Reserve every byte and cell before writing anything.
         let mut arena = ArenaAlloc::new(self)?;
-        let bytes = plan
-            .reserve(&mut arena, d)
-            .ok_or_else(|| full("label bytes"))?;
+        let Some(bytes) = plan.reserve(&mut arena, d) else {
+            return Err(match arena.no_space.take() {
+                Some(e) => self.no_space(d, &e),
+                None => full("label bytes"),
+            });
+        };
         let series_id = h.alloc.series_used.load(Relaxed);
         if series_id >= fixed.max_series {
             return Err(full("series capacity"));
@@ -271,9 +275,24 @@ impl Store {
         let Some((int_off, float_off)) = self.cells_room(plan.shape) else {
             return Err(full("value cells"));
         };
-        let Some(sketch_off) = self.sketch_room(plan.sketch_cells) else {
-            return Err(full("sketch cells (sketch_cells_per_writer)"));
+        // The overflow series' sketch cells (a summary's quantile sets, a
+        // native histogram's buckets, exemplar records) are taken when it
+        // is first used (`series.rs`): most families never overflow, and
+        // a summary's sketch is the largest thing a series takes.
+        let sketch_off = if plan.sketch_cells == 0 {
+            h.alloc.sketch_cells_used.load(Relaxed)
+        } else {
+            fixed.sketch_cells_per_slot
         };
+        let reach = Reach {
+            families: (u64::from(index) + 1) * 256,
+            series: (u64::from(series_id) + 1) * 64,
+            ints: (int_off + u64::from(plan.shape.ints)) * 8,
+            floats: (fixed.cells_per_slot - float_off) * 8,
+            ..Reach::default()
+        };
+        self.reserve_reach(reach)
+            .map_err(|e| self.no_space(d, &e))?;
 
         let f = &self.map.families()[index as usize];
         f.state.store(state::INIT, Release);
@@ -292,12 +311,21 @@ impl Store {
         s.float_off.store(float_off, Relaxed);
         s.sketch_off.store(sketch_off, Relaxed);
         s.created_unix_ns.store(proc::unix_nanos(), Relaxed);
-        self.take_cells(plan.shape, plan.sketch_cells);
+        self.take_cells(plan.shape, 0);
         h.alloc.series_used.store(series_id + 1, Release);
         f.overflow_series.store(series_id + 1, Release);
         s.state.store(state::LIVE, Release);
         f.state.store(state::LIVE, Release);
         self.family_handle(index, f, epoch)
+    }
+
+    /// The error for a family that found no room on the file system.
+    fn no_space(&self, d: &FamilyDesc, e: &NoSpace) -> Error {
+        Error::new(
+            ErrorKind::StoreFull,
+            format!("no room to register {:?}: {e}", d.name),
+        )
+        .with_path(self.path())
     }
 
     /// The error for a family that does not fit in the store's `what`.

@@ -4,6 +4,7 @@ use std::sync::atomic::{fence, Ordering::*};
 
 use super::arena::{set_ref, ArenaAlloc};
 use super::labels::{encode_strs, labels_equal, series_hash};
+use super::space::Reach;
 use super::{Family, Series, Store};
 use crate::error::{Error, ErrorKind, Result};
 use crate::proc;
@@ -105,10 +106,13 @@ impl Store {
         let cap = self.map.fixed().cells_per_slot;
         let sketch_cap = self.map.fixed().sketch_cells_per_slot;
         match offs {
+            // A sketch offset of `sketch_cap` is none (an overflow series
+            // not used yet): updates then find no sketch cells.
             Some((w, i, f, k))
                 if i.saturating_add(family.shape.ints as u64) <= cap
                     && f.saturating_add(family.shape.floats as u64) <= cap
-                    && k.saturating_add(self.sketch_cells_of(family)) <= sketch_cap =>
+                    && (k == sketch_cap
+                        || k.saturating_add(self.sketch_cells_of(family)) <= sketch_cap) =>
             {
                 Ok(family.series_handle(id, w, i, f, k))
             }
@@ -205,7 +209,7 @@ impl Store {
         let id = h.alloc.series_used.load(Relaxed);
         let cells = self.cells_room(family.shape);
         let sketch_cells = self.sketch_cells_of(family);
-        let sketch = self.sketch_room(sketch_cells);
+        let sketch = self.series_sketch_room(family, sketch_cells);
         let mut arena = ArenaAlloc::new(self)?;
         let labels = if family.ttl {
             // Room for the next series that reuses the record (`ttl.rs`).
@@ -217,10 +221,23 @@ impl Store {
         };
         let (Some(labels), Some((int_off, float_off)), Some(sketch_off)) = (labels, cells, sketch)
         else {
+            if let Some(e) = arena.no_space.take() {
+                return Err(self.overflow_error(family, &e.reason()));
+            }
             return Err(self.overflow(family, id, labels.is_some(), cells.is_some()));
         };
         if let Some(reason) = self.over_limit(family, id) {
             return Err(self.overflow_error(family, &reason));
+        }
+        let reach = Reach {
+            series: (u64::from(id) + 1) * 64,
+            ints: (int_off + u64::from(family.shape.ints)) * 8,
+            floats: (self.map.fixed().cells_per_slot - float_off) * 8,
+            sketch: (sketch_off + sketch_cells) * 8,
+            ..Reach::default()
+        };
+        if let Err(e) = self.reserve_reach(reach) {
+            return Err(self.overflow_error(family, &e.reason()));
         }
         let index = self.map.index();
         let Some(pos) = self.free_index_position(hash) else {
@@ -262,7 +279,7 @@ impl Store {
         let full = (limit != 0 && f.series_count.load(Relaxed) >= limit)
             || self.map.header().alloc.series_used.load(Relaxed) >= self.map.fixed().max_series
             || self.cells_room(family.shape).is_none()
-            || self.sketch_room(self.sketch_cells_of(family)).is_none();
+            || (self.series_sketch_room(family, self.sketch_cells_of(family))).is_none();
         self.sweep(family.index, full);
         if limit == 0 || f.series_count.load(Relaxed) < limit {
             return self.reuse_series(family, hash, encoded);
@@ -308,10 +325,57 @@ impl Store {
         self.overflow_error(family, &reason)
     }
 
+    /// Where a new series of `family` would get its `n` sketch cells, if
+    /// they fit and leave room for the family's overflow series' cells
+    /// while it has none: the series that finds the sketch region full
+    /// sends its updates there, quantiles and native buckets included.
+    fn series_sketch_room(&self, family: &Family, n: u64) -> Option<u64> {
+        let none = self.map.fixed().sketch_cells_per_slot;
+        let pending = self
+            .map
+            .series()
+            .get(family.overflow as usize)
+            .is_some_and(|rec| rec.sketch_off.load(Relaxed) == none);
+        let off = self.sketch_room(if pending { n.checked_mul(2)? } else { n })?;
+        Some(off)
+    }
+
+    /// Gives `family`'s overflow series its sketch cells on its first use
+    /// (registration leaves them out: see `register.rs`), if the store
+    /// and the file system have room. Without them, its observations
+    /// still count in its count and sum, and its quantiles, native
+    /// buckets and exemplars are absent. Under the lock.
+    fn give_overflow_sketch(&self, family: &Family) {
+        let none = self.map.fixed().sketch_cells_per_slot;
+        let Some(rec) = self.map.series().get(family.overflow as usize) else {
+            return;
+        };
+        if rec.sketch_off.load(Relaxed) != none {
+            return;
+        }
+        let n = self.sketch_cells_of(family);
+        let Some(off) = self.sketch_room(n) else {
+            return;
+        };
+        let reach = Reach {
+            sketch: (off + n) * 8,
+            ..Reach::default()
+        };
+        if self.reserve_reach(reach).is_err() {
+            return;
+        }
+        // Taken before the record points at them: a holder that dies in
+        // between leaks them, and the record keeps pointing at none.
+        let a = &self.map.header().alloc;
+        a.sketch_cells_used.fetch_add(n, Release);
+        rec.sketch_off.store(off, Release);
+    }
+
     /// Counts an overflow of `family` and makes its error, which carries
     /// the family's overflow series.
     fn overflow_error(&self, family: &Family, reason: &str) -> Error {
         let f = &self.map.families()[family.index as usize];
+        self.give_overflow_sketch(family);
         f.overflows.fetch_add(1, Relaxed);
         self.map
             .header()

@@ -55,8 +55,11 @@ impl Store {
                 _ => !proc::is_alive(s.pid.load(Relaxed), s.start_time.load(Relaxed)),
             }
         });
+        // A new slot's regions are reserved as far as the others' before
+        // it is published; with no room on the file system, this process
+        // writes through the shared slot 0 (whose regions always are).
         let chosen = reusable.or_else(|| {
-            (hwm < max).then(|| {
+            (hwm < max && self.reserve_slot(hwm + 1).is_ok()).then(|| {
                 h.alloc.slots_hwm.store(hwm + 1, Release);
                 hwm + 1
             })

@@ -33,11 +33,7 @@ pub fn small_options() -> Options {
 
 /// Options to open an existing store read-only.
 pub fn read_only() -> Options {
-    Options {
-        read_only: true,
-        create: false,
-        ..Options::default()
-    }
+    Options::reader()
 }
 
 /// Options to open an existing store without creating one.

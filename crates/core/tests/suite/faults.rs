@@ -2,51 +2,20 @@
 //! store created on a full tmpfs. Each gives a clear error, and the
 //! process (this test process) lives on.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
 
-use shmetrics_core::{faults_absorbed, ErrorKind, FamilyDesc, Kind, Options, Store};
+use shmetrics_core::{faults_absorbed, ErrorKind, FamilyDesc, Kind, Options, Store, Value};
+use shmetrics_testkit::Tmpfs;
 
 use crate::common::{expect_err, small_options, tempdir};
 
-/// A 1 MiB tmpfs mounted for one test, unmounted when dropped (also when
-/// the test fails). The tests run as root.
-struct Tmpfs {
-    dir: tempfile::TempDir,
-}
+/// Tests that count absorbed faults (a process-wide count) run one at a
+/// time.
+static FAULT_COUNT: Mutex<()> = Mutex::new(());
 
-impl Tmpfs {
-    fn mount() -> Tmpfs {
-        let dir = tempfile::tempdir().unwrap();
-        let st = std::process::Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-            .arg(dir.path())
-            .status()
-            .unwrap();
-        assert!(st.success(), "mount -t tmpfs failed");
-        Tmpfs { dir }
-    }
-
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-
-    /// Fills the file system with one file, up to its last byte.
-    fn fill(&self) -> PathBuf {
-        let filler = self.path().join("filler");
-        let mut f = std::fs::File::create(&filler).unwrap();
-        let chunk = vec![1u8; 64 << 10];
-        while std::io::Write::write_all(&mut f, &chunk).is_ok() {}
-        while std::io::Write::write_all(&mut f, &chunk[..1]).is_ok() {}
-        filler
-    }
-}
-
-impl Drop for Tmpfs {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("umount")
-            .arg(self.dir.path())
-            .status();
-    }
+fn count_faults() -> MutexGuard<'static, ()> {
+    FAULT_COUNT.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn names_in(dir: &Path) -> Vec<String> {
@@ -60,7 +29,7 @@ fn names_in(dir: &Path) -> Vec<String> {
 
 #[test]
 fn creating_a_store_on_a_full_tmpfs_fails_cleanly() {
-    let fs = Tmpfs::mount();
+    let fs = Tmpfs::mount("1m");
     fs.fill();
     let path = fs.path().join("store");
     let e = expect_err(Store::open(&path, &small_options()), ErrorKind::Io);
@@ -69,7 +38,171 @@ fn creating_a_store_on_a_full_tmpfs_fails_cleanly() {
 }
 
 #[test]
+fn a_store_whose_tables_exceed_the_tmpfs_fails_cleanly_and_a_default_one_fits() {
+    let fs = Tmpfs::mount("1m");
+    let path = fs.path().join("store");
+    // 2^20 series: a series index of 8 MiB, reserved at creation.
+    let big = Options {
+        max_series: 1 << 20,
+        ..Options::default()
+    };
+    let e = expect_err(Store::open(&path, &big), ErrorKind::Io);
+    assert!(e.message().contains("file system full"), "{e}");
+    assert!(names_in(fs.path()).is_empty(), "a temporary file was left");
+    // A default store (a 512 KiB index; 20 GB of address space) fits, and
+    // takes space as it is used.
+    let store = Store::open(&path, &Options::default()).unwrap();
+    let f = store
+        .register(&FamilyDesc::new("jobs", Kind::Counter).labels(&["k"]))
+        .unwrap();
+    for i in 0..100 {
+        store
+            .counter_inc(store.series(&f, &[&i.to_string()]).unwrap())
+            .unwrap();
+    }
+    assert_eq!(
+        store
+            .snapshot()
+            .unwrap()
+            .family("jobs")
+            .unwrap()
+            .series()
+            .len(),
+        100
+    );
+}
+
+fn counter_values(store: &Store, name: &str) -> Vec<(String, f64)> {
+    let snap = store.snapshot().unwrap();
+    let mut v: Vec<(String, f64)> = snap
+        .family(name)
+        .unwrap()
+        .series()
+        .map(|s| {
+            let label = s.label_values().next().unwrap_or_default().to_string();
+            match s.value() {
+                Value::Counter(x) => (label, x),
+                other => panic!("{other:?}"),
+            }
+        })
+        .collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+#[test]
+fn a_tmpfs_that_fills_while_writing_refuses_what_does_not_fit_and_keeps_the_rest() {
+    let _one = count_faults();
+    let faults = faults_absorbed();
+    let fs = Tmpfs::mount("1m");
+    let path = fs.path().join("store");
+    let opts = Options {
+        max_families: 4096,
+        max_series: 8192,
+        label_bytes: 1 << 20,
+        max_writers: 8,
+        sketch_cells_per_writer: 1 << 20,
+        ..Options::default()
+    };
+    let store = Store::open(&path, &opts).unwrap();
+    let jobs = store
+        .register(&FamilyDesc::new("jobs", Kind::Counter).labels(&["k"]))
+        .unwrap();
+    let lat = store
+        .register(
+            &FamilyDesc::new("lat", Kind::Summary)
+                .labels(&["k"])
+                .quantiles(&[0.5]),
+        )
+        .unwrap();
+    let mut want: Vec<(String, f64)> = Vec::new();
+    for i in 0..20 {
+        let k = format!("{i:05}");
+        store
+            .counter_add(store.series(&jobs, &[&k]).unwrap(), i as f64 + 1.0)
+            .unwrap();
+        want.push((k, i as f64 + 1.0));
+    }
+    store
+        .observe(store.series(&lat, &["a"]).unwrap(), 2.0)
+        .unwrap();
+    let filler = fs.fill();
+
+    // New series take what is reserved already, then go to the overflow
+    // series with an error that names the file system.
+    let mut i = 20;
+    let overflow = loop {
+        let k = format!("{i:05}");
+        match store.series(&jobs, &[&k]) {
+            Ok(s) => {
+                store.counter_add(s, 1.0).unwrap();
+                want.push((k, 1.0));
+            }
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::Overflow, "{e}");
+                assert!(e.message().contains("file system"), "{e}");
+                assert!(e.message().contains("No space left"), "{e}");
+                break e.overflow_series().unwrap();
+            }
+        }
+        i += 1;
+        assert!(i < 8000, "the file system never ran out");
+    };
+    store.counter_add(overflow, 5.0).unwrap();
+    want.insert(0, (String::new(), 5.0));
+    // A summary series takes 165 KiB a writer: no room for it, nor for
+    // its overflow series' sketch. The overflow series counts.
+    let e = expect_err(store.series(&lat, &["b"]), ErrorKind::Overflow);
+    store.observe(e.overflow_series().unwrap(), 3.0).unwrap();
+    // Registering: refused once its records or bytes need more space.
+    let e = (0..4096)
+        .find_map(|n| {
+            store
+                .register(&FamilyDesc::new(format!("more_{n}"), Kind::Gauge))
+                .err()
+        })
+        .expect("the file system never ran out");
+    assert_eq!(e.kind(), ErrorKind::StoreFull, "{e}");
+    assert!(e.message().contains("file system"), "{e}");
+    // Another writer (a new slot, whose cells cannot be reserved) writes
+    // through the shared slot.
+    let other = Store::open(&path, &Options::default()).unwrap();
+    let f = other
+        .register(&FamilyDesc::new("jobs", Kind::Counter).labels(&["k"]))
+        .unwrap();
+    other
+        .counter_add(other.series(&f, &["00000"]).unwrap(), 10.0)
+        .unwrap();
+    want[1].1 += 10.0;
+
+    // Nothing stored was lost; a reader reads it all.
+    assert_eq!(counter_values(&store, "jobs"), want);
+    let reader = Store::open(&path, &crate::common::read_only()).unwrap();
+    assert_eq!(counter_values(&reader, "jobs"), want);
+    let snap = reader.snapshot().unwrap();
+    let counts: Vec<u64> = snap
+        .family("lat")
+        .unwrap()
+        .series()
+        .map(|s| match s.value() {
+            Value::Summary { count, .. } => count,
+            v => panic!("{v:?}"),
+        })
+        .collect();
+    assert_eq!(counts.iter().sum::<u64>(), 2, "{counts:?}");
+    // No page was touched that the file system had not granted.
+    assert_eq!(faults_absorbed(), faults);
+
+    // Space freed: new series fit again.
+    std::fs::remove_file(filler).unwrap();
+    let s = store.series(&jobs, &["later"]).unwrap();
+    store.counter_inc(s).unwrap();
+    assert_eq!(faults_absorbed(), faults);
+}
+
+#[test]
 fn a_store_truncated_while_mapped_gives_errors_not_sigbus() {
+    let _one = count_faults();
     let dir = tempdir();
     let path = dir.path().join("s");
     let store = Store::open(&path, &small_options()).unwrap();

@@ -501,7 +501,8 @@ fn handles_round_trip_through_raw() {
 #[test]
 fn the_sketch_region_full_is_store_full_or_overflow() {
     let (_d, store) = open(&Options {
-        // Two schema-3 series (2,048 cells each) and a bit.
+        // Two schema-3 series (2,048 cells each) and a bit: a series and
+        // its family's overflow series.
         sketch_cells_per_writer: 5000,
         ..Options::default()
     });
@@ -514,9 +515,12 @@ fn the_sketch_region_full_is_store_full_or_overflow() {
     assert!(e.to_string().contains("sketch cells per writer"), "{e}");
     let ov = e.overflow_series().unwrap();
     store.observe(ov, 1.0).unwrap();
-    let e = store.register(&native("cap2_seconds")).unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::StoreFull);
-    assert!(e.to_string().contains("sketch_cells_per_writer"), "{e}");
+    // Registering takes no sketch cells (an overflow series takes them
+    // when first used); this family's series then finds none.
+    let f2 = store.register(&native("cap2_seconds")).unwrap();
+    let e = store.series(&f2, &[]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Overflow);
+    assert!(e.to_string().contains("sketch cells per writer"), "{e}");
     // The overflow series counts what it got, natively too.
     let snap = store.snapshot().unwrap();
     let fam = snap.family("cap_seconds").unwrap();

@@ -32,6 +32,20 @@ fn read(store: &Store, name: &str) -> (u64, Vec<Quantile>) {
     }
 }
 
+/// The count and quantiles of a family's overflow series (`true`) or
+/// first other series.
+fn read_series(store: &Store, name: &str, overflow: bool) -> (u64, Vec<Quantile>) {
+    let snap = store.snapshot().unwrap();
+    let mut all = snap.family(name).unwrap().series();
+    let s = all.find(|s| s.is_overflow() == overflow).unwrap();
+    match s.value() {
+        Value::Summary {
+            count, quantiles, ..
+        } => (count, quantiles.to_vec()),
+        v => panic!("{v:?}"),
+    }
+}
+
 fn close(got: f64, want: f64) -> bool {
     ((got - want) / want).abs() <= 0.0099 + 1e-12
 }
@@ -120,7 +134,8 @@ fn reset_and_wipe_clear_the_sketches() {
     assert!(qs[0].value.is_nan(), "a wipe leaves no old sketch behind");
     store.observe(s, 7.0).unwrap();
     assert!(close(read(&store, "r").1[0].value, 7.0));
-    assert_eq!(store.stats().sketch_cells_used, 2 * 5 * 4229);
+    // The series' sketch; the overflow series takes one only when used.
+    assert_eq!(store.stats().sketch_cells_used, 5 * 4229);
 }
 
 #[test]
@@ -151,30 +166,70 @@ fn threads_of_one_process_lose_no_observation() {
 }
 
 #[test]
-fn sketch_capacity_gives_overflow_then_store_full() {
+fn sketch_capacity_gives_overflow_with_quantiles_then_without() {
     let per_series = 5 * 4229;
     let opts = Options {
         sketch_cells_per_writer: 2 * per_series,
         ..Options::default()
     };
     let (_d, store) = open(&opts);
-    // The family's overflow series and one more fit.
+    // One series fits, leaving room for its family's overflow series.
     let f = store
         .register(&summary("c", &[0.5]).labels(&["k"]))
         .unwrap();
     let a = store.series(&f, &["a"]).unwrap();
+    assert_eq!(store.stats().sketch_cells_used, per_series);
     let e = expect_err(store.series(&f, &["b"]), ErrorKind::Overflow);
     assert!(e.message().contains("sketch cells"), "{e}");
     let ov = e.overflow_series().unwrap();
+    assert_eq!(store.stats().sketch_cells_used, 2 * per_series);
     store.observe(a, 1.0).unwrap();
     store.observe(ov, 2.0).unwrap();
+    let (count, qs) = read_series(&store, "c", true);
+    assert_eq!(count, 1);
+    assert!(close(qs[0].value, 2.0), "{qs:?}");
+    assert_eq!(
+        store
+            .snapshot()
+            .unwrap()
+            .family("c")
+            .unwrap()
+            .series()
+            .len(),
+        2
+    );
+    // Registering takes no sketch cells, so another summary registers;
+    // its series and its overflow series find none left: the overflow
+    // series counts, without quantiles. A summary without quantiles needs
+    // no sketch cells.
+    let d = store.register(&summary("d", &[0.5])).unwrap();
+    let e = expect_err(store.series(&d, &[]), ErrorKind::Overflow);
+    let ov = e.overflow_series().unwrap();
+    store.observe(ov, 3.0).unwrap();
+    store.observe(ov, 5.0).unwrap();
+    let (count, qs) = read_series(&store, "d", true);
+    assert_eq!(count, 2);
+    assert!(qs[0].value.is_nan(), "{qs:?}");
+    let e = store.register(&summary("e", &[])).unwrap();
+    store.observe(store.series(&e, &[]).unwrap(), 1.0).unwrap();
+}
+
+#[test]
+fn a_default_store_holds_500_summary_families() {
+    let (_d, store) = open(&Options::default());
+    for i in 0..500 {
+        let f = store
+            .register(&summary(&format!("s{i}"), &[0.5, 0.99]))
+            .unwrap();
+        store
+            .observe(store.series(&f, &[]).unwrap(), i as f64)
+            .unwrap();
+    }
     let snap = store.snapshot().unwrap();
-    assert_eq!(snap.family("c").unwrap().series().len(), 2);
-    // No room for another family's overflow series: store full. A summary
-    // without quantiles needs no sketch cells.
-    let e = expect_err(store.register(&summary("d", &[0.5])), ErrorKind::StoreFull);
-    assert!(e.message().contains("sketch"), "{e}");
-    store.register(&summary("e", &[])).unwrap();
+    assert_eq!(snap.families().count(), 500);
+    assert!(snap
+        .families()
+        .all(|f| f.overflows() == 0 && f.series().len() == 1));
 }
 
 #[test]

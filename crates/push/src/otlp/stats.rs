@@ -49,22 +49,16 @@ impl Stats {
     pub fn families(&self) -> Vec<ExtraFamily<'_>> {
         let (q, url) = (&self.queue, &[("url", self.queue.url())][..]);
         let mut f = Families::default();
-        f.counter("shmetrics_otlp_data_points_sent", "Data points in OTLP requests the receiver took (2xx), those it reported as rejected included.")
-            .sample(url, n(&q.samples_sent));
-        f.counter(
-            "shmetrics_otlp_data_points_rejected",
-            "Data points a 2xx OTLP answer reported as rejected (partial success).",
-        )
-        .sample(url, n(&self.points_rejected));
-        f.counter("shmetrics_otlp_data_points_failed", "Data points in OTLP requests refused with a status that is not retried (other than 429, 502, 503, 504); they are dropped.")
-            .sample(url, n(&q.samples_failed));
-        f.counter(
-            "shmetrics_otlp_data_points_dropped",
-            "Data points dropped unsent because the OTLP queue was full.",
-        )
-        .sample(url, n(&q.samples_dropped));
-        f.counter("shmetrics_otlp_retries", "OTLP requests that failed (429, 502, 503, 504, connection error, timeout) and were tried again.")
-            .sample(url, n(&q.retries));
+        f.counters(
+            url,
+            &[
+                ("shmetrics_otlp_data_points_sent", "Data points in OTLP requests the receiver took (2xx), those it reported as rejected included.", n(&q.samples_sent)),
+                ("shmetrics_otlp_data_points_rejected", "Data points a 2xx OTLP answer reported as rejected (partial success).", n(&self.points_rejected)),
+                ("shmetrics_otlp_data_points_failed", "Data points in OTLP requests refused with a status that is not retried (other than 429, 502, 503, 504); they are dropped.", n(&q.samples_failed)),
+                ("shmetrics_otlp_data_points_dropped", "Data points dropped unsent because the OTLP queue was full.", n(&q.samples_dropped)),
+                ("shmetrics_otlp_retries", "OTLP requests that failed (429, 502, 503, 504, connection error, timeout) and were tried again.", n(&q.retries)),
+            ],
+        );
         f.counter(
             "shmetrics_otlp_request_failures",
             "OTLP requests that failed, by reason: connection, timeout, tls (an untrusted or wrong certificate), auth (credentials refused with 401 or 403, or unreadable), status (another status).",
@@ -80,16 +74,13 @@ impl Stats {
             "When an OTLP request last succeeded, in seconds since the Unix epoch; 0 if none has.",
         )
         .sample(url, n(&q.last_success_unix_ms) / 1e3);
-        f.counter(
-            "shmetrics_otlp_batches",
-            "Snapshots of the store taken and queued for OTLP.",
-        )
-        .sample(url, n(&self.snapshots.batches));
-        f.counter(
-            "shmetrics_otlp_snapshot_failures",
-            "Snapshots for OTLP that could not be taken because the store could not be read.",
-        )
-        .sample(url, n(&self.snapshots.snapshot_failures));
+        f.counters(
+            url,
+            &[
+                ("shmetrics_otlp_batches", "Snapshots of the store taken and queued for OTLP.", n(&self.snapshots.batches)),
+                ("shmetrics_otlp_snapshot_failures", "Snapshots for OTLP that could not be taken because the store could not be read.", n(&self.snapshots.snapshot_failures)),
+            ],
+        );
         f.into_vec()
     }
 }

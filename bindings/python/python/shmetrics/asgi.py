@@ -1,0 +1,5 @@
+"""prometheus_client's ``asgi`` module."""
+
+from ._exposition import make_asgi_app
+
+__all__ = ["make_asgi_app"]

@@ -1,0 +1,1 @@
+"""prometheus_client's ``bridge`` package."""

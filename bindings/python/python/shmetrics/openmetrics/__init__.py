@@ -1,0 +1,1 @@
+"""prometheus_client's ``openmetrics`` package: the OpenMetrics writer."""

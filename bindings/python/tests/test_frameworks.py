@@ -1,0 +1,94 @@
+"""A Flask app under gunicorn (written for prometheus_client's multiprocess
+mode: child_exit hook, MultiProcessCollector endpoint, imports changed)
+and a Starlette app under uvicorn, 4
+workers each, serving /metrics in process and through the exporter: the
+totals are exact after workers are killed with SIGKILL between batches of
+requests (a request in flight when its worker dies is lost by both
+libraries alike, so none is)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from conftest import samples_of, shmetrics_bin
+from test_gunicorn import free_port, get, stop_all, wait_up, worker_pids
+
+HERE = Path(__file__).resolve().parent
+BATCH = 400
+
+
+def total(port: int, path: str) -> float:
+    status, body = get(port, path)
+    assert status == 200
+    s = samples_of(body.decode())
+    return s.get(("app_request_seconds_count", frozenset({("route", "/work")})), 0.0), \
+        s.get(("app_requests_total", frozenset({("route", "/work")})), 0.0)
+
+
+def all_workers(master: int) -> set[int]:
+    """The server's worker processes (uvicorn's may sit one level below)."""
+    pids = worker_pids(master)
+    return pids | {g for p in pids for g in worker_pids(p)}
+
+
+SERVERS = {
+    # The multiprocess-mode setup: child_exit hook, MultiProcessCollector endpoint.
+    "flask-gunicorn": lambda port: [sys.executable, "-m", "gunicorn", "-c", str(HERE / "_mp_gunicorn_conf.py"),
+                                    "-w", "4", "-b", f"127.0.0.1:{port}",
+                                    "--log-level", "warning", "_framework_apps:flask_app"],
+    "starlette-uvicorn": lambda port: [sys.executable, "-m", "uvicorn", "--workers", "4", "--host", "127.0.0.1",
+                                       "--port", str(port), "--log-level", "warning",
+                                       "_framework_apps:starlette_app"],
+}
+
+
+@pytest.mark.parametrize("server", list(SERVERS))
+def test_exact_totals_across_kill_9(tmp_path, server):
+    store = tmp_path / "app.shm"
+    env = dict(os.environ, SHMETRICS_STORE=str(store), PYTHONPATH=str(HERE))
+    env.pop("PROMETHEUS_MULTIPROC_DIR", None)
+    port, exporter_port = free_port(), free_port()
+    app = subprocess.Popen(SERVERS[server](port), env=env, stderr=subprocess.PIPE)
+    exporter = None
+    try:
+        metrics = "/metrics/" if server.startswith("starlette") else "/metrics"  # a Mount's path ends in /
+        wait_up(port, metrics, app, server)  # not a counted route: a retried request would count twice
+        exporter = subprocess.Popen([shmetrics_bin(), "serve", "--store", str(store),
+                                     "--listen", f"127.0.0.1:{exporter_port}"], stderr=subprocess.PIPE)
+        wait_up(exporter_port, "/healthz", exporter, "the exporter")
+        sent = 0
+        served: set[int] = set()
+        killed = 0
+
+        def one(i: int) -> int:
+            status, body = get(port, f"/work/{i}")
+            assert status == 200
+            return int(body)
+
+        for _round in range(3):
+            with ThreadPoolExecutor(8) as pool:
+                served.update(pool.map(one, range(BATCH)))
+            sent += BATCH
+            # No request is in flight: kill a worker that served some.
+            victim = sorted(served & all_workers(app.pid))[0]
+            os.kill(victim, signal.SIGKILL)
+            killed += 1
+            time.sleep(0.5)
+        with ThreadPoolExecutor(8) as pool:
+            served.update(pool.map(one, range(BATCH)))
+        sent += BATCH
+        assert killed == 3 and len(served) > 4, f"only {len(served)} workers served"
+        # The exporter, and the app's own /metrics in whichever worker answers.
+        assert total(exporter_port, "/metrics") == (sent, sent)
+        for _ in range(4):
+            assert total(port, metrics) == (sent, sent)
+    finally:
+        stop_all([exporter, app])

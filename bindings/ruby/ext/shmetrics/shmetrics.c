@@ -1,0 +1,1089 @@
+/*
+ * shmetrics_ext: the native part of the shmetrics gem.
+ *
+ * A thin layer over libshmetrics's C ABI (shmetrics.h). The library is
+ * loaded at run time with dlopen (Shmetrics::Native.load picks the file),
+ * so every ABI function is called through a pointer from dlsym.
+ *
+ * What lives here rather than in Ruby is only the hot path: finding the
+ * series handle of a label set (a per-process cache of label values to
+ * handles, nested one Hash per label) and the update call. Everything runs
+ * with the GVL held: no other Ruby thread of the process runs meanwhile,
+ * so the caches need no lock, and no thread can be inside the library
+ * when the process forks (the library gives a forked child a writer slot
+ * of its own on its first update).
+ */
+#include <ruby.h>
+#include <ruby/encoding.h>
+#include <dlfcn.h>
+#include <string.h>
+
+#include "shmetrics.h"
+
+/* ---------------------------------------------------------------------
+ * The library's functions, filled in by Native.load.
+ */
+#define SHM_FUNCS(X)                                                           \
+    X(shmetrics_strerror)                                                      \
+    X(shmetrics_last_error)                                                    \
+    X(shmetrics_version)                                                       \
+    X(shmetrics_version_major)                                                 \
+    X(shmetrics_options_default)                                               \
+    X(shmetrics_store_open)                                                    \
+    X(shmetrics_store_close)                                                   \
+    X(shmetrics_store_reset)                                                   \
+    X(shmetrics_store_wipe)                                                    \
+    X(shmetrics_store_release_slot)                                            \
+    X(shmetrics_store_path_now)                                                \
+    X(shmetrics_store_stats)                                                   \
+    X(shmetrics_register)                                                      \
+    X(shmetrics_series_get)                                                    \
+    X(shmetrics_series_delete)                                                 \
+    X(shmetrics_family_clear)                                                  \
+    X(shmetrics_counter_add)                                                   \
+    X(shmetrics_gauge_set)                                                     \
+    X(shmetrics_gauge_add)                                                     \
+    X(shmetrics_gauge_set_to_current_time)                                     \
+    X(shmetrics_observe)                                                       \
+    X(shmetrics_counter_add_exemplar)                                          \
+    X(shmetrics_observe_exemplar)                                              \
+    X(shmetrics_render_alloc)                                                  \
+    X(shmetrics_buf_data)                                                      \
+    X(shmetrics_buf_len)                                                       \
+    X(shmetrics_buf_free)                                                      \
+    X(shmetrics_format_content_type)                                           \
+    X(shmetrics_negotiate)                                                     \
+    X(shmetrics_snapshot_take)                                                 \
+    X(shmetrics_snapshot_family_count)                                         \
+    X(shmetrics_snapshot_family)                                               \
+    X(shmetrics_snapshot_series)                                               \
+    X(shmetrics_snapshot_free)
+
+static struct {
+#define X(f) __typeof__(f) *f;
+    SHM_FUNCS(X)
+#undef X
+} L;
+static int loaded;
+
+static VALUE mShmetrics, cStore, cFamily, cSeries, eError, eLibraryError, eLibraryVersionError;
+static VALUE error_classes[105];
+static ID id_to_s, id_text, id_openmetrics, id_same, id_gone, id_other;
+
+/* ---------------------------------------------------------------------
+ * Errors.
+ */
+
+/* The calling thread's last error message from the library. */
+static VALUE last_error_message(shmetrics_result rc)
+{
+    char buf[1024];
+    size_t len = 0;
+    shmetrics_result r = L.shmetrics_last_error(buf, sizeof buf, &len);
+    if (r == SHMETRICS_BUFFER_TOO_SMALL) {
+        VALUE s = rb_str_buf_new((long)len + 1);
+        if (L.shmetrics_last_error(RSTRING_PTR(s), len + 1, &len) == SHMETRICS_OK) {
+            rb_str_set_len(s, (long)len);
+            return rb_enc_associate(s, rb_utf8_encoding());
+        }
+        len = sizeof buf - 1;
+    }
+    if (len == 0)
+        return rb_utf8_str_new_cstr(L.shmetrics_strerror(rc));
+    return rb_utf8_str_new(buf, (long)len);
+}
+
+static VALUE error_class(shmetrics_result rc)
+{
+    if (rc < sizeof error_classes / sizeof error_classes[0] && error_classes[rc] != 0)
+        return error_classes[rc];
+    return eError;
+}
+
+/* Raises the Ruby exception for `rc`, with the library's message. */
+NORETURN(static void raise_rc(shmetrics_result rc));
+static void raise_rc(shmetrics_result rc)
+{
+    VALUE msg = last_error_message(rc);
+    VALUE exc = rb_exc_new_str(error_class(rc), msg);
+    rb_ivar_set(exc, rb_intern("@code"), UINT2NUM(rc));
+    rb_exc_raise(exc);
+}
+
+static void check(shmetrics_result rc)
+{
+    if (rc != SHMETRICS_OK)
+        raise_rc(rc);
+}
+
+static void require_loaded(void)
+{
+    if (!loaded)
+        rb_raise(eLibraryError, "shmetrics: the library is not loaded (Shmetrics::Native.load)");
+}
+
+/* ---------------------------------------------------------------------
+ * Native.load: dlopen a library and check its major version.
+ */
+
+/* Native.__load(name, major) -> version string. Loads `name` with dlopen
+ * and refuses a library whose major version is not `major`. */
+static VALUE native_load(VALUE mod, VALUE name, VALUE want_major)
+{
+    if (loaded)
+        return rb_str_new_cstr(L.shmetrics_version());
+    const char *cname = StringValueCStr(name);
+    void *h = dlopen(cname, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL) {
+        const char *e = dlerror();
+        rb_raise(eLibraryError, "%s", e ? e : "dlopen failed");
+    }
+    /* shmetrics_version_major never changes: ask it first. */
+    uint32_t (*major)(void) = (uint32_t(*)(void))dlsym(h, "shmetrics_version_major");
+    const char *(*version)(void) = (const char *(*)(void))dlsym(h, "shmetrics_version");
+    if (major == NULL || version == NULL) {
+        dlclose(h);
+        rb_raise(eLibraryError, "%s is not libshmetrics (no shmetrics_version_major)", cname);
+    }
+    uint32_t got = major();
+    if (got != NUM2UINT(want_major)) {
+        VALUE v = rb_str_new_cstr(version());
+        dlclose(h);
+        rb_raise(eLibraryVersionError,
+                 "shmetrics: the library '%s' is version %" PRIsVALUE " (major %u), but this gem is "
+                 "written for major %u: install libshmetrics.so.%u, or point $SHMETRICS_LIBRARY at "
+                 "a library of major %u",
+                 cname, v, got, NUM2UINT(want_major), NUM2UINT(want_major), NUM2UINT(want_major));
+    }
+#define X(f)                                                                                       \
+    L.f = (__typeof__(f) *)dlsym(h, #f);                                                           \
+    if (L.f == NULL) {                                                                             \
+        rb_raise(eLibraryError, "shmetrics: the library '%s' has no %s: it is older than this gem " \
+                 "(header version %d.%d.%d)", cname, #f, SHMETRICS_VERSION_MAJOR,                 \
+                 SHMETRICS_VERSION_MINOR, SHMETRICS_VERSION_PATCH);                                \
+    }
+    SHM_FUNCS(X)
+#undef X
+    loaded = 1;
+    return rb_str_new_cstr(L.shmetrics_version());
+}
+
+static VALUE native_loaded_p(VALUE mod)
+{
+    return loaded ? Qtrue : Qfalse;
+}
+
+/* ---------------------------------------------------------------------
+ * Store.
+ */
+typedef struct {
+    struct shmetrics_store *ptr;
+    VALUE path;
+    struct shmetrics_options opts;
+    /* Bumped by every reopen: families registered under an older
+     * generation register again before their next update. */
+    unsigned long gen;
+} store_t;
+
+static void store_mark(void *p)
+{
+    store_t *s = p;
+    rb_gc_mark(s->path);
+}
+
+static void store_free(void *p)
+{
+    store_t *s = p;
+    if (s->ptr && loaded)
+        L.shmetrics_store_close(s->ptr);
+    xfree(s);
+}
+
+static size_t store_memsize(const void *p)
+{
+    return sizeof(store_t);
+}
+
+static const rb_data_type_t store_type = {
+    "Shmetrics::Store",
+    {store_mark, store_free, store_memsize, NULL, {NULL}},
+    0, 0, RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+static VALUE store_alloc(VALUE klass)
+{
+    store_t *s;
+    VALUE obj = TypedData_Make_Struct(klass, store_t, &store_type, s);
+    s->path = Qnil;
+    s->gen = 1;
+    return obj;
+}
+
+static store_t *get_store(VALUE obj)
+{
+    store_t *s;
+    TypedData_Get_Struct(obj, store_t, &store_type, s);
+    return s;
+}
+
+static store_t *open_store(VALUE obj)
+{
+    store_t *s = get_store(obj);
+    if (s->ptr == NULL)
+        rb_raise(eError, "shmetrics: the store %" PRIsVALUE " is closed", s->path);
+    return s;
+}
+
+static uint64_t opt_u64(VALUE h, const char *key, uint64_t dflt)
+{
+    VALUE v = rb_hash_lookup2(h, ID2SYM(rb_intern(key)), Qnil);
+    return NIL_P(v) ? dflt : NUM2ULL(v);
+}
+
+static int64_t opt_i64(VALUE h, const char *key, int64_t dflt)
+{
+    VALUE v = rb_hash_lookup2(h, ID2SYM(rb_intern(key)), Qnil);
+    return NIL_P(v) ? dflt : NUM2LL(v);
+}
+
+static int opt_bool(VALUE h, const char *key, int dflt)
+{
+    VALUE v = rb_hash_lookup2(h, ID2SYM(rb_intern(key)), Qundef);
+    return v == Qundef || NIL_P(v) ? dflt : RTEST(v);
+}
+
+/* Store#__open(path, opts): opens (or creates) the store file. */
+static VALUE store_open(VALUE self, VALUE path, VALUE opts)
+{
+    require_loaded();
+    store_t *s = get_store(self);
+    Check_Type(opts, T_HASH);
+    path = rb_str_new_frozen(StringValue(path));
+    struct shmetrics_options o;
+    check(L.shmetrics_options_default(&o));
+    o.create = opt_bool(opts, "create", o.create);
+    o.read_only = opt_bool(opts, "read_only", o.read_only);
+    o.mode = (uint32_t)opt_u64(opts, "mode", o.mode);
+    o.max_families = (uint32_t)opt_u64(opts, "max_families", o.max_families);
+    o.max_series = (uint32_t)opt_u64(opts, "max_series", o.max_series);
+    o.label_bytes = opt_u64(opts, "label_bytes", o.label_bytes);
+    o.max_writers = (uint32_t)opt_u64(opts, "max_writers", o.max_writers);
+    o.cells_per_writer = opt_u64(opts, "cells_per_writer", o.cells_per_writer);
+    o.sketch_cells_per_writer = opt_u64(opts, "sketch_cells_per_writer", o.sketch_cells_per_writer);
+    o.owner = opt_i64(opts, "owner", o.owner);
+    o.group = opt_i64(opts, "group", o.group);
+    struct shmetrics_store *p = NULL;
+    check(L.shmetrics_store_open(RSTRING_PTR(path), (size_t)RSTRING_LEN(path), &o, &p));
+    if (s->ptr)
+        L.shmetrics_store_close(s->ptr);
+    s->ptr = p;
+    s->path = path;
+    s->opts = o;
+    s->gen++;
+    return self;
+}
+
+/* Store#reopen: opens the path again (a file that replaced the one this
+ * handle mapped) and closes the old handle. Every family registers again
+ * before its next update; series caches start empty. */
+static VALUE store_reopen(VALUE self)
+{
+    store_t *s = open_store(self);
+    struct shmetrics_store *p = NULL;
+    struct shmetrics_options o = s->opts;
+    check(L.shmetrics_store_open(RSTRING_PTR(s->path), (size_t)RSTRING_LEN(s->path), &o, &p));
+    L.shmetrics_store_close(s->ptr);
+    s->ptr = p;
+    s->gen++;
+    return self;
+}
+
+static VALUE store_close(VALUE self)
+{
+    store_t *s = get_store(self);
+    if (s->ptr) {
+        L.shmetrics_store_close(s->ptr);
+        s->ptr = NULL;
+    }
+    return Qnil;
+}
+
+static VALUE store_closed_p(VALUE self)
+{
+    return get_store(self)->ptr ? Qfalse : Qtrue;
+}
+
+static VALUE store_path(VALUE self)
+{
+    return get_store(self)->path;
+}
+
+static VALUE store_read_only_p(VALUE self)
+{
+    return get_store(self)->opts.read_only ? Qtrue : Qfalse;
+}
+
+static VALUE store_generation(VALUE self)
+{
+    return ULONG2NUM(get_store(self)->gen);
+}
+
+static VALUE store_reset(VALUE self)
+{
+    check(L.shmetrics_store_reset(open_store(self)->ptr));
+    return Qnil;
+}
+
+static VALUE store_wipe(VALUE self)
+{
+    check(L.shmetrics_store_wipe(open_store(self)->ptr));
+    return Qnil;
+}
+
+static VALUE store_release_slot(VALUE self)
+{
+    check(L.shmetrics_store_release_slot(open_store(self)->ptr));
+    return Qnil;
+}
+
+/* Store#path_now -> :same, :gone or :other. */
+static VALUE store_path_now(VALUE self)
+{
+    shmetrics_path_now now = SHMETRICS_PATH_OTHER;
+    check(L.shmetrics_store_path_now(open_store(self)->ptr, &now));
+    switch (now) {
+    case SHMETRICS_PATH_SAME: return ID2SYM(id_same);
+    case SHMETRICS_PATH_GONE: return ID2SYM(id_gone);
+    default: return ID2SYM(id_other);
+    }
+}
+
+static uint32_t format_of(VALUE format)
+{
+    if (NIL_P(format))
+        return SHMETRICS_FORMAT_PROMETHEUS_TEXT;
+    if (SYMBOL_P(format)) {
+        ID id = SYM2ID(format);
+        if (id == id_text) return SHMETRICS_FORMAT_PROMETHEUS_TEXT;
+        if (id == id_openmetrics) return SHMETRICS_FORMAT_OPENMETRICS;
+    }
+    rb_raise(rb_eArgError, "unknown exposition format %" PRIsVALUE ": use :text or :openmetrics",
+             rb_inspect(format));
+}
+
+/* Store#render(format = :text) -> String. */
+static VALUE store_render(int argc, VALUE *argv, VALUE self)
+{
+    VALUE format;
+    rb_scan_args(argc, argv, "01", &format);
+    uint32_t f = format_of(format);
+    store_t *s = open_store(self);
+    struct shmetrics_buf *buf = NULL;
+    check(L.shmetrics_render_alloc(s->ptr, f, &buf));
+    VALUE out = rb_utf8_str_new((const char *)L.shmetrics_buf_data(buf), (long)L.shmetrics_buf_len(buf));
+    L.shmetrics_buf_free(buf);
+    return out;
+}
+
+/* Store.content_type(format = :text) -> String. */
+static VALUE store_s_content_type(int argc, VALUE *argv, VALUE klass)
+{
+    VALUE format;
+    rb_scan_args(argc, argv, "01", &format);
+    require_loaded();
+    return rb_str_new_cstr(L.shmetrics_format_content_type(format_of(format)));
+}
+
+/* Store.negotiate(accept) -> :text or :openmetrics. */
+static VALUE store_s_negotiate(VALUE klass, VALUE accept)
+{
+    require_loaded();
+    uint32_t f;
+    if (NIL_P(accept))
+        f = L.shmetrics_negotiate(NULL, 0);
+    else {
+        StringValue(accept);
+        f = L.shmetrics_negotiate(RSTRING_PTR(accept), (size_t)RSTRING_LEN(accept));
+    }
+    return ID2SYM(f == SHMETRICS_FORMAT_OPENMETRICS ? id_openmetrics : id_text);
+}
+
+static VALUE store_stats(VALUE self)
+{
+    struct shmetrics_stats st;
+    check(L.shmetrics_store_stats(open_store(self)->ptr, &st));
+    VALUE h = rb_hash_new();
+#define U(f) rb_hash_aset(h, ID2SYM(rb_intern(#f)), ULL2NUM(st.f));
+    U(layout_version) U(families) U(families_capacity) U(series_allocated) U(series_capacity)
+    U(writers_capacity) U(writers_live) U(writers_dead) U(file_size) U(label_bytes_used)
+    U(label_bytes_capacity) U(cells_used) U(cells_capacity) U(writer_claims_total)
+    U(writer_reuses_total) U(writers_exhausted_total) U(overflows_total)
+    U(lock_recoveries_total) U(sketch_cells_used) U(sketch_cells_capacity)
+    U(series_expired_total)
+#undef U
+    return h;
+}
+
+static VALUE str_of(struct shmetrics_str s)
+{
+    return rb_utf8_str_new(s.ptr, (long)s.len);
+}
+
+static VALUE kind_sym(uint32_t kind)
+{
+    switch (kind) {
+    case SHMETRICS_KIND_COUNTER: return ID2SYM(rb_intern("counter"));
+    case SHMETRICS_KIND_GAUGE: return ID2SYM(rb_intern("gauge"));
+    case SHMETRICS_KIND_HISTOGRAM: return ID2SYM(rb_intern("histogram"));
+    default: return ID2SYM(rb_intern("summary"));
+    }
+}
+
+struct snap_args {
+    struct shmetrics_snapshot *snap;
+    VALUE only;
+};
+
+static VALUE snapshot_convert(VALUE arg)
+{
+    struct snap_args *a = (struct snap_args *)arg;
+    VALUE out = rb_ary_new();
+    size_t nf = L.shmetrics_snapshot_family_count(a->snap);
+    for (size_t i = 0; i < nf; i++) {
+        struct shmetrics_family_info fi;
+        check(L.shmetrics_snapshot_family(a->snap, i, &fi));
+        if (!NIL_P(a->only) &&
+            ((size_t)RSTRING_LEN(a->only) != fi.name.len ||
+             memcmp(RSTRING_PTR(a->only), fi.name.ptr, fi.name.len) != 0))
+            continue;
+        VALUE f = rb_hash_new();
+        rb_hash_aset(f, ID2SYM(rb_intern("name")), str_of(fi.name));
+        rb_hash_aset(f, ID2SYM(rb_intern("help")), str_of(fi.help));
+        rb_hash_aset(f, ID2SYM(rb_intern("unit")), str_of(fi.unit));
+        rb_hash_aset(f, ID2SYM(rb_intern("kind")), kind_sym(fi.kind));
+        rb_hash_aset(f, ID2SYM(rb_intern("gauge_mode")), UINT2NUM(fi.gauge_mode));
+        VALUE names = rb_ary_new_capa((long)fi.label_count);
+        for (size_t k = 0; k < fi.label_count; k++)
+            rb_ary_push(names, str_of(fi.label_names[k]));
+        rb_hash_aset(f, ID2SYM(rb_intern("label_names")), names);
+        VALUE buckets = rb_ary_new_capa((long)fi.bucket_count);
+        for (size_t k = 0; k < fi.bucket_count; k++)
+            rb_ary_push(buckets, DBL2NUM(fi.buckets[k]));
+        rb_hash_aset(f, ID2SYM(rb_intern("buckets")), buckets);
+        VALUE series = rb_ary_new_capa((long)fi.series_count);
+        for (size_t j = 0; j < fi.series_count; j++) {
+            struct shmetrics_series_info si;
+            check(L.shmetrics_snapshot_series(a->snap, i, j, &si));
+            VALUE s = rb_hash_new();
+            VALUE vals = rb_ary_new_capa((long)fi.label_count);
+            for (size_t k = 0; k < fi.label_count; k++)
+                rb_ary_push(vals, str_of(si.label_values[k]));
+            rb_hash_aset(s, ID2SYM(rb_intern("labels")), vals);
+            if (si.extra_label_name.len > 0)
+                rb_hash_aset(s, ID2SYM(rb_intern("extra")),
+                             rb_assoc_new(str_of(si.extra_label_name), str_of(si.extra_label_value)));
+            rb_hash_aset(s, ID2SYM(rb_intern("value")), DBL2NUM(si.value));
+            rb_hash_aset(s, ID2SYM(rb_intern("count")), ULL2NUM(si.count));
+            if (si.cumulative) {
+                VALUE cum = rb_ary_new_capa((long)fi.bucket_count + 1);
+                for (size_t k = 0; k <= fi.bucket_count; k++)
+                    rb_ary_push(cum, ULL2NUM(si.cumulative[k]));
+                rb_hash_aset(s, ID2SYM(rb_intern("cumulative")), cum);
+            }
+            if (si.quantile_count > 0) {
+                VALUE qs = rb_ary_new_capa((long)si.quantile_count);
+                for (size_t k = 0; k < si.quantile_count; k++)
+                    rb_ary_push(qs, rb_assoc_new(DBL2NUM(si.quantiles[k].quantile),
+                                                 DBL2NUM(si.quantiles[k].value)));
+                rb_hash_aset(s, ID2SYM(rb_intern("quantiles")), qs);
+            }
+            rb_ary_push(series, s);
+        }
+        rb_hash_aset(f, ID2SYM(rb_intern("series")), series);
+        rb_ary_push(out, f);
+    }
+    return out;
+}
+
+static VALUE snapshot_release(VALUE arg)
+{
+    L.shmetrics_snapshot_free(((struct snap_args *)arg)->snap);
+    return Qnil;
+}
+
+/* Store#snapshot(name = nil) -> Array of family Hashes (only the family
+ * registered as `name`, when given), merged over every process. */
+static VALUE store_snapshot(int argc, VALUE *argv, VALUE self)
+{
+    VALUE only;
+    rb_scan_args(argc, argv, "01", &only);
+    if (!NIL_P(only))
+        only = rb_str_new_frozen(rb_obj_as_string(only));
+    struct snap_args a = {NULL, only};
+    check(L.shmetrics_snapshot_take(open_store(self)->ptr, &a.snap));
+    VALUE out = rb_ensure(snapshot_convert, (VALUE)&a, snapshot_release, (VALUE)&a);
+    RB_GC_GUARD(only);
+    return out;
+}
+
+/* ---------------------------------------------------------------------
+ * Series handles: the leaves of a family's cache.
+ */
+static const rb_data_type_t series_type = {
+    "Shmetrics::Series",
+    {NULL, RUBY_TYPED_DEFAULT_FREE, NULL, NULL, {NULL}},
+    0, 0, RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+static VALUE series_new(const struct shmetrics_series *s)
+{
+    struct shmetrics_series *p;
+    VALUE obj = TypedData_Make_Struct(cSeries, struct shmetrics_series, &series_type, p);
+    *p = *s;
+    return obj;
+}
+
+/* ---------------------------------------------------------------------
+ * Family.
+ */
+enum { OP_COUNTER_ADD, OP_GAUGE_SET, OP_GAUGE_ADD, OP_OBSERVE, OP_SET_TO_CURRENT_TIME };
+
+typedef struct {
+    VALUE store;
+    struct shmetrics_family fam;
+    unsigned long gen; /* the store generation it was registered in */
+    VALUE spec;        /* the definition, a frozen Hash */
+    VALUE label_syms;  /* label names as Symbols, frozen */
+    VALUE label_strs;  /* label names as Strings, frozen */
+    long nlabels;
+    /* Labels an update's Hash may hold besides the family's (the
+     * prometheus-client data store's `le` and `quantile`): how many, and
+     * which (frozen Array of Symbols, or nil). */
+    long extra_keys;
+    VALUE extra_syms;
+    /* label values -> handle: nested Hashes, one level per label. */
+    VALUE cache;
+    long cached, cache_limit;
+    VALUE nolabels; /* the handle of a family without labels */
+} family_t;
+
+static void family_mark(void *p)
+{
+    family_t *f = p;
+    rb_gc_mark(f->store);
+    rb_gc_mark(f->spec);
+    rb_gc_mark(f->label_syms);
+    rb_gc_mark(f->label_strs);
+    rb_gc_mark(f->extra_syms);
+    rb_gc_mark(f->cache);
+    rb_gc_mark(f->nolabels);
+}
+
+static const rb_data_type_t family_type = {
+    "Shmetrics::Family",
+    {family_mark, RUBY_TYPED_DEFAULT_FREE, NULL, NULL, {NULL}},
+    0, 0, RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+static VALUE family_alloc(VALUE klass)
+{
+    family_t *f;
+    VALUE obj = TypedData_Make_Struct(klass, family_t, &family_type, f);
+    f->store = f->spec = f->label_syms = f->label_strs = f->extra_syms = f->cache = f->nolabels = Qnil;
+    return obj;
+}
+
+static family_t *get_family(VALUE obj)
+{
+    family_t *f;
+    TypedData_Get_Struct(obj, family_t, &family_type, f);
+    return f;
+}
+
+static VALUE spec_get(VALUE spec, const char *key)
+{
+    return rb_hash_lookup2(spec, ID2SYM(rb_intern(key)), Qnil);
+}
+
+static struct shmetrics_str sstr(VALUE s)
+{
+    struct shmetrics_str r = {NIL_P(s) ? NULL : RSTRING_PTR(s), NIL_P(s) ? 0 : (size_t)RSTRING_LEN(s)};
+    return r;
+}
+
+/* Fills a C array of doubles from a Ruby Array (or nil) on the Ruby heap:
+ * the String `keep` owns the memory. */
+static const double *doubles(VALUE ary, size_t *n, VALUE *keep)
+{
+    if (NIL_P(ary)) {
+        *n = 0;
+        return NULL;
+    }
+    long len = RARRAY_LEN(ary);
+    *keep = rb_str_buf_new(len * (long)sizeof(double) + 1);
+    double *d = (double *)RSTRING_PTR(*keep);
+    for (long i = 0; i < len; i++)
+        d[i] = NUM2DBL(rb_ary_entry(ary, i));
+    *n = (size_t)len;
+    return d;
+}
+
+/* Registers the family from its definition (again, after a wipe or a
+ * reopen), and empties its caches. */
+static void family_register(VALUE self, family_t *f)
+{
+    store_t *s = open_store(f->store);
+    VALUE spec = f->spec;
+    struct shmetrics_family_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = sstr(spec_get(spec, "name"));
+    d.help = sstr(spec_get(spec, "help"));
+    d.unit = sstr(spec_get(spec, "unit"));
+    VALUE names_buf = rb_str_buf_new((long)(f->nlabels * (long)sizeof(struct shmetrics_str)) + 1);
+    struct shmetrics_str *names = (struct shmetrics_str *)RSTRING_PTR(names_buf);
+    for (long i = 0; i < f->nlabels; i++)
+        names[i] = sstr(RARRAY_AREF(f->label_strs, i));
+    d.label_names = f->nlabels ? names : NULL;
+    d.label_count = (size_t)f->nlabels;
+    d.kind = NUM2UINT(spec_get(spec, "kind"));
+    VALUE gm = spec_get(spec, "gauge_mode");
+    d.gauge_mode = NIL_P(gm) ? 0 : NUM2UINT(gm);
+    VALUE keep_b = Qnil, keep_q = Qnil;
+    d.buckets = doubles(spec_get(spec, "buckets"), &d.bucket_count, &keep_b);
+    d.quantiles = doubles(spec_get(spec, "quantiles"), &d.quantile_count, &keep_q);
+    VALUE v;
+    if (!NIL_P(v = spec_get(spec, "max_age_ms"))) d.max_age_ms = NUM2ULL(v);
+    if (!NIL_P(v = spec_get(spec, "age_buckets"))) d.age_buckets = NUM2UINT(v);
+    if (!NIL_P(v = spec_get(spec, "max_series"))) d.max_series = NUM2UINT(v);
+    if (!NIL_P(v = spec_get(spec, "ttl_ms"))) d.ttl_ms = NUM2ULL(v);
+    d.exemplars = RTEST(spec_get(spec, "exemplars"));
+    d.name_as_given = RTEST(spec_get(spec, "name_as_given"));
+    struct shmetrics_family out;
+    shmetrics_result rc = L.shmetrics_register(s->ptr, &d, &out);
+    RB_GC_GUARD(names_buf);
+    RB_GC_GUARD(keep_b);
+    RB_GC_GUARD(keep_q);
+    check(rc);
+    f->fam = out;
+    f->gen = s->gen;
+    f->cache = rb_hash_new();
+    f->cached = 0;
+    f->nolabels = Qnil;
+}
+
+/* Family#__init(store, spec, extra_label_names): registers the family
+ * `spec` (a Hash: name, help, unit, kind, labels, gauge_mode, buckets,
+ * quantiles, max_age_ms, age_buckets, max_series, ttl_ms, exemplars,
+ * name_as_given, cache_limit) in `store`. */
+static VALUE family_init(VALUE self, VALUE store, VALUE spec, VALUE extra)
+{
+    family_t *f = get_family(self);
+    get_store(store);
+    Check_Type(spec, T_HASH);
+    f->store = store;
+    f->spec = rb_hash_dup(spec);
+    rb_obj_freeze(f->spec);
+    VALUE labels = spec_get(spec, "labels");
+    if (NIL_P(labels))
+        labels = rb_ary_new();
+    Check_Type(labels, T_ARRAY);
+    f->nlabels = RARRAY_LEN(labels);
+    f->label_syms = rb_ary_new_capa(f->nlabels);
+    f->label_strs = rb_ary_new_capa(f->nlabels);
+    for (long i = 0; i < f->nlabels; i++) {
+        VALUE l = RARRAY_AREF(labels, i);
+        VALUE str = rb_str_new_frozen(SYMBOL_P(l) ? rb_sym2str(l) : StringValue(l));
+        rb_ary_push(f->label_strs, str);
+        rb_ary_push(f->label_syms, rb_str_intern(str));
+    }
+    rb_obj_freeze(f->label_syms);
+    rb_obj_freeze(f->label_strs);
+    f->extra_syms = NIL_P(extra) ? rb_ary_new() : rb_ary_dup(extra);
+    rb_obj_freeze(f->extra_syms);
+    f->extra_keys = RARRAY_LEN(f->extra_syms);
+    VALUE limit = spec_get(spec, "cache_limit");
+    f->cache_limit = NIL_P(limit) ? 100000 : NUM2LONG(limit);
+    family_register(self, f);
+    return self;
+}
+
+static VALUE family_label_names(VALUE self)
+{
+    return get_family(self)->label_syms;
+}
+
+static VALUE family_spec(VALUE self)
+{
+    return get_family(self)->spec;
+}
+
+static VALUE family_store(VALUE self)
+{
+    return get_family(self)->store;
+}
+
+/* The label value for `sym` in `labels`, looked up by Symbol then by
+ * String; Qundef when missing. */
+static VALUE label_value(VALUE labels, VALUE sym, VALUE str)
+{
+    VALUE v = rb_hash_lookup2(labels, sym, Qundef);
+    if (v == Qundef)
+        v = rb_hash_lookup2(labels, str, Qundef);
+    return v;
+}
+
+struct key_check {
+    family_t *f;
+    VALUE bad;
+};
+
+static int find_unexpected(VALUE key, VALUE val, VALUE arg)
+{
+    struct key_check *k = (struct key_check *)arg;
+    VALUE sym = SYMBOL_P(key) ? key : RB_TYPE_P(key, T_STRING) ? rb_str_intern(key) : Qnil;
+    if (NIL_P(sym) ||
+        (!RTEST(rb_ary_includes(k->f->label_syms, sym)) && !RTEST(rb_ary_includes(k->f->extra_syms, sym)))) {
+        k->bad = key;
+        return ST_STOP;
+    }
+    return ST_CONTINUE;
+}
+
+NORETURN(static void raise_labels(family_t *f, VALUE labels, const char *what, VALUE which));
+static void raise_labels(family_t *f, VALUE labels, const char *what, VALUE which)
+{
+    VALUE exc = rb_exc_new_str(
+        error_classes[SHMETRICS_LABEL_COUNT],
+        rb_sprintf("shmetrics: %" PRIsVALUE ": %s %" PRIsVALUE "; the labels are %" PRIsVALUE
+                   ", got %" PRIsVALUE,
+                   spec_get(f->spec, "name"), what, rb_inspect(which),
+                   rb_inspect(f->label_syms), rb_inspect(labels)));
+    rb_ivar_set(exc, rb_intern("@code"), UINT2NUM(SHMETRICS_LABEL_COUNT));
+    rb_exc_raise(exc);
+}
+
+/* Gets (or creates) the series for `labels` from the store, and caches
+ * its handle. The slow path: checks the labels and says what is wrong. */
+static VALUE family_lookup_slow(VALUE self, family_t *f, VALUE labels)
+{
+    store_t *s = open_store(f->store);
+    if (f->gen != s->gen)
+        family_register(self, f);
+    if (NIL_P(labels))
+        labels = rb_hash_new();
+    if (!RB_TYPE_P(labels, T_HASH))
+        rb_raise(rb_eTypeError, "shmetrics: labels must be a Hash, not %" PRIsVALUE, rb_obj_class(labels));
+    struct key_check kc = {f, Qundef};
+    rb_hash_foreach(labels, find_unexpected, (VALUE)&kc);
+    if (kc.bad != Qundef)
+        raise_labels(f, labels, "unexpected label", kc.bad);
+    long n = f->nlabels;
+    VALUE raw = rb_ary_new_capa(n), strs = rb_ary_new_capa(n);
+    VALUE vbuf = rb_str_buf_new(n * (long)sizeof(struct shmetrics_str) + 1);
+    for (long i = 0; i < n; i++) {
+        VALUE v = label_value(labels, RARRAY_AREF(f->label_syms, i), RARRAY_AREF(f->label_strs, i));
+        if (v == Qundef)
+            raise_labels(f, labels, "missing label", RARRAY_AREF(f->label_syms, i));
+        rb_ary_push(raw, v);
+        VALUE str = RB_TYPE_P(v, T_STRING) ? v : rb_obj_as_string(v);
+        rb_ary_push(strs, str);
+    }
+    struct shmetrics_str *vals = (struct shmetrics_str *)RSTRING_PTR(vbuf);
+    for (long i = 0; i < n; i++)
+        vals[i] = sstr(RARRAY_AREF(strs, i));
+    struct shmetrics_series out;
+    shmetrics_result rc = L.shmetrics_series_get(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, &out);
+    if (rc == SHMETRICS_STALE_HANDLE) {
+        /* The store was wiped: the family is gone; register it again. */
+        family_register(self, f);
+        rc = L.shmetrics_series_get(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, &out);
+    }
+    RB_GC_GUARD(vbuf);
+    RB_GC_GUARD(strs);
+    if (rc != SHMETRICS_OK && rc != SHMETRICS_OVERFLOW)
+        raise_rc(rc);
+    /* On OVERFLOW `out` is the family's overflow series: record there. */
+    VALUE handle = series_new(&out);
+    if (n == 0) {
+        f->nolabels = handle;
+        return handle;
+    }
+    if (f->cached >= f->cache_limit) {
+        f->cache = rb_hash_new();
+        f->cached = 0;
+    }
+    VALUE node = f->cache;
+    for (long i = 0; i < n - 1; i++) {
+        VALUE k = RARRAY_AREF(raw, i);
+        VALUE next = rb_hash_lookup2(node, k, Qundef);
+        if (next == Qundef) {
+            next = rb_hash_new();
+            rb_hash_aset(node, k, next);
+        }
+        node = next;
+    }
+    rb_hash_aset(node, RARRAY_AREF(raw, n - 1), handle);
+    f->cached++;
+    return handle;
+}
+
+/* The handle for `labels`: the cached one, found without allocating, or
+ * the slow path's. */
+static inline VALUE family_lookup(VALUE self, family_t *f, VALUE labels)
+{
+    store_t *s = get_store(f->store);
+    if (RB_UNLIKELY(s->ptr == NULL || f->gen != s->gen))
+        return family_lookup_slow(self, f, labels);
+    long n = f->nlabels;
+    if (n == 0) {
+        if (f->nolabels != Qnil &&
+            (NIL_P(labels) || (RB_TYPE_P(labels, T_HASH) && RHASH_SIZE(labels) == (size_t)f->extra_keys)))
+            return f->nolabels;
+        return family_lookup_slow(self, f, labels);
+    }
+    if (!RB_TYPE_P(labels, T_HASH) || RHASH_SIZE(labels) < (size_t)n ||
+        RHASH_SIZE(labels) > (size_t)(n + f->extra_keys))
+        return family_lookup_slow(self, f, labels);
+    VALUE node = f->cache;
+    const VALUE *syms = RARRAY_CONST_PTR(f->label_syms);
+    for (long i = 0; i < n; i++) {
+        VALUE v = rb_hash_lookup2(labels, syms[i], Qundef);
+        if (v == Qundef)
+            return family_lookup_slow(self, f, labels);
+        node = rb_hash_lookup2(node, v, Qundef);
+        if (node == Qundef)
+            return family_lookup_slow(self, f, labels);
+    }
+    return node;
+}
+
+static shmetrics_result apply(int op, struct shmetrics_store *st, const struct shmetrics_series *s, double v)
+{
+    switch (op) {
+    case OP_COUNTER_ADD: return L.shmetrics_counter_add(st, s, v);
+    case OP_GAUGE_SET: return L.shmetrics_gauge_set(st, s, v);
+    case OP_GAUGE_ADD: return L.shmetrics_gauge_add(st, s, v);
+    case OP_OBSERVE: return L.shmetrics_observe(st, s, v);
+    default: return L.shmetrics_gauge_set_to_current_time(st, s);
+    }
+}
+
+/* One update: the handle for `labels`, then `op` with `v`. A stale handle
+ * (a series deleted, or expired, by any process; a wiped store) is looked
+ * up again once and the update retried. */
+static VALUE update(VALUE self, int op, VALUE labels, VALUE value)
+{
+    family_t *f = get_family(self);
+    double v = op == OP_SET_TO_CURRENT_TIME ? 0.0 : NUM2DBL(value);
+    VALUE h = family_lookup(self, f, labels);
+    store_t *s = get_store(f->store);
+    shmetrics_result rc = apply(op, s->ptr, (const struct shmetrics_series *)RTYPEDDATA_DATA(h), v);
+    if (RB_LIKELY(rc == SHMETRICS_OK))
+        return Qnil;
+    if (rc == SHMETRICS_STALE_HANDLE) {
+        f->cache = rb_hash_new();
+        f->cached = 0;
+        f->nolabels = Qnil;
+        h = family_lookup_slow(self, f, labels);
+        rc = apply(op, s->ptr, (const struct shmetrics_series *)RTYPEDDATA_DATA(h), v);
+    }
+    RB_GC_GUARD(h);
+    check(rc);
+    return Qnil;
+}
+
+/* The update entry points: (labels, value). */
+static VALUE family_counter_add(VALUE self, VALUE labels, VALUE v) { return update(self, OP_COUNTER_ADD, labels, v); }
+static VALUE family_gauge_set(VALUE self, VALUE labels, VALUE v) { return update(self, OP_GAUGE_SET, labels, v); }
+static VALUE family_gauge_add(VALUE self, VALUE labels, VALUE v) { return update(self, OP_GAUGE_ADD, labels, v); }
+static VALUE family_observe(VALUE self, VALUE labels, VALUE v) { return update(self, OP_OBSERVE, labels, v); }
+static VALUE family_set_to_current_time(VALUE self, VALUE labels) { return update(self, OP_SET_TO_CURRENT_TIME, labels, Qnil); }
+
+/* Family#__touch(labels): makes sure the series exists (at zero). */
+static VALUE family_touch(VALUE self, VALUE labels)
+{
+    family_t *f = get_family(self);
+    family_lookup(self, f, labels);
+    return Qnil;
+}
+
+/* Family#__exemplar(observe, labels, value, pairs): an update with an
+ * exemplar; `observe` picks shmetrics_observe_exemplar over
+ * shmetrics_counter_add_exemplar. */
+static VALUE family_exemplar(VALUE self, VALUE observe, VALUE labels, VALUE value, VALUE pairs)
+{
+    family_t *f = get_family(self);
+    double v = NUM2DBL(value);
+    /* `pairs`: [[name, value], ...] Strings, sorted by the Ruby side. */
+    Check_Type(pairs, T_ARRAY);
+    long n = RARRAY_LEN(pairs);
+    VALUE ks = rb_ary_new_capa(n), vs = rb_ary_new_capa(n);
+    for (long i = 0; i < n; i++) {
+        VALUE pair = RARRAY_AREF(pairs, i);
+        Check_Type(pair, T_ARRAY);
+        VALUE k = RARRAY_AREF(pair, 0), v = RARRAY_AREF(pair, 1);
+        rb_ary_push(ks, StringValue(k));
+        rb_ary_push(vs, StringValue(v));
+    }
+    VALUE buf = rb_str_buf_new(2 * n * (long)sizeof(struct shmetrics_str) + 1);
+    struct shmetrics_str *names = (struct shmetrics_str *)RSTRING_PTR(buf), *vals = names + n;
+    for (long i = 0; i < n; i++) {
+        names[i] = sstr(RARRAY_AREF(ks, i));
+        vals[i] = sstr(RARRAY_AREF(vs, i));
+    }
+    shmetrics_result rc = SHMETRICS_STALE_HANDLE;
+    for (int attempt = 0; attempt < 2 && rc == SHMETRICS_STALE_HANDLE; attempt++) {
+        VALUE h = attempt ? family_lookup_slow(self, f, labels) : family_lookup(self, f, labels);
+        const struct shmetrics_series *sp = RTYPEDDATA_DATA(h);
+        struct shmetrics_store *st = get_store(f->store)->ptr;
+        rc = RTEST(observe) ? L.shmetrics_observe_exemplar(st, sp, v, n ? names : NULL, n ? vals : NULL, (size_t)n)
+                            : L.shmetrics_counter_add_exemplar(st, sp, v, n ? names : NULL, n ? vals : NULL, (size_t)n);
+        if (rc == SHMETRICS_STALE_HANDLE) {
+            f->cache = rb_hash_new();
+            f->cached = 0;
+            f->nolabels = Qnil;
+        }
+        RB_GC_GUARD(h);
+    }
+    RB_GC_GUARD(buf);
+    RB_GC_GUARD(ks);
+    RB_GC_GUARD(vs);
+    check(rc);
+    return Qnil;
+}
+
+/* Family#__remove(labels) -> true if the series existed. */
+static VALUE family_remove(VALUE self, VALUE labels)
+{
+    family_t *f = get_family(self);
+    store_t *s = open_store(f->store);
+    if (f->gen != s->gen)
+        family_register(self, f);
+    if (NIL_P(labels))
+        labels = rb_hash_new();
+    Check_Type(labels, T_HASH);
+    long n = f->nlabels;
+    VALUE strs = rb_ary_new_capa(n);
+    VALUE vbuf = rb_str_buf_new(n * (long)sizeof(struct shmetrics_str) + 1);
+    for (long i = 0; i < n; i++) {
+        VALUE v = label_value(labels, RARRAY_AREF(f->label_syms, i), RARRAY_AREF(f->label_strs, i));
+        if (v == Qundef)
+            raise_labels(f, labels, "missing label", RARRAY_AREF(f->label_syms, i));
+        rb_ary_push(strs, RB_TYPE_P(v, T_STRING) ? v : rb_obj_as_string(v));
+    }
+    struct shmetrics_str *vals = (struct shmetrics_str *)RSTRING_PTR(vbuf);
+    for (long i = 0; i < n; i++)
+        vals[i] = sstr(RARRAY_AREF(strs, i));
+    bool existed = false;
+    shmetrics_result rc = L.shmetrics_series_delete(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, &existed);
+    RB_GC_GUARD(vbuf);
+    RB_GC_GUARD(strs);
+    f->cache = rb_hash_new();
+    f->cached = 0;
+    f->nolabels = Qnil;
+    if (rc == SHMETRICS_STALE_HANDLE)
+        return Qfalse; /* wiped: nothing to delete */
+    check(rc);
+    return existed ? Qtrue : Qfalse;
+}
+
+/* Family#__clear -> how many series were deleted. */
+static VALUE family_clear(VALUE self)
+{
+    family_t *f = get_family(self);
+    store_t *s = open_store(f->store);
+    if (f->gen != s->gen)
+        family_register(self, f);
+    size_t deleted = 0;
+    shmetrics_result rc = L.shmetrics_family_clear(s->ptr, &f->fam, &deleted);
+    f->cache = rb_hash_new();
+    f->cached = 0;
+    f->nolabels = Qnil;
+    if (rc == SHMETRICS_STALE_HANDLE)
+        return INT2FIX(0);
+    check(rc);
+    return SIZET2NUM(deleted);
+}
+
+static VALUE family_cached_count(VALUE self)
+{
+    family_t *f = get_family(self);
+    return LONG2NUM(f->cached + (f->nolabels != Qnil ? 1 : 0));
+}
+
+/* ---------------------------------------------------------------------
+ * Init.
+ */
+void Init_shmetrics_ext(void)
+{
+    mShmetrics = rb_define_module("Shmetrics");
+    VALUE mNative = rb_define_module_under(mShmetrics, "Native");
+    rb_define_const(mNative, "HEADER_VERSION",
+                    rb_sprintf("%d.%d.%d", SHMETRICS_VERSION_MAJOR, SHMETRICS_VERSION_MINOR,
+                               SHMETRICS_VERSION_PATCH));
+    rb_define_const(mNative, "ABI_MAJOR", INT2FIX(SHMETRICS_VERSION_MAJOR));
+    rb_define_singleton_method(mNative, "__load", native_load, 2);
+    rb_define_singleton_method(mNative, "loaded?", native_loaded_p, 0);
+
+    /* Errors: Shmetrics::Error and one subclass per result code. The
+     * classes are defined in Ruby (lib/shmetrics/errors.rb) and looked
+     * up here. */
+    eError = rb_const_get(mShmetrics, rb_intern("Error"));
+    eLibraryError = rb_const_get(mShmetrics, rb_intern("LibraryError"));
+    eLibraryVersionError = rb_const_get(mShmetrics, rb_intern("LibraryVersionError"));
+    VALUE codes = rb_const_get(mShmetrics, rb_intern("ERROR_CLASSES"));
+    for (long i = 0; i < RARRAY_LEN(codes); i++) {
+        VALUE pair = RARRAY_AREF(codes, i);
+        long code = NUM2LONG(RARRAY_AREF(pair, 0));
+        if (code >= 0 && code < (long)(sizeof error_classes / sizeof error_classes[0])) {
+            error_classes[code] = RARRAY_AREF(pair, 1);
+            rb_gc_register_mark_object(error_classes[code]);
+        }
+    }
+
+    cStore = rb_define_class_under(mShmetrics, "Store", rb_cObject);
+    rb_define_alloc_func(cStore, store_alloc);
+    rb_define_private_method(cStore, "__open", store_open, 2);
+    rb_define_method(cStore, "reopen", store_reopen, 0);
+    rb_define_method(cStore, "close", store_close, 0);
+    rb_define_method(cStore, "closed?", store_closed_p, 0);
+    rb_define_method(cStore, "path", store_path, 0);
+    rb_define_method(cStore, "read_only?", store_read_only_p, 0);
+    rb_define_method(cStore, "generation", store_generation, 0);
+    rb_define_method(cStore, "reset", store_reset, 0);
+    rb_define_method(cStore, "wipe", store_wipe, 0);
+    rb_define_method(cStore, "release_slot", store_release_slot, 0);
+    rb_define_method(cStore, "path_now", store_path_now, 0);
+    rb_define_method(cStore, "render", store_render, -1);
+    rb_define_method(cStore, "stats", store_stats, 0);
+    rb_define_method(cStore, "snapshot", store_snapshot, -1);
+    rb_define_singleton_method(cStore, "content_type", store_s_content_type, -1);
+    rb_define_singleton_method(cStore, "negotiate", store_s_negotiate, 1);
+
+    cSeries = rb_define_class_under(mShmetrics, "Series", rb_cObject);
+    rb_undef_alloc_func(cSeries);
+
+    cFamily = rb_define_class_under(mShmetrics, "Family", rb_cObject);
+    rb_define_alloc_func(cFamily, family_alloc);
+    rb_define_private_method(cFamily, "__init", family_init, 3);
+    rb_define_method(cFamily, "label_names", family_label_names, 0);
+    rb_define_method(cFamily, "spec", family_spec, 0);
+    rb_define_method(cFamily, "store", family_store, 0);
+    rb_define_method(cFamily, "cached_series", family_cached_count, 0);
+    rb_define_method(cFamily, "__counter_add", family_counter_add, 2);
+    rb_define_method(cFamily, "__gauge_set", family_gauge_set, 2);
+    rb_define_method(cFamily, "__gauge_add", family_gauge_add, 2);
+    rb_define_method(cFamily, "__observe", family_observe, 2);
+    rb_define_method(cFamily, "__set_to_current_time", family_set_to_current_time, 1);
+    rb_define_method(cFamily, "__touch", family_touch, 1);
+    rb_define_method(cFamily, "__exemplar", family_exemplar, 4);
+    rb_define_method(cFamily, "__remove", family_remove, 1);
+    rb_define_method(cFamily, "__clear", family_clear, 0);
+
+    id_to_s = rb_intern("to_s");
+    id_text = rb_intern("text");
+    id_openmetrics = rb_intern("openmetrics");
+    id_same = rb_intern("same");
+    id_gone = rb_intern("gone");
+    id_other = rb_intern("other");
+}

@@ -1,0 +1,158 @@
+# frozen_string_literal: true
+
+module Shmetrics
+  # An open store file. Every process that opens the same path shares its
+  # metrics: each writes its own writer slot, and `shmetrics serve` (or
+  # #render) merges them. Open it once per process, before forking if the
+  # server preloads (Puma `preload_app!`, Unicorn `preload_app true`): a
+  # forked worker claims a writer slot of its own on its first update.
+  #
+  #   store = Shmetrics::Store.new("/dev/shm/app.shm")
+  #   requests = store.counter(:http_requests_total, help: "Requests.",
+  #                            labels: %i[route status])
+  #   requests.increment(labels: { route: "/", status: "200" })
+  class Store
+    # The store file used when no path is given: $SHMETRICS_STORE, else
+    # this.
+    DEFAULT_PATH = "/dev/shm/shmetrics"
+
+    OPTIONS = %i[create read_only mode max_families max_series label_bytes max_writers
+                 cells_per_writer sketch_cells_per_writer owner group].freeze
+
+    # The path used when none is given.
+    def self.default_path
+      env = ENV["SHMETRICS_STORE"]
+      env && !env.empty? ? env : DEFAULT_PATH
+    end
+
+    # Opens the store at `path` (default: Store.default_path), creating it
+    # (mode 0600, or 0660) if it does not exist and `create` is true.
+    # Capacities (`max_families`, `max_series`, `label_bytes`,
+    # `max_writers`, `cells_per_writer`) apply only when the file is
+    # created. `owner` and `group` name a user and a group trusted besides
+    # this process's (see docs/ruby.md, "Sizing and permissions").
+    def initialize(path = nil, **options)
+      unknown = options.keys - OPTIONS
+      raise ArgumentError, "unknown option(s) #{unknown.map(&:inspect).join(', ')}" unless unknown.empty?
+      Native.load
+      __open((path || self.class.default_path).to_s, options)
+      @families = {}
+      @lock = Mutex.new
+      Shmetrics.__track(self)
+    end
+
+    # A counter family. `name` may end in `_total` (the exposition adds it
+    # otherwise); `labels` are the label names every update must give.
+    def counter(name, help: "", labels: [], unit: nil, exemplars: false, ttl: nil,
+                max_series: nil, name_as_given: false)
+      family(Counter, name: name, help: help, labels: labels, unit: unit, kind: 1,
+                      exemplars: exemplars, ttl: ttl, max_series: max_series,
+                      name_as_given: name_as_given)
+    end
+
+    # How a gauge's per-process values combine (see docs/ruby.md): the
+    # `mode:` of #gauge. Live modes count only live processes.
+    GAUGE_MODES = {
+      all: 1, liveall: 2, sum: 3, livesum: 4, max: 5, livemax: 6, min: 7, livemin: 8,
+      mostrecent: 9, most_recent: 9, livemostrecent: 10, live_most_recent: 10, shared: 11
+    }.freeze
+
+    # A gauge family; `mode` (default :livesum) says how the values of the
+    # processes combine.
+    def gauge(name, help: "", labels: [], unit: nil, mode: :livesum, ttl: nil, max_series: nil)
+      gm = GAUGE_MODES.fetch(mode) do
+        raise ArgumentError, "unknown gauge mode #{mode.inspect}; use one of #{GAUGE_MODES.keys.join(', ')}"
+      end
+      family(Gauge, name: name, help: help, labels: labels, unit: unit, kind: 2, gauge_mode: gm,
+                    ttl: ttl, max_series: max_series)
+    end
+
+    # A histogram family with classic `buckets` (upper bounds, increasing,
+    # without +Inf; default the Prometheus clients' 0.005 to 10).
+    def histogram(name, help: "", labels: [], unit: nil, buckets: nil, exemplars: false,
+                  ttl: nil, max_series: nil)
+      family(Histogram, name: name, help: help, labels: labels, unit: unit, kind: 3,
+                        buckets: buckets&.map { |b| Float(b) }, exemplars: exemplars,
+                        ttl: ttl, max_series: max_series)
+    end
+
+    # A summary family: `_count` and `_sum`, and the `quantiles` (each in
+    # [0, 1]) over the last `max_age` seconds (default 600) in
+    # `age_buckets` buckets (default 5), within 0.99%.
+    def summary(name, help: "", labels: [], unit: nil, quantiles: nil, max_age: nil,
+                age_buckets: nil, ttl: nil, max_series: nil)
+      family(Summary, name: name, help: help, labels: labels, unit: unit, kind: 4,
+                      quantiles: quantiles&.map { |q| Float(q) },
+                      max_age_ms: max_age && (max_age * 1000).round, age_buckets: age_buckets,
+                      ttl: ttl, max_series: max_series)
+    end
+
+    # Looks at what the store's path names now (one fstat and one lstat):
+    # when another file replaced the one this handle mapped, opens the path
+    # again, so that updates land in the file the exporter serves. Returns
+    # true if it reopened. Call it between requests, not per update
+    # (Shmetrics::Rack::CheckStore does it at most once per interval).
+    def check
+      return false if closed? || path_now != :other
+      reopen
+      true
+    rescue Shmetrics::Error
+      false
+    end
+
+    # Every family and series, merged over all processes, as the exporter
+    # would serve them now: Prometheus text (:text) or OpenMetrics.
+    # render(format = :text) is defined natively.
+
+    def inspect
+      "#<Shmetrics::Store #{path.inspect}#{read_only? ? ' read_only' : ''}#{closed? ? ' closed' : ''}>"
+    end
+
+    private
+
+    def family(klass, ttl: nil, **spec)
+      spec[:name] = spec[:name].to_s
+      spec[:help] = spec[:help].to_s
+      spec[:unit] = spec[:unit]&.to_s
+      spec[:labels] = Array(spec[:labels]).map(&:to_sym)
+      spec[:ttl_ms] = (ttl * 1000).round if ttl
+      spec.compact!
+      @lock.synchronize do
+        key = [klass, spec]
+        @families[key] ||= klass.__new(self, spec)
+      end
+    end
+  end
+
+  class << self
+    # The process's default store: the one set with Shmetrics.store=, else
+    # Store.new (the file $SHMETRICS_STORE names, or /dev/shm/shmetrics),
+    # opened on first use.
+    def store
+      @store ||= Store.new
+    end
+
+    # Sets the default store (a Store, or a path to open).
+    def store=(store)
+      @store = store.is_a?(Store) || store.nil? ? store : Store.new(store)
+    end
+
+    # Checks the given store, or every store this process opened, for a
+    # replaced file and reopens it (Store#check). Returns true if any was
+    # reopened.
+    def check_store(store = nil)
+      stores = store ? [store] : open_stores
+      stores.map(&:check).any?
+    end
+
+    # The stores this process has open.
+    def open_stores
+      (@stores ||= ObjectSpace::WeakMap.new).keys.reject(&:closed?)
+    end
+
+    # :nodoc:
+    def __track(store)
+      (@stores ||= ObjectSpace::WeakMap.new)[store] = true
+    end
+  end
+end

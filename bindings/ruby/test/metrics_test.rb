@@ -1,0 +1,136 @@
+# frozen_string_literal: true
+
+require_relative "test_helper"
+
+class MetricsTest < Minitest::Test
+  include ShmetricsTest
+
+  def test_counter_labels_in_any_order_and_any_type
+    c = @store.counter(:http_requests_total, help: "Requests.", labels: %i[route status])
+    c.increment(labels: { route: "/", status: "200" })
+    c.increment(labels: { status: "200", route: "/" }, by: 2)
+    c.increment(labels: { route: :/, status: 200 }, by: 0.5)
+    c.increment(labels: { "route" => "/", "status" => "200" })
+    assert_equal [%(http_requests_total{route="/",status="200"} 4.5)],
+                 samples(@store.render, "http_requests_total{")
+    assert_equal 4.5, c.get(labels: { route: "/", status: 200 })
+  end
+
+  def test_label_errors_say_what_is_wrong
+    c = @store.counter(:a, labels: %i[x y])
+    e = assert_raises(Shmetrics::LabelError) { c.increment(labels: { x: 1 }) }
+    assert_includes e.message, "missing label :y"
+    e = assert_raises(Shmetrics::LabelError) { c.increment(labels: { x: 1, y: 2, z: 3 }) }
+    assert_includes e.message, "unexpected label :z"
+    assert_raises(Shmetrics::LabelError) { c.increment }
+    assert_raises(TypeError) { c.increment(labels: [1, 2]) }
+  end
+
+  def test_value_errors_come_from_the_core
+    c = @store.counter(:a)
+    e = assert_raises(Shmetrics::InvalidValueError) { c.increment(by: -1) }
+    assert_equal 8, e.code
+    assert_raises(Shmetrics::InvalidValueError) { c.increment(by: Float::NAN) }
+    assert_raises(TypeError) { c.increment(by: "1") }
+    assert_raises(Shmetrics::InvalidNameError) { @store.counter(:"bad name") }
+    assert_raises(Shmetrics::ConflictError) { @store.gauge(:a) }
+    assert_raises(Shmetrics::InvalidOptionsError) { @store.histogram(:h, buckets: [2, 1]) }
+    assert_raises(Shmetrics::InvalidUtf8Error) do
+      @store.counter(:u, labels: [:x]).increment(labels: { x: "\xff".b })
+    end
+  end
+
+  def test_gauge_modes
+    g = @store.gauge(:temp, labels: [:room])
+    g.set(20, labels: { room: "a" })
+    g.increment(by: 2, labels: { room: "a" })
+    g.decrement(labels: { room: "a" })
+    assert_equal 21.0, g.get(labels: { room: "a" })
+    all = @store.gauge(:per_pid, mode: :all)
+    all.set(7)
+    assert_includes @store.render, %(per_pid{pid="#{Process.pid}"} 7)
+    t = @store.gauge(:ts)
+    t.set_to_current_time
+    assert_in_delta Time.now.to_f, t.get, 5
+    assert_raises(ArgumentError) { @store.gauge(:x, mode: :avg) }
+  end
+
+  def test_histogram_and_summary
+    h = @store.histogram(:latency_seconds, help: "Latency.", labels: [:route], buckets: [0.1, 1, 10])
+    [0.05, 0.5, 0.5, 20].each { |v| h.observe(v, labels: { route: "/" }) }
+    text = @store.render
+    assert_includes text, %(latency_seconds_bucket{route="/",le="0.1"} 1\n)
+    assert_includes text, %(latency_seconds_bucket{route="/",le="1.0"} 3\n)
+    assert_includes text, %(latency_seconds_bucket{route="/",le="+Inf"} 4\n)
+    assert_includes text, %(latency_seconds_sum{route="/"} 21.05\n)
+    v = h.get(labels: { route: "/" })
+    assert_equal 4, v[:count]
+    assert_equal({ 0.1 => 1, 1.0 => 3, 10.0 => 3, Float::INFINITY => 4 }, v[:buckets])
+    s = @store.summary(:size_bytes, quantiles: [0.5, 0.99], max_age: 60)
+    (1..100).each { |i| s.observe(i) }
+    sv = s.get
+    assert_equal 100, sv[:count]
+    assert_in_delta 50, sv[:quantiles][0.5], 1
+    assert_in_delta 99, sv[:quantiles][0.99], 1.5
+  end
+
+  def test_exemplars
+    c = @store.counter(:ex, exemplars: true)
+    c.increment(exemplar: { trace_id: "abc" })
+    h = @store.histogram(:exh, buckets: [1], exemplars: true)
+    h.observe(0.5, exemplar: { trace_id: "def" })
+    om = @store.render(:openmetrics)
+    assert_match(/ex_total 1 # \{trace_id="abc"\} 1/, om)
+    assert_match(/exh_bucket\{le="1.0"\} 1 # \{trace_id="def"\} 0.5/, om)
+    e = assert_raises(Shmetrics::InvalidOptionsError) { @store.counter(:noex).increment(exemplar: { a: 1 }) }
+    assert_includes e.message, "exemplar"
+  end
+
+  def test_remove_and_clear
+    c = @store.counter(:a, labels: [:x])
+    c.increment(labels: { x: 1 })
+    c.increment(labels: { x: 2 })
+    assert c.remove(labels: { x: 1 })
+    refute c.remove(labels: { x: 1 })
+    assert_equal [%(a_total{x="2"} 1)], samples(@store.render, "a_total{")
+    c.increment(labels: { x: 1 })
+    assert_equal 2, c.clear
+    assert_empty samples(@store.render, "a_total{")
+  end
+
+  # Another process deletes a series this one has cached: the next update
+  # finds its handle stale, looks the series up again and records there.
+  def test_series_deleted_by_another_process_is_looked_up_again
+    c = @store.counter(:shared, labels: [:x])
+    c.increment(labels: { x: "k" }, by: 10)
+    _, err, st = ruby_run(<<~RUBY)
+      s = Shmetrics::Store.new(#{@path.inspect})
+      exit(s.counter(:shared, labels: [:x]).remove(labels: { x: "k" }) ? 0 : 1)
+    RUBY
+    assert st.success?, err
+    assert_empty samples(@store.render, "shared_total{")
+    c.increment(labels: { x: "k" })
+    assert_equal [%(shared_total{x="k"} 1)], samples(@store.render, "shared_total{")
+  end
+
+  def test_same_definition_shares_the_family
+    a = @store.counter(:a, labels: [:x])
+    assert_same a, @store.counter(:a, labels: [:x])
+  end
+
+  def test_cache_limit_keeps_counting
+    c = Shmetrics::Counter.__new(@store, { name: "lim", help: "", labels: [:x], kind: 1, cache_limit: 10 })
+    25.times { |i| c.increment(labels: { x: i }) }
+    assert_operator c.cached_series, :<=, 10
+    25.times { |i| c.increment(labels: { x: i }) }
+    assert_equal 25, samples(@store.render, "lim_total{").size
+    assert(samples(@store.render, "lim_total{").all? { |l| l.end_with?(" 2") })
+  end
+
+  def test_threads_count_exactly
+    c = @store.counter(:t, labels: [:x])
+    8.times.map { |i| Thread.new { 5000.times { c.increment(labels: { x: i % 2 }) } } }.each(&:join)
+    assert_equal 20_000.0, c.get(labels: { x: 0 })
+    assert_equal 20_000.0, c.get(labels: { x: 1 })
+  end
+end

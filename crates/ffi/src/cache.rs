@@ -1,0 +1,371 @@
+//! Per-process caches of families and series, for runtimes that build
+//! their metric objects again for every request (PHP under php-fpm) and
+//! pay for every struct they fill: a family is registered once per
+//! process under a key the caller chooses, then found by that key; a
+//! series is found by its label values joined in one string. Updates take
+//! the family's token, the joined label values and the value: plain
+//! arguments, no struct to build per call.
+//!
+//! The caches hang off a store handle and live as long as it (for
+//! `shmetrics_store_open_persistent` handles, the process). They hold
+//! nothing the store does not check again: a series handle that went
+//! stale (its series expired or was deleted, or the store was wiped by
+//! any process) fails its update with `SHMETRICS_STALE_HANDLE`, and the
+//! cache then looks the series up again, registering the family again
+//! from its description first if the store was wiped, and retries once.
+
+use std::collections::HashMap;
+use std::ffi::c_char;
+use std::panic::catch_unwind;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use shmetrics_core::{ErrorKind, Family, FamilyDesc, Series, Store, MAX_LABELS};
+
+use crate::error::{ffi_body, shmetrics_result, FfiError};
+use crate::ptr::{self, Out};
+use crate::types::{shmetrics_family_desc, shmetrics_store, shmetrics_str};
+use crate::update::with_exemplar;
+
+/// The separator of label values in the joined form the cached calls
+/// take: byte 0xFF, which UTF-8 never contains.
+const LABEL_SEPARATOR: u8 = 0xFF;
+
+/// The update a cached call makes (`shmetrics_update`'s `op`).
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum shmetrics_op {
+    /// `shmetrics_counter_add` of `v`.
+    SHMETRICS_OP_COUNTER_ADD = 1,
+    /// `shmetrics_gauge_set` to `v`.
+    SHMETRICS_OP_GAUGE_SET = 2,
+    /// `shmetrics_gauge_add` of `v`.
+    SHMETRICS_OP_GAUGE_ADD = 3,
+    /// `shmetrics_observe` of `v`.
+    SHMETRICS_OP_OBSERVE = 4,
+    /// `shmetrics_gauge_set_to_current_time`; `v` is ignored.
+    SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME = 5,
+}
+
+/// The families and series one store handle has looked up.
+#[derive(Debug, Default)]
+pub(crate) struct Cache {
+    /// Token `t` is `families[t - 1]`.
+    families: Vec<Cached>,
+    /// Tokens by the caller's key.
+    by_key: HashMap<Box<[u8]>, u32>,
+}
+
+#[derive(Debug)]
+struct Cached {
+    /// What the family was registered with, to register it again after a
+    /// wipe.
+    desc: FamilyDesc,
+    family: Family,
+    /// Series by their joined label values. Overflow resolutions are not
+    /// kept, so a label set gets its own series once there is room.
+    series: HashMap<Box<[u8]>, Series>,
+}
+
+impl Cache {
+    pub(crate) fn lock(m: &Mutex<Cache>) -> MutexGuard<'_, Cache> {
+        // A panic while the lock is held leaves at worst a map without an
+        // entry it was about to get: still consistent.
+        m.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The token of the family cached under `key`, if any.
+    pub(crate) fn token(&self, key: &[u8]) -> Option<u32> {
+        self.by_key.get(key).copied()
+    }
+
+    /// Registers `desc` (or finds the same family, registered by any
+    /// process) and caches it under `key`; returns its token.
+    pub(crate) fn register(
+        &mut self,
+        store: &Store,
+        key: &[u8],
+        desc: FamilyDesc,
+    ) -> Result<u32, FfiError> {
+        if let Some(t) = self.token(key) {
+            return Ok(t);
+        }
+        let family = store.register(&desc)?;
+        let token = u32::try_from(self.families.len() + 1).map_err(|_| {
+            FfiError::Other(
+                shmetrics_result::SHMETRICS_STORE_FULL,
+                "too many cached families in this process".to_owned(),
+            )
+        })?;
+        self.families.push(Cached {
+            desc,
+            family,
+            series: HashMap::new(),
+        });
+        self.by_key.insert(key.into(), token);
+        Ok(token)
+    }
+
+    fn family(&mut self, token: u32) -> Result<&mut Cached, FfiError> {
+        let n = self.families.len();
+        token
+            .checked_sub(1)
+            .and_then(|i| self.families.get_mut(i as usize))
+            .ok_or_else(|| {
+                FfiError::Other(
+                    shmetrics_result::SHMETRICS_INVALID_ARGUMENT,
+                    format!(
+                        "family token {token} was not made by shmetrics_family_cache on this \
+                         store handle ({n} cached)"
+                    ),
+                )
+            })
+    }
+
+    /// Applies the update `apply` to the series of family `token` with the
+    /// joined label values `values`, looking the series up again once if its
+    /// handle went stale.
+    pub(crate) fn update(
+        &mut self,
+        store: &Store,
+        token: u32,
+        values: &[u8],
+        apply: impl Fn(Series) -> shmetrics_core::Result<()>,
+    ) -> Result<(), FfiError> {
+        let cached = self.family(token)?;
+        if let Some(&s) = cached.series.get(values) {
+            match apply(s) {
+                Err(e) if e.kind() == ErrorKind::StaleHandle => {
+                    cached.series.remove(values);
+                }
+                r => return Ok(r?),
+            }
+        }
+        let s = cached.resolve(store, values)?;
+        Ok(apply(s)?)
+    }
+}
+
+impl Cached {
+    fn resolve(&mut self, store: &Store, values: &[u8]) -> Result<Series, FfiError> {
+        let mut buf = [""; MAX_LABELS];
+        let n = split(values, self.family.label_count(), &mut buf)?;
+        let labels = &buf[..n];
+        let found = match store.series(&self.family, labels) {
+            Err(e) if e.kind() == ErrorKind::StaleHandle => {
+                // Wiped since it was registered: register it again.
+                self.family = store.register(&self.desc)?;
+                self.series.clear();
+                store.series(&self.family, labels)
+            }
+            r => r,
+        };
+        match found {
+            Ok(s) => {
+                self.series.insert(values.into(), s);
+                Ok(s)
+            }
+            Err(e) if e.kind() == ErrorKind::Overflow => e.overflow_series().ok_or(e.into()),
+            Err(e) => Err(e.into()),
+        }
+    }
+}
+
+fn apply(store: &Store, op: shmetrics_op, s: Series, v: f64) -> shmetrics_core::Result<()> {
+    match op {
+        shmetrics_op::SHMETRICS_OP_COUNTER_ADD => store.counter_add(s, v),
+        shmetrics_op::SHMETRICS_OP_GAUGE_SET => store.gauge_set(s, v),
+        shmetrics_op::SHMETRICS_OP_GAUGE_ADD => store.gauge_add(s, v),
+        shmetrics_op::SHMETRICS_OP_OBSERVE => store.observe(s, v),
+        shmetrics_op::SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME => store.gauge_set_to_current_time(s),
+    }
+}
+
+/// Splits the joined label values into `buf`, checking their number
+/// against the family's `want` and each for UTF-8. With no labels, only
+/// the empty string is right; with one, the empty string is one empty
+/// value.
+fn split<'a>(
+    values: &'a [u8],
+    want: usize,
+    buf: &mut [&'a str; MAX_LABELS],
+) -> Result<usize, FfiError> {
+    if want == 0 {
+        if values.is_empty() {
+            return Ok(0);
+        }
+        return Err(label_count(want, values));
+    }
+    let mut n = 0;
+    for part in values.split(|&b| b == LABEL_SEPARATOR) {
+        if n == want || n == MAX_LABELS {
+            return Err(label_count(want, values));
+        }
+        buf[n] = std::str::from_utf8(part).map_err(|_| FfiError::Utf8("values"))?;
+        n += 1;
+    }
+    if n != want {
+        return Err(label_count(want, values));
+    }
+    Ok(n)
+}
+
+#[cold]
+fn label_count(want: usize, values: &[u8]) -> FfiError {
+    let got = if values.is_empty() && want == 0 {
+        0
+    } else {
+        values.iter().filter(|&&b| b == LABEL_SEPARATOR).count() + 1
+    };
+    FfiError::Other(
+        shmetrics_result::SHMETRICS_LABEL_COUNT,
+        format!("expected {want} label values, got {got}"),
+    )
+}
+
+fn op_from_u32(op: u32) -> Result<shmetrics_op, FfiError> {
+    use shmetrics_op::*;
+    [
+        SHMETRICS_OP_COUNTER_ADD,
+        SHMETRICS_OP_GAUGE_SET,
+        SHMETRICS_OP_GAUGE_ADD,
+        SHMETRICS_OP_OBSERVE,
+        SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME,
+    ]
+    .into_iter()
+    .find(|o| *o as u32 == op)
+    .ok_or_else(|| {
+        FfiError::Other(
+            shmetrics_result::SHMETRICS_INVALID_ARGUMENT,
+            format!("unknown update op {op}"),
+        )
+    })
+}
+
+/// The token of the family this store handle cached under `key` (`key_len`
+/// bytes, any bytes) with `shmetrics_family_cache`, or 0 if it has none.
+/// No error is recorded: on 0, call `shmetrics_family_cache`.
+///
+/// With a handle from `shmetrics_store_open_persistent`, the cache lasts
+/// as long as the process, so a runtime that builds its metric objects
+/// again for every request registers each family once per process and
+/// finds it with this call afterwards.
+#[no_mangle]
+pub extern "C" fn shmetrics_family_cached(
+    store: *const shmetrics_store,
+    key: *const c_char,
+    key_len: usize,
+) -> u32 {
+    catch_unwind(|| {
+        let store = ptr::object(store, "store").ok()?;
+        let key = ptr::bytes(key, key_len, "key").ok()?;
+        Cache::lock(&store.cache).token(key)
+    })
+    .ok()
+    .flatten()
+    .unwrap_or(0)
+}
+
+/// Registers a family as `shmetrics_register` does and caches it in this
+/// store handle under `key` (`key_len` bytes, chosen by the caller: it
+/// must tell apart every definition the caller may register, e.g. a
+/// serialization of the whole description); `*token` is its token, never
+/// 0, for `shmetrics_update` and `shmetrics_series_cached`. If `key` is
+/// cached already, `*token` is its token and `desc` is not read.
+///
+/// Fails as `shmetrics_register` does; `*token` is then 0.
+#[no_mangle]
+pub extern "C" fn shmetrics_family_cache(
+    store: *const shmetrics_store,
+    key: *const c_char,
+    key_len: usize,
+    desc: *const shmetrics_family_desc,
+    token: *mut u32,
+) -> shmetrics_result {
+    ffi_body!("shmetrics_family_cache", {
+        let token = Out::new(token, "token")?;
+        token.write(0);
+        let store = ptr::object(store, "store")?;
+        let key = ptr::bytes(key, key_len, "key")?;
+        let mut cache = Cache::lock(&store.cache);
+        if let Some(t) = cache.token(key) {
+            token.write(t);
+            return Ok(());
+        }
+        let desc = ptr::read(desc, "desc")?.to_core()?;
+        token.write(cache.register(&store.store, key, desc)?);
+        Ok(())
+    })
+}
+
+/// Makes update `op` (a `shmetrics_op`) of `v` on the series of cached
+/// family `token` whose label values are `values` (`values_len` bytes):
+/// the family's label values in order, each UTF-8, joined by the byte
+/// 0xFF (which UTF-8 never contains); the empty string for a family
+/// without labels.
+///
+/// The series is looked up (or created) on its first update through this
+/// handle, then cached. A series that does not fit is updated as the
+/// family's overflow series, as with `shmetrics_series_get`, and the call
+/// succeeds. A cached series whose handle went stale (expired, deleted,
+/// the store wiped by any process) is looked up again, the family
+/// registered again first if needed, and the update made once more.
+///
+/// Fails as the update and `shmetrics_series_get` do, and with
+/// `SHMETRICS_INVALID_ARGUMENT` for an unknown `token` or `op`.
+#[no_mangle]
+pub extern "C" fn shmetrics_update(
+    store: *const shmetrics_store,
+    token: u32,
+    op: u32,
+    values: *const c_char,
+    values_len: usize,
+    v: f64,
+) -> shmetrics_result {
+    ffi_body!("shmetrics_update", {
+        let store = ptr::object(store, "store")?;
+        let values = ptr::bytes(values, values_len, "values")?;
+        let op = op_from_u32(op)?;
+        let st = &store.store;
+        Cache::lock(&store.cache).update(st, token, values, |s| apply(st, op, s, v))
+    })
+}
+
+/// Makes update `op` of `v` as `shmetrics_update` does, with an
+/// OpenMetrics exemplar as `shmetrics_counter_add_exemplar` and
+/// `shmetrics_observe_exemplar` take it (`n` label names and values).
+/// `op` is `SHMETRICS_OP_COUNTER_ADD` or `SHMETRICS_OP_OBSERVE`; nothing
+/// is recorded when the call fails, as with those two.
+#[no_mangle]
+pub extern "C" fn shmetrics_update_exemplar(
+    store: *const shmetrics_store,
+    token: u32,
+    op: u32,
+    values: *const c_char,
+    values_len: usize,
+    v: f64,
+    names: *const shmetrics_str,
+    exemplar_values: *const shmetrics_str,
+    n: usize,
+) -> shmetrics_result {
+    ffi_body!("shmetrics_update_exemplar", {
+        let store = ptr::object(store, "store")?;
+        let values = ptr::bytes(values, values_len, "values")?;
+        let st = &store.store;
+        with_exemplar(names, exemplar_values, n, |labels| {
+            let mut cache = Cache::lock(&store.cache);
+            match op_from_u32(op)? {
+                shmetrics_op::SHMETRICS_OP_COUNTER_ADD => cache.update(st, token, values, |s| {
+                    st.counter_add_with_exemplar(s, v, labels)
+                }),
+                shmetrics_op::SHMETRICS_OP_OBSERVE => cache.update(st, token, values, |s| {
+                    st.observe_with_exemplar(s, v, labels)
+                }),
+                other => Err(FfiError::Other(
+                    shmetrics_result::SHMETRICS_INVALID_ARGUMENT,
+                    format!("update op {} takes no exemplar", other as u32),
+                )),
+            }
+        })
+    })
+}

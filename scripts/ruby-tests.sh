@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Runs the Ruby binding's tests (bindings/ruby): installs what is missing
+# (Debian's ruby, ruby-dev, minitest, rspec, rack, puma, promtool), builds
+# libshmetrics and the shmetrics command, builds the gem and installs it
+# from source with `gem install` into target/ruby/gems (which compiles its
+# native part), then runs the gem's own tests (minitest), and
+# prometheus-client's own specs against Shmetrics::DataStore, from a copy
+# of prometheus-client with its specs ($CLIENT_RUBY_DIR, else
+# ../shared/peers/client_ruby-v4.2.5 next to the repository or its
+# worktree folder). Called by ./run-tests; safe to run again.
+#   scripts/ruby-tests.sh [MINITEST ARGS...]     e.g. -n /fork/
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+ensure_rust
+ensure_ruby
+ensure_apt prometheus
+export PATH="$HOME/.cargo/bin:$PATH"
+target=${CARGO_TARGET_DIR:-$PWD/target}
+root=$PWD
+
+say "ruby binding: build libshmetrics (release) and shmetrics"
+cargo build --quiet --release -p shmetrics-ffi
+cargo build --quiet -p shmetrics
+export SHMETRICS_LIBRARY="$target/release/libshmetrics.so"
+export SHMETRICS_BIN="${SHMETRICS_BIN:-$target/debug/shmetrics}"
+# A real library of the next major version, which the gem must refuse.
+say "ruby binding: build libshmetrics of the next major (scripts/build-other-major.sh)"
+SHMETRICS_OTHER_MAJOR_LIBRARY=$(scripts/build-other-major.sh)
+export SHMETRICS_OTHER_MAJOR_LIBRARY
+
+say "ruby binding: gem build and gem install (compiles the native part)"
+gems=$target/ruby/gems
+rm -rf "$target/ruby/pkg"
+mkdir -p "$target/ruby/pkg" "$gems"
+(cd bindings/ruby && gem build --quiet shmetrics.gemspec -o "$target/ruby/pkg/shmetrics.gem" >/dev/null)
+gem install --quiet --local --no-document --install-dir "$gems" "$target/ruby/pkg/shmetrics.gem" >/dev/null
+export GEM_HOME=$gems
+export GEM_PATH="$gems:$(ruby -e 'print Gem.path.join(":")')"
+
+say "ruby binding: minitest"
+cd bindings/ruby
+for t in test/*_test.rb; do
+  ruby -w "$t" "$@"
+done
+cd "$root"
+
+# prometheus-client's own specs, from its pinned copy, on Shmetrics::DataStore.
+client_ruby_dir() {
+  for d in "${CLIENT_RUBY_DIR:-}" ../shared/peers/client_ruby-v4.2.5 ../../shared/peers/client_ruby-v4.2.5; do
+    if [ -n "$d" ] && [ -f "$d/spec/examples/data_store_example.rb" ]; then
+      (cd "$d" && pwd)
+      return 0
+    fi
+  done
+  echo "ruby-tests.sh: no copy of prometheus-client with its specs found; set CLIENT_RUBY_DIR to one" >&2
+  return 1
+}
+CLIENT_RUBY_DIR=$(client_ruby_dir)
+export CLIENT_RUBY_DIR
+say "ruby binding: Shmetrics::DataStore specs, and prometheus-client's own specs on it ($CLIENT_RUBY_DIR)"
+peer_specs=()
+for s in client/counter client/gauge client/histogram client/summary client/metric client/registry \
+         client/label_set_validator client/formats/text client_spec middleware/exporter middleware/collector; do
+  f=$CLIENT_RUBY_DIR/spec/prometheus/$s
+  [ "${s%_spec}" = "$s" ] && f=${f}_spec
+  peer_specs+=("$f.rb")
+done
+report=$target/ruby/client-ruby-specs.json
+rspec_rc=0
+rspec --require "$root/bindings/ruby/spec/client_ruby_helper.rb" --format progress \
+  --format json --out "$report" bindings/ruby/spec/*_spec.rb "${peer_specs[@]}" || rspec_rc=$?
+ruby bindings/ruby/spec/check_failures.rb "$report" bindings/ruby/spec/expected-failures.txt
