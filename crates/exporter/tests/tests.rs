@@ -14,6 +14,8 @@ mod clients;
 mod concurrent;
 #[path = "it/conventions.rs"]
 mod conventions;
+#[path = "it/deploy.rs"]
+mod deploy;
 #[path = "it/flood.rs"]
 mod flood;
 #[path = "it/flood_load.rs"]

@@ -28,6 +28,8 @@ pub mod ack;
 pub mod binary;
 pub mod check;
 pub mod http;
+#[cfg(feature = "tls")]
+pub mod pki;
 pub mod process;
 pub mod proto;
 pub mod reexec;

@@ -13,13 +13,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
-use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
-    KeyPair, KeyUsagePurpose,
-};
+use rcgen::{CertifiedIssuer, ExtendedKeyUsagePurpose, KeyPair};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use shmetrics_core::{FamilyDesc, Kind, Store};
 use shmetrics_exporter::WebConfig;
+use shmetrics_testkit::pki::{ca, leaf};
 
 use crate::prometheus::Prometheus;
 use crate::util::*;
@@ -52,37 +50,6 @@ fn doc_snippet(name: &str) -> String {
 /// certificate, written as PEM files into a directory.
 struct Pki {
     ca: CertifiedIssuer<'static, KeyPair>,
-}
-
-fn ca(name: &str) -> CertifiedIssuer<'static, KeyPair> {
-    let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
-    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    p.distinguished_name.push(DnType::CommonName, name);
-    p.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    CertifiedIssuer::self_signed(p, KeyPair::generate().unwrap()).unwrap()
-}
-
-/// A leaf certificate signed by `issuer`; returns (cert PEM, key PEM).
-fn leaf(
-    issuer: &CertifiedIssuer<'static, KeyPair>,
-    sans: &[&str],
-    usage: ExtendedKeyUsagePurpose,
-) -> (String, String) {
-    let mut p =
-        CertificateParams::new(sans.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap();
-    p.distinguished_name.push(
-        DnType::CommonName,
-        sans.first().copied().unwrap_or("client"),
-    );
-    p.extended_key_usages = vec![usage];
-    p.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-    let key = KeyPair::generate().unwrap();
-    let cert = p.signed_by(&key, issuer).unwrap();
-    (cert.pem(), key.serialize_pem())
 }
 
 impl Pki {

@@ -17,26 +17,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use rcgen::{
-    BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose, IsCa,
-    KeyPair, KeyUsagePurpose,
-};
+use rcgen::ExtendedKeyUsagePurpose;
+use shmetrics_testkit::pki::{ca, leaf};
 
 use crate::prometheus::write_store;
 use crate::util::*;
-
-/// A CA; its certificate PEM is `ca.pem()`.
-fn ca(name: &str) -> CertifiedIssuer<'static, KeyPair> {
-    let mut p = CertificateParams::new(Vec::<String>::new()).unwrap();
-    p.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    p.distinguished_name.push(DnType::CommonName, name);
-    p.key_usages = vec![
-        KeyUsagePurpose::KeyCertSign,
-        KeyUsagePurpose::CrlSign,
-        KeyUsagePurpose::DigitalSignature,
-    ];
-    CertifiedIssuer::self_signed(p, KeyPair::generate().unwrap()).unwrap()
-}
 
 /// The files of a test PKI: the CA that signed the server's certificate,
 /// another CA, and the server's certificate (127.0.0.1, localhost) and
@@ -50,30 +35,25 @@ struct Pki {
 
 impl Pki {
     fn write(dir: &Path) -> Pki {
-        let ca = ca("shmetrics push test CA");
-        let other = ca_other();
-        let mut p = CertificateParams::new(vec!["127.0.0.1".into(), "localhost".into()]).unwrap();
-        p.distinguished_name.push(DnType::CommonName, "127.0.0.1");
-        p.extended_key_usages = vec![ExtendedKeyUsagePurpose::ServerAuth];
-        p.key_usages = vec![KeyUsagePurpose::DigitalSignature];
-        let key = KeyPair::generate().unwrap();
-        let cert = p.signed_by(&key, &ca).unwrap();
+        let issuer = ca("shmetrics push test CA");
+        let other = ca("another CA");
+        let (cert, key) = leaf(
+            &issuer,
+            &["127.0.0.1", "localhost"],
+            ExtendedKeyUsagePurpose::ServerAuth,
+        );
         let pki = Pki {
             ca: dir.join("ca.pem"),
             other_ca: dir.join("other-ca.pem"),
             cert: dir.join("server.pem"),
             key: dir.join("server.key"),
         };
-        std::fs::write(&pki.ca, ca.pem()).unwrap();
+        std::fs::write(&pki.ca, issuer.pem()).unwrap();
         std::fs::write(&pki.other_ca, other.pem()).unwrap();
-        std::fs::write(&pki.cert, cert.pem()).unwrap();
-        std::fs::write(&pki.key, key.serialize_pem()).unwrap();
+        std::fs::write(&pki.cert, cert).unwrap();
+        std::fs::write(&pki.key, key).unwrap();
         pki
     }
-}
-
-fn ca_other() -> CertifiedIssuer<'static, KeyPair> {
-    ca("another CA")
 }
 
 fn s(p: &Path) -> &str {
