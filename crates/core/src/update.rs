@@ -70,6 +70,18 @@ fn counter_amount_error(v: f64) -> Error {
     Error::new(ErrorKind::InvalidValue, format!("{why}; got {v}"))
 }
 
+/// `[kind]` as a static slice, for [`handle_error`]: a slice of a local
+/// would need a stack slot on the update path, and with it a stack frame.
+#[inline(always)]
+fn only(kind: Kind) -> &'static [Kind] {
+    match kind {
+        Kind::Counter => &[Kind::Counter],
+        Kind::Gauge => &[Kind::Gauge],
+        Kind::Histogram => &[Kind::Histogram],
+        Kind::Summary => &[Kind::Summary],
+    }
+}
+
 #[cold]
 #[inline(never)]
 fn handle_error(store: &Store, s: &Series, want: &[Kind]) -> Error {
@@ -108,26 +120,37 @@ fn handle_error(store: &Store, s: &Series, want: &[Kind]) -> Error {
 const EXACT_INT_LIMIT: f64 = 9_007_199_254_740_992.0;
 
 /// One series' cells in this process's slot region.
+///
+/// The region is a [`shm::Region`], not a slice: a `Result<Cells>` would
+/// otherwise use the slice's non-null pointer as its tag, and every
+/// update would test the pointer for null, which LLVM cannot prove it is
+/// not.
 struct Cells<'a> {
     /// The slot the cells are in.
     slot: u32,
-    region: &'a [AtomicU64],
+    region: shm::Region<'a>,
     int_off: usize,
     float_off: usize,
 }
 
 impl<'a> Cells<'a> {
+    /// The slot's cells.
+    #[inline(always)]
+    fn region(&self) -> &'a [AtomicU64] {
+        self.region.cells()
+    }
+
     /// Integer cell `i` of the series; `cells_checked` made sure every
     /// one of the series' cells is in the region.
     #[inline]
     fn int(&self, i: usize) -> &'a AtomicU64 {
-        &self.region[self.int_off + i]
+        &self.region()[self.int_off + i]
     }
 
     /// The series' (first) float cell.
     #[inline]
     fn float(&self) -> &'a AtomicU64 {
-        &self.region[self.float_off]
+        &self.region()[self.float_off]
     }
 }
 
@@ -146,22 +169,62 @@ impl Drop for Pin<'_> {
 const PINNED: u32 = 1 << 31;
 
 impl Store {
-    /// The cells of `s` in the slot this process writes to.
+    /// Runs update `f` with the slot this process writes to: the one it
+    /// claimed already or, the first time (and after a fork), one claimed
+    /// now, out of line. So the update path makes no call that returns to
+    /// it: its failures end in a tail call (`handle_error`, `expired`),
+    /// and it needs no stack frame, which would cost `counter_inc` six of
+    /// its instructions (`benches/hotpath.rs`).
+    ///
+    /// `f` gets the store, `s`, `v` and the slot as arguments rather than
+    /// capturing them: a closure that captures nothing has no environment
+    /// to build, which LLVM would otherwise do before the branch, on the
+    /// update path.
+    #[inline(always)]
+    fn with_slot<F>(&self, s: &Series, v: f64, f: F) -> Result<()>
+    where
+        F: FnOnce(&Store, &Series, f64, u32) -> Result<()>,
+    {
+        match self.cached_slot() {
+            Some(own) => f(self, s, v, own),
+            None => self.claim_then(s, v, f),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn claim_then<F>(&self, s: &Series, v: f64, f: F) -> Result<()>
+    where
+        F: FnOnce(&Store, &Series, f64, u32) -> Result<()>,
+    {
+        // The handle's own checks first, as on the update path: a handle
+        // of another store, or a stale one, fails as such, not as an
+        // update of a read-only store.
+        if s.tag != self.tag || s.epoch != self.map.header().hot.epoch.load(Relaxed) as u32 {
+            return Err(handle_error(self, s, only(s.kind)));
+        }
+        if self.map.series_state(s.id, Relaxed) != Some(s.live) {
+            return Err(expired());
+        }
+        f(self, s, v, self.slot()?)
+    }
+
+    /// The cells of `s` in the slot this process writes to, `own`.
     ///
     /// This and the two below are forced inline: with a plain `#[inline]`,
     /// LLVM kept them out of line once the state word check was added, a
     /// call per update that cost `counter_inc` about 30 instructions
     /// (`benches/hotpath.rs`).
     #[inline(always)]
-    fn cells_of(&self, s: &Series, want: Kind) -> Result<Cells<'_>> {
+    fn cells_of(&self, s: &Series, want: Kind, own: u32) -> Result<Cells<'_>> {
         if s.kind != want || s.tag != self.tag {
-            return Err(handle_error(self, s, &[want]));
+            return Err(handle_error(self, s, only(want)));
         }
-        self.cells_checked(s)
+        self.cells_checked(s, own)
     }
 
     #[inline(always)]
-    fn cells_checked(&self, s: &Series) -> Result<Cells<'_>> {
+    fn cells_checked(&self, s: &Series, own: u32) -> Result<Cells<'_>> {
         // Handles made by `Store::series` always pass; a forged one (through
         // the C ABI, say) gets an error here rather than a panic below.
         // (Native histograms check their cells in `observe_native`.)
@@ -172,15 +235,15 @@ impl Store {
             }
             _ => 1,
         };
-        self.cells_with(s, ints)
+        self.cells_with(s, ints, own)
     }
 
-    /// The cells of `s` in this process's slot, checked to hold `ints`
-    /// integer cells and a float cell.
+    /// The cells of `s` in this process's slot `own`, checked to hold
+    /// `ints` integer cells and a float cell.
     #[inline(always)]
-    fn cells_with(&self, s: &Series, ints: usize) -> Result<Cells<'_>> {
+    fn cells_with(&self, s: &Series, ints: usize, own: u32) -> Result<Cells<'_>> {
         if s.epoch != self.map.header().hot.epoch.load(Relaxed) as u32 {
-            return Err(handle_error(self, s, &[s.kind]));
+            return Err(handle_error(self, s, only(s.kind)));
         }
         // A series deleted since the handle was made, by any process, has
         // another state word: the update fails as stale, and the caller
@@ -188,9 +251,6 @@ impl Store {
         if self.map.series_state(s.id, Relaxed) != Some(s.live) {
             return Err(expired());
         }
-        // Always resolve our own slot first: that fails on a read-only
-        // store, which must never be written.
-        let own = self.slot()?;
         let slot = if s.mode == GaugeMode::Shared && s.kind == Kind::Gauge {
             0
         } else {
@@ -199,11 +259,11 @@ impl Store {
         let region = self.map.cells(slot);
         let (int_off, float_off) = (s.int_off as usize, s.float_off as usize);
         if int_off + ints > region.len() || float_off >= region.len() {
-            return Err(handle_error(self, s, &[s.kind]));
+            return Err(handle_error(self, s, only(s.kind)));
         }
         Ok(Cells {
             slot,
-            region,
+            region: shm::Region::new(region),
             int_off,
             float_off,
         })
@@ -273,13 +333,15 @@ impl Store {
         if !(0.0..f64::INFINITY).contains(&v) {
             return Err(counter_amount_error(v));
         }
-        let c = self.cells_of(&s, Kind::Counter)?;
-        if v < EXACT_INT_LIMIT && v.fract() == 0.0 {
-            c.int(0).fetch_add(v as u64, Relaxed);
-        } else {
-            add_f64(c.float(), v);
-        }
-        Ok(())
+        self.with_slot(&s, v, |st, s, v, own| {
+            let c = st.cells_of(s, Kind::Counter, own)?;
+            if v < EXACT_INT_LIMIT && v.fract() == 0.0 {
+                c.int(0).fetch_add(v as u64, Relaxed);
+            } else {
+                add_f64(c.float(), v);
+            }
+            Ok(())
+        })
     }
 
     /// Adds one to a counter: a single atomic `fetch_add`.
@@ -288,9 +350,11 @@ impl Store {
         if s.ttl_cell as i32 > 0 {
             return self.ttl_update(s, |s| self.counter_inc(s));
         }
-        let c = self.cells_of(&s, Kind::Counter)?;
-        c.int(0).fetch_add(1, Relaxed);
-        Ok(())
+        self.with_slot(&s, 1.0, |st, s, _, own| {
+            let c = st.cells_of(s, Kind::Counter, own)?;
+            c.int(0).fetch_add(1, Relaxed);
+            Ok(())
+        })
     }
 
     #[inline]
@@ -314,10 +378,12 @@ impl Store {
         if v.is_nan() {
             return Err(nan_error("a gauge cannot be set to"));
         }
-        let c = self.cells_of(&s, Kind::Gauge)?;
-        c.float().store(v.to_bits(), Relaxed);
-        self.gauge_mark(&s, c.int(0));
-        Ok(())
+        self.with_slot(&s, v, |st, s, v, own| {
+            let c = st.cells_of(s, Kind::Gauge, own)?;
+            c.float().store(v.to_bits(), Relaxed);
+            st.gauge_mark(s, c.int(0));
+            Ok(())
+        })
     }
 
     /// Adds `v` (which may be negative) to a gauge.
@@ -332,10 +398,12 @@ impl Store {
         if v.is_nan() {
             return Err(nan_error("a gauge cannot be increased by"));
         }
-        let c = self.cells_of(&s, Kind::Gauge)?;
-        add_f64(c.float(), v);
-        self.gauge_mark(&s, c.int(0));
-        Ok(())
+        self.with_slot(&s, v, |st, s, v, own| {
+            let c = st.cells_of(s, Kind::Gauge, own)?;
+            add_f64(c.float(), v);
+            st.gauge_mark(s, c.int(0));
+            Ok(())
+        })
     }
 
     /// Sets a gauge to the current Unix time in seconds.
@@ -367,36 +435,36 @@ impl Store {
             // stays what it was (measured: inlining the check cost a
             // classic observe about 3 ns).
             Kind::Histogram if s.native != 0 => self.observe_native(&s, v),
-            Kind::Histogram => {
-                if s.tag != self.tag {
-                    return Err(handle_error(self, &s, &[Kind::Histogram, Kind::Summary]));
+            Kind::Histogram => self.with_slot(&s, v, |st, s, v, own| {
+                if s.tag != st.tag {
+                    return Err(handle_error(st, s, &[Kind::Histogram, Kind::Summary]));
                 }
                 // Cells first: that checks the epoch, so a handle from
                 // before a wipe never reads the (since rewritten) bounds.
-                let c = self.cells_checked(&s)?;
-                let Some(bounds) = self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
-                    return Err(handle_error(self, &s, &[Kind::Histogram]));
+                let c = st.cells_checked(s, own)?;
+                let Some(bounds) = st.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
+                    return Err(handle_error(st, s, &[Kind::Histogram]));
                 };
                 // The first bucket whose upper bound is >= v (`le` is
                 // inclusive); n is the +Inf bucket.
                 c.int(bucket_index(bounds, v)).fetch_add(1, Relaxed);
                 add_f64(c.float(), v);
                 Ok(())
-            }
-            Kind::Summary => {
-                let c = self.cells_of(&s, Kind::Summary)?;
+            }),
+            Kind::Summary => self.with_slot(&s, v, |st, s, v, own| {
+                let c = st.cells_of(s, Kind::Summary, own)?;
                 if s.window.age_buckets != 0 {
                     // The quantile sketch. `record` checks the cells'
                     // bounds: a forged handle records nothing there.
                     let sets = s.window.age_buckets as usize;
                     let headers =
-                        &c.region[c.int_off + 1..c.int_off + 1 + window::header_cells(sets)];
-                    let counts = self.map.sketch(c.slot);
+                        &c.region()[c.int_off + 1..c.int_off + 1 + window::header_cells(sets)];
+                    let counts = st.map.sketch(c.slot);
                     let start = (s.sketch_off as usize).min(counts.len());
                     window::record(
                         headers,
                         &counts[start..],
-                        &self.sketch,
+                        &st.sketch,
                         s.window,
                         shm::coarse_monotonic_ms(),
                         v,
@@ -405,7 +473,7 @@ impl Store {
                 c.int(0).fetch_add(1, Relaxed);
                 add_f64(c.float(), v);
                 Ok(())
-            }
+            }),
             _ => Err(handle_error(self, &s, &[Kind::Histogram, Kind::Summary])),
         }
     }
@@ -426,8 +494,8 @@ impl Store {
         }
         let classic = crate::store::classic_cells(s.n_bounds as usize, true);
         // As in `observe`: the cells (and so the epoch) first.
-        let c = self.cells_with(s, classic + native::HEADER)?;
-        let header = &c.region[c.int_off + classic..c.int_off + classic + native::HEADER];
+        let c = self.cells_with(s, classic + native::HEADER, self.slot()?)?;
+        let header = &c.region()[c.int_off + classic..c.int_off + classic + native::HEADER];
         // The schema and threshold: the handle's code (checked when the
         // handle was made or rebuilt), the family record's threshold. A
         // forged handle may name another family: its threshold then
@@ -573,7 +641,7 @@ impl Store {
             Kind::Counter => 1,
             _ => classic + if native.is_some() { native::HEADER } else { 0 },
         } + usize::from(s.ttl_cell != 0);
-        let c = self.cells_with(s, before + places)?;
+        let c = self.cells_with(s, before + places, self.slot()?)?;
         let first =
             (s.sketch_off as usize).saturating_add(native.map_or(0, |n| 2 * native::bins(n)));
         let at = first.saturating_add(place.min(places - 1) * exemplar::RECORD);

@@ -35,9 +35,43 @@ pub(crate) use lock::LockGuard;
 pub use lock::LockState;
 use trust::Trust;
 
+/// A slot's cells as a pointer and a length: a slice without the niche of
+/// its non-null pointer, so that a `Result` holding one carries a tag of
+/// its own and the update path tests no pointer for null
+/// (`update::Cells`).
+#[derive(Clone, Copy)]
+pub(crate) struct Region<'a> {
+    ptr: *const AtomicU64,
+    len: usize,
+    life: std::marker::PhantomData<&'a [AtomicU64]>,
+}
+
+impl<'a> Region<'a> {
+    #[inline(always)]
+    pub fn new(cells: &'a [AtomicU64]) -> Region<'a> {
+        Region {
+            ptr: cells.as_ptr(),
+            len: cells.len(),
+            life: std::marker::PhantomData,
+        }
+    }
+
+    #[inline(always)]
+    pub fn cells(&self) -> &'a [AtomicU64] {
+        // SAFETY: `ptr` and `len` are those of a slice that lives for 'a
+        // (`Region::new` is the only way to make one).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
 /// A mapped store file.
 pub(crate) struct Mapping {
     map: MmapRaw,
+    /// Where the series records, the slots' cells and the arena start in
+    /// `map`: the update path's offsets added once, at open.
+    series_base: *const u8,
+    cells_base: *const u8,
+    arena_base: *const u8,
     /// The mapped file, kept open to check its size and identity.
     file: File,
     fixed: Fixed,
@@ -64,7 +98,8 @@ impl Drop for Mapping {
 
 // SAFETY: the mapping is plain memory shared with other processes; all
 // access to it goes through atomics or copies, so sharing it between
-// threads is no different from sharing it between processes.
+// threads is no different from sharing it between processes. The base
+// pointers point into that same memory, and are read through alike.
 unsafe impl Send for Mapping {}
 // SAFETY: as above.
 unsafe impl Sync for Mapping {}
@@ -199,7 +234,11 @@ impl Mapping {
     /// Wraps a new mapping, guarded against SIGBUS (see [`sigbus`]).
     fn new(map: MmapRaw, file: File, fixed: Fixed, writable: bool, path: &Path) -> Mapping {
         sigbus::guard(map.as_ptr() as usize, map.len());
+        let at = |off: u64| map.as_ptr().wrapping_add(off as usize);
         Mapping {
+            series_base: at(fixed.off_series),
+            cells_base: at(fixed.off_cells),
+            arena_base: at(fixed.off_arena),
             map,
             file,
             fixed,
@@ -312,7 +351,7 @@ impl Mapping {
         if id >= self.fixed.max_series {
             return None;
         }
-        let start = self.fixed.off_series as usize + id as usize * std::mem::size_of::<SeriesRec>();
+        let start = id as usize * std::mem::size_of::<SeriesRec>();
         // SAFETY: `Fixed::is_consistent` (checked at open, and by
         // construction at create) proves the layout is exactly what `plan`
         // makes: `off_series` is page-aligned and `max_series` records of
@@ -320,8 +359,9 @@ impl Mapping {
         // layout.rs) end before `off_index <= file_size`, which the mapping
         // covers (checked at open). `id < max_series` (checked above), so
         // the record lies in the mapping and is aligned, and `SeriesRec` is
-        // a `SharedRecord`.
-        let rec = unsafe { &*(self.map.as_ptr().add(start) as *const SeriesRec) };
+        // a `SharedRecord`. `series_base` is the mapping's start plus
+        // `off_series` (`Mapping::new`).
+        let rec = unsafe { &*(self.series_base.add(start) as *const SeriesRec) };
         Some(rec.state.load(order))
     }
 
@@ -334,7 +374,7 @@ impl Mapping {
     #[inline]
     pub fn cells(&self, slot: u32) -> &[AtomicU64] {
         let slot = slot.min(self.fixed.max_slots) as usize;
-        let start = self.fixed.off_cells as usize + slot * self.fixed.slot_stride as usize;
+        let start = slot * self.fixed.slot_stride as usize;
         // SAFETY: `Fixed::is_consistent` (checked at open, and by
         // construction at create) proves the layout is exactly what `plan`
         // makes: `off_cells` is page-aligned, each slot region is
@@ -342,9 +382,10 @@ impl Mapping {
         // `max_slots + 1` regions end at `file_size`, which the mapping
         // covers (checked at open). `slot <= max_slots`, so the slice lies
         // in the mapping and is aligned; atomics are valid for any bits.
+        // `cells_base` is the mapping's start plus `off_cells`.
         unsafe {
             std::slice::from_raw_parts(
-                self.map.as_ptr().add(start) as *const AtomicU64,
+                self.cells_base.add(start) as *const AtomicU64,
                 self.fixed.cells_per_slot as usize,
             )
         }
@@ -377,6 +418,7 @@ impl Mapping {
     /// The bytes below the arena's fill mark are written once, under the
     /// lock, before anything that refers to them is published; they change
     /// again only after a wipe, which readers detect through the epoch.
+    #[inline]
     pub fn arena(&self, off: u64, len: u64) -> Option<&[u8]> {
         let end = off.checked_add(len)?;
         if end > self.fixed.arena_bytes {
@@ -387,13 +429,9 @@ impl Mapping {
         // Other processes only write arena bytes that are not yet
         // published, or after a wipe; a reader racing a wipe may see bytes
         // change under it, which is harmless for plain bytes, and which the
-        // epoch check after every read detects.
-        Some(unsafe {
-            std::slice::from_raw_parts(
-                self.map.as_ptr().add((self.fixed.off_arena + off) as usize),
-                len as usize,
-            )
-        })
+        // epoch check after every read detects. `arena_base` is the
+        // mapping's start plus `off_arena`.
+        Some(unsafe { std::slice::from_raw_parts(self.arena_base.add(off as usize), len as usize) })
     }
 
     /// `n` f64 values in the arena at an 8-aligned offset, `None` if the

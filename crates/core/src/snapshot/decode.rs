@@ -125,11 +125,19 @@ impl Store {
     pub(super) fn decode_new_series(&self, snap: &mut Snapshot, series_used: u32) {
         let recs = self.map.series();
         let cap = self.map.fixed().cells_per_slot;
+        // The cell counts, read once and again only when a series does
+        // not fit them (it may have been published after they were read).
+        let read_counts = || {
+            let sketch = self.map.header().alloc.sketch_cells_used.load(Acquire);
+            (self.cell_counts(), sketch)
+        };
+        let mut counts = read_counts();
         // Whether a series' cells lie within the allocated ranges.
-        let sketch_used = self.map.header().alloc.sketch_cells_used.load(Acquire);
         let no_sketch = self.map.fixed().sketch_cells_per_slot;
-        let fits = |io: u64, fo: u64, shape: Shape, so: u64, sketch: u64| {
-            let (ints_used, floats_used) = self.cell_counts();
+        let fits = |((ints_used, floats_used), sketch_used): ((usize, usize), u64),
+                    (io, fo, so): (u64, u64, u64),
+                    shape: Shape,
+                    sketch: u64| {
             let float_base = (cap as usize).saturating_sub(floats_used) as u64;
             io.saturating_add(shape.ints as u64) <= ints_used as u64
                 && fo >= float_base
@@ -158,7 +166,11 @@ impl Store {
                         // The counts are read after the record was seen
                         // LIVE, so a live series always fits; one that does
                         // not is corrupt, and skipped.
-                        if fits(io, fo, shape, so, sketch) {
+                        let offs = (io, fo, so);
+                        if !fits(counts, offs, shape, sketch) {
+                            counts = read_counts();
+                        }
+                        if fits(counts, offs, shape, sketch) {
                             // A retired or reusable record (of a family
                             // with a TTL), or one that changed or is
                             // corrupt, is kept undecoded (word 0 matches no

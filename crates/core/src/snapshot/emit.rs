@@ -53,6 +53,18 @@ impl Store {
             now_ms: shm::coarse_monotonic_ms(),
             hwm: (life.len() as u32).saturating_sub(1),
         };
+        // Room for every series at once: a fresh snapshot would otherwise
+        // grow these by doubling, copying them each time.
+        let (mut series, mut counts) = (0, 0);
+        for (fam, list) in families.iter().zip(&members) {
+            series += list.len();
+            if fam.kind == Kind::Histogram {
+                counts += list.len() * (fam.bounds.len() + 1);
+            }
+        }
+        snap.series.reserve(series);
+        snap.numbers.reserve(series);
+        snap.counts.reserve(counts);
         let fam_recs = self.map.families();
         let mut native_next = 0u32;
         for (fam, list) in families.iter_mut().zip(&members) {

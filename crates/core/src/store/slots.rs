@@ -17,12 +17,19 @@ impl Store {
     /// after a fork.
     #[inline]
     pub(crate) fn slot(&self) -> Result<u32> {
+        match self.cached_slot() {
+            Some(slot) => Ok(slot),
+            None => self.claim_slot(),
+        }
+    }
+
+    /// The slot this process claimed already (in this fork generation),
+    /// if any: the update path's check, which claims nothing.
+    #[inline(always)]
+    pub(crate) fn cached_slot(&self) -> Option<u32> {
         let local = self.local.load(Relaxed);
         let gen = FORK_GENERATION.load(Relaxed) as u32;
-        if (local >> 32) as u32 == gen && local as u32 != NO_SLOT {
-            return Ok(local as u32);
-        }
-        self.claim_slot()
+        ((local >> 32) as u32 == gen && local as u32 != NO_SLOT).then_some(local as u32)
     }
 
     #[cold]
