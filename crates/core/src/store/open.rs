@@ -82,7 +82,8 @@ impl Store {
     }
 
     /// What the store's path names now, compared with the file this
-    /// handle mapped: one `lstat`, so a symbolic link put there counts as
+    /// handle mapped: an `fstat` of the mapped file and an `lstat` of the
+    /// path, so a symbolic link put there counts as
     /// another file (which opening then refuses). Long-lived handles call
     /// it between requests, never on the update path, and open the path
     /// again on [`PathNow::Other`].
