@@ -12,28 +12,18 @@
 //! Prints one `name value` line per figure, for `benches/space.sh`, which
 //! runs this bench built from two versions in turn and prints the ratios.
 
-use std::time::Duration;
-
 use shmetrics_core::{FamilyDesc, Kind, Options, Series, Store};
 
 mod common;
 
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write to.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
 /// Nanoseconds of thread CPU time per item of `f`'s `n`.
 fn per_item<T>(n: usize, f: impl FnOnce() -> T) -> (f64, T) {
-    let start = thread_cpu();
+    let start = common::thread_cpu();
     let out = f();
-    ((thread_cpu() - start).as_nanos() as f64 / n as f64, out)
+    (
+        (common::thread_cpu() - start).as_nanos() as f64 / n as f64,
+        out,
+    )
 }
 
 #[inline(never)]

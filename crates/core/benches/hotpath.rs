@@ -21,7 +21,6 @@
 //! version: compare versions, not the figure with zero.
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use shmetrics_core::{FamilyDesc, Kind, Options, Series, Store};
 
@@ -29,18 +28,6 @@ mod common;
 
 /// Updates per loop; `SHMETRICS_HOTPATH_N` overrides.
 const DEFAULT_N: u64 = 20_000_000;
-
-/// This thread's CPU time.
-fn thread_cpu() -> Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid timespec to write to.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");
-    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
 
 #[inline(never)]
 fn inc_loop(store: &Store, s: Series, n: u64) {
@@ -60,9 +47,9 @@ fn observe_loop(store: &Store, s: Series, values: &[f64; 1024], n: u64) {
 
 /// Nanoseconds of thread CPU time per call of `f(n)`'s `n` updates.
 fn per_op(n: u64, f: impl Fn(u64)) -> f64 {
-    let start = thread_cpu();
+    let start = common::thread_cpu();
     f(n);
-    (thread_cpu() - start).as_nanos() as f64 / n as f64
+    (common::thread_cpu() - start).as_nanos() as f64 / n as f64
 }
 
 fn main() {
