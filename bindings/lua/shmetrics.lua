@@ -23,7 +23,7 @@ local ffi = require("ffi")
 local type, tostring, tonumber, error, pairs, ipairs = type, tostring, tonumber, error, pairs, ipairs
 local ffi_string, ffi_new = ffi.string, ffi.new
 
-local M = { _VERSION = "0.1.0" }
+local M = { _VERSION = "1.0.0" }
 
 -- Result codes of the C ABI (enum shmetrics_result in shmetrics.h);
 -- tests/unit.lua checks them against the library's own descriptions.

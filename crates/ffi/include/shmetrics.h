@@ -22,8 +22,8 @@
 
 /* The version of the library this header declares; the library
  * itself returns its own from shmetrics_version_major() and friends. */
-#define SHMETRICS_VERSION_MAJOR 0
-#define SHMETRICS_VERSION_MINOR 1
+#define SHMETRICS_VERSION_MAJOR 1
+#define SHMETRICS_VERSION_MINOR 0
 #define SHMETRICS_VERSION_PATCH 0
 
 /**
@@ -810,7 +810,7 @@ const char *shmetrics_strerror(uint32_t code);
 shmetrics_result shmetrics_last_error(char *buf, size_t cap, size_t *len);
 
 /**
- * The library's version, for example "0.1.0". The string is static: do
+ * The library's version, for example "1.0.0". The string is static: do
  * not free it.
  */
 const char *shmetrics_version(void);

@@ -42,7 +42,7 @@ const fn parse_version_part(s: &str) -> u32 {
     n
 }
 
-/// The library's version, for example "0.1.0". The string is static: do
+/// The library's version, for example "1.0.0". The string is static: do
 /// not free it.
 #[no_mangle]
 pub extern "C" fn shmetrics_version() -> *const c_char {
