@@ -9,16 +9,12 @@ cd "$(dirname "$0")/../.."
 source scripts/setup.sh
 ensure_rust
 ensure_ruby
-ensure_apt valgrind
+ensure_apt valgrind ruby-ffi
 export PATH="$HOME/.cargo/bin:$PATH"
 target=${CARGO_TARGET_DIR:-$PWD/target}
 cargo build --quiet --release -p shmetrics-ffi -p shmetrics
 export SHMETRICS_LIBRARY="$target/release/libshmetrics.so" SHMETRICS_BIN="$target/release/shmetrics"
-gems=$target/ruby/gems
-mkdir -p "$target/ruby/pkg" "$gems"
-(cd bindings/ruby && gem build --quiet shmetrics.gemspec -o "$target/ruby/pkg/shmetrics.gem" >/dev/null)
-gem install --quiet --local --no-document --install-dir "$gems" "$target/ruby/pkg/shmetrics.gem" >/dev/null
-export GEM_HOME=$gems GEM_PATH="$gems:$(ruby -e 'print Gem.path.join(":")')"
+install_ruby_gem
 for d in "${CLIENT_RUBY_DIR:-}" ../shared/peers/client_ruby-v4.2.5 ../../shared/peers/client_ruby-v4.2.5; do
   if [ -n "$d" ] && [ -d "$d/lib/prometheus" ]; then CLIENT_RUBY_DIR=$(cd "$d" && pwd); break; fi
 done

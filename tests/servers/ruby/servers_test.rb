@@ -7,7 +7,7 @@
 # must be exact twice: on the exporter's /metrics page, scraped over HTTP,
 # and in the DogStatsD stream the exporter sent to a UDP listener here.
 #
-#   ruby tests/servers/ruby/servers_test.rb   (after cargo build --release -p shmetrics -p shmetrics-ffi)
+#   ruby tests/servers/ruby/servers_test.rb   (scripts/ruby-statsd-tests.sh runs it)
 
 require "minitest/autorun"
 require "net/http"
@@ -98,7 +98,9 @@ class ServersTest < Minitest::Test
 
   def server_env(extra)
     {
-      "RUBYLIB" => File.join(ROOT, "bindings/ruby/lib"),
+      # The gem as installed by scripts/ruby-statsd-tests.sh (GEM_PATH), or
+      # this tree's lib with a build of its native part.
+      "RUBYLIB" => (ext = ENV["SHMETRICS_RUBY_EXT_DIR"]) && "#{ext}:#{File.join(ROOT, "bindings/ruby/lib")}",
       "SHMETRICS_STATSD_STORE" => @store,
       "PORT" => @port.to_s,
       "RACK_ENV" => "production",
