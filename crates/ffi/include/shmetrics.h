@@ -928,6 +928,21 @@ shmetrics_result shmetrics_store_reopen_persistent(const char *path,
 void shmetrics_store_close(struct shmetrics_store *store);
 
 /**
+ * Closes a handle made by `shmetrics_store_open_persistent` or
+ * `shmetrics_store_reopen_persistent` as `shmetrics_store_close` closes
+ * the others: takes it out of the process's handles (a later
+ * `shmetrics_store_open_persistent` of its path opens the file again),
+ * releases its writer slot, unmaps the file and frees the handle. Any
+ * other handle is closed as by `shmetrics_store_close`; NULL is ignored.
+ *
+ * For a caller that knows that no code of the process uses the handle
+ * any more, during or after this call: the Lua binding, once every
+ * registry of its worker follows a replaced store file, unmaps the old
+ * one this way (its memory goes with it, if the file was removed).
+ */
+void shmetrics_store_close_persistent(struct shmetrics_store *store);
+
+/**
  * Sets every value of every series to zero, in all writer slots.
  * Families, series and handles stay valid.
  */
