@@ -1134,11 +1134,15 @@ fn persistent_handles_are_one_per_path_and_never_freed() {
     );
 }
 
-/// The lines of /proc/self/maps that map `path`.
+/// The lines of /proc/self/maps that map the file at `path`, found by its
+/// inode: maps names a store by the temporary name it was created under.
 fn mappings_of(path: &std::path::Path) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let inode = std::fs::metadata(path).unwrap().ino().to_string();
     let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-    let p = path.to_str().unwrap();
-    maps.lines().filter(|l| l.contains(p)).count()
+    maps.lines()
+        .filter(|l| l.split_whitespace().nth(4) == Some(inode.as_str()))
+        .count()
 }
 
 #[test]
