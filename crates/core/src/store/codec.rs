@@ -59,6 +59,7 @@ fn pack_mode(mode: GaugeMode, native: u32, exemplars: bool) -> u32 {
 
 /// The mode, the native code and the exemplars flag of [`pack_mode`];
 /// `None` if any is not valid.
+#[inline(always)]
 fn unpack_mode(v: u32) -> Option<(GaugeMode, u32, bool)> {
     let native = v >> 16;
     if native != 0 && native::schema_of(native).is_none() {
@@ -75,6 +76,7 @@ fn pack_kind(kind: Kind, ttl: bool, live: u32) -> u32 {
 }
 
 /// The kind, the TTL flag and the state word of [`pack_kind`].
+#[inline(always)]
 fn unpack_kind(v: u32) -> Option<(Kind, bool, u32)> {
     let kind = Kind::from_u32(v & 0xf)?;
     Some((kind, v & 0x10 != 0, (v & !0xff) | (v >> 5 & 7)))
@@ -178,26 +180,21 @@ impl Series {
     #[inline(always)]
     pub fn from_raw_plain(raw: &[u64; 6]) -> Option<Series> {
         let (kind, mode) = unpack(raw[3]);
-        // Bits 0-3 the kind, bit 4 the TTL flag (clear), and no native
-        // schema in the mode word's high half.
-        let kind = match kind & 0x1f {
-            1 => Kind::Counter,
-            2 => Kind::Gauge,
-            3 => Kind::Histogram,
-            _ => return None,
-        };
-        if mode >> 16 != 0 {
+        // The same bit layout as `from_raw` (unpack_kind, unpack_mode),
+        // taking only a counter, gauge or histogram without TTL or schema.
+        let (kind, ttl, live) = unpack_kind(kind)?;
+        if ttl || !matches!(kind, Kind::Counter | Kind::Gauge | Kind::Histogram) || mode >> 16 != 0
+        {
             return None;
         }
-        let gauge_mode = GaugeMode::from_u32(mode & 0x7fff)?;
+        let (gauge_mode, _, exemplars) = unpack_mode(mode)?;
         let (tag, epoch) = unpack(raw[0]);
         let (id, family) = unpack(raw[1]);
         let (int_off, float_off) = unpack(raw[2]);
         let (n_bounds, sketch_off) = unpack(raw[4]);
-        let word = raw[3] as u32;
         Some(Series {
             ttl_cell: 0,
-            live: (word & !0xff) | (word >> 5 & 7),
+            live,
             tag,
             epoch,
             id,
@@ -207,7 +204,7 @@ impl Series {
             kind,
             mode: gauge_mode,
             native: 0,
-            exemplars: mode & 0x8000 != 0,
+            exemplars,
             n_bounds,
             bounds_off: raw[5],
             window: NO_WINDOW,
