@@ -351,8 +351,12 @@ impl Store {
         }
         self.with_slot(&s, v, |st, s, v, own| {
             let c = st.cells_of(s, Kind::Counter, own)?;
-            if v < EXACT_INT_LIMIT && v.fract() == 0.0 {
-                c.int(0).fetch_add(v as u64, Relaxed);
+            // Whole amounts below 2^53 go to the integer cell. `v` is
+            // not negative here, so `n` is its integer part (an `i64` cast
+            // is one instruction; `fract` calls `trunc` on x86-64).
+            let n = v as i64;
+            if v < EXACT_INT_LIMIT && n as f64 == v {
+                c.int(0).fetch_add(n as u64, Relaxed);
             } else {
                 add_f64(c.float(), v);
             }
