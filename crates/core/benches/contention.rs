@@ -119,9 +119,7 @@ fn measure(work: Workload, procs: usize) -> (Vec<u64>, Duration) {
     let f = store.register(&family("requests", 0)).unwrap();
     if work == Workload::SeriesFound {
         for i in 0..SERIES {
-            store
-                .series(&f, &[&format!("/shared/{i}"), "200"])
-                .unwrap();
+            store.series(&f, &[&format!("/shared/{i}"), "200"]).unwrap();
         }
     }
     // Every child opens the store (and claims its slot) first, then waits
