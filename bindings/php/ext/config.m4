@@ -1,7 +1,7 @@
 dnl The shmetrics PHP extension: the package's hot classes (CollectorRegistry,
 dnl Counter, Gauge, Histogram, Summary) in C over libshmetrics' C ABI, which
 dnl it loads at run time (dlopen of $SHMETRICS_LIBRARY, the ini setting
-dnl shmetrics.library, else the SONAME libshmetrics.so.0), as the FFI
+dnl shmetrics.library, else the SONAME libshmetrics.so.1), as the FFI
 dnl binding does: building needs no library, only PHP's headers.
 dnl   phpize && ./configure && make && make install
 PHP_ARG_ENABLE([shmetrics],

@@ -17,8 +17,8 @@
  *
  * The library is loaded at run time, as the FFI binding loads it: the ini
  * setting shmetrics.library, else $SHMETRICS_LIBRARY, else the SONAME
- * libshmetrics.so.0, then libshmetrics.so; a library of another major
- * version is refused. Its declarations are the package's own copy
+ * libshmetrics.so.1 on the system's library path, then libshmetrics.so;
+ * a library of another major version is refused. Its declarations are the package's own copy
  * (include/shmetrics.cdef.h).
  */
 
@@ -41,9 +41,9 @@
 
 #include "../include/shmetrics.cdef.h"
 
-#define PHP_SHMETRICS_VERSION "0.1.0"
+#define PHP_SHMETRICS_VERSION "1.0.0"
 /* The major version of the C ABI this extension is written for. */
-#define SHM_ABI_MAJOR 0
+#define SHM_ABI_MAJOR 1
 
 /* The C ABI's functions this file calls, resolved by dlsym. */
 #define SHM_FUNCS(X)                                                                                         \
@@ -173,7 +173,7 @@ static bool shm_load(bool quiet)
     } else if (env != NULL && *env != '\0') {
         candidates[n++] = env;
     } else {
-        candidates[n++] = "libshmetrics.so.0";
+        candidates[n++] = "libshmetrics.so." ZEND_TOSTR(SHM_ABI_MAJOR); /* the SONAME */
         candidates[n++] = "libshmetrics.so";
     }
     smart_str errors = {0};
