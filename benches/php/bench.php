@@ -27,6 +27,14 @@
 // through PromPHP on the adapter and on APCng, the same updates as bare FFI
 // calls, and PHP's own cost of an FFI call (shmetrics_buf_len(NULL), which
 // does nothing).
+//
+// Both tables are printed twice: with the package on PHP FFI, then with the
+// shmetrics extension loaded ($SHMETRICS_EXTENSION, else
+// target/php-ext/ext/modules/shmetrics.so, which `bindings/php/ext/build.sh
+// target/php-ext` builds; skipped with a note when it is missing). The
+// second run leaves out PromPHP's Redis adapter and the bare FFI calls,
+// which the extension does not change; APCng runs in both, for same-run
+// ratios.
 
 declare(strict_types=1);
 
@@ -34,9 +42,25 @@ $quick = in_array('--quick', $argv, true);
 
 if (getenv('BENCH_CHILD') === false) {
     $cmd = [PHP_BINARY, '-d', 'apc.enable_cli=1', '-d', 'apc.shm_size=2048M', '-d', 'opcache.enable_cli=1',
-        '-d', 'ffi.enable=1', __FILE__, ...array_slice($argv, 1)];
-    $p = proc_open($cmd, [STDIN, STDOUT, STDERR], $pipes, null, ['BENCH_CHILD' => '1'] + getenv());
+        '-d', 'ffi.enable=1'];
+    $args = [__FILE__, ...array_slice($argv, 1)];
+    $extension = getenv('SHMETRICS_EXTENSION') ?: dirname(__DIR__, 2) . '/target/php-ext/ext/modules/shmetrics.so';
+    $p = proc_open([...$cmd, ...$args], [STDIN, STDOUT, STDERR], $pipes, null, ['BENCH_CHILD' => 'ffi'] + getenv());
+    $rc = proc_close($p);
+    if ($rc !== 0) {
+        exit($rc);
+    }
+    if (!is_file($extension)) {
+        exit("\n$extension is missing (bindings/php/ext/build.sh target/php-ext): the extension is not measured\n");
+    }
+    printf("\n==== the same with the shmetrics extension (%s) ====\n\n", $extension);
+    $p = proc_open([...$cmd, '-d', "extension=$extension", ...$args], [STDIN, STDOUT, STDERR], $pipes, null,
+        ['BENCH_CHILD' => 'ext'] + getenv());
     exit(proc_close($p));
+}
+define('EXT', getenv('BENCH_CHILD') === 'ext');
+if (EXT !== extension_loaded('shmetrics')) {
+    exit("the shmetrics extension is loaded by PHP's own ini: the FFI figures would be the extension's\n");
 }
 
 require dirname(__DIR__, 2) . '/bindings/php/autoload.php';
@@ -62,7 +86,7 @@ register_shutdown_function(static function () use ($dir): void {
     @rmdir($dir);
 });
 
-define('REDIS_PORT', $promphp === null ? null : start_redis($dir));
+define('REDIS_PORT', $promphp === null || EXT ? null : start_redis($dir));
 $apcu = function_exists('apcu_enabled') && apcu_enabled();
 printf("shmetrics %s, PHP %s (%s), opcache %s, JIT %s, APCu %s%s\n", Native::version(), PHP_VERSION, PHP_OS,
     ini_get('opcache.enable_cli') ? 'on' : 'off',
@@ -70,7 +94,7 @@ printf("shmetrics %s, PHP %s (%s), opcache %s, JIT %s, APCu %s%s\n", Native::ver
     $apcu ? 'on' : 'NOT AVAILABLE (install php-apcu; the key counts below are then not present)',
     $quick ? ', --quick' : '');
 printf("%s\n", REDIS_PORT === null
-    ? 'PromPHP\'s Redis adapter not measured (needs redis-server and php-redis)'
+    ? (EXT ? 'PromPHP\'s Redis adapter: see the FFI run' : 'PromPHP\'s Redis adapter not measured (needs redis-server and php-redis)')
     : 'PromPHP\'s Redis adapter on a local redis-server (127.0.0.1:' . REDIS_PORT . ', no persistence)');
 printf("%s\n\n", $promphp === null
     ? 'PromPHP not found (set PROMPHP_DIR): the adapter and APCng are not measured'
@@ -233,13 +257,44 @@ $registry = new CollectorRegistry(new Shmetrics("$dir/calls"), false);
 $plain = $registry->registerCounter('bench', 'plain', 'No labels.');
 $labelled = $registry->registerCounter('bench', 'labelled', 'Two labels.', ['route', 'status']);
 $hist = $registry->registerHistogram('bench', 'seconds', 'Default buckets, one label.', ['route']);
-$ffi = Native::ffi();
 $storage = $registry->getStorage();
-$st = $storage->store;
 $plain->inc();  // so that the library has cached its series
-$token = (function (): int {
-    return $this->family;
-})->call($plain);
+
+/**
+ * Table 2's rows for bare FFI calls (none on the extension, whose objects
+ * hold no FFI handle): shmetrics_update() as Counter->inc() makes it, and
+ * two calls that do nothing, for PHP's own cost of an FFI call.
+ *
+ * @return list<array{string, string, callable(int): void, ?int}>
+ */
+function ffi_cases(Shmetrics $storage, object $plain): array
+{
+    if (EXT) {
+        return [];
+    }
+    $ffi = Native::ffi();
+    $st = $storage->store;
+    $token = (function (): int {
+        return $this->family;
+    })->call($plain);
+    return [
+        ['FFI shmetrics_update()', 'no class', static function (int $n) use ($ffi, $st, $token): void {
+            for ($i = 0; $i < $n; $i++) {
+                $ffi->shmetrics_update($st, $token, Native::OP_COUNTER_ADD, '', 0, 1.0);
+            }
+        }, null],
+        ['FFI shmetrics_buf_len(NULL)', 'bare FFI call', static function (int $n) use ($ffi): void {
+            for ($i = 0; $i < $n; $i++) {
+                $ffi->shmetrics_buf_len(null);
+            }
+        }, null],
+        ['FFI shmetrics_version()', 'returns a string', static function (int $n) use ($ffi): void {
+            for ($i = 0; $i < $n; $i++) {
+                $ffi->shmetrics_version();
+            }
+        }, null],
+    ];
+}
 
 /**
  * Table 2's rows for PromPHP's Counter->inc() and Histogram->observe() on
@@ -315,21 +370,7 @@ $cases = [
         }
     }, 200],
     ...promphp_cases($storage),
-    ['FFI shmetrics_update()', 'no class', static function (int $n) use ($ffi, $st, $token): void {
-        for ($i = 0; $i < $n; $i++) {
-            $ffi->shmetrics_update($st, $token, Native::OP_COUNTER_ADD, '', 0, 1.0);
-        }
-    }, null],
-    ['FFI shmetrics_buf_len(NULL)', 'bare FFI call', static function (int $n) use ($ffi): void {
-        for ($i = 0; $i < $n; $i++) {
-            $ffi->shmetrics_buf_len(null);
-        }
-    }, null],
-    ['FFI shmetrics_version()', 'returns a string', static function (int $n) use ($ffi): void {
-        for ($i = 0; $i < $n; $i++) {
-            $ffi->shmetrics_version();
-        }
-    }, null],
+    ...ffi_cases($storage, $plain),
     ['PHP method call (empty body)', 'for scale', static function (int $n) use ($labelled): void {
         $l = ['/users', '200'];
         for ($i = 0; $i < $n; $i++) {
