@@ -755,9 +755,12 @@ static bool metric_init(shm_metric *m, zval *storage, zend_string *ns, zend_stri
     }
     m->st = store_of(Z_OBJ_P(store))->st;
     ZVAL_COPY(&m->storage, storage);
-    m->name = ZSTR_LEN(ns) ? zend_strpprintf(0, "%s_%s", ZSTR_VAL(ns), ZSTR_VAL(name)) : zend_string_copy(name);
+    /* concat, not a printf: these run for every metric of every request */
+    m->name = ZSTR_LEN(ns) ? zend_string_concat3(ZSTR_VAL(ns), ZSTR_LEN(ns), "_", 1, ZSTR_VAL(name), ZSTR_LEN(name))
+                           : zend_string_copy(name);
     m->help = zend_string_copy(help);
-    m->what = zend_strpprintf(0, "%s %s", KIND_NAMES[m->kind], ZSTR_VAL(m->name));
+    const char *kind = KIND_NAMES[m->kind];
+    m->what = zend_string_concat3(kind, strlen(kind), " ", 1, ZSTR_VAL(m->name), ZSTR_LEN(m->name));
     /* array_values($labels), which must all be strings */
     bool strings = true;
     zval *v;
