@@ -3,7 +3,7 @@
 // shmetrics from PHP, in the shape of PromPHP's APCng performance table,
 // side by side with PromPHP's APCng measured in the same run.
 //
-//     php benches/php/bench.php [--quick]
+//     php benches/php/bench.php [--quick] [--calls]
 //
 // (It re-runs itself with apc.enable_cli=1, a large enough apc.shm_size and
 // opcache on, as php-fpm has it, unless BENCH_CHILD is set.) PromPHP comes
@@ -22,6 +22,8 @@
 // RenderTextFormat), in ms. shmetrics never touches APCu: the keys are there
 // to show that its figures do not depend on them; APCng's do.
 //
+// (--calls: table 2 only.)
+//
 // Table 2: the cost of one call, in ns (loop overhead subtracted, best of
 // 5 runs): Counter->inc() and Histogram->observe() through this package,
 // through PromPHP on the adapter and on APCng, the same updates as bare FFI
@@ -39,14 +41,25 @@
 declare(strict_types=1);
 
 $quick = in_array('--quick', $argv, true);
+$callsOnly = in_array('--calls', $argv, true);
 
 if (getenv('BENCH_CHILD') === false) {
     $cmd = [PHP_BINARY, '-d', 'apc.enable_cli=1', '-d', 'apc.shm_size=2048M', '-d', 'opcache.enable_cli=1',
         '-d', 'ffi.enable=1'];
     $args = [__FILE__, ...array_slice($argv, 1)];
     $extension = getenv('SHMETRICS_EXTENSION') ?: dirname(__DIR__, 2) . '/target/php-ext/ext/modules/shmetrics.so';
-    $p = proc_open([...$cmd, ...$args], [STDIN, STDOUT, STDERR], $pipes, null, ['BENCH_CHILD' => 'ffi'] + getenv());
-    $rc = proc_close($p);
+    // The children's output goes through this process, in order (two
+    // children given STDOUT itself overwrote each other in a file).
+    $child = static function (array $argv, string $mode): int {
+        $p = proc_open($argv, [0 => STDIN, 1 => ['pipe', 'w'], 2 => STDERR], $pipes, null,
+            ['BENCH_CHILD' => $mode] + getenv());
+        while (($chunk = fread($pipes[1], 8192)) !== false && $chunk !== '') {
+            fwrite(STDOUT, $chunk);
+        }
+        fclose($pipes[1]);
+        return proc_close($p);
+    };
+    $rc = $child([...$cmd, ...$args], 'ffi');
     if ($rc !== 0) {
         exit($rc);
     }
@@ -54,9 +67,7 @@ if (getenv('BENCH_CHILD') === false) {
         exit("\n$extension is missing (bindings/php/ext/build.sh target/php-ext): the extension is not measured\n");
     }
     printf("\n==== the same with the shmetrics extension (%s) ====\n\n", $extension);
-    $p = proc_open([...$cmd, '-d', "extension=$extension", ...$args], [STDIN, STDOUT, STDERR], $pipes, null,
-        ['BENCH_CHILD' => 'ext'] + getenv());
-    exit(proc_close($p));
+    exit($child([...$cmd, '-d', "extension=$extension", ...$args], 'ext'));
 }
 define('EXT', getenv('BENCH_CHILD') === 'ext');
 if (EXT !== extension_loaded('shmetrics')) {
@@ -73,7 +84,7 @@ use Shmetrics\RenderTextFormat;
 use Shmetrics\Storage\Shmetrics;
 
 $promphp = promphp_autoload();
-$keyCounts = $quick ? [1000, 100000] : [1000, 10000, 100000, 1000000];
+$keyCounts = $callsOnly ? [] : ($quick ? [1000, 100000] : [1000, 10000, 100000, 1000000]);
 $metricCounts = [50, 500, 2500];
 $calls = $quick ? 200000 : 1000000;
 
@@ -222,7 +233,9 @@ $ms = static fn (int $ns): string => sprintf('%.1f', $ns / 1e6);
 $row = static function (array $cells): void {
     printf("%-44s %11s %14s %9s %12s\n", ...$cells);
 };
-$row(['Configuration (metrics of each type)', 'Create (ms)', 'Increment (ms)', 'Wipe (ms)', 'Collect (ms)']);
+if ($keyCounts !== []) {
+    $row(['Configuration (metrics of each type)', 'Create (ms)', 'Increment (ms)', 'Wipe (ms)', 'Collect (ms)']);
+}
 $engines = engines($dir, $promphp);
 $keysPresent = 0;
 foreach ($keyCounts as $keys) {
@@ -380,8 +393,9 @@ $cases = [
 ];
 printf("\n%-38s %-20s %10s %10s\n", 'One call', '', 'ns/call', 'target');
 foreach ($cases as [$name, $note, $body, $target]) {
-    $ns = per_call($body, $calls) - $empty;
+    // A call to Redis is a round trip, ~1,000x the others: 1/100 as many.
+    $ns = per_call($body, str_contains($note, 'Redis') ? intdiv($calls, 100) : $calls) - $empty;
     printf("%-38s %-20s %10.0f %10s\n", $name, $note, $ns, $target === null ? '' : "<= $target" . ($ns <= $target ? '' : ' MISSED'));
 }
 $counted = $storage->stats();
-printf("(%d calls per measurement, best of 5; %d writer slot claimed)\n", $calls, $counted['writer_claims_total']);
+printf("(%d calls per measurement, %d on Redis, best of 5; %d writer slot claimed)\n", $calls, intdiv($calls, 100), $counted['writer_claims_total']);
