@@ -130,6 +130,23 @@ final class NativeTest extends TestCase
         Native::scopeHeader("/bad\"path");
     }
 
+    /**
+     * The run with the extension loaded must test its classes, and the run
+     * without it the PHP ones: scripts/php-tests.sh runs this file both ways.
+     */
+    public function testTheExtensionProvidesTheClassesWhenLoaded(): void
+    {
+        $storage = new Shmetrics($this->dir . '/which');
+        foreach ([\Shmetrics\CollectorRegistry::class, \Shmetrics\Counter::class, \Shmetrics\Gauge::class,
+            \Shmetrics\Histogram::class, \Shmetrics\Summary::class] as $class) {
+            self::assertSame(Native::extension(), (new \ReflectionClass($class))->isInternal(), $class);
+        }
+        // Storage and Snapshot stay PHP in both, over the extension's store handle or FFI.
+        self::assertFalse((new \ReflectionClass(Shmetrics::class))->isInternal());
+        self::assertSame(Native::extension(), $storage->store instanceof \Shmetrics\Ext\Store);
+        self::assertSame(Native::extension(), $storage->ffi === null);
+    }
+
     public function testVersion(): void
     {
         self::assertMatchesRegularExpression('/^\d+\.\d+\.\d+/', Native::version());
