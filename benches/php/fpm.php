@@ -19,7 +19,8 @@
 // one at a time, the engines taking turns), and php-fpm's throughput with
 // wrk (2 threads, 8 connections) against the same endpoint without metrics.
 // Needs php-fpm, nginx, wrk, php-apcu, redis-server, php-redis and PromPHP ($PROMPHP_DIR or the
-// pinned copy); scripts/setup.sh's ensure_php and ensure_lua install them.
+// pinned copy). scripts/setup.sh's ensure_php and ensure_lua install all but the
+// Redis pair, which only this bench uses: `apt-get install redis-server php-redis`.
 
 declare(strict_types=1);
 
