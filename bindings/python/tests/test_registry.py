@@ -81,6 +81,66 @@ def test_custom_collector_page_is_prometheus_clients_byte_for_byte(store):
         parse_openmetrics(om_exposition.generate_latest(theirs).decode()))
 
 
+def reference_float_text(f: float) -> str:
+    """prometheus_client 0.26's number format, from Python's repr(): the
+    oracle for the native writer's."""
+    import math
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if math.isnan(f):
+        return "NaN"
+    text = repr(f)
+    if f < 1e6 or "e" in text:
+        return text
+    whole, _, frac = text.partition(".")
+    digits = (whole + frac).rstrip("0")
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{mantissa}e+{len(whole) - 1:02d}"
+
+
+def test_float_text_is_pythons_repr_with_prometheus_clients_exponents():
+    import random
+    import struct
+    rng = random.Random(19)
+    values = [0.0, -0.0, 1.0, 1e6, 999999.9999999999, 1e16, 1e-4, 1e-5, 1.7e9, -1e7, 5e-324]
+    values += [struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0] for _ in range(50_000)]
+    values += [rng.uniform(-1e8, 1e8) for _ in range(20_000)] + [float(rng.randrange(10**12)) for _ in range(5000)]
+    for v in values:
+        assert shmetrics._native.float_text(v) == reference_float_text(v), repr(v)
+
+
+def test_store_page_is_prometheus_clients_byte_for_byte(store):
+    """The store's families, rendered natively, against prometheus_client
+    writing the same metrics (without _created, whose time differs)."""
+    def populate(lib: ModuleType, registry: Any) -> None:
+        c = lib.Counter("jobs", "Jobs \\ done\nhere.", ["queue"], registry=registry)
+        c.labels('a"b').inc(3)
+        c.labels("big").inc(2.5e7)
+        lib.Counter("plain_total", "", registry=registry).inc(0.1 + 0.2)
+        g = lib.Gauge("temp_celsius", "Temp.", ["room"], unit="celsius", registry=registry)
+        g.labels("x").set(-1e7)
+        g.labels("y").set(1e-5)
+        h = lib.Histogram("lat_seconds", "Latency.", ["m"], registry=registry)
+        for v in (0.001, 0.3, 7, 100):
+            h.labels("get").observe(v)
+        lib.Histogram("sizes", "Sizes.", buckets=[-5, 0, 1e6, 2.5e7], registry=registry).observe(5e6)
+        lib.Summary("req_bytes", "Bytes.", registry=registry).observe(123.456)
+        lib.Counter("unused", "Never.", ["x"], registry=registry)
+    for lib in (shmetrics, prometheus_client):
+        lib.disable_created_metrics()
+    try:
+        ours, theirs = shmetrics.CollectorRegistry(), prometheus_client.CollectorRegistry()
+        populate(shmetrics, ours)
+        populate(prometheus_client, theirs)
+        for escaping in ("allow-utf-8", "underscores", "dots", "values"):
+            assert shmetrics.generate_latest(ours, escaping) == prometheus_client.generate_latest(theirs, escaping)
+            assert (shmetrics.generate_openmetrics(ours, escaping)
+                    == om_exposition.generate_latest(theirs, escaping))
+    finally:
+        for lib in (shmetrics, prometheus_client):
+            lib.enable_created_metrics()
+
+
 def test_get_sample_value_matches_prometheus_client(store):
     theirs = prometheus_client.CollectorRegistry()
     for lib, reg in ((shmetrics, None), (prometheus_client, theirs)):
