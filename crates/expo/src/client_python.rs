@@ -711,7 +711,7 @@ mod tests {
             (-1e-5, "-1e-05"),
             // An exact tie between two 17-digit strings: to even, as
             // Python's repr() does.
-            (1_345_740_272_956_748.2, "1.3457402729567482e+15"),
+            (1_345_740_272_956_748.25, "1.3457402729567482e+15"),
             (f64::NAN, "NaN"),
             (f64::NEG_INFINITY, "-Inf"),
             (5e-324, "5e-324"),
