@@ -4,10 +4,10 @@
 //! custom collectors (`render_metrics`), read here into the same writer.
 //! Python holds no renderer of its own.
 
-use pyo3::prelude::*;
 use pyo3::exceptions::PyAttributeError;
-use pyo3::types::{PyBytes, PyDict, PyFloat, PyString, PyTuple};
 use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyFloat, PyString, PyTuple};
 use shmetrics_expo::client_python::{
     encode_family, write_escaped_name, write_python_float, Escaping, Exemplar, Family, Page,
     Sample, SampleTime,
@@ -46,7 +46,9 @@ fn float(obj: &Bound<'_, PyAny>) -> PyResult<f64> {
 
 fn labels(d: &Bound<'_, PyAny>) -> PyResult<Vec<(String, String)>> {
     let d = d.cast::<PyDict>()?;
-    d.iter().map(|(k, v)| Ok((string(&k)?, string(&v)?))).collect()
+    d.iter()
+        .map(|(k, v)| Ok((string(&k)?, string(&v)?)))
+        .collect()
 }
 
 /// A sample's timestamp: a `Timestamp` (seconds and nanoseconds) or a
@@ -63,7 +65,10 @@ fn timestamp(ts: &Bound<'_, PyAny>) -> PyResult<SampleTime> {
         // Python's int(): toward zero.
         (f * 1000.0).trunc() as i64
     };
-    Ok(SampleTime { millis, openmetrics })
+    Ok(SampleTime {
+        millis,
+        openmetrics,
+    })
 }
 
 fn sample(s: &Bound<'_, PyAny>) -> PyResult<Sample> {
@@ -74,7 +79,11 @@ fn sample(s: &Bound<'_, PyAny>) -> PyResult<Sample> {
         name: string(&s.getattr(intern!(py, "name"))?)?,
         labels: labels(&s.getattr(intern!(py, "labels"))?)?,
         value: float(&s.getattr(intern!(py, "value"))?)?,
-        timestamp: if ts.is_none() { None } else { Some(timestamp(&ts)?) },
+        timestamp: if ts.is_none() {
+            None
+        } else {
+            Some(timestamp(&ts)?)
+        },
         exemplar: if ex.is_none() {
             None
         } else {

@@ -83,7 +83,11 @@ impl PyStore {
 
     /// Runs `f` on a fresh snapshot of the store, refreshing the one kept
     /// between renders.
-    fn with_snapshot(&self, store: &Store, f: impl FnOnce(&Snapshot)) -> shmetrics_core::Result<()> {
+    fn with_snapshot(
+        &self,
+        store: &Store,
+        f: impl FnOnce(&Snapshot),
+    ) -> shmetrics_core::Result<()> {
         // A lock held by a thread that did not survive a fork() would never
         // be released in the child: take a fresh snapshot rather than wait.
         match self.snapshot.try_lock() {
@@ -218,7 +222,9 @@ impl PyStore {
     fn render<'py>(&self, py: Python<'py>, format: &str) -> PyResult<Bound<'py, PyBytes>> {
         let format = parse_format(format)?;
         let store = self.store();
-        let out = py.detach(|| self.render_bytes(&store, format)).map_err(to_py)?;
+        let out = py
+            .detach(|| self.render_bytes(&store, format))
+            .map_err(to_py)?;
         Ok(PyBytes::new(py, &out))
     }
 

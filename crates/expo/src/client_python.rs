@@ -47,7 +47,7 @@
 //! # Ok::<(), shmetrics_core::Error>(())
 //! ```
 
-use shmetrics_core::{FamilyView, Kind, Snapshot, Value};
+use shmetrics_core::{FamilyView, Kind, SeriesView, Snapshot, Value};
 
 use crate::escape;
 use crate::num::{non_finite, write_shortest};
@@ -211,7 +211,9 @@ pub fn write_python_float(out: &mut Vec<u8>, v: f64) {
         out.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
         out.extend_from_slice(b".0");
     } else if v.is_finite() {
-        write_shortest(out, v, |exp| exp < -4 || exp >= 16 || (v > 0.0 && exp >= 6));
+        write_shortest(out, v, |exp| {
+            !(-4..16).contains(&exp) || (v > 0.0 && exp >= 6)
+        });
     } else {
         out.extend_from_slice(non_finite(v));
     }
@@ -261,51 +263,57 @@ fn is_classic(name: &str, colon: bool) -> bool {
 /// assert_eq!(esc("classic_name", Escaping::Values), "classic_name");
 /// ```
 pub fn write_escaped_name(out: &mut Vec<u8>, name: &str, escaping: Escaping, metric: bool) {
-    let colon = metric;
     if name.is_empty() {
         return;
     }
-    if escaping == Escaping::Dots {
-        let mut tmp = [0u8; 4];
-        for (i, c) in name.chars().enumerate() {
-            match c {
-                '_' => out.extend_from_slice(b"__"),
-                '.' => out.extend_from_slice(b"_dot_"),
-                c if valid_char(c, i == 0, colon) => {
-                    out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes())
-                }
-                _ => out.extend_from_slice(b"__"),
-            }
-        }
-        return;
-    }
-    if escaping == Escaping::AllowUtf8 || is_classic(name, colon) {
+    if escaping != Escaping::Dots && (escaping == Escaping::AllowUtf8 || is_classic(name, metric)) {
         out.extend_from_slice(name.as_bytes());
-        return;
+    } else {
+        transform(out, name, escaping, metric);
     }
+}
+
+/// Appends `name` with `escaping`'s character rewriting applied whether
+/// or not the name is classic (prometheus_client's `_escape`); names are
+/// left as they are under `allow-utf-8`.
+fn transform(out: &mut Vec<u8>, name: &str, escaping: Escaping, colon: bool) {
     let mut tmp = [0u8; 4];
-    if escaping == Escaping::Values {
-        out.extend_from_slice(b"U__");
-        for (i, c) in name.chars().enumerate() {
-            match c {
-                '_' => out.extend_from_slice(b"__"),
-                c if valid_char(c, i == 0, colon) => {
-                    out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes())
-                }
-                c => {
-                    out.push(b'_');
-                    out.extend_from_slice(format!("{:x}", u32::from(c)).as_bytes());
-                    out.push(b'_');
+    let mut keep =
+        |out: &mut Vec<u8>, c: char| out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+    match escaping {
+        Escaping::AllowUtf8 => out.extend_from_slice(name.as_bytes()),
+        Escaping::Dots => {
+            for (i, c) in name.chars().enumerate() {
+                match c {
+                    '_' => out.extend_from_slice(b"__"),
+                    '.' => out.extend_from_slice(b"_dot_"),
+                    c if valid_char(c, i == 0, colon) => keep(out, c),
+                    _ => out.extend_from_slice(b"__"),
                 }
             }
         }
-        return;
-    }
-    for (i, c) in name.chars().enumerate() {
-        if valid_char(c, i == 0, colon) {
-            out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
-        } else {
-            out.push(b'_');
+        Escaping::Values => {
+            out.extend_from_slice(b"U__");
+            for (i, c) in name.chars().enumerate() {
+                match c {
+                    '_' => out.extend_from_slice(b"__"),
+                    c if valid_char(c, i == 0, colon) => keep(out, c),
+                    c => {
+                        out.push(b'_');
+                        out.extend_from_slice(format!("{:x}", u32::from(c)).as_bytes());
+                        out.push(b'_');
+                    }
+                }
+            }
+        }
+        Escaping::Underscores => {
+            for (i, c) in name.chars().enumerate() {
+                if valid_char(c, i == 0, colon) {
+                    keep(out, c);
+                } else {
+                    out.push(b'_');
+                }
+            }
         }
     }
 }
@@ -333,10 +341,23 @@ struct Name {
 }
 
 impl Page {
+    /// A sample's name. The text format writes it as metadata lines do;
+    /// OpenMetrics, as prometheus_client 0.26 does, quotes it under
+    /// `allow-utf-8` when it is not classic and otherwise always applies
+    /// the scheme's rewriting with the label names' character set
+    /// (`values` writes `U__jobs__total`, `underscores` turns `:` into
+    /// `_`), unlike its metadata lines.
     fn name(self, name: &str) -> Name {
         let mut bytes = Vec::with_capacity(name.len() + 2);
-        let quoted = write_name(&mut bytes, name, self.escaping, true);
-        Name { bytes, quoted }
+        if !self.openmetrics || (self.escaping == Escaping::AllowUtf8 && !is_classic(name, true)) {
+            let quoted = write_name(&mut bytes, name, self.escaping, true);
+            return Name { bytes, quoted };
+        }
+        transform(&mut bytes, name, self.escaping, false);
+        Name {
+            bytes,
+            quoted: false,
+        }
     }
 
     /// `# HELP`, `# TYPE` and, in OpenMetrics, `# UNIT` lines.
@@ -361,10 +382,19 @@ impl Page {
         }
     }
 
-    /// Appends `k="v",...` (no braces) to `buf`.
-    fn labels<'a>(self, buf: &mut Vec<u8>, labels: impl Iterator<Item = (&'a str, &'a str)>) {
-        for (name, value) in labels {
-            if !buf.is_empty() {
+    /// Appends `k="v",...` (no braces) to `buf`, sorted by name as
+    /// prometheus_client writes them (`pairs` is sorted in place). Returns
+    /// where in `buf` a label named `cut` would go (`le`, `quantile`):
+    /// `buf[..mid]` sorts before it and `buf[mid..]` after, with no comma
+    /// at the cut.
+    fn labels(self, buf: &mut Vec<u8>, pairs: &mut [(&str, &str)], cut: &str) -> usize {
+        pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let split = pairs.partition_point(|(name, _)| *name < cut);
+        let mut mid = buf.len();
+        for (i, (name, value)) in pairs.iter().enumerate() {
+            if i == split {
+                mid = buf.len();
+            } else if i > 0 {
                 buf.push(b',');
             }
             write_name(buf, name, self.escaping, false);
@@ -372,44 +402,44 @@ impl Page {
             escape(buf, value.as_bytes(), true);
             buf.push(b'"');
         }
+        if split == pairs.len() {
+            mid = buf.len();
+        }
+        mid
     }
 
-    /// `name{labels,extra} ` (or `{"name",labels,extra} ` for a quoted
-    /// name; no braces when there is nothing inside).
+    /// `name{parts} ` (or `{"name",parts} ` for a quoted name; no braces
+    /// when there is nothing inside): the non-empty parts joined by commas.
     #[inline]
-    fn head(out: &mut Vec<u8>, name: &Name, labels: &[u8], extra: &[u8]) {
-        let mut sep = false;
-        let mut part = |out: &mut Vec<u8>, s: &[u8]| {
-            if !s.is_empty() {
-                if sep {
-                    out.push(b',');
-                }
-                out.extend_from_slice(s);
-                sep = true;
-            }
-        };
+    fn head(out: &mut Vec<u8>, name: &Name, parts: [&[u8]; 3]) {
+        let inside = parts.iter().any(|p| !p.is_empty());
         if name.quoted {
             out.push(b'{');
-            part(out, &name.bytes);
-            part(out, labels);
-            part(out, extra);
-            out.push(b'}');
+            out.extend_from_slice(&name.bytes);
         } else {
             out.extend_from_slice(&name.bytes);
-            if !labels.is_empty() || !extra.is_empty() {
+            if inside {
                 out.push(b'{');
-                part(out, labels);
-                part(out, extra);
-                out.push(b'}');
             }
+        }
+        let mut sep = name.quoted;
+        for p in parts.iter().filter(|p| !p.is_empty()) {
+            if sep {
+                out.push(b',');
+            }
+            out.extend_from_slice(p);
+            sep = true;
+        }
+        if name.quoted || inside {
+            out.push(b'}');
         }
         out.push(b' ');
     }
 
     /// A whole line with a float value.
     #[inline]
-    fn line(out: &mut Vec<u8>, name: &Name, labels: &[u8], extra: &[u8], value: f64) {
-        Self::head(out, name, labels, extra);
+    fn line(out: &mut Vec<u8>, name: &Name, parts: [&[u8]; 3], value: f64) {
+        Self::head(out, name, parts);
         write_python_float(out, value);
         out.push(b'\n');
     }
@@ -446,29 +476,54 @@ pub fn encode_snapshot(snapshot: &Snapshot, page: Page, view: &StoreView<'_>, ou
     let mut enc = StoreEncoder {
         page,
         labels: Vec::with_capacity(256),
+        mid: 0,
+        pairs: Vec::with_capacity(8),
     };
     for f in snapshot.families() {
         enc.family(&f, view, out);
     }
 }
 
-struct StoreEncoder {
+struct StoreEncoder<'s> {
     page: Page,
-    /// The current series' labels, rendered.
+    /// The current series' labels, rendered and sorted.
     labels: Vec<u8>,
+    /// Where in `labels` the `le` or `quantile` label goes.
+    mid: usize,
+    /// The current series' labels, to sort (kept for its allocation).
+    pairs: Vec<(&'s str, &'s str)>,
 }
 
-impl StoreEncoder {
-    fn render_labels<'a>(&mut self, labels: impl Iterator<Item = (&'a str, &'a str)>) {
+impl<'s> StoreEncoder<'s> {
+    fn render_labels(&mut self, labels: impl Iterator<Item = (&'s str, &'s str)>, cut: &str) {
         self.labels.clear();
-        self.page.labels(&mut self.labels, labels);
+        self.pairs.clear();
+        self.pairs.extend(labels);
+        self.mid = self.page.labels(&mut self.labels, &mut self.pairs, cut);
     }
 
-    fn family(&mut self, f: &FamilyView<'_>, view: &StoreView<'_>, out: &mut Vec<u8>) {
+    /// The current series' `_created` sample: its creation time in
+    /// seconds.
+    fn created(&self, out: &mut Vec<u8>, name: &Name, s: &SeriesView<'_>) {
+        Page::line(out, name, self.plain(), seconds(s.created_unix_ns()));
+    }
+
+    /// The current series' labels with no label added.
+    fn plain(&self) -> [&[u8]; 3] {
+        [&self.labels, b"", b""]
+    }
+
+    /// The current series' labels with `extra` (`le="…"`) where it sorts.
+    fn with<'b>(&'b self, extra: &'b [u8]) -> [&'b [u8]; 3] {
+        [&self.labels[..self.mid], extra, &self.labels[self.mid..]]
+    }
+
+    fn family(&mut self, f: &FamilyView<'s>, view: &StoreView<'_>, out: &mut Vec<u8>) {
         let name = f.name();
         let kind = f.kind();
         let om = self.page.openmetrics;
-        let created = view.created && matches!(kind, Kind::Counter | Kind::Histogram | Kind::Summary);
+        let created =
+            view.created && matches!(kind, Kind::Counter | Kind::Histogram | Kind::Summary);
         let retype = if kind == Kind::Gauge {
             (view.retype)(name)
         } else {
@@ -483,9 +538,12 @@ impl StoreEncoder {
                 self.page.metadata(out, short, "info", f.help(), f.unit());
             }
             (true, _, Some(Retype::StateSet)) => {
-                self.page.metadata(out, name, "stateset", f.help(), f.unit())
+                self.page
+                    .metadata(out, name, "stateset", f.help(), f.unit())
             }
-            (true, _, None) => self.page.metadata(out, name, kind.as_str(), f.help(), f.unit()),
+            (true, _, None) => self
+                .page
+                .metadata(out, name, kind.as_str(), f.help(), f.unit()),
         }
         let created_name = self.page.name(&format!("{name}_created"));
         // OpenMetrics: `_created` after each series' samples; text: in a
@@ -493,14 +551,16 @@ impl StoreEncoder {
         let inline_created = created && om;
         match kind {
             Kind::Counter | Kind::Gauge => {
-                let sample = self.page.name(if kind == Kind::Counter { &total } else { name });
+                let sample = self
+                    .page
+                    .name(if kind == Kind::Counter { &total } else { name });
                 for s in f.series() {
-                    self.render_labels(s.labels());
+                    self.render_labels(s.labels(), "");
                     if let Value::Counter(v) | Value::Gauge(v) = s.value() {
-                        Page::line(out, &sample, &self.labels, b"", v);
+                        Page::line(out, &sample, self.plain(), v);
                     }
                     if inline_created {
-                        Page::line(out, &created_name, &self.labels, b"", seconds(s.created_unix_ns()));
+                        self.created(out, &created_name, &s);
                     }
                 }
             }
@@ -514,22 +574,24 @@ impl StoreEncoder {
                 let count = self.page.name(&format!("{name}_count"));
                 let sum = self.page.name(&format!("{name}_sum"));
                 for s in f.series() {
-                    self.render_labels(s.labels());
+                    self.render_labels(s.labels(), "le");
                     if let Value::Histogram {
-                        cumulative, sum: total, ..
+                        cumulative,
+                        sum: total,
+                        ..
                     } = s.value()
                     {
                         for (frag, &c) in le.iter().zip(cumulative) {
-                            Page::line(out, &bucket, &self.labels, frag, c as f64);
+                            Page::line(out, &bucket, self.with(frag), c as f64);
                         }
                         let n = cumulative.last().copied().unwrap_or(0);
-                        Page::line(out, &count, &self.labels, b"", n as f64);
+                        Page::line(out, &count, self.plain(), n as f64);
                         if with_sum {
-                            Page::line(out, &sum, &self.labels, b"", total);
+                            Page::line(out, &sum, self.plain(), total);
                         }
                     }
                     if inline_created {
-                        Page::line(out, &created_name, &self.labels, b"", seconds(s.created_unix_ns()));
+                        self.created(out, &created_name, &s);
                     }
                 }
             }
@@ -539,7 +601,7 @@ impl StoreEncoder {
                 let sum = self.page.name(&format!("{name}_sum"));
                 let mut frags: Vec<Vec<u8>> = Vec::new();
                 for s in f.series() {
-                    self.render_labels(s.labels());
+                    self.render_labels(s.labels(), "quantile");
                     if let Value::Summary {
                         count: n,
                         sum: total,
@@ -552,13 +614,13 @@ impl StoreEncoder {
                                 .fragments("quantile", quantiles.iter().map(|q| q.quantile));
                         }
                         for (frag, q) in frags.iter().zip(quantiles) {
-                            Page::line(out, &quantile, &self.labels, frag, q.value);
+                            Page::line(out, &quantile, self.with(frag), q.value);
                         }
-                        Page::line(out, &count, &self.labels, b"", n as f64);
-                        Page::line(out, &sum, &self.labels, b"", total);
+                        Page::line(out, &count, self.plain(), n as f64);
+                        Page::line(out, &sum, self.plain(), total);
                     }
                     if inline_created {
-                        Page::line(out, &created_name, &self.labels, b"", seconds(s.created_unix_ns()));
+                        self.created(out, &created_name, &s);
                     }
                 }
             }
@@ -567,8 +629,8 @@ impl StoreEncoder {
             self.page
                 .metadata(out, &format!("{name}_created"), "gauge", f.help(), "");
             for s in f.series() {
-                self.render_labels(s.labels());
-                Page::line(out, &created_name, &self.labels, b"", seconds(s.created_unix_ns()));
+                self.render_labels(s.labels(), "");
+                self.created(out, &created_name, &s);
             }
         }
     }
@@ -593,7 +655,12 @@ pub fn encode_family(f: &Family, page: Page, out: &mut Vec<u8>) {
     let mut labels = Vec::with_capacity(128);
     let mut line = |out: &mut Vec<u8>, s: &Sample| {
         labels.clear();
-        page.labels(&mut labels, s.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        let mut pairs: Vec<(&str, &str)> = s
+            .labels
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect();
+        page.labels(&mut labels, &mut pairs, "");
         Page::line_full(out, page, &page.name(&s.name), &labels, s);
     };
     if page.openmetrics {
@@ -608,30 +675,32 @@ pub fn encode_family(f: &Family, page: Page, out: &mut Vec<u8>) {
         "info" => "_info",
         _ => "",
     };
-    page.metadata(out, &format!("{}{suffix}", f.name), text_type(&f.kind), &f.help, "");
-    let side_suffixes: &[&str] = match f.kind.as_str() {
-        "counter" | "histogram" | "summary" => &["_created"],
-        "gaugehistogram" => &["_gsum", "_gcount"],
-        _ => &[],
-    };
-    let is_side = |n: &str| {
+    page.metadata(
+        out,
+        &format!("{}{suffix}", f.name),
+        text_type(&f.kind),
+        &f.help,
+        "",
+    );
+    // OpenMetrics-only samples of any family go to gauges of their own
+    // after it, one per suffix in the suffixes' order, as
+    // prometheus_client does.
+    const SIDE: [&str; 3] = ["_created", "_gcount", "_gsum"];
+    let side_of = |n: &str| {
         n.strip_prefix(f.name.as_str())
-            .is_some_and(|rest| side_suffixes.contains(&rest))
+            .and_then(|rest| SIDE.iter().position(|s| *s == rest))
     };
-    // The side names in the order they first appear.
-    let mut side: Vec<&str> = Vec::new();
+    let mut seen = [false; 3];
     for s in &f.samples {
-        if is_side(&s.name) {
-            if !side.contains(&s.name.as_str()) {
-                side.push(&s.name);
-            }
-        } else {
-            line(out, s);
+        match side_of(&s.name) {
+            Some(i) => seen[i] = true,
+            None => line(out, s),
         }
     }
-    for extra in side {
-        page.metadata(out, extra, "gauge", &f.help, "");
-        for s in f.samples.iter().filter(|s| s.name == extra) {
+    for (i, suffix) in SIDE.iter().enumerate().filter(|(i, _)| seen[*i]) {
+        let extra = format!("{}{suffix}", f.name);
+        page.metadata(out, &extra, "gauge", &f.help, "");
+        for s in f.samples.iter().filter(|s| side_of(&s.name) == Some(i)) {
             line(out, s);
         }
     }
@@ -641,7 +710,7 @@ impl Page {
     /// A custom collector's sample: value, timestamp and (OpenMetrics)
     /// exemplar.
     fn line_full(out: &mut Vec<u8>, page: Page, name: &Name, labels: &[u8], s: &Sample) {
-        Self::head(out, name, labels, b"");
+        Self::head(out, name, [labels, b"", b""]);
         write_python_float(out, s.value);
         if let Some(ts) = &s.timestamp {
             out.push(b' ');
@@ -655,7 +724,12 @@ impl Page {
             // prometheus_client writes exemplar labels with the default
             // escaping, whatever the page's.
             let mut l = Vec::new();
-            Page::default().labels(&mut l, e.labels.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+            let mut pairs: Vec<(&str, &str)> = e
+                .labels
+                .iter()
+                .map(|(k, v)| (k.as_str(), v.as_str()))
+                .collect();
+            Page::default().labels(&mut l, &mut pairs, "");
             out.extend_from_slice(b" # {");
             out.extend_from_slice(&l);
             out.extend_from_slice(b"} ");
@@ -711,7 +785,7 @@ mod tests {
             (-1e-5, "-1e-05"),
             // An exact tie between two 17-digit strings: to even, as
             // Python's repr() does.
-            (1_345_740_272_956_748.25, "1.3457402729567482e+15"),
+            (1_345_740_272_956_748.0 + 0.25, "1.3457402729567482e+15"),
             (f64::NAN, "NaN"),
             (f64::NEG_INFINITY, "-Inf"),
             (5e-324, "5e-324"),
@@ -772,7 +846,14 @@ mod tests {
         };
         let page = |openmetrics, escaping| {
             let mut out = Vec::new();
-            encode_family(&f, Page { openmetrics, escaping }, &mut out);
+            encode_family(
+                &f,
+                Page {
+                    openmetrics,
+                    escaping,
+                },
+                &mut out,
+            );
             String::from_utf8(out).unwrap()
         };
         assert_eq!(
@@ -795,5 +876,69 @@ mod tests {
                 "utf8_cc_created 123.456\n",
             )
         );
+    }
+
+    #[test]
+    fn labels_sorted_with_le_where_it_sorts() {
+        let f = Family {
+            name: "h".into(),
+            kind: "histogram".into(),
+            samples: vec![Sample {
+                name: "h_bucket".into(),
+                labels: vec![
+                    ("z".into(), "1".into()),
+                    ("le".into(), "0.5".into()),
+                    ("a".into(), "2".into()),
+                ],
+                value: 3.0,
+                ..Sample::default()
+            }],
+            ..Family::default()
+        };
+        let mut out = Vec::new();
+        encode_family(&f, Page::default(), &mut out);
+        let page = String::from_utf8(out).unwrap();
+        assert!(
+            page.ends_with("h_bucket{a=\"2\",le=\"0.5\",z=\"1\"} 3.0\n"),
+            "{page}"
+        );
+
+        let mut buf = Vec::new();
+        let mid = Page::default().labels(&mut buf, &mut [("m", "get"), ("a", "x")], "le");
+        assert_eq!(
+            (&buf[..mid], &buf[mid..]),
+            (&b"a=\"x\""[..], &b"m=\"get\""[..])
+        );
+        let mut parts = Vec::new();
+        let name = Page::default().name("h_bucket");
+        Page::line(
+            &mut parts,
+            &name,
+            [&buf[..mid], b"le=\"1.0\"", &buf[mid..]],
+            2.0,
+        );
+        assert_eq!(parts, b"h_bucket{a=\"x\",le=\"1.0\",m=\"get\"} 2.0\n");
+    }
+
+    #[test]
+    fn openmetrics_sample_names_always_rewritten() {
+        let om = |escaping| Page {
+            openmetrics: true,
+            escaping,
+        };
+        assert_eq!(
+            om(Escaping::Values).name("jobs_total").bytes,
+            b"U__jobs__total"
+        );
+        assert_eq!(om(Escaping::Underscores).name("a:b").bytes, b"a_b");
+        assert_eq!(om(Escaping::Dots).name("a_b").bytes, b"a__b");
+        assert_eq!(om(Escaping::AllowUtf8).name("a:b").bytes, b"a:b");
+        assert!(om(Escaping::AllowUtf8).name("a.b").quoted);
+        // The text format rewrites only names that are not classic.
+        let text = Page {
+            openmetrics: false,
+            escaping: Escaping::Values,
+        };
+        assert_eq!(text.name("jobs_total").bytes, b"jobs_total");
     }
 }
