@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -16,7 +17,7 @@ import shmetrics
 from shmetrics import _native
 
 from conftest import dump, samples_of, shmetrics_bin
-from test_gunicorn import free_port, get, stop_all, wait_up
+from test_gunicorn import get, gunicorn_and_exporter, worker_pids
 
 HERE = Path(__file__).resolve().parent
 
@@ -118,39 +119,98 @@ def test_timer_thread_follows(tmp_path):
         check.stop()
 
 
-def test_gunicorn_with_the_middleware_follows_a_replaced_store(tmp_path):
-    """gunicorn, 2 workers behind CheckStoreMiddleware, and the exporter:
-    the store is removed and created again while both run; the requests
-    made after that are all counted in the new file the exporter serves."""
+class Load:
+    """Requests sent to `port` from 4 threads until stopped: how many, and
+    the pids that served them."""
+
+    def __init__(self, port: int) -> None:
+        self.port, self.sent, self.pids, self.failures = port, 0, set(), []
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+        self.threads = [threading.Thread(target=self.run) for _ in range(4)]
+        for t in self.threads:
+            t.start()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            try:
+                status, body = get(self.port, "/")
+            except OSError as e:
+                with self.lock:
+                    self.failures.append(repr(e))
+                continue
+            with self.lock:
+                if status == 200:
+                    self.sent += 1
+                    self.pids.add(int(body))
+                else:
+                    self.failures.append(status)
+
+    def stop(self) -> int:
+        self.stopping.set()
+        for t in self.threads:
+            t.join()
+        assert not self.failures, self.failures[:5]
+        return self.sent
+
+
+def exporter_count(port: int, want, deadline_s: float = 20) -> dict:
+    """The exporter's samples once `want(samples)` holds (it notices a new
+    file at its next scrape), or the last ones after `deadline_s`."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        status, body = get(port, "/metrics")
+        assert status == 200
+        s = samples_of(body.decode())
+        if want(s) or time.monotonic() > deadline:
+            return s
+        time.sleep(0.2)
+
+
+def test_gunicorn_follows_a_store_replaced_while_workers_serve(tmp_path):
+    """gunicorn, 4 workers behind CheckStoreMiddleware, and the exporter.
+    The store is removed while requests keep coming (they go to the removed
+    file), created again, then replaced once more in the middle of the
+    load. No worker dies, no request fails, and every request made after
+    a replacement has settled is counted in the new file, by metric
+    objects made before it."""
     store = tmp_path / "gunicorn.shm"
-    env = dict(os.environ, SHMETRICS_STORE=str(store), PYTHONPATH=str(HERE))
-    app_port, exporter_port = free_port(), free_port()
-    gunicorn = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "-w", "2", "-b", f"127.0.0.1:{app_port}",
-         "--log-level", "warning", "_follow_app:app"], env=env, stderr=subprocess.PIPE)
-    exporter = None
-    try:
-        wait_up(app_port, "/", gunicorn, "gunicorn")
-        exporter = subprocess.Popen([shmetrics_bin(), "serve", "--store", str(store),
-                                     "--listen", f"127.0.0.1:{exporter_port}"],
-                                    stderr=subprocess.PIPE)
-        wait_up(exporter_port, "/healthz", exporter, "the exporter")
-        for _ in range(20):
-            assert get(app_port, "/")[0] == 200
+    with gunicorn_and_exporter(store, ["-w", "4"], "_follow_app:app") as (gunicorn, app_port, exporter_port):
+        workers = worker_pids(gunicorn.pid)
+        assert len(workers) == 4
+        ident = frozenset()
+        root = frozenset({("route", "/")})
+
+        load = Load(app_port)
+        time.sleep(0.5)
+        os.unlink(store)
+        time.sleep(0.5)  # requests go on into the removed file
+        during_gone = load.stop()
+        assert during_gone > 0 and load.pids <= workers
+
         replace(store)
-        # The middleware checks at most every 0.1 s: let each worker's
-        # interval pass, then every request lands in the new file.
-        time.sleep(0.3)
-        for _ in range(50):
+        time.sleep(0.3)  # past each worker's interval: the next request checks
+        for _ in range(100):
             assert get(app_port, "/")[0] == 200
-        deadline = time.monotonic() + 20
-        while True:
-            status, body = get(exporter_port, "/metrics")
-            assert status == 200
-            got = samples_of(body.decode()).get(("follow_app_requests_total", frozenset()))
-            if got == 50 or time.monotonic() > deadline:
-                break
-            time.sleep(0.2)  # the exporter notices the new file at its next scrape
-        assert got == 50
-    finally:
-        stop_all([exporter, gunicorn])
+        s = exporter_count(exporter_port, lambda s: s.get(("follow_app_requests_total", ident)) == 100)
+        assert s.get(("follow_app_requests_total", ident)) == 100, "every request after the re-creation"
+        assert s[("follow_app_routes_total", root)] == 100, "through a child made before it"
+        assert s[("follow_app_seconds_count", ident)] == 100
+
+        # Replaced again in the middle of the load: requests around the
+        # moment land in either file; the ones after it settles in the new.
+        load = Load(app_port)
+        time.sleep(0.3)
+        replace(store)
+        time.sleep(0.3)
+        around = load.stop()
+        time.sleep(0.3)
+        for _ in range(100):
+            assert get(app_port, "/")[0] == 200
+        s = exporter_count(exporter_port, lambda s: s.get(("follow_app_requests_total", ident), 0) >= 100)
+        got = s.get(("follow_app_requests_total", ident), 0)
+        assert 100 <= got <= 100 + around, (got, around)
+        assert s[("follow_app_routes_total", root)] == got == s[("follow_app_seconds_count", ident)]
+
+        assert load.pids <= workers and worker_pids(gunicorn.pid) == workers, "no worker died"
+        assert gunicorn.poll() is None
