@@ -194,6 +194,19 @@ impl Common<'_, '_> {
     }
 }
 
+/// Now by Python's `time.time()`, in nanoseconds: the creation time of a
+/// series this process makes, as prometheus_client takes it for
+/// `_created` (so a test that replaces `time.time` sees its time).
+fn created_now(py: Python<'_>) -> PyResult<u64> {
+    let t: f64 = py
+        .import(pyo3::intern!(py, "time"))?
+        .getattr(pyo3::intern!(py, "time"))?
+        .call0()?
+        .extract()?;
+    // A float cast saturates: a negative or NaN time gives 0.
+    Ok((t * 1e9).round() as u64)
+}
+
 impl Metric {
     fn new(
         py: Python<'_>,
@@ -221,7 +234,11 @@ impl Metric {
         }
         let family = store.register(&desc).map_err(to_py)?;
         let (series, children) = if label_names.is_empty() {
-            (Some(store.series(&family, &[]).map_err(to_py)?), None)
+            let created = Some(created_now(py)?);
+            (
+                Some(store.series_created(&family, &[], created).map_err(to_py)?),
+                None,
+            )
         } else {
             (None, Some(PyDict::new(py).unbind()))
         };
@@ -249,10 +266,13 @@ impl Metric {
     /// set beyond the family's or the store's capacity gets the family's
     /// overflow series: the update is counted there, not lost, and the
     /// application keeps running.
-    fn child(&self, values: Vec<String>) -> PyResult<Metric> {
+    fn child(&self, py: Python<'_>, values: Vec<String>) -> PyResult<Metric> {
         let refs: Vec<&str> = values.iter().map(String::as_str).collect();
         let (generation, store, family) = self.def.family_now(self)?;
-        let series = store.series_or_overflow(&family, &refs).map_err(to_py)?;
+        let created = Some(created_now(py)?);
+        let series = store
+            .series_or_overflow_created(&family, &refs, created)
+            .map_err(to_py)?;
         Ok(Metric {
             def: self.def.clone(),
             generation,
@@ -598,7 +618,7 @@ macro_rules! metric_class {
                 if let Some(child) = children.get_item(&key)? {
                     return Ok(child.unbind());
                 }
-                let child = Py::new(py, $ty { m: m.child(m.strings(&key)?)? })?;
+                let child = Py::new(py, $ty { m: m.child(py, m.strings(&key)?)? })?;
                 children.set_item(key, &child)?;
                 Ok(child.into_any())
             }

@@ -141,6 +141,28 @@ def test_store_page_is_prometheus_clients_byte_for_byte(store):
             lib.enable_created_metrics()
 
 
+def test_created_is_time_time_when_the_series_was_made(store, monkeypatch):
+    """`_created` is Python's `time.time()` when this process made the
+    series, as in prometheus_client: a test that replaces it sees its time,
+    on the page and in get_sample_value. A series made elsewhere first
+    keeps that time."""
+    import time
+    registry = shmetrics.CollectorRegistry()
+    theirs = prometheus_client.CollectorRegistry()
+    monkeypatch.setattr(time, "time", lambda: 123.456)
+    for lib, reg in ((shmetrics, registry), (prometheus_client, theirs)):
+        lib.Counter("made", "Made.", registry=reg).inc()
+        lib.Summary("sized", "Sized.", ["a", "b"], registry=reg).labels("c", "d").observe(1)
+    assert shmetrics.generate_latest(registry) == prometheus_client.generate_latest(theirs)
+    assert registry.get_sample_value("made_created") == 123.456
+    # REGISTRY hands back the same family (and series) for a second object.
+    shmetrics.Counter("found", "Found.").inc()
+    monkeypatch.setattr(time, "time", lambda: 200.0)
+    shmetrics.Counter("found", "Found.").inc()
+    assert shmetrics.REGISTRY.get_sample_value("found_created") == 123.456, "found, not made"
+    assert shmetrics.REGISTRY.get_sample_value("found_total") == 2
+
+
 def test_get_sample_value_matches_prometheus_client(store):
     theirs = prometheus_client.CollectorRegistry()
     for lib, reg in ((shmetrics, None), (prometheus_client, theirs)):
