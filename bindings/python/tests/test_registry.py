@@ -123,6 +123,9 @@ def test_store_page_is_prometheus_clients_byte_for_byte(store):
         h = lib.Histogram("lat_seconds", "Latency.", ["m"], registry=registry)
         for v in (0.001, 0.3, 7, 100):
             h.labels("get").observe(v)
+        # Labels on both sides of `le`, given out of order: written sorted.
+        both = lib.Histogram("route_seconds", "By route.", ["route", "code"], buckets=[1], registry=registry)
+        both.labels("/a", "200").observe(0.5)
         lib.Histogram("sizes", "Sizes.", buckets=[-5, 0, 1e6, 2.5e7], registry=registry).observe(5e6)
         lib.Summary("req_bytes", "Bytes.", registry=registry).observe(123.456)
         lib.Counter("unused", "Never.", ["x"], registry=registry)

@@ -508,9 +508,10 @@ impl<'s> StoreEncoder<'s> {
         Page::line(out, name, self.plain(), seconds(s.created_unix_ns()));
     }
 
-    /// The current series' labels with no label added.
+    /// The current series' labels with no label added (the two sides of
+    /// the cut, which `head` joins with a comma).
     fn plain(&self) -> [&[u8]; 3] {
-        [&self.labels, b"", b""]
+        [&self.labels[..self.mid], &self.labels[self.mid..], b""]
     }
 
     /// The current series' labels with `extra` (`le="…"`) where it sorts.
@@ -905,6 +906,10 @@ mod tests {
 
         let mut buf = Vec::new();
         let mid = Page::default().labels(&mut buf, &mut [("m", "get"), ("a", "x")], "le");
+        let mut plain = Vec::new();
+        let name = Page::default().name("h_count");
+        Page::line(&mut plain, &name, [&buf[..mid], &buf[mid..], b""], 1.0);
+        assert_eq!(plain, b"h_count{a=\"x\",m=\"get\"} 1.0\n");
         assert_eq!(
             (&buf[..mid], &buf[mid..]),
             (&b"a=\"x\""[..], &b"m=\"get\""[..])
