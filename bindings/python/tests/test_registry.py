@@ -117,6 +117,7 @@ def test_store_page_is_prometheus_clients_byte_for_byte(store):
         c.labels('a"b').inc(3)
         c.labels("big").inc(2.5e7)
         lib.Counter("plain_total", "", registry=registry).inc(0.1 + 0.2)
+        lib.Counter("sent", "Unit total: sent_total_total.", unit="total", registry=registry).inc()
         g = lib.Gauge("temp_celsius", "Temp.", ["room"], unit="celsius", registry=registry)
         g.labels("x").set(-1e7)
         g.labels("y").set(1e-5)
