@@ -835,6 +835,16 @@ metric_class! {
             default_buckets(py)
         }
 
+        /// The classic bucket bounds, `+Inf` included, as
+        /// prometheus_client's `_upper_bounds` (read by code that inspects
+        /// a histogram's buckets).
+        #[getter]
+        fn _upper_bounds(&self) -> Vec<f64> {
+            let mut b = self.m.def.desc.buckets.clone();
+            b.push(f64::INFINITY);
+            b
+        }
+
         /// Records one observation, with an exemplar (a dict of label
         /// names to values) for its bucket if given.
         #[pyo3(signature = (amount, exemplar = None))]

@@ -380,3 +380,11 @@ def test_restricted_registry_and_name_filter_match_prometheus_client(store):
              "query_string": b"name[]=hits_total&name[]=wait_seconds_count"}
     asyncio.run(shmetrics.make_asgi_app(store)(scope, receive, send))
     assert samples(parse_text(sent[1]["body"].decode())) == want
+
+
+def test_histogram_upper_bounds_as_prometheus_clients(store):
+    for buckets in ([0, 1, 2], [0, 1, 2, float("inf")], None):
+        kw: Dict[str, Any] = {} if buckets is None else {"buckets": buckets}
+        ours = shmetrics.Histogram("ub", "B.", registry=shmetrics.CollectorRegistry(), **kw)
+        theirs = prometheus_client.Histogram("ub", "B.", registry=None, **kw)
+        assert ours._upper_bounds == theirs._upper_bounds
