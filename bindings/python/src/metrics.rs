@@ -382,9 +382,14 @@ impl Metric {
     /// Looks the series up again (making it if it is gone) and keeps the
     /// handle for the updates that follow.
     fn look_up_again(&self) -> PyResult<Series> {
+        self.look_up_again_created(None)
+    }
+
+    /// [`Metric::look_up_again`], the series made with this creation time.
+    fn look_up_again_created(&self, created: Option<u64>) -> PyResult<Series> {
         let s = self
             .store
-            .series_or_overflow(&self.family, &self.value_refs())
+            .series_or_overflow_created(&self.family, &self.value_refs(), created)
             .map_err(to_py)?;
         *self.renewed.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
         Ok(s)
@@ -392,15 +397,16 @@ impl Metric {
 
     /// Starts the series again from zero, with a new creation time: it is
     /// deleted (in every process) and made again at once.
-    fn reset(&self) -> PyResult<()> {
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
         self.series()?;
         let (generation, store, family) = self.def.family_now(self)?;
         store.delete(&family, &self.value_refs()).map_err(to_py)?;
+        let created = Some(created_now(py)?);
         if generation == self.generation {
-            self.look_up_again()?;
+            self.look_up_again_created(created)?;
         } else {
             let series = store
-                .series_or_overflow(&family, &self.value_refs())
+                .series_or_overflow_created(&family, &self.value_refs(), created)
                 .map_err(to_py)?;
             *self.moved.lock().unwrap_or_else(|e| e.into_inner()) = Some(Moved {
                 generation,
@@ -698,13 +704,14 @@ metric_class! {
             }
         }
 
-        /// Counts exceptions of type `exception` (default `Exception`)
-        /// raised in a `with` block or a decorated function.
-        /// Starts the counter again from zero, with a new `_created`.
-        fn reset(&self) -> PyResult<()> {
-            self.m.reset()
+        /// Starts the counter again from zero, with a new `_created`
+        /// (`time.time()` now).
+        fn reset(&self, py: Python<'_>) -> PyResult<()> {
+            self.m.reset(py)
         }
 
+        /// Counts exceptions of type `exception` (default `Exception`)
+        /// raised in a `with` block or a decorated function.
         #[pyo3(signature = (exception = None))]
         fn count_exceptions<'py>(
             slf: &Bound<'py, Self>,

@@ -165,6 +165,13 @@ def test_created_is_time_time_when_the_series_was_made(store, monkeypatch):
     shmetrics.Counter("found", "Found.").inc()
     assert shmetrics.REGISTRY.get_sample_value("found_created") == 123.456, "found, not made"
     assert shmetrics.REGISTRY.get_sample_value("found_total") == 2
+    # reset() starts the series again, made now.
+    made = shmetrics.Counter("made_again", "Made again.", registry=registry)
+    made.inc()
+    monkeypatch.setattr(time, "time", lambda: 300.5)
+    made.reset()
+    assert registry.get_sample_value("made_again_created") == 300.5
+    assert registry.get_sample_value("made_again_total") == 0
 
 
 def test_get_sample_value_matches_prometheus_client(store):
