@@ -24,3 +24,15 @@ def _app(environ, start_response):
 
 
 app = shmetrics.CheckStoreMiddleware(_app, interval=0.1)
+
+
+async def _asgi(scope, receive, send):
+    with LATENCY.time():
+        REQUESTS.inc()
+        ROOT.inc()
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/plain")]})
+    await send({"type": "http.response.body", "body": str(os.getpid()).encode()})
+
+
+# The same app for an ASGI server (uvicorn, run with `--lifespan off`).
+asgi_app = shmetrics.CheckStoreASGIMiddleware(_asgi, interval=0.1)

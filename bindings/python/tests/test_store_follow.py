@@ -17,7 +17,8 @@ import shmetrics
 from shmetrics import _native
 
 from conftest import dump, samples_of, shmetrics_bin
-from test_gunicorn import get, gunicorn_and_exporter, worker_pids
+from test_frameworks import all_workers
+from test_gunicorn import free_port, get, gunicorn_and_exporter, stop_all, wait_up, worker_pids
 
 HERE = Path(__file__).resolve().parent
 
@@ -214,3 +215,39 @@ def test_gunicorn_follows_a_store_replaced_while_workers_serve(tmp_path):
 
         assert load.pids <= workers and worker_pids(gunicorn.pid) == workers, "no worker died"
         assert gunicorn.poll() is None
+
+
+def test_uvicorn_with_the_asgi_middleware_follows_a_replaced_store(tmp_path):
+    """uvicorn, 2 workers, the app behind CheckStoreASGIMiddleware: the
+    store replaced in the middle of the load; no worker dies, and the
+    requests made once it has settled are counted in the new file, which
+    the exporter serves."""
+    store = tmp_path / "uvicorn.shm"
+    env = dict(os.environ, SHMETRICS_STORE=str(store), PYTHONPATH=str(HERE))
+    app_port, exporter_port = free_port(), free_port()
+    uvicorn = subprocess.Popen([sys.executable, "-m", "uvicorn", "--workers", "2", "--host", "127.0.0.1",
+                                "--port", str(app_port), "--lifespan", "off", "--log-level", "warning",
+                                "_follow_app:asgi_app"], env=env, stderr=subprocess.PIPE)
+    exporter = None
+    try:
+        wait_up(app_port, "/", uvicorn, "uvicorn")
+        exporter = subprocess.Popen([shmetrics_bin(), "serve", "--store", str(store),
+                                     "--listen", f"127.0.0.1:{exporter_port}"], stderr=subprocess.PIPE)
+        wait_up(exporter_port, "/healthz", exporter, "the exporter")
+        workers = all_workers(uvicorn.pid)
+        load = Load(app_port)
+        time.sleep(0.3)
+        replace(store)
+        time.sleep(0.3)
+        around = load.stop()
+        time.sleep(0.3)
+        for _ in range(100):
+            assert get(app_port, "/")[0] == 200
+        ident = frozenset()
+        s = exporter_count(exporter_port, lambda s: s.get(("follow_app_requests_total", ident), 0) >= 100)
+        got = s.get(("follow_app_requests_total", ident), 0)
+        assert 100 <= got <= 100 + around, (got, around)
+        assert s[("follow_app_routes_total", frozenset({("route", "/")}))] == got
+        assert load.pids and load.pids <= workers and all_workers(uvicorn.pid) == workers, "no worker died"
+    finally:
+        stop_all([exporter, uvicorn])
