@@ -17,19 +17,24 @@ what is needed.
    (ngx.var.status, ngx.var.request_time), in one nginx process under
    valgrind's callgrind, which counts the instructions the process
    executes; per request from the difference of two runs of W and W + N
-   requests. Repeatable where CPU time on a shared machine is not, but not
+   requests; with --instr-window, from one run per setup, counting only
+   the N requests after the W warm-up ones (callgrind_control --zero, then
+   --dump). Repeatable where CPU time on a shared machine is not, but not
    time: see the text it prints.
 3. Long tail (--only tail): 100k series in the store, `wrk --latency`
    against a static location with 2 workers, (a) with no scrapes, (b) with
    the exporter scraped every 5 s, (c) with nginx's own /metrics
    (prometheus:collect(), rendered by the core inside a worker) scraped
    every 5 s; then interleaved pairs of shorter runs without and with the
-   exporter's scrapes, and the median of their max latency ratios.
+   exporter's scrapes, and the median of their max latency ratios; then
+   (unless --no-tail-peer) nginx-lua-prometheus with the same series and
+   handler, without scrapes and with its collect() scraped as often, and
+   the p99 and max ratios of shmetrics' runs to its scraped run.
 
     benches/lua/bench.sh [--seconds S] [--rounds R] [--tail-seconds T]
-        [--tail-pairs P] [--tail-pair-seconds S] [--instr-requests N]
-        [--instr-warmup W] [--instr-reps R] [--instr-keep DIR] [--lua-dir DIR]
-        [--only tax|instr|tail]
+        [--interval S] [--tail-pairs P] [--tail-pair-seconds S] [--no-tail-peer]
+        [--instr-requests N] [--instr-warmup W] [--instr-reps R] [--instr-window]
+        [--instr-keep DIR] [--lua-dir DIR] [--only tax|instr|tail]
 """
 
 from __future__ import annotations
@@ -631,13 +636,16 @@ def nlp_tail(d: Path, seconds: int, interval: float, want_lines: int) -> dict[st
     n = Nginx(tmp, 2, nlp_init("512m", NLP_POPULATE).format(store="", lib="") + UPDATE)
     rows = {}
     try:
+        # Written when the page has at least `want_lines` and no more come.
+        # (It has fewer lines than the exporter's page: nginx-lua-prometheus
+        # shows a histogram's bucket only once an observation reached it.)
         deadline = time.monotonic() + 300
-        lines = 0
-        while lines < want_lines:
+        lines, before = 0, -1
+        while lines < want_lines or lines != before:
             if time.monotonic() > deadline:
                 raise SystemExit(f"nginx-lua-prometheus shows {lines} sample lines, not {want_lines}")
             time.sleep(2)
-            lines = sample_lines(get(n.port, "/metrics", 120)[1])
+            before, lines = lines, sample_lines(get(n.port, "/metrics", 120)[1])
         print(f"   nginx-lua-prometheus page: {lines} sample lines (512 MB shared dict)")
         every = f"every {interval:g} s"
         for phase, target in (("nginx-lua-prometheus, no scrapes", None),
@@ -755,7 +763,7 @@ def long_tail(seconds: int, interval: float, pairs: int, pair_seconds: int, peer
             return
         # The same load on nginx-lua-prometheus (its pinned copy), whose
         # collect() renders the page inside a worker from its shared dict.
-        peer_rows = nlp_tail(Path(d), seconds, interval, int(lines * 0.95))
+        peer_rows = nlp_tail(Path(d), seconds, interval, 80000 + 2000)
         quiet, scraped = peer_rows.values()
         print(f"   nginx-lua-prometheus, collect every {interval:g} s / no scrapes: p99 ratio "
               f"{scraped['p99'] / quiet['p99']:.2f}, max ratio {scraped['max'] / quiet['max']:.2f}")
