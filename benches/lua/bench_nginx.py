@@ -634,7 +634,6 @@ def nlp_tail(d: Path, seconds: int, interval: float, want_lines: int) -> dict[st
     tmp = d / "nlp"
     tmp.mkdir()
     n = Nginx(tmp, 2, nlp_init("512m", NLP_POPULATE).format(store="", lib="") + UPDATE)
-    rows = {}
     try:
         # Written when the page has at least `want_lines` and no more come.
         # (It has fewer lines than the exporter's page: nginx-lua-prometheus
@@ -648,16 +647,8 @@ def nlp_tail(d: Path, seconds: int, interval: float, want_lines: int) -> dict[st
             before, lines = lines, sample_lines(get(n.port, "/metrics", 120)[1])
         print(f"   nginx-lua-prometheus page: {lines} sample lines (512 MB shared dict)")
         every = f"every {interval:g} s"
-        for phase, target in (("nginx-lua-prometheus, no scrapes", None),
-                              (f"nginx-lua-prometheus collect {every}", n.port)):
-            res, times, sizes = tail_run(n.port, seconds, target, interval)
-            rows[phase] = res
-            extra = ""
-            if times:
-                extra = (f"  scrape GET median {statistics.median(times) * 1e3:.1f} ms"
-                         f" max {max(times) * 1e3:.1f} ms ({len(times)} scrapes, {sizes[-1] / 1e6:.1f} MB)")
-            print(f"   {phase:38s} {res['rps']:9.0f} req/s  p99 {res['p99'] * 1e3:7.2f} ms"
-                  f"  max {res['max'] * 1e3:8.2f} ms{extra}")
+        rows = tail_phases(n.port, seconds, interval, (("nginx-lua-prometheus, no scrapes", None),
+                                                       (f"nginx-lua-prometheus collect {every}", n.port)))
     finally:
         n.stop()
     return rows
@@ -691,6 +682,23 @@ def tail_run(port: int, seconds: int, target: int | None, interval: float) -> tu
     return res, times, sizes
 
 
+def tail_phases(port: int, seconds: int, interval: float,
+                phases: tuple[tuple[str, int | None], ...]) -> dict[str, dict]:
+    """tail_run() on nginx's `port` for each (name, port to scrape or None)
+    of `phases`, printing each; wrk's figures by phase name."""
+    rows = {}
+    for phase, target in phases:
+        res, times, sizes = tail_run(port, seconds, target, interval)
+        rows[phase] = res
+        extra = ""
+        if times:
+            extra = (f"  scrape GET median {statistics.median(times) * 1e3:.1f} ms"
+                     f" max {max(times) * 1e3:.1f} ms ({len(times)} scrapes, {sizes[-1] / 1e6:.1f} MB)")
+        print(f"   {phase:38s} {res['rps']:9.0f} req/s  p99 {res['p99'] * 1e3:7.2f} ms"
+              f"  max {res['max'] * 1e3:8.2f} ms{extra}")
+    return rows
+
+
 def long_tail(seconds: int, interval: float, pairs: int, pair_seconds: int, peer: bool = True) -> None:
     print(f"== Long tail: 100k series, 2 nginx workers, wrk -t2 -c50 -d{seconds}s --latency on a static location")
     with tempfile.TemporaryDirectory() as d:
@@ -706,19 +714,10 @@ def long_tail(seconds: int, interval: float, pairs: int, pair_seconds: int, peer
         try:
             lines = sample_lines(get(eport, "/metrics")[1])
             print(f"   exporter page: {lines} sample lines")
-            rows = {}
             every = f"every {interval:g} s"
             phases = (("no scrapes", None), (f"exporter scraped {every}", eport),
                       (f"nginx /metrics (collect) {every}", n.port))
-            for phase, target in phases:
-                res, times, sizes = tail_run(n.port, seconds, target, interval)
-                rows[phase] = res
-                extra = ""
-                if times:
-                    extra = (f"  scrape GET median {statistics.median(times) * 1e3:.1f} ms"
-                             f" max {max(times) * 1e3:.1f} ms ({len(times)} scrapes, {sizes[-1] / 1e6:.1f} MB)")
-                print(f"   {phase:38s} {res['rps']:9.0f} req/s  p99 {res['p99'] * 1e3:7.2f} ms"
-                      f"  max {res['max'] * 1e3:8.2f} ms{extra}")
+            rows = tail_phases(n.port, seconds, interval, phases)
             base, base99 = rows["no scrapes"]["max"], rows["no scrapes"]["p99"]
             print(f"   max latency ratio, exporter scraped / no scrapes: {rows[phases[1][0]]['max'] / base:.2f};"
                   f" p99 ratio {rows[phases[1][0]]['p99'] / base99:.2f} (target <= 1.2 for both)")
