@@ -282,9 +282,15 @@ def wrk(port: int, seconds: int, threads: int, conns: int, path: str = "/", pin:
     rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: (.*)", out)
-    return {"rps": float(rps.group(1)), "requests": int(reqs.group(1)), "max": dur(lat.group(3)),
-            "p99": dur(p99.group(1)), "non2xx": int(non2xx.group(1)) if non2xx else 0,
-            "errors": errors.group(1) if errors else "", "raw": out}
+    timeouts = re.search(r"timeout (\d+)", out)
+    res = {"rps": float(rps.group(1)), "requests": int(reqs.group(1)), "non2xx": int(non2xx.group(1)) if non2xx else 0,
+           "errors": errors.group(1) if errors else "", "raw": out, "timeouts": int(timeouts.group(1)) if timeouts else 0}
+    if lat and p99:
+        return res | {"max": dur(lat.group(3)), "p99": dur(p99.group(1))}
+    # wrk prints no latencies when requests time out (2 s, its default):
+    # the max is then at least the timeout, and the p99 unknown (nan).
+    assert res["timeouts"], f"wrk printed no latencies:\n{out}"
+    return res | {"max": 2.0, "p99": float("nan")}
 
 
 def hot_path_tax(seconds: int, rounds: int) -> None:
@@ -694,6 +700,8 @@ def tail_phases(port: int, seconds: int, interval: float,
         if times:
             extra = (f"  scrape GET median {statistics.median(times) * 1e3:.1f} ms"
                      f" max {max(times) * 1e3:.1f} ms ({len(times)} scrapes, {sizes[-1] / 1e6:.1f} MB)")
+        if res["timeouts"]:
+            extra += f"  ({res['timeouts']} requests timed out at 2 s: max at least that)"
         print(f"   {phase:38s} {res['rps']:9.0f} req/s  p99 {res['p99'] * 1e3:7.2f} ms"
               f"  max {res['max'] * 1e3:8.2f} ms{extra}")
     return rows
