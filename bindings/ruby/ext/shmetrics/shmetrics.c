@@ -626,6 +626,10 @@ static VALUE family_alloc(VALUE klass)
 
 static family_t *get_family(VALUE obj)
 {
+    /* The update path's check first: rb_check_typeddata is a call. */
+    if (RB_LIKELY(!RB_SPECIAL_CONST_P(obj) && RB_BUILTIN_TYPE(obj) == T_DATA && RTYPEDDATA_P(obj) &&
+                  RTYPEDDATA_TYPE(obj) == &family_type))
+        return RTYPEDDATA_DATA(obj);
     family_t *f;
     TypedData_Get_Struct(obj, family_t, &family_type, f);
     return f;
@@ -666,6 +670,9 @@ static const rb_data_type_t series_type = {
 
 static series_t *get_series(VALUE obj)
 {
+    if (RB_LIKELY(!RB_SPECIAL_CONST_P(obj) && RB_BUILTIN_TYPE(obj) == T_DATA && RTYPEDDATA_P(obj) &&
+                  RTYPEDDATA_TYPE(obj) == &series_type))
+        return RTYPEDDATA_DATA(obj);
     series_t *sr;
     TypedData_Get_Struct(obj, series_t, &series_type, sr);
     return sr;
@@ -941,6 +948,71 @@ static inline int memo_stable(VALUE v)
     return (RB_BUILTIN_TYPE(v) == T_STRING && RB_OBJ_FROZEN_RAW(v)) || RB_BUILTIN_TYPE(v) == T_SYMBOL;
 }
 
+/* The label values of `labels` in the family's label order, for the
+ * fast path: one pass over the Hash, keys compared with the family's
+ * label Symbols by identity (no key hashing). Any other key must be one
+ * of the family's extra keys; a String key, a missing label or an
+ * unknown key stops the pass, and the slow path says what is wrong. */
+struct pick {
+    const VALUE *syms;
+    long n;
+    const VALUE *extra;
+    long nextra;
+    long found;
+    int bad;
+    VALUE vals[MEMO_LABELS];
+};
+
+static int pick_label(st_data_t key, st_data_t val, st_data_t arg)
+{
+    struct pick *p = (struct pick *)arg;
+    for (long i = 0; i < p->n; i++) {
+        if (p->syms[i] == (VALUE)key) {
+            p->vals[i] = (VALUE)val;
+            p->found++;
+            return ST_CONTINUE;
+        }
+    }
+    for (long i = 0; i < p->nextra; i++)
+        if (p->extra[i] == (VALUE)key)
+            return ST_CONTINUE;
+    p->bad = 1;
+    return ST_STOP;
+}
+
+/* libruby's rb_hash_stlike_foreach: exported by every libruby since 2.7
+ * with this signature, but declared only in Ruby's internal headers. It
+ * walks a Hash without rb_hash_foreach's rb_ensure frame (a setjmp), for
+ * callbacks that neither raise nor change the Hash, as pick_label does.
+ * Looked up at load; without it, the fast path looks each label up. */
+typedef int (*stlike_foreach_fn)(VALUE, int (*)(st_data_t, st_data_t, st_data_t), st_data_t);
+static stlike_foreach_fn hash_walk;
+
+/* The values of the family's labels in `labels` (a Hash of RHASH_SIZE
+ * `size`) into p->vals; 0 if the slow path must decide. */
+static inline int pick_labels(family_t *f, VALUE labels, long size, struct pick *p)
+{
+    p->syms = RARRAY_CONST_PTR(f->label_syms);
+    p->n = f->nlabels;
+    if (hash_walk) {
+        p->extra = RARRAY_CONST_PTR(f->extra_syms);
+        p->nextra = f->extra_keys;
+        p->found = 0;
+        p->bad = 0;
+        hash_walk(labels, pick_label, (st_data_t)p);
+        return !p->bad && p->found == p->n;
+    }
+    if (size > p->n)
+        return 0; /* extra keys: the slow path checks them */
+    for (long i = 0; i < p->n; i++) {
+        VALUE v = rb_hash_lookup2(labels, p->syms[i], Qundef);
+        if (v == Qundef)
+            return 0;
+        p->vals[i] = v;
+    }
+    return 1;
+}
+
 /* The handle for `labels`: the cached one, found without allocating, or
  * the slow path's. */
 static inline VALUE family_lookup(VALUE self, family_t *f, VALUE labels)
@@ -955,28 +1027,28 @@ static inline VALUE family_lookup(VALUE self, family_t *f, VALUE labels)
             return f->nolabels;
         return family_lookup_slow(self, f, labels);
     }
-    if (!RB_TYPE_P(labels, T_HASH) || RHASH_SIZE(labels) < (size_t)n ||
-        RHASH_SIZE(labels) > (size_t)(n + f->extra_keys))
+    if (!RB_TYPE_P(labels, T_HASH))
         return family_lookup_slow(self, f, labels);
-    const VALUE *syms = RARRAY_CONST_PTR(f->label_syms);
+    long size = (long)RHASH_SIZE(labels);
+    if (size < n || size > n + f->extra_keys)
+        return family_lookup_slow(self, f, labels);
     if (n <= MEMO_LABELS) {
-        VALUE vals[MEMO_LABELS] = {0};
+        struct pick p;
+        memset(p.vals, 0, sizeof p.vals);
+        if (!pick_labels(f, labels, size, &p))
+            return family_lookup_slow(self, f, labels);
         uint64_t h = 0;
         int stable = 1;
         for (long i = 0; i < n; i++) {
-            VALUE v = rb_hash_lookup2(labels, syms[i], Qundef);
-            if (v == Qundef)
-                return family_lookup_slow(self, f, labels);
-            vals[i] = v;
-            stable &= memo_stable(v);
-            h = (h ^ (uint64_t)v) * 0x9E3779B97F4A7C15ull;
+            stable &= memo_stable(p.vals[i]);
+            h = (h ^ (uint64_t)p.vals[i]) * 0x9E3779B97F4A7C15ull;
         }
         struct memo_entry *e = f->memo ? &f->memo[(h >> 58) & (MEMO_SIZE - 1)] : NULL;
-        if (e && e->handle && memcmp(e->values, vals, sizeof vals) == 0)
+        if (e && e->handle && memcmp(e->values, p.vals, sizeof p.vals) == 0)
             return e->handle;
         VALUE node = f->cache;
         for (long i = 0; i < n; i++) {
-            node = rb_hash_lookup2(node, vals[i], Qundef);
+            node = rb_hash_lookup2(node, p.vals[i], Qundef);
             if (node == Qundef)
                 return family_lookup_slow(self, f, labels);
         }
@@ -984,11 +1056,12 @@ static inline VALUE family_lookup(VALUE self, family_t *f, VALUE labels)
             if (!f->memo)
                 f->memo = ZALLOC_N(struct memo_entry, MEMO_SIZE);
             e = &f->memo[(h >> 58) & (MEMO_SIZE - 1)];
-            memcpy(e->values, vals, sizeof vals);
+            memcpy(e->values, p.vals, sizeof p.vals);
             e->handle = node;
         }
         return node;
     }
+    const VALUE *syms = RARRAY_CONST_PTR(f->label_syms);
     VALUE node = f->cache;
     for (long i = 0; i < n; i++) {
         VALUE v = rb_hash_lookup2(labels, syms[i], Qundef);
@@ -1001,7 +1074,19 @@ static inline VALUE family_lookup(VALUE self, family_t *f, VALUE labels)
     return node;
 }
 
-static shmetrics_result apply(int op, struct shmetrics_store *st, const struct shmetrics_series *s, double v)
+/* A number as a double: small Integers without a call. */
+static inline double num_dbl(VALUE v)
+{
+    if (RB_FIXNUM_P(v))
+        return (double)RB_FIX2LONG(v);
+    return NUM2DBL(v);
+}
+
+/* The update path is inlined into each entry point, whose `op` is a
+ * constant: the switch and the calls between them go. */
+#define HOT static inline __attribute__((always_inline))
+
+HOT shmetrics_result apply(int op, struct shmetrics_store *st, const struct shmetrics_series *s, double v)
 {
     switch (op) {
     case OP_COUNTER_ADD: return L.shmetrics_counter_add(st, s, v);
@@ -1015,7 +1100,7 @@ static shmetrics_result apply(int op, struct shmetrics_store *st, const struct s
 /* `op` with `v` on the Series `h`. A stale handle (a series deleted, or
  * expired, by any process; a wiped store) is looked up again once and the
  * update retried. */
-static VALUE series_apply(VALUE h, int op, double v)
+HOT VALUE series_apply(VALUE h, int op, double v)
 {
     series_t *sr = RTYPEDDATA_DATA(h);
     family_t *f = RTYPEDDATA_DATA(sr->family);
@@ -1035,10 +1120,10 @@ static VALUE series_apply(VALUE h, int op, double v)
 }
 
 /* One update: the handle for `labels`, then `op` with `v`. */
-static VALUE update(VALUE self, int op, VALUE labels, VALUE value)
+HOT VALUE update(VALUE self, int op, VALUE labels, VALUE value)
 {
     family_t *f = get_family(self);
-    double v = op == OP_SET_TO_CURRENT_TIME ? 0.0 : NUM2DBL(value);
+    double v = op == OP_SET_TO_CURRENT_TIME ? 0.0 : num_dbl(value);
     return series_apply(family_lookup(self, f, labels), op, v);
 }
 
@@ -1185,11 +1270,11 @@ static VALUE series_add(VALUE self, VALUE v)
 {
     series_t *sr = get_series(self);
     family_t *f = RTYPEDDATA_DATA(sr->family);
-    return series_apply(self, f->fam.kind == SHMETRICS_KIND_GAUGE ? OP_GAUGE_ADD : OP_COUNTER_ADD, NUM2DBL(v));
+    return series_apply(self, f->fam.kind == SHMETRICS_KIND_GAUGE ? OP_GAUGE_ADD : OP_COUNTER_ADD, num_dbl(v));
 }
-static VALUE series_counter_add(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_COUNTER_ADD, NUM2DBL(v)); }
-static VALUE series_gauge_set(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_GAUGE_SET, NUM2DBL(v)); }
-static VALUE series_observe(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_OBSERVE, NUM2DBL(v)); }
+static VALUE series_counter_add(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_COUNTER_ADD, num_dbl(v)); }
+static VALUE series_gauge_set(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_GAUGE_SET, num_dbl(v)); }
+static VALUE series_observe(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_OBSERVE, num_dbl(v)); }
 static VALUE series_set_to_current_time(VALUE self) { get_series(self); return series_apply(self, OP_SET_TO_CURRENT_TIME, 0.0); }
 
 static VALUE series_family(VALUE self)
@@ -1221,6 +1306,7 @@ void Init_shmetrics_ext(void)
     rb_define_const(mNative, "ABI_MAJOR", INT2FIX(SHMETRICS_VERSION_MAJOR));
     rb_define_singleton_method(mNative, "__load", native_load, 2);
     rb_define_singleton_method(mNative, "loaded?", native_loaded_p, 0);
+    hash_walk = (stlike_foreach_fn)dlsym(RTLD_DEFAULT, "rb_hash_stlike_foreach");
 
     /* Errors: Shmetrics::Error and one subclass per result code. The
      * classes are defined in Ruby (lib/shmetrics/errors.rb) and looked
