@@ -1347,16 +1347,87 @@ static st_index_t string_array_hash(VALUE tags, long bytes)
     return rb_hash_end(h);
 }
 
+/* A Hash of tags with Symbol keys (static Symbols, which keep their
+ * identity) and String or immediate values (Integers, true...), up to
+ * TAGS_PAIRS pairs, read in one pass: hashed and compared here, pair by
+ * pair and in any order, as Hash#== does. Other Hashes use Hash#hash and
+ * Hash#==. */
+#define TAGS_PAIRS 8
+struct tag_pairs {
+    long n;
+    int bad;
+    VALUE k[TAGS_PAIRS], v[TAGS_PAIRS];
+};
+
+static int collect_pair(st_data_t key, st_data_t val, st_data_t arg)
+{
+    struct tag_pairs *p = (struct tag_pairs *)arg;
+    VALUE k = (VALUE)key, v = (VALUE)val;
+    if (p->n == TAGS_PAIRS || !RB_STATIC_SYM_P(k) || !(RB_SPECIAL_CONST_P(v) || RB_TYPE_P(v, T_STRING))) {
+        p->bad = 1;
+        return ST_STOP;
+    }
+    p->k[p->n] = k;
+    p->v[p->n] = v;
+    p->n++;
+    return ST_CONTINUE;
+}
+
+static int tag_pairs_of(VALUE tags, struct tag_pairs *p)
+{
+    p->n = 0;
+    p->bad = 0;
+    if (!hash_walk || !RB_TYPE_P(tags, T_HASH) || RHASH_SIZE(tags) > TAGS_PAIRS)
+        return 0;
+    hash_walk(tags, collect_pair, (st_data_t)p);
+    return !p->bad;
+}
+
+static st_index_t tag_pairs_hash(const struct tag_pairs *p)
+{
+    st_index_t h = (st_index_t)p->n;
+    for (long i = 0; i < p->n; i++) {
+        VALUE v = p->v[i];
+        st_index_t vh = RB_SPECIAL_CONST_P(v) ? rb_hash_end(rb_hash_start((st_index_t)v))
+                                              : rb_memhash(RSTRING_PTR(v), RSTRING_LEN(v));
+        h += ((st_index_t)p->k[i] * 0x9E3779B97F4A7C15ull) ^ vh; /* a sum: any order */
+    }
+    return h;
+}
+
+static inline int str_same(VALUE a, VALUE b);
+
+/* Whether two pair sets are the same, in any order. */
+static int tag_pairs_same(const struct tag_pairs *a, const struct tag_pairs *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (long i = 0; i < a->n; i++) {
+        long j = 0;
+        while (j < b->n && b->k[j] != a->k[i])
+            j++;
+        if (j == b->n)
+            return 0;
+        VALUE x = a->v[i], y = b->v[j];
+        if (x != y && (RB_SPECIAL_CONST_P(x) || RB_SPECIAL_CONST_P(y) || !str_same(x, y)))
+            return 0;
+    }
+    return 1;
+}
+
 static VALUE tags_key(VALUE tags)
 {
     st_index_t h;
     long bytes;
+    struct tag_pairs p;
     if (NIL_P(tags))
         return INT2FIX(0);
     if (RB_TYPE_P(tags, T_STRING))
         h = rb_str_hash(tags);
     else if (string_array_p(tags, &bytes))
         h = string_array_hash(tags, bytes);
+    else if (tag_pairs_of(tags, &p))
+        h = tag_pairs_hash(&p);
     else
         return rb_hash(tags);
     return LONG2FIX((long)(h >> 2)); /* a Fixnum */
@@ -1395,6 +1466,9 @@ static int tags_same(VALUE a, VALUE b)
         if (i == n)
             return 1;
     }
+    struct tag_pairs pa, pb;
+    if (tag_pairs_of(a, &pa) && tag_pairs_of(b, &pb))
+        return tag_pairs_same(&pa, &pb);
     return RTEST(rb_equal(a, b));
 }
 
