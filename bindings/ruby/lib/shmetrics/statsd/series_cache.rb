@@ -12,7 +12,8 @@ module Shmetrics
     #
     # The lookups are in the gem's C extension (ext/shmetrics/shmetrics.c):
     # `key` and `same?` hash and compare an Array of Strings string by
-    # string (other tags use their own #hash and #==); `find(root, tags)`
+    # string, and a Hash of Symbols to Strings or Integers pair by pair in
+    # any order (other tags use their own #hash and #==); `find(root, tags)`
     # returns the cached series or nil; `counter_add`, `gauge_set` and
     # `observe(root, tags, value)` update the cached series in the same
     # call and return true, or nil when none is cached.
