@@ -26,6 +26,22 @@ class MetricsTest < Minitest::Test
     assert_raises(TypeError) { c.increment(labels: [1, 2]) }
   end
 
+  # The fast path reads a label Hash in one pass, matching keys by
+  # identity: a key it does not know must still be refused after the label
+  # set is cached, also for a family whose updates may carry extra keys
+  # (the data store's `le`), and values such as false or nil are values.
+  def test_cached_label_sets_still_refuse_unknown_keys
+    c = Shmetrics::Family.__new(@store, { name: "extra", help: "", kind: 1, labels: %i[x y] }, [:le])
+    3.times { c.__counter_add({ x: false, y: nil, le: "1" }, 1) }
+    3.times { c.__counter_add({ y: nil, x: false }, 1) }
+    e = assert_raises(Shmetrics::LabelError) { c.__counter_add({ x: false, y: nil, z: "1" }, 1) }
+    assert_includes e.message, "unexpected label :z"
+    e = assert_raises(Shmetrics::LabelError) { c.__counter_add({ x: false, le: "1" }, 1) }
+    assert_includes e.message, "missing label :y"
+    assert_equal 1, c.cached_series
+    assert_equal 6.0, c.get(labels: { x: "false", y: "" })
+  end
+
   def test_value_errors_come_from_the_core
     c = @store.counter(:a)
     e = assert_raises(Shmetrics::InvalidValueError) { c.increment(by: -1) }

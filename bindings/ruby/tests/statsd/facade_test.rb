@@ -149,6 +149,24 @@ class FacadeTest < Minitest::Test
     agent&.close
   end
 
+  # The C extension's lookups: a deep copy of tags of every shape finds
+  # its entry; tags that differ in a value, in length or in an encoding
+  # that String#== tells apart do not.
+  def test_series_cache_finds_equal_tags_of_every_shape
+    sc = Shmetrics::StatsD::SeriesCache
+    root = {}
+    shapes = [nil, "a:1,b:2", ["a:1", "b:2"], { a: "1", b: "2" }, ["a:1", :b], ["k:é"], { a: "1", b: 2 },
+      { "a" => "1" }, { a: 1.5 }]
+    shapes.each_with_index { |t, i| sc.store(root, t, i) }
+    shapes.each_with_index { |t, i| assert_equal(i, sc.find(root, Marshal.load(Marshal.dump(t))), t.inspect) }
+    assert_equal(3, sc.find(root, { b: "2", a: "1" })) # Hash#== holds in any order
+    [["a:1", "b:3"], ["a:1"], ["a:1", "b:2", "c:3"], ["a:1", "b"], ["k:é".b], "a:1,b:3", { a: "1", b: "3" },
+     { a: "1" }, { a: "1", b: "2", c: "3" }, { a: "1", c: "2" }, { a: "1", b: 3 }, { "a" => "2" }].each do |t|
+      assert_nil(sc.find(root, t), t.inspect)
+    end
+    assert_nil(sc.counter_add(root, ["x:1"], 1))
+  end
+
   # Two different tag sets whose `hash` is the same keep their own series.
   def test_series_cache_tells_colliding_tags_apart
     tag = Struct.new(:s) do

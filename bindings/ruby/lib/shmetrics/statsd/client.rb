@@ -66,15 +66,16 @@ module Shmetrics
         end
 
         # The methods below write into the store straight from the client
-        # when its sink is a store (the hot path: two hash lookups and one
-        # update); anything else (a capture, no prefix, a bad value) goes
+        # when its sink is a store (the hot path: a hash lookup by name,
+        # then one call into the C extension that finds the series by tags
+        # and updates it); anything else (a capture, no prefix, a bad value) goes
         # through the sink's `emit`.
 
         def increment(name, value = 1, sample_rate: nil, tags: nil, no_prefix: false)
           if (d = @direct) && !no_prefix && value.is_a?(Numeric) && value >= 0
             begin
-              (((r = @counters[name]) && SeriesCache.find(r, tags)) || d.series(self, :c, name, tags, false))
-                .__counter_add(value)
+              ((r = @counters[name]) && SeriesCache.counter_add(r, tags, value)) ||
+                d.series(self, :c, name, tags, false).__counter_add(value)
             rescue Shmetrics::Error => e
               d.recover(self, :c, name, value, tags, false, e)
             end
@@ -87,8 +88,8 @@ module Shmetrics
         def gauge(name, value, sample_rate: nil, tags: nil, no_prefix: false)
           if (d = @direct) && !no_prefix && value.is_a?(Numeric)
             begin
-              (((r = @gauges[name]) && SeriesCache.find(r, tags)) || d.series(self, :g, name, tags, false))
-                .__gauge_set(value)
+              ((r = @gauges[name]) && SeriesCache.gauge_set(r, tags, value)) ||
+                d.series(self, :g, name, tags, false).__gauge_set(value)
             rescue Shmetrics::Error => e
               d.recover(self, :g, name, value, tags, false, e)
             end
@@ -210,8 +211,8 @@ module Shmetrics
         def record(type, name, value, sample_rate, tags, no_prefix)
           if (d = @direct) && !no_prefix && value.is_a?(Numeric)
             begin
-              (((r = @histograms[name]) && SeriesCache.find(r, tags)) || d.series(self, type, name, tags, false))
-                .__observe(value)
+              ((r = @histograms[name]) && SeriesCache.observe(r, tags, value)) ||
+                d.series(self, type, name, tags, false).__observe(value)
             rescue Shmetrics::Error => e
               d.recover(self, type, name, value, tags, false, e)
             end

@@ -15,8 +15,9 @@ module Shmetrics
     # - `set` is passed through to the agent if the client has
     #   `passthrough:`, or refused.
     # The series of each (name, tags) is cached per client as a
-    # `Shmetrics::Series`, so a repeated event costs two hash lookups and
-    # one native call. A series deleted or expired (`ttl:`) by any process,
+    # `Shmetrics::Series` (SeriesCache), so a repeated event costs a hash
+    # lookup by name and one call into the C extension, which finds the
+    # series by its tags and updates it. A series deleted or expired (`ttl:`) by any process,
     # or a wiped store, is looked up again by the Series itself.
     #
     # An event the store cannot take (its name is registered by another
