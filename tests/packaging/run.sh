@@ -17,7 +17,7 @@
 # runs, from a directory outside the checkout, in each ENV it names.
 #
 # Run last in ./run-tests: while the .deb is installed, the system's
-# library path has a libshmetrics.so.0 (the other tests point
+# library path has a libshmetrics.so.1 (the other tests point
 # $SHMETRICS_LIBRARY at the checkout's build anyway).
 set -euo pipefail
 cd "$(dirname "$0")/../.."

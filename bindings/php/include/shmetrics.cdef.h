@@ -221,6 +221,8 @@ shmetrics_result shmetrics_store_reopen_persistent(const char *path,
 
 void shmetrics_store_close(struct shmetrics_store *store);
 
+void shmetrics_store_close_persistent(struct shmetrics_store *store);
+
 shmetrics_result shmetrics_store_reset(const struct shmetrics_store *store);
 
 shmetrics_result shmetrics_store_wipe(const struct shmetrics_store *store);

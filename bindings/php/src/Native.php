@@ -38,7 +38,7 @@ final class Native
      * The major version of the C ABI this binding is written for: a library
      * whose shmetrics_version_major() differs is refused.
      */
-    public const ABI_MAJOR = 0;
+    public const ABI_MAJOR = 1;
 
     // The C ABI's result codes (enum shmetrics_result). They never change;
     // tests/NativeTest.php checks them against the header.
@@ -159,7 +159,7 @@ final class Native
             . self::readCdef();
     }
 
-    /** The library's version, e.g. "0.1.0". */
+    /** The library's version, e.g. "1.0.0". */
     public static function version(): string
     {
         return self::ffi()->shmetrics_version();

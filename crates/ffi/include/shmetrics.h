@@ -22,8 +22,8 @@
 
 /* The version of the library this header declares; the library
  * itself returns its own from shmetrics_version_major() and friends. */
-#define SHMETRICS_VERSION_MAJOR 0
-#define SHMETRICS_VERSION_MINOR 1
+#define SHMETRICS_VERSION_MAJOR 1
+#define SHMETRICS_VERSION_MINOR 0
 #define SHMETRICS_VERSION_PATCH 0
 
 /**
@@ -810,7 +810,7 @@ const char *shmetrics_strerror(uint32_t code);
 shmetrics_result shmetrics_last_error(char *buf, size_t cap, size_t *len);
 
 /**
- * The library's version, for example "0.1.0". The string is static: do
+ * The library's version, for example "1.0.0". The string is static: do
  * not free it.
  */
 const char *shmetrics_version(void);
@@ -926,6 +926,21 @@ shmetrics_result shmetrics_store_reopen_persistent(const char *path,
  * it lives as long as the process.
  */
 void shmetrics_store_close(struct shmetrics_store *store);
+
+/**
+ * Closes a handle made by `shmetrics_store_open_persistent` or
+ * `shmetrics_store_reopen_persistent` as `shmetrics_store_close` closes
+ * the others: takes it out of the process's handles (a later
+ * `shmetrics_store_open_persistent` of its path opens the file again),
+ * releases its writer slot, unmaps the file and frees the handle. Any
+ * other handle is closed as by `shmetrics_store_close`; NULL is ignored.
+ *
+ * For a caller that knows that no code of the process uses the handle
+ * any more, during or after this call: the Lua binding, once every
+ * registry of its worker follows a replaced store file, unmaps the old
+ * one this way (its memory goes with it, if the file was removed).
+ */
+void shmetrics_store_close_persistent(struct shmetrics_store *store);
 
 /**
  * Sets every value of every series to zero, in all writer slots.

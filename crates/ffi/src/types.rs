@@ -463,12 +463,24 @@ impl From<Series> for shmetrics_series {
 }
 
 impl shmetrics_series {
-    #[inline]
+    /// The core's handle. Most handles (no TTL, no native buckets, not a
+    /// summary) take `from_raw_plain`, a few instructions inline; the
+    /// rest are decoded out of line.
+    #[inline(always)]
     pub(crate) fn to_core(self) -> Result<Series, FfiError> {
-        match Series::from_raw(self.opaque) {
+        match Series::from_raw_plain(&self.opaque) {
             Some(s) => Ok(s),
-            None => Err(bad_series()),
+            None => decode(self.opaque),
         }
+    }
+}
+
+/// [`Series::from_raw`] of a handle that `from_raw_plain` does not take.
+#[inline(never)]
+fn decode(raw: [u64; 6]) -> Result<Series, FfiError> {
+    match Series::from_raw(raw) {
+        Some(s) => Ok(s),
+        None => Err(bad_series()),
     }
 }
 

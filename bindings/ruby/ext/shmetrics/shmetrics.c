@@ -527,26 +527,18 @@ static VALUE store_snapshot(int argc, VALUE *argv, VALUE self)
 }
 
 /* ---------------------------------------------------------------------
- * Series handles: the leaves of a family's cache.
- */
-static const rb_data_type_t series_type = {
-    "Shmetrics::Series",
-    {NULL, RUBY_TYPED_DEFAULT_FREE, NULL, NULL, {NULL}},
-    0, 0, RUBY_TYPED_FREE_IMMEDIATELY,
-};
-
-static VALUE series_new(const struct shmetrics_series *s)
-{
-    struct shmetrics_series *p;
-    VALUE obj = TypedData_Make_Struct(cSeries, struct shmetrics_series, &series_type, p);
-    *p = *s;
-    return obj;
-}
-
-/* ---------------------------------------------------------------------
  * Family.
  */
 enum { OP_COUNTER_ADD, OP_GAUGE_SET, OP_GAUGE_ADD, OP_OBSERVE, OP_SET_TO_CURRENT_TIME };
+
+/* Families with at most this many labels use the identity memo. */
+#define MEMO_LABELS 4
+#define MEMO_SIZE 64
+
+struct memo_entry {
+    VALUE values[MEMO_LABELS]; /* 0 when the entry is empty */
+    VALUE handle;
+};
 
 typedef struct {
     VALUE store;
@@ -565,6 +557,11 @@ typedef struct {
     VALUE cache;
     long cached, cache_limit;
     VALUE nolabels; /* the handle of a family without labels */
+    /* In front of `cache`, label values -> handle by object identity, for
+     * values whose contents cannot change (frozen Strings, Symbols,
+     * Integers...): a hit costs no string hashing. Direct-mapped,
+     * MEMO_SIZE entries; NULL until the first update with labels. */
+    struct memo_entry *memo;
 } family_t;
 
 static void family_mark(void *p)
@@ -577,11 +574,45 @@ static void family_mark(void *p)
     rb_gc_mark(f->extra_syms);
     rb_gc_mark(f->cache);
     rb_gc_mark(f->nolabels);
+    /* The memo's values are marked too: an address in it must not be
+     * reused by another object while the entry is there. */
+    if (f->memo) {
+        for (int i = 0; i < MEMO_SIZE; i++) {
+            if (f->memo[i].handle == 0)
+                continue;
+            for (int k = 0; k < MEMO_LABELS; k++)
+                rb_gc_mark(f->memo[i].values[k]);
+            rb_gc_mark(f->memo[i].handle);
+        }
+    }
+}
+
+static void family_free(void *p)
+{
+    family_t *f = p;
+    xfree(f->memo);
+    xfree(f);
+}
+
+static size_t family_memsize(const void *p)
+{
+    const family_t *f = p;
+    return sizeof(family_t) + (f->memo ? MEMO_SIZE * sizeof(struct memo_entry) : 0);
+}
+
+/* Empties the family's caches (the nested Hashes and the memo). */
+static void cache_reset(family_t *f)
+{
+    f->cache = rb_hash_new();
+    f->cached = 0;
+    f->nolabels = Qnil;
+    if (f->memo)
+        memset(f->memo, 0, MEMO_SIZE * sizeof(struct memo_entry));
 }
 
 static const rb_data_type_t family_type = {
     "Shmetrics::Family",
-    {family_mark, RUBY_TYPED_DEFAULT_FREE, NULL, NULL, {NULL}},
+    {family_mark, family_free, family_memsize, NULL, {NULL}},
     0, 0, RUBY_TYPED_FREE_IMMEDIATELY,
 };
 
@@ -598,6 +629,46 @@ static family_t *get_family(VALUE obj)
     family_t *f;
     TypedData_Get_Struct(obj, family_t, &family_type, f);
     return f;
+}
+
+/* ---------------------------------------------------------------------
+ * Series: a series handle bound to its family and its label values. They
+ * are the leaves of a family's cache, and what Family#series and
+ * Family#__bind return. A handle gone stale (the series deleted or
+ * expired by any process, the store wiped) is looked up again in place,
+ * from the label values it keeps, so whoever holds a Series never sees
+ * the staleness.
+ */
+typedef struct {
+    struct shmetrics_series h;
+    VALUE family;      /* the Shmetrics::Family */
+    VALUE values;      /* the label values: a frozen Array of frozen Strings */
+    unsigned long gen; /* the store generation `h` was got in */
+} series_t;
+
+static void series_mark(void *p)
+{
+    series_t *sr = p;
+    rb_gc_mark(sr->family);
+    rb_gc_mark(sr->values);
+}
+
+static size_t series_memsize(const void *p)
+{
+    return sizeof(series_t);
+}
+
+static const rb_data_type_t series_type = {
+    "Shmetrics::Series",
+    {series_mark, RUBY_TYPED_DEFAULT_FREE, series_memsize, NULL, {NULL}},
+    0, 0, RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+static series_t *get_series(VALUE obj)
+{
+    series_t *sr;
+    TypedData_Get_Struct(obj, series_t, &series_type, sr);
+    return sr;
 }
 
 static VALUE spec_get(VALUE spec, const char *key)
@@ -666,9 +737,7 @@ static void family_register(VALUE self, family_t *f)
     check(rc);
     f->fam = out;
     f->gen = s->gen;
-    f->cache = rb_hash_new();
-    f->cached = 0;
-    f->nolabels = Qnil;
+    cache_reset(f);
 }
 
 /* Family#__init(store, spec, extra_label_names): registers the family
@@ -762,6 +831,60 @@ static void raise_labels(family_t *f, VALUE labels, const char *what, VALUE whic
     rb_exc_raise(exc);
 }
 
+/* Gets the handle of the series with the label values `strs` (Strings,
+ * in label order) into `out`, registering the family again first if the
+ * store was reopened or wiped. On OVERFLOW `out` is the family's overflow
+ * series, which records under shmetrics_overflow="true"; any other
+ * failure raises. */
+static void resolve(VALUE fam, family_t *f, VALUE strs, struct shmetrics_series *out)
+{
+    store_t *s = open_store(f->store);
+    if (f->gen != s->gen)
+        family_register(fam, f);
+    long n = RARRAY_LEN(strs);
+    VALUE vbuf = rb_str_buf_new(n * (long)sizeof(struct shmetrics_str) + 1);
+    struct shmetrics_str *vals = (struct shmetrics_str *)RSTRING_PTR(vbuf);
+    for (long i = 0; i < n; i++)
+        vals[i] = sstr(RARRAY_AREF(strs, i));
+    shmetrics_result rc = L.shmetrics_series_get(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, out);
+    if (rc == SHMETRICS_STALE_HANDLE) {
+        /* The store was wiped: the family is gone; register it again. */
+        family_register(fam, f);
+        rc = L.shmetrics_series_get(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, out);
+    }
+    RB_GC_GUARD(vbuf);
+    RB_GC_GUARD(strs);
+    if (rc != SHMETRICS_OK && rc != SHMETRICS_OVERFLOW)
+        raise_rc(rc);
+}
+
+/* A new Series of family `fam` for the label values `strs` (frozen
+ * Strings, in label order; the Array is kept frozen). */
+static VALUE series_bind(VALUE fam, family_t *f, VALUE strs)
+{
+    series_t *sr;
+    VALUE obj = TypedData_Make_Struct(cSeries, series_t, &series_type, sr);
+    sr->family = fam;
+    sr->values = rb_obj_freeze(strs);
+    resolve(fam, f, strs, &sr->h);
+    sr->gen = get_store(f->store)->gen;
+    return obj;
+}
+
+/* Looks the series up again (it went stale, or the store was reopened). */
+static void series_refresh(series_t *sr)
+{
+    family_t *f = RTYPEDDATA_DATA(sr->family);
+    resolve(sr->family, f, sr->values, &sr->h);
+    sr->gen = get_store(f->store)->gen;
+}
+
+/* A label value as the store keeps it: a frozen String. */
+static VALUE value_str(VALUE v)
+{
+    return rb_str_new_frozen(RB_TYPE_P(v, T_STRING) ? v : rb_obj_as_string(v));
+}
+
 /* Gets (or creates) the series for `labels` from the store, and caches
  * its handle. The slow path: checks the labels and says what is wrong. */
 static VALUE family_lookup_slow(VALUE self, family_t *f, VALUE labels)
@@ -779,39 +902,20 @@ static VALUE family_lookup_slow(VALUE self, family_t *f, VALUE labels)
         raise_labels(f, labels, "unexpected label", kc.bad);
     long n = f->nlabels;
     VALUE raw = rb_ary_new_capa(n), strs = rb_ary_new_capa(n);
-    VALUE vbuf = rb_str_buf_new(n * (long)sizeof(struct shmetrics_str) + 1);
     for (long i = 0; i < n; i++) {
         VALUE v = label_value(labels, RARRAY_AREF(f->label_syms, i), RARRAY_AREF(f->label_strs, i));
         if (v == Qundef)
             raise_labels(f, labels, "missing label", RARRAY_AREF(f->label_syms, i));
         rb_ary_push(raw, v);
-        VALUE str = RB_TYPE_P(v, T_STRING) ? v : rb_obj_as_string(v);
-        rb_ary_push(strs, str);
+        rb_ary_push(strs, value_str(v));
     }
-    struct shmetrics_str *vals = (struct shmetrics_str *)RSTRING_PTR(vbuf);
-    for (long i = 0; i < n; i++)
-        vals[i] = sstr(RARRAY_AREF(strs, i));
-    struct shmetrics_series out;
-    shmetrics_result rc = L.shmetrics_series_get(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, &out);
-    if (rc == SHMETRICS_STALE_HANDLE) {
-        /* The store was wiped: the family is gone; register it again. */
-        family_register(self, f);
-        rc = L.shmetrics_series_get(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, &out);
-    }
-    RB_GC_GUARD(vbuf);
-    RB_GC_GUARD(strs);
-    if (rc != SHMETRICS_OK && rc != SHMETRICS_OVERFLOW)
-        raise_rc(rc);
-    /* On OVERFLOW `out` is the family's overflow series: record there. */
-    VALUE handle = series_new(&out);
+    VALUE handle = series_bind(self, f, strs);
     if (n == 0) {
         f->nolabels = handle;
         return handle;
     }
-    if (f->cached >= f->cache_limit) {
-        f->cache = rb_hash_new();
-        f->cached = 0;
-    }
+    if (f->cached >= f->cache_limit)
+        cache_reset(f);
     VALUE node = f->cache;
     for (long i = 0; i < n - 1; i++) {
         VALUE k = RARRAY_AREF(raw, i);
@@ -827,11 +931,21 @@ static VALUE family_lookup_slow(VALUE self, family_t *f, VALUE labels)
     return handle;
 }
 
+/* Whether a label value's contents can never change, so that the memo
+ * may know it by identity: immediates (small Integers, Symbols, true,
+ * false, nil, Floats), frozen Strings and dynamic Symbols. */
+static inline int memo_stable(VALUE v)
+{
+    if (RB_SPECIAL_CONST_P(v))
+        return 1;
+    return (RB_BUILTIN_TYPE(v) == T_STRING && RB_OBJ_FROZEN_RAW(v)) || RB_BUILTIN_TYPE(v) == T_SYMBOL;
+}
+
 /* The handle for `labels`: the cached one, found without allocating, or
  * the slow path's. */
 static inline VALUE family_lookup(VALUE self, family_t *f, VALUE labels)
 {
-    store_t *s = get_store(f->store);
+    store_t *s = RTYPEDDATA_DATA(f->store);
     if (RB_UNLIKELY(s->ptr == NULL || f->gen != s->gen))
         return family_lookup_slow(self, f, labels);
     long n = f->nlabels;
@@ -844,8 +958,38 @@ static inline VALUE family_lookup(VALUE self, family_t *f, VALUE labels)
     if (!RB_TYPE_P(labels, T_HASH) || RHASH_SIZE(labels) < (size_t)n ||
         RHASH_SIZE(labels) > (size_t)(n + f->extra_keys))
         return family_lookup_slow(self, f, labels);
-    VALUE node = f->cache;
     const VALUE *syms = RARRAY_CONST_PTR(f->label_syms);
+    if (n <= MEMO_LABELS) {
+        VALUE vals[MEMO_LABELS] = {0};
+        uint64_t h = 0;
+        int stable = 1;
+        for (long i = 0; i < n; i++) {
+            VALUE v = rb_hash_lookup2(labels, syms[i], Qundef);
+            if (v == Qundef)
+                return family_lookup_slow(self, f, labels);
+            vals[i] = v;
+            stable &= memo_stable(v);
+            h = (h ^ (uint64_t)v) * 0x9E3779B97F4A7C15ull;
+        }
+        struct memo_entry *e = f->memo ? &f->memo[(h >> 58) & (MEMO_SIZE - 1)] : NULL;
+        if (e && e->handle && memcmp(e->values, vals, sizeof vals) == 0)
+            return e->handle;
+        VALUE node = f->cache;
+        for (long i = 0; i < n; i++) {
+            node = rb_hash_lookup2(node, vals[i], Qundef);
+            if (node == Qundef)
+                return family_lookup_slow(self, f, labels);
+        }
+        if (stable) {
+            if (!f->memo)
+                f->memo = ZALLOC_N(struct memo_entry, MEMO_SIZE);
+            e = &f->memo[(h >> 58) & (MEMO_SIZE - 1)];
+            memcpy(e->values, vals, sizeof vals);
+            e->handle = node;
+        }
+        return node;
+    }
+    VALUE node = f->cache;
     for (long i = 0; i < n; i++) {
         VALUE v = rb_hash_lookup2(labels, syms[i], Qundef);
         if (v == Qundef)
@@ -868,28 +1012,34 @@ static shmetrics_result apply(int op, struct shmetrics_store *st, const struct s
     }
 }
 
-/* One update: the handle for `labels`, then `op` with `v`. A stale handle
- * (a series deleted, or expired, by any process; a wiped store) is looked
- * up again once and the update retried. */
-static VALUE update(VALUE self, int op, VALUE labels, VALUE value)
+/* `op` with `v` on the Series `h`. A stale handle (a series deleted, or
+ * expired, by any process; a wiped store) is looked up again once and the
+ * update retried. */
+static VALUE series_apply(VALUE h, int op, double v)
 {
-    family_t *f = get_family(self);
-    double v = op == OP_SET_TO_CURRENT_TIME ? 0.0 : NUM2DBL(value);
-    VALUE h = family_lookup(self, f, labels);
-    store_t *s = get_store(f->store);
-    shmetrics_result rc = apply(op, s->ptr, (const struct shmetrics_series *)RTYPEDDATA_DATA(h), v);
+    series_t *sr = RTYPEDDATA_DATA(h);
+    family_t *f = RTYPEDDATA_DATA(sr->family);
+    store_t *s = RTYPEDDATA_DATA(f->store);
+    if (RB_UNLIKELY(s->ptr == NULL || sr->gen != s->gen))
+        series_refresh(sr); /* raises if the store is closed */
+    shmetrics_result rc = apply(op, s->ptr, &sr->h, v);
     if (RB_LIKELY(rc == SHMETRICS_OK))
         return Qnil;
     if (rc == SHMETRICS_STALE_HANDLE) {
-        f->cache = rb_hash_new();
-        f->cached = 0;
-        f->nolabels = Qnil;
-        h = family_lookup_slow(self, f, labels);
-        rc = apply(op, s->ptr, (const struct shmetrics_series *)RTYPEDDATA_DATA(h), v);
+        series_refresh(sr);
+        rc = apply(op, s->ptr, &sr->h, v);
     }
     RB_GC_GUARD(h);
     check(rc);
     return Qnil;
+}
+
+/* One update: the handle for `labels`, then `op` with `v`. */
+static VALUE update(VALUE self, int op, VALUE labels, VALUE value)
+{
+    family_t *f = get_family(self);
+    double v = op == OP_SET_TO_CURRENT_TIME ? 0.0 : NUM2DBL(value);
+    return series_apply(family_lookup(self, f, labels), op, v);
 }
 
 /* The update entry points: (labels, value). */
@@ -931,20 +1081,17 @@ static VALUE family_exemplar(VALUE self, VALUE observe, VALUE labels, VALUE valu
         names[i] = sstr(RARRAY_AREF(ks, i));
         vals[i] = sstr(RARRAY_AREF(vs, i));
     }
+    VALUE h = family_lookup(self, f, labels);
+    series_t *sr = RTYPEDDATA_DATA(h);
     shmetrics_result rc = SHMETRICS_STALE_HANDLE;
     for (int attempt = 0; attempt < 2 && rc == SHMETRICS_STALE_HANDLE; attempt++) {
-        VALUE h = attempt ? family_lookup_slow(self, f, labels) : family_lookup(self, f, labels);
-        const struct shmetrics_series *sp = RTYPEDDATA_DATA(h);
+        if (attempt)
+            series_refresh(sr);
         struct shmetrics_store *st = get_store(f->store)->ptr;
-        rc = RTEST(observe) ? L.shmetrics_observe_exemplar(st, sp, v, n ? names : NULL, n ? vals : NULL, (size_t)n)
-                            : L.shmetrics_counter_add_exemplar(st, sp, v, n ? names : NULL, n ? vals : NULL, (size_t)n);
-        if (rc == SHMETRICS_STALE_HANDLE) {
-            f->cache = rb_hash_new();
-            f->cached = 0;
-            f->nolabels = Qnil;
-        }
-        RB_GC_GUARD(h);
+        rc = RTEST(observe) ? L.shmetrics_observe_exemplar(st, &sr->h, v, n ? names : NULL, n ? vals : NULL, (size_t)n)
+                            : L.shmetrics_counter_add_exemplar(st, &sr->h, v, n ? names : NULL, n ? vals : NULL, (size_t)n);
     }
+    RB_GC_GUARD(h);
     RB_GC_GUARD(buf);
     RB_GC_GUARD(ks);
     RB_GC_GUARD(vs);
@@ -978,9 +1125,7 @@ static VALUE family_remove(VALUE self, VALUE labels)
     shmetrics_result rc = L.shmetrics_series_delete(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, &existed);
     RB_GC_GUARD(vbuf);
     RB_GC_GUARD(strs);
-    f->cache = rb_hash_new();
-    f->cached = 0;
-    f->nolabels = Qnil;
+    cache_reset(f);
     if (rc == SHMETRICS_STALE_HANDLE)
         return Qfalse; /* wiped: nothing to delete */
     check(rc);
@@ -996,13 +1141,65 @@ static VALUE family_clear(VALUE self)
         family_register(self, f);
     size_t deleted = 0;
     shmetrics_result rc = L.shmetrics_family_clear(s->ptr, &f->fam, &deleted);
-    f->cache = rb_hash_new();
-    f->cached = 0;
-    f->nolabels = Qnil;
+    cache_reset(f);
     if (rc == SHMETRICS_STALE_HANDLE)
         return INT2FIX(0);
     check(rc);
     return SIZET2NUM(deleted);
+}
+
+/* Family#__register: registers the family again now (it may have been
+ * wiped since), raising what the store says (ConflictError when the name
+ * was taken meanwhile by another definition). */
+static VALUE family_register_now(VALUE self)
+{
+    family_register(self, get_family(self));
+    return self;
+}
+
+/* Family#series(labels) -> the Series for `labels` (the one in the
+ * family's cache). */
+static VALUE family_series(VALUE self, VALUE labels)
+{
+    return family_lookup(self, get_family(self), labels);
+}
+
+/* Family#__bind(values) -> a new Series for these label values, in the
+ * order of the family's label names, not kept in the family's cache (the
+ * caller keeps it). */
+static VALUE family_bind(VALUE self, VALUE values)
+{
+    family_t *f = get_family(self);
+    Check_Type(values, T_ARRAY);
+    if (RARRAY_LEN(values) != f->nlabels)
+        raise_labels(f, values, "label values count", LONG2NUM(RARRAY_LEN(values)));
+    VALUE strs = rb_ary_new_capa(f->nlabels);
+    for (long i = 0; i < f->nlabels; i++)
+        rb_ary_push(strs, value_str(RARRAY_AREF(values, i)));
+    return series_bind(self, f, strs);
+}
+
+/* The Series update entry points: (value). `__add` adds to a counter, or
+ * to a gauge. */
+static VALUE series_add(VALUE self, VALUE v)
+{
+    series_t *sr = get_series(self);
+    family_t *f = RTYPEDDATA_DATA(sr->family);
+    return series_apply(self, f->fam.kind == SHMETRICS_KIND_GAUGE ? OP_GAUGE_ADD : OP_COUNTER_ADD, NUM2DBL(v));
+}
+static VALUE series_counter_add(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_COUNTER_ADD, NUM2DBL(v)); }
+static VALUE series_gauge_set(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_GAUGE_SET, NUM2DBL(v)); }
+static VALUE series_observe(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_OBSERVE, NUM2DBL(v)); }
+static VALUE series_set_to_current_time(VALUE self) { get_series(self); return series_apply(self, OP_SET_TO_CURRENT_TIME, 0.0); }
+
+static VALUE series_family(VALUE self)
+{
+    return get_series(self)->family;
+}
+
+static VALUE series_label_values(VALUE self)
+{
+    return get_series(self)->values;
 }
 
 static VALUE family_cached_count(VALUE self)
@@ -1062,6 +1259,13 @@ void Init_shmetrics_ext(void)
 
     cSeries = rb_define_class_under(mShmetrics, "Series", rb_cObject);
     rb_undef_alloc_func(cSeries);
+    rb_define_method(cSeries, "family", series_family, 0);
+    rb_define_method(cSeries, "label_values", series_label_values, 0);
+    rb_define_method(cSeries, "__add", series_add, 1);
+    rb_define_method(cSeries, "__counter_add", series_counter_add, 1);
+    rb_define_method(cSeries, "__gauge_set", series_gauge_set, 1);
+    rb_define_method(cSeries, "__observe", series_observe, 1);
+    rb_define_method(cSeries, "__set_to_current_time", series_set_to_current_time, 0);
 
     cFamily = rb_define_class_under(mShmetrics, "Family", rb_cObject);
     rb_define_alloc_func(cFamily, family_alloc);
@@ -1076,6 +1280,9 @@ void Init_shmetrics_ext(void)
     rb_define_method(cFamily, "__observe", family_observe, 2);
     rb_define_method(cFamily, "__set_to_current_time", family_set_to_current_time, 1);
     rb_define_method(cFamily, "__touch", family_touch, 1);
+    rb_define_method(cFamily, "series", family_series, 1);
+    rb_define_method(cFamily, "__bind", family_bind, 1);
+    rb_define_method(cFamily, "__register", family_register_now, 0);
     rb_define_method(cFamily, "__exemplar", family_exemplar, 4);
     rb_define_method(cFamily, "__remove", family_remove, 1);
     rb_define_method(cFamily, "__clear", family_clear, 0);

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// The first eight bytes of every store file.
 pub(crate) const MAGIC: [u8; 8] = *b"SHMETRIX";
 /// Bumped on any incompatible change of this file.
-pub(crate) const LAYOUT_VERSION: u32 = 5;
+pub(crate) const LAYOUT_VERSION: u32 = 6;
 /// Page size used to align regions (and the size of the header).
 pub(crate) const PAGE: u64 = 4096;
 
@@ -158,14 +158,14 @@ pub(crate) struct AllocArea {
     /// instead of faulting a page (see `store/space.rs`). Family and
     /// series records, arena bytes, and per slot region (in every slot up
     /// to `slots_hwm`, and slot 0): integer cells from the start, float
-    /// cells from the end, sketch cells from the start.
+    /// cells from the end. (Sketch cells are reserved page by page as
+    /// updates first write them: `marks.rs`.)
     pub families_reserved: AtomicU64,
     pub series_reserved: AtomicU64,
     pub arena_reserved: AtomicU64,
     pub int_cells_reserved: AtomicU64,
     pub float_cells_reserved: AtomicU64,
-    pub sketch_cells_reserved: AtomicU64,
-    pub reserved: [AtomicU64; 3],
+    pub reserved: [AtomicU64; 4],
 }
 
 /// The whole header page.

@@ -233,7 +233,6 @@ impl Store {
             series: (u64::from(id) + 1) * 64,
             ints: (int_off + u64::from(family.shape.ints)) * 8,
             floats: (self.map.fixed().cells_per_slot - float_off) * 8,
-            sketch: (sketch_off + sketch_cells) * 8,
             ..Reach::default()
         };
         if let Err(e) = self.reserve_reach(reach) {
@@ -342,7 +341,7 @@ impl Store {
 
     /// Gives `family`'s overflow series its sketch cells on its first use
     /// (registration leaves them out: see `register.rs`), if the store
-    /// and the file system have room. Without them, its observations
+    /// has room. Without them, its observations
     /// still count in its count and sum, and its quantiles, native
     /// buckets and exemplars are absent. Under the lock.
     fn give_overflow_sketch(&self, family: &Family) {
@@ -357,13 +356,6 @@ impl Store {
         let Some(off) = self.sketch_room(n) else {
             return;
         };
-        let reach = Reach {
-            sketch: (off + n) * 8,
-            ..Reach::default()
-        };
-        if self.reserve_reach(reach).is_err() {
-            return;
-        }
         // Taken before the record points at them: a holder that dies in
         // between leaks them, and the record keeps pointing at none.
         let a = &self.map.header().alloc;

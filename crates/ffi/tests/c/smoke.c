@@ -4,8 +4,8 @@
  * render. Prints one line per failed check and "N passed, N failed" last;
  * exits non-zero on any failure.
  *
- * Build (the program loads the library by its SONAME, libshmetrics.so.0):
- *        ln -sf libshmetrics.so target/debug/libshmetrics.so.0
+ * Build (the program loads the library by its SONAME, libshmetrics.so.1):
+ *        ln -sf libshmetrics.so target/debug/libshmetrics.so.1
  *        cc -std=c11 -Wall -Wextra -Werror -I crates/ffi/include \
  *          crates/ffi/tests/c/smoke.c -L target/debug -lshmetrics \
  *          -Wl,-rpath,target/debug -o smoke
