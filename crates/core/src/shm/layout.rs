@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// The first eight bytes of every store file.
 pub(crate) const MAGIC: [u8; 8] = *b"SHMETRIX";
 /// Bumped on any incompatible change of this file.
-pub(crate) const LAYOUT_VERSION: u32 = 6;
+pub(crate) const LAYOUT_VERSION: u32 = 7;
 /// Page size used to align regions (and the size of the header).
 pub(crate) const PAGE: u64 = 4096;
 
@@ -165,7 +165,18 @@ pub(crate) struct AllocArea {
     pub arena_reserved: AtomicU64,
     pub int_cells_reserved: AtomicU64,
     pub float_cells_reserved: AtomicU64,
-    pub reserved: [AtomicU64; 4],
+    /// Bumped (Release) after a series leaves `LIVE` (deleted, or retired
+    /// in a family with a TTL) and after a lock recovery: a reader that
+    /// finds it where it was at its last refresh knows that every series
+    /// it saw live still is, without reading each state word.
+    pub series_removals: AtomicU64,
+    /// Processes that took the shared slot 0 for their updates (every
+    /// slot taken, or the lock unusable), counted (Release) before their
+    /// first write there. While it is 0, slot 0 holds no counts (only
+    /// shared-mode gauges and TTL stamps, which readers take per slot),
+    /// and the merge skips it.
+    pub shared_slot_writers: AtomicU64,
+    pub reserved: [AtomicU64; 2],
 }
 
 /// The whole header page.

@@ -24,12 +24,15 @@ struct Merged<'a> {
     now_ms: u64,
     /// The highest slot that was ever used.
     hwm: u32,
+    /// Whether a series may have been removed since the last refresh, so
+    /// that every series' state word must be read again.
+    recheck: bool,
 }
 
 impl Store {
     /// Emits the series of every family into `snap`, from the merged sums
     /// in its cache.
-    pub(super) fn emit_series(&self, snap: &mut Snapshot, life: &[SlotLife]) {
+    pub(super) fn emit_series(&self, snap: &mut Snapshot, life: &[SlotLife], recheck: bool) {
         snap.series.clear();
         snap.numbers.clear();
         snap.counts.clear();
@@ -43,7 +46,7 @@ impl Store {
         snap.cache.sketch_tmp.resize(sketch_cells, 0);
         // Taken out while the series are pushed, and put back.
         let mut families = std::mem::take(&mut snap.families);
-        let members = std::mem::take(&mut snap.cache.members);
+        let mut members = std::mem::take(&mut snap.cache.members);
         let sums = std::mem::take(&mut snap.cache.sums);
         let at = Merged {
             life,
@@ -52,6 +55,7 @@ impl Store {
             slots: self.map.slots(),
             now_ms: shm::coarse_monotonic_ms(),
             hwm: (life.len() as u32).saturating_sub(1),
+            recheck,
         };
         // Room for every series at once: a fresh snapshot would otherwise
         // grow these by doubling, copying them each time.
@@ -67,10 +71,10 @@ impl Store {
         snap.counts.reserve(counts);
         let fam_recs = self.map.families();
         let mut native_next = 0u32;
-        for (fam, list) in families.iter_mut().zip(&members) {
+        for (fam, list) in families.iter_mut().zip(&mut members) {
             fam.overflows = fam_recs[fam.raw as usize].overflows.load(Relaxed);
             let first = snap.series.len() as u32;
-            for m in list {
+            for m in list.iter_mut() {
                 // Every member of a native family has an entry, in order.
                 let native_k = native_next;
                 if fam.native.is_some() {
@@ -92,12 +96,20 @@ impl Store {
         &self,
         snap: &mut Snapshot,
         fam: &FamilyEntry,
-        m: &CachedSeries,
+        m: &mut CachedSeries,
         native_k: u32,
         at: &Merged,
     ) {
-        if at.recs[m.id as usize].state.load(Acquire) != m.word {
-            return; // deleted or expired since it was decoded
+        // A series decoded live stays so until the store counts a removal;
+        // a family with a TTL reuses records, so its members are always
+        // read, as is a member kept undecoded (word 0).
+        let read = at.recheck || fam.ttl_ms > 0 || m.word == 0;
+        if read && at.recs[m.id as usize].state.load(Acquire) != m.word {
+            // Deleted or expired since it was decoded, for good (a state
+            // word never comes back), so the next refreshes skip it too
+            // without reading its record.
+            m.word = 0;
+            return;
         }
         let overflow = m.id == fam.overflow_series;
         if overflow && fam.overflows == 0 {

@@ -105,9 +105,16 @@ impl Store {
         })
     }
 
-    /// Sums `cells` of every slot that was ever used into `sums`.
+    /// Sums `cells` of every slot that was ever used into `sums`; the
+    /// shared slot 0 only once a process took it for its updates (until
+    /// then it holds no counts: with 16 writers, reading it would be a
+    /// 17th of the merge's reads).
     pub(super) fn merge_slots(&self, life: &[SlotLife], cells: CellRanges, sums: &mut Sums) {
-        let regions: Vec<&[AtomicU64]> = slots::used(life).map(|s| self.map.cells(s)).collect();
+        let shared = self.map.header().alloc.shared_slot_writers.load(Acquire) > 0;
+        let regions: Vec<&[AtomicU64]> = (slots::used(life))
+            .filter(|&s| s != 0 || shared)
+            .map(|s| self.map.cells(s))
+            .collect();
         sums.float_base = cells.floats.start;
         merge(&regions, cells.ints, &mut sums.ints);
         merge(&regions, cells.floats, &mut sums.floats);
@@ -152,8 +159,8 @@ fn add_group<T: Cell>(acc: &mut [T], group: &[&[AtomicU64]], cells: Range<usize>
             let (a, b, c, d) = (r(0), r(1), r(2), r(3));
             let (e, f, g, h) = (r(4), r(5), r(6), r(7));
             for (i, x) in acc.iter_mut().enumerate() {
-                let lo = sum4(&a[i], &b[i], &c[i], &d[i]);
-                *x = x.add(lo.add(sum4(&e[i], &f[i], &g[i], &h[i])));
+                let lo: T = sum4(&a[i], &b[i], &c[i], &d[i]);
+                *x = x.add(lo).add(sum4(&e[i], &f[i], &g[i], &h[i]));
             }
         }
         4 => {

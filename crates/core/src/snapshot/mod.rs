@@ -231,6 +231,9 @@ struct Cache {
     /// The merge phase's output.
     sums: Sums,
     life: Vec<SlotLife>,
+    /// The store's removal count at the start of the last refresh (`None`
+    /// after a reset): while it stays, no series left `LIVE`.
+    removals: Option<u64>,
 }
 
 /// A consistent copy of a store's contents.
@@ -278,6 +281,7 @@ impl Snapshot {
         c.series_done = 0;
         c.members.clear();
         c.stale_spans = 0;
+        c.removals = None;
         self.families.clear();
     }
 }
@@ -334,6 +338,10 @@ impl Store {
             return Ok(false);
         }
         snap.reset_cache((self.tag, epoch));
+        // Read before any state word: a removal counted later is seen by
+        // the next refresh, and one counted before shows in its record.
+        let removals = self.map.header().alloc.series_removals.load(Acquire);
+        let recheck = snap.cache.removals.replace(removals) != Some(removals);
         let (fam_used, series_used) = self.records_used()?;
         self.decode_new_families(snap, fam_used);
         self.decode_new_series(snap, series_used);
@@ -347,7 +355,7 @@ impl Store {
         snap.stats = self.stats_with(&life);
         self.merge_slots(&life, cells, &mut snap.cache.sums);
         self.read_natives(snap, &life);
-        self.emit_series(snap, &life);
+        self.emit_series(snap, &life, recheck);
         snap.cache.life = life;
 
         if hot.epoch.load(Acquire) != epoch || hot.wipe_pending.load(Acquire) != 0 {
