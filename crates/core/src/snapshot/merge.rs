@@ -4,8 +4,10 @@
 //!
 //! The merge reads every slot's cells in use, so it is bound by memory
 //! bandwidth: it goes through the cells in blocks small enough for the
-//! block's sums to stay in the L1 cache while all slots are added to them
-//! (each sum is written to memory once), eight slots at a time.
+//! block's sums to stay in the L2 cache while all slots are added to them
+//! (each sum is written to memory once), eight slots at a time. Eight
+//! streams need the slots' regions staggered (`layout::SLOT_STAGGER`),
+//! else they evict each other from the L1 cache.
 
 use std::ops::Range;
 use std::sync::atomic::{
@@ -17,8 +19,11 @@ use super::{slots, SlotLife};
 use crate::error::Result;
 use crate::store::Store;
 
-/// Cells per block: 8 KiB of sums.
-const BLOCK: usize = 1024;
+/// Cells per block: 64 KiB of sums, which stay in the L2 cache while
+/// every slot is added to them; long enough runs of each slot for the
+/// hardware prefetchers (8,192 cells: measured 4.0 ms against 4.8 ms for
+/// 512 cells four slots at a time, on 100k series x 16 slots).
+const BLOCK: usize = 8192;
 
 /// The value cells in use in every slot: integer cells from the start of
 /// a slot's region, float cells up to its end.
