@@ -234,6 +234,11 @@ struct Cache {
     /// The store's removal count at the start of the last refresh (`None`
     /// after a reset): while it stays, no series left `LIVE`.
     removals: Option<u64>,
+    /// Per series the last refresh emitted, its first integer cell and its
+    /// float cell; and whether that refresh's values can be rewritten in
+    /// place (see `emit::replayable`).
+    cells_of: Vec<(u32, u32)>,
+    replayable: bool,
 }
 
 /// A consistent copy of a store's contents.
@@ -282,6 +287,7 @@ impl Snapshot {
         c.members.clear();
         c.stale_spans = 0;
         c.removals = None;
+        c.replayable = false;
         self.families.clear();
     }
 }
@@ -343,9 +349,12 @@ impl Store {
         let removals = self.map.header().alloc.series_removals.load(Acquire);
         let recheck = snap.cache.removals.replace(removals) != Some(removals);
         let (fam_used, series_used) = self.records_used()?;
+        let decoded = (snap.cache.families_done, snap.cache.series_done);
         self.decode_new_families(snap, fam_used);
         self.decode_new_series(snap, series_used);
         self.decode_reused_series(snap);
+        let same_records =
+            !recheck && decoded == (snap.cache.families_done, snap.cache.series_done);
         // The cell counts are read only now. A series is published LIVE
         // after it took its cells, so these counts cover every series just
         // decoded.
@@ -355,7 +364,7 @@ impl Store {
         snap.stats = self.stats_with(&life);
         self.merge_slots(&life, cells, &mut snap.cache.sums);
         self.read_natives(snap, &life);
-        self.emit_series(snap, &life, recheck);
+        self.emit_series(snap, &life, recheck, same_records);
         snap.cache.life = life;
 
         if hot.epoch.load(Acquire) != epoch || hot.wipe_pending.load(Acquire) != 0 {
