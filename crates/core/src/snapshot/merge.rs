@@ -129,17 +129,18 @@ impl Store {
 /// Sets `acc[i]` to the sum of `cells.start + i` over all `regions`.
 ///
 /// Every sum is the same as adding to zero, in region order, the sum of
-/// each eight regions (a balanced tree), then of each four left, then
-/// each region left over: the blocks change the order of the memory
-/// reads, not of the additions. Eight streams at once keep more reads in
-/// flight than four, which is what a merge bound by memory needs.
+/// each four regions (`(a + b) + (c + d)`), then each region left over:
+/// the blocks, and reading eight regions at once (whose two fours are
+/// added in turn), change the order of the memory reads, not of the
+/// additions. Eight streams at once keep more reads in flight than four,
+/// which is what a merge bound by memory needs.
 fn merge<T: Cell>(regions: &[&[AtomicU64]], cells: Range<usize>, acc: &mut Vec<T>) {
     acc.clear();
     acc.reserve(cells.len());
     for lo in cells.clone().step_by(BLOCK) {
         let block = lo..(lo + BLOCK).min(cells.end);
         let at = acc.len();
-        // Zeroed here, while the block is in the L1 cache.
+        // Zeroed here, where the block's sums stay cached.
         acc.resize(at + block.len(), T::default());
         let mut rest = regions;
         while !rest.is_empty() {
