@@ -193,6 +193,15 @@ local function let_go()
   anchored = anchored - 1
 end
 
+-- Adds `v` (not nil) to the table held last, and returns it: for what a
+-- call's pointers point into that is made after hold(), such as the cdata
+-- arrays of a family description.
+local function anchor(v)
+  local t = ANCHORS[anchored]
+  t[#t + 1] = v
+  return v
+end
+
 -- For tests: how many anchor tables are held now (0 between calls).
 function M._anchored()
   return anchored
@@ -220,28 +229,25 @@ function Metric:_register()
   local d = ffi_new("shmetrics_family_desc")
   -- What `d` points into, held until shmetrics_register returns: the
   -- strings (self.name and self.help are held by self too) and the arrays.
-  local keep = hold({ names })
+  hold({ names })
   d.name.ptr, d.name.len = self.name, #self.name
   d.help.ptr, d.help.len = self.help, #self.help
   if n > 0 then
-    local ln = ffi_new("shmetrics_str[?]", n)
+    local ln = anchor(ffi_new("shmetrics_str[?]", n))
     for i = 1, n do
       ln[i - 1].ptr, ln[i - 1].len = names[i], #names[i]
     end
     d.label_names, d.label_count = ln, n
-    keep[2] = ln
   end
   d.kind = self.kind
   d.gauge_mode = self.gauge_mode or 0
   if self.buckets then
-    local b = ffi_new("double[?]", #self.buckets, self.buckets)
+    local b = anchor(ffi_new("double[?]", #self.buckets, self.buckets))
     d.buckets, d.bucket_count = b, #self.buckets
-    keep[3] = b
   end
   if self.quantiles then
-    local q = ffi_new("double[?]", #self.quantiles, self.quantiles)
+    local q = anchor(ffi_new("double[?]", #self.quantiles, self.quantiles))
     d.quantiles, d.quantile_count = q, #self.quantiles
-    keep[4] = q
     d.max_age_ms = self.max_age_ms or 0
     d.age_buckets = self.age_buckets or 0
   end
@@ -606,7 +612,7 @@ local function update_exemplar(self, what, fn, value, default, lv, exemplar)
   table.sort(names)
   local cn = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
   local cv = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
-  local keep = hold({})
+  hold({}) -- the values made by tostring() below
   for i = 1, n do
     local k = names[i]
     local x = exemplar[k]
@@ -620,7 +626,7 @@ local function update_exemplar(self, what, fn, value, default, lv, exemplar)
         return
       end
     end
-    keep[i] = x
+    anchor(x)
     cn[i - 1].ptr, cn[i - 1].len = k, #k
     cv[i - 1].ptr, cv[i - 1].len = x, #x
   end
@@ -1203,7 +1209,8 @@ function M.init(path, options)
   if type(self.label_cache_size) ~= "number" or self.label_cache_size < 1 then
     error("shmetrics: label_cache_size must be a positive number", 2)
   end
-  if type(self.follow_interval) ~= "number" or not (self.follow_interval >= 0) then
+  local fi = self.follow_interval
+  if type(fi) ~= "number" or fi ~= fi or fi < 0 then
     error("shmetrics: follow_interval must be a number of seconds, 0 or more", 2)
   end
   -- The prefix applies to the error counter too, as in

@@ -165,9 +165,22 @@ final class Native
         return self::ffi()->shmetrics_version();
     }
 
+    /**
+     * Whether the `shmetrics` extension is loaded: it then provides the
+     * metric classes and the registry (instead of src/), and the store
+     * calls of Storage\Shmetrics and Snapshot go through it, not FFI.
+     */
+    public static function extension(): bool
+    {
+        return \extension_loaded('shmetrics');
+    }
+
     /** The calling thread's message for the last failed C call. */
     public static function lastError(): string
     {
+        if (self::$ffi === null && self::extension()) {
+            return \Shmetrics\Ext\last_error();
+        }
         $ffi = self::ffi();
         $len = $ffi->new('size_t');
         $ffi->shmetrics_last_error(null, 0, FFI::addr($len));

@@ -506,11 +506,15 @@ impl FamilyDesc {
 
     /// Checks the definition and returns it in canonical form: the counter
     /// `_total` suffix stripped (`name_as_given` then left true only for a
-    /// counter exposed without it) and default buckets filled in.
+    /// counter exposed without it; kept for the unit `total`) and default
+    /// buckets filled in.
     pub(crate) fn normalized(&self) -> Result<FamilyDesc> {
         let mut d = self.clone();
         d.name_as_given &= d.kind == Kind::Counter;
-        if d.kind == Kind::Counter {
+        // A counter of unit `total` keeps its name (`requests_total`, whose
+        // samples are `requests_total_total`), as prometheus_client names
+        // it: stripped, the name could not end in its unit.
+        if d.kind == Kind::Counter && d.unit != "total" {
             if let Some(stripped) = d.name.strip_suffix("_total") {
                 d.name = stripped.to_string();
                 d.name_as_given = false;
@@ -800,6 +804,17 @@ mod tests {
             .normalized()
             .unwrap();
         assert_eq!(g.name, "reqs_total");
+        // The unit `total`: the name keeps it (samples `reqs_total_total`).
+        let t = FamilyDesc::new("reqs_total", Kind::Counter)
+            .unit("total")
+            .normalized()
+            .unwrap();
+        assert_eq!(t.name, "reqs_total");
+        let bare = FamilyDesc::new("reqs", Kind::Counter).unit("total");
+        assert_eq!(
+            bare.normalized().unwrap_err().kind(),
+            ErrorKind::InvalidName
+        );
     }
 
     #[test]

@@ -10,14 +10,17 @@
 //!
 //! The series' ordinary cells, which every reader reads anyway, hold one
 //! cell saying which set is current until when (so that an observation
-//! needs no division to find its set), then a header of three integer
+//! needs no division to find its set), then a header of four integer
 //! cells per set:
 //! - the period it counts, plus one (0: never used; [`CLEARING`]: being
 //!   cleared by its owner);
 //! - the lowest and highest sketch cell it touched, so that a reader and a
 //!   clear visit only those. This matters for memory, not only for time:
 //!   reading a hole of a tmpfs file allocates a page for it, so a reader
-//!   must never read a cell that no writer touched.
+//!   must never read a cell that no writer touched;
+//! - the cells whose pages the file system granted: a set's pages are
+//!   reserved when an observation first lands in them (see `marks.rs`),
+//!   not when the series is made, since most of a set is never touched.
 //!
 //! The counts themselves live in the slot's sketch region.
 //!

@@ -54,8 +54,11 @@
 //!   {trace_id="abc"} 1.0 1700000000.123`, the timestamp in seconds. The
 //!   text format 0.0.4 has no exemplars.
 //!
-//! The protobuf format's choices are listed in [`protobuf`].
+//! The protobuf format's choices are listed in [`protobuf`]. Pages
+//! written byte for byte as prometheus_client writes them (for the Python
+//! binding's in-process exposition) are in [`client_python`].
 
+pub mod client_python;
 mod families;
 mod num;
 pub mod protobuf;
