@@ -134,15 +134,28 @@ impl Store {
 /// added in turn), change the order of the memory reads, not of the
 /// additions. Eight streams at once keep more reads in flight than four,
 /// which is what a merge bound by memory needs.
-fn merge<T: Cell>(regions: &[&[AtomicU64]], cells: Range<usize>, acc: &mut Vec<T>) {
+fn merge<'a, T: Cell>(regions: &[&'a [AtomicU64]], cells: Range<usize>, acc: &mut Vec<T>) {
     acc.clear();
     acc.reserve(cells.len());
     for lo in cells.clone().step_by(BLOCK) {
         let block = lo..(lo + BLOCK).min(cells.end);
         let at = acc.len();
-        // Zeroed here, where the block's sums stay cached.
-        acc.resize(at + block.len(), T::default());
         let mut rest = regions;
+        if let [a, b, c, d, e, f, g, h, ..] = *regions {
+            // The first eight regions' sums start the block, without a
+            // pass to zero it first.
+            let n = block.len();
+            let r = |s: &'a [AtomicU64]| &s[block.clone()][..n];
+            let (a, b, c, d) = (r(a), r(b), r(c), r(d));
+            let (e, f, g, h) = (r(e), r(f), r(g), r(h));
+            acc.extend((0..n).map(|i| {
+                let lo: T = sum4(&a[i], &b[i], &c[i], &d[i]);
+                T::default().add(lo).add(sum4(&e[i], &f[i], &g[i], &h[i]))
+            }));
+            rest = &regions[8..];
+        } else {
+            acc.resize(at + block.len(), T::default());
+        }
         while !rest.is_empty() {
             let take = match rest.len() {
                 8.. => 8,
