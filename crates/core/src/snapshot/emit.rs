@@ -80,10 +80,16 @@ impl Store {
         snap.series.reserve(series);
         snap.numbers.reserve(series);
         snap.counts.reserve(counts);
+        // Kept for the next refresh to rewrite, unless this one is the
+        // first since a reset (every fresh snapshot's, which would pay for
+        // memory it never uses; a kept snapshot's next refresh keeps them).
+        snap.cache.replayable = !recheck && families.iter().all(replayable);
+        snap.cache.cells_of.clear();
+        if snap.cache.replayable {
+            snap.cache.cells_of.reserve(series);
+        }
         let fam_recs = self.map.families();
         let mut native_next = 0u32;
-        snap.cache.cells_of.clear();
-        snap.cache.replayable = families.iter().all(replayable);
         for (fam, list) in families.iter_mut().zip(&mut members) {
             fam.overflows = fam_recs[fam.raw as usize].overflows.load(Relaxed);
             let first = snap.series.len() as u32;
@@ -179,7 +185,9 @@ impl Store {
                 snap.numbers.push(v);
             }
         }
-        snap.cache.cells_of.push((io as u32, fo as u32));
+        if snap.cache.replayable {
+            snap.cache.cells_of.push((io as u32, fo as u32));
+        }
         snap.series.push(entry);
     }
 
