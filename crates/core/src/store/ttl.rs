@@ -193,6 +193,7 @@ impl Store {
         // SeqCst: see the module documentation.
         rec.state
             .store(state::next_gen(word, state::RETIRED), SeqCst);
+        self.count_removal();
         if let Some(pos) = self.index_position(id, rec.hash.load(Relaxed)) {
             self.map.index()[pos].store(TOMBSTONE, Release);
         }
