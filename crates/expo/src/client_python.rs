@@ -525,14 +525,41 @@ impl<'s> StoreEncoder<'s> {
         let om = self.page.openmetrics;
         let created =
             view.created && matches!(kind, Kind::Counter | Kind::Histogram | Kind::Summary);
+        self.metadata(f, view, out);
+        let created_name = self.page.name(&format!("{name}_created"));
+        // OpenMetrics: `_created` after each series' samples; text: in a
+        // gauge family of its own, after the family.
+        let inline = (created && om).then_some(&created_name);
+        match kind {
+            Kind::Counter | Kind::Gauge => self.scalars(f, inline, out),
+            Kind::Histogram => self.histograms(f, view, inline, out),
+            Kind::Summary => self.summaries(f, inline, out),
+        }
+        if created && !om && f.series().len() > 0 {
+            self.page
+                .metadata(out, &format!("{name}_created"), "gauge", f.help(), "");
+            for s in f.series() {
+                self.render_labels(s.labels(), "");
+                self.created(out, &created_name, &s);
+            }
+        }
+    }
+
+    /// The family's `# HELP` and `# TYPE` (and `# UNIT`) lines, under the
+    /// name and type prometheus_client gives it.
+    fn metadata(&self, f: &FamilyView<'s>, view: &StoreView<'_>, out: &mut Vec<u8>) {
+        let name = f.name();
+        let kind = f.kind();
         let retype = if kind == Kind::Gauge {
             (view.retype)(name)
         } else {
             None
         };
-        let total = format!("{name}_total");
-        match (om, kind, retype) {
-            (false, Kind::Counter, _) => self.page.metadata(out, &total, "counter", f.help(), ""),
+        match (self.page.openmetrics, kind, retype) {
+            (false, Kind::Counter, _) => {
+                self.page
+                    .metadata(out, &format!("{name}_total"), "counter", f.help(), "")
+            }
             (false, _, _) => self.page.metadata(out, name, kind.as_str(), f.help(), ""),
             (true, _, Some(Retype::Info)) => {
                 let short = name.strip_suffix("_info").unwrap_or(name);
@@ -546,92 +573,97 @@ impl<'s> StoreEncoder<'s> {
                 .page
                 .metadata(out, name, kind.as_str(), f.help(), f.unit()),
         }
-        let created_name = self.page.name(&format!("{name}_created"));
-        // OpenMetrics: `_created` after each series' samples; text: in a
-        // gauge family of its own, after the family.
-        let inline_created = created && om;
-        match kind {
-            Kind::Counter | Kind::Gauge => {
-                let sample = self
-                    .page
-                    .name(if kind == Kind::Counter { &total } else { name });
-                for s in f.series() {
-                    self.render_labels(s.labels(), "");
-                    if let Value::Counter(v) | Value::Gauge(v) = s.value() {
-                        Page::line(out, &sample, self.plain(), v);
-                    }
-                    if inline_created {
-                        self.created(out, &created_name, &s);
-                    }
-                }
+    }
+
+    /// A counter's or gauge's series: one sample each, then `_created`
+    /// when `inline` names it.
+    fn scalars(&mut self, f: &FamilyView<'s>, inline: Option<&Name>, out: &mut Vec<u8>) {
+        let name = f.name();
+        let sample = if f.kind() == Kind::Counter {
+            self.page.name(&format!("{name}_total"))
+        } else {
+            self.page.name(name)
+        };
+        for s in f.series() {
+            self.render_labels(s.labels(), "");
+            if let Value::Counter(v) | Value::Gauge(v) = s.value() {
+                Page::line(out, &sample, self.plain(), v);
             }
-            Kind::Histogram => {
-                let bounds = f.buckets();
-                let le = self
-                    .page
-                    .fragments("le", bounds.iter().copied().chain([f64::INFINITY]));
-                let with_sum = view.negative_bucket_sum || bounds.first().is_none_or(|b| *b >= 0.0);
-                let bucket = self.page.name(&format!("{name}_bucket"));
-                let count = self.page.name(&format!("{name}_count"));
-                let sum = self.page.name(&format!("{name}_sum"));
-                for s in f.series() {
-                    self.render_labels(s.labels(), "le");
-                    if let Value::Histogram {
-                        cumulative,
-                        sum: total,
-                        ..
-                    } = s.value()
-                    {
-                        for (frag, &c) in le.iter().zip(cumulative) {
-                            Page::line(out, &bucket, self.with(frag), c as f64);
-                        }
-                        let n = cumulative.last().copied().unwrap_or(0);
-                        Page::line(out, &count, self.plain(), n as f64);
-                        if with_sum {
-                            Page::line(out, &sum, self.plain(), total);
-                        }
-                    }
-                    if inline_created {
-                        self.created(out, &created_name, &s);
-                    }
-                }
-            }
-            Kind::Summary => {
-                let quantile = self.page.name(name);
-                let count = self.page.name(&format!("{name}_count"));
-                let sum = self.page.name(&format!("{name}_sum"));
-                let mut frags: Vec<Vec<u8>> = Vec::new();
-                for s in f.series() {
-                    self.render_labels(s.labels(), "quantile");
-                    if let Value::Summary {
-                        count: n,
-                        sum: total,
-                        quantiles,
-                    } = s.value()
-                    {
-                        if frags.len() != quantiles.len() {
-                            frags = self
-                                .page
-                                .fragments("quantile", quantiles.iter().map(|q| q.quantile));
-                        }
-                        for (frag, q) in frags.iter().zip(quantiles) {
-                            Page::line(out, &quantile, self.with(frag), q.value);
-                        }
-                        Page::line(out, &count, self.plain(), n as f64);
-                        Page::line(out, &sum, self.plain(), total);
-                    }
-                    if inline_created {
-                        self.created(out, &created_name, &s);
-                    }
-                }
+            if let Some(created) = inline {
+                self.created(out, created, &s);
             }
         }
-        if created && !om && f.series().len() > 0 {
-            self.page
-                .metadata(out, &format!("{name}_created"), "gauge", f.help(), "");
-            for s in f.series() {
-                self.render_labels(s.labels(), "");
-                self.created(out, &created_name, &s);
+    }
+
+    /// A histogram's series: cumulative buckets, `_count`, and `_sum`
+    /// unless a negative bound hides it.
+    fn histograms(
+        &mut self,
+        f: &FamilyView<'s>,
+        view: &StoreView<'_>,
+        inline: Option<&Name>,
+        out: &mut Vec<u8>,
+    ) {
+        let name = f.name();
+        let bounds = f.buckets();
+        let le = self
+            .page
+            .fragments("le", bounds.iter().copied().chain([f64::INFINITY]));
+        let with_sum = view.negative_bucket_sum || bounds.first().is_none_or(|b| *b >= 0.0);
+        let bucket = self.page.name(&format!("{name}_bucket"));
+        let count = self.page.name(&format!("{name}_count"));
+        let sum = self.page.name(&format!("{name}_sum"));
+        for s in f.series() {
+            self.render_labels(s.labels(), "le");
+            if let Value::Histogram {
+                cumulative,
+                sum: total,
+                ..
+            } = s.value()
+            {
+                for (frag, &c) in le.iter().zip(cumulative) {
+                    Page::line(out, &bucket, self.with(frag), c as f64);
+                }
+                let n = cumulative.last().copied().unwrap_or(0);
+                Page::line(out, &count, self.plain(), n as f64);
+                if with_sum {
+                    Page::line(out, &sum, self.plain(), total);
+                }
+            }
+            if let Some(created) = inline {
+                self.created(out, created, &s);
+            }
+        }
+    }
+
+    /// A summary's series: its quantiles, `_count` and `_sum`.
+    fn summaries(&mut self, f: &FamilyView<'s>, inline: Option<&Name>, out: &mut Vec<u8>) {
+        let name = f.name();
+        let quantile = self.page.name(name);
+        let count = self.page.name(&format!("{name}_count"));
+        let sum = self.page.name(&format!("{name}_sum"));
+        let mut frags: Vec<Vec<u8>> = Vec::new();
+        for s in f.series() {
+            self.render_labels(s.labels(), "quantile");
+            if let Value::Summary {
+                count: n,
+                sum: total,
+                quantiles,
+            } = s.value()
+            {
+                if frags.len() != quantiles.len() {
+                    frags = self
+                        .page
+                        .fragments("quantile", quantiles.iter().map(|q| q.quantile));
+                }
+                for (frag, q) in frags.iter().zip(quantiles) {
+                    Page::line(out, &quantile, self.with(frag), q.value);
+                }
+                Page::line(out, &count, self.plain(), n as f64);
+                Page::line(out, &sum, self.plain(), total);
+            }
+            if let Some(created) = inline {
+                self.created(out, created, &s);
             }
         }
     }
