@@ -155,6 +155,21 @@ class Load:
         return self.sent
 
 
+def replace_under_load(app_port: int, store: Path) -> tuple:
+    """Replaces `store` while requests keep coming, then sends 100 more
+    once it settled. Returns the load (its `pids`: the workers that served)
+    and the number of requests it sent around the replacement."""
+    load = Load(app_port)
+    time.sleep(0.3)
+    replace(store)
+    time.sleep(0.3)
+    around = load.stop()
+    time.sleep(0.3)
+    for _ in range(100):
+        assert get(app_port, "/")[0] == 200
+    return load, around
+
+
 def exporter_count(port: int, want, deadline_s: float = 20) -> dict:
     """The exporter's samples once `want(samples)` holds (it notices a new
     file at its next scrape), or the last ones after `deadline_s`."""
@@ -177,8 +192,14 @@ def test_gunicorn_follows_a_store_replaced_while_workers_serve(tmp_path):
     objects made before it."""
     store = tmp_path / "gunicorn.shm"
     with gunicorn_and_exporter(store, ["-w", "4"], "_follow_app:app") as (gunicorn, app_port, exporter_port):
-        workers = worker_pids(gunicorn.pid)
-        assert len(workers) == 4
+        # The port answers once one worker listens; the others may still be
+        # starting.
+        for _ in range(100):
+            workers = worker_pids(gunicorn.pid)
+            if len(workers) == 4:
+                break
+            time.sleep(0.1)
+        assert len(workers) == 4, workers
         ident = frozenset()
         root = frozenset({("route", "/")})
 
@@ -200,14 +221,7 @@ def test_gunicorn_follows_a_store_replaced_while_workers_serve(tmp_path):
 
         # Replaced again in the middle of the load: requests around the
         # moment land in either file; the ones after it settles in the new.
-        load = Load(app_port)
-        time.sleep(0.3)
-        replace(store)
-        time.sleep(0.3)
-        around = load.stop()
-        time.sleep(0.3)
-        for _ in range(100):
-            assert get(app_port, "/")[0] == 200
+        load, around = replace_under_load(app_port, store)
         s = exporter_count(exporter_port, lambda s: s.get(("follow_app_requests_total", ident), 0) >= 100)
         got = s.get(("follow_app_requests_total", ident), 0)
         assert 100 <= got <= 100 + around, (got, around)
@@ -235,14 +249,7 @@ def test_uvicorn_with_the_asgi_middleware_follows_a_replaced_store(tmp_path):
                                      "--listen", f"127.0.0.1:{exporter_port}"], stderr=subprocess.PIPE)
         wait_up(exporter_port, "/healthz", exporter, "the exporter")
         workers = all_workers(uvicorn.pid)
-        load = Load(app_port)
-        time.sleep(0.3)
-        replace(store)
-        time.sleep(0.3)
-        around = load.stop()
-        time.sleep(0.3)
-        for _ in range(100):
-            assert get(app_port, "/")[0] == 200
+        load, around = replace_under_load(app_port, store)
         ident = frozenset()
         s = exporter_count(exporter_port, lambda s: s.get(("follow_app_requests_total", ident), 0) >= 100)
         got = s.get(("follow_app_requests_total", ident), 0)
