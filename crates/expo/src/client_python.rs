@@ -525,13 +525,14 @@ impl<'s> StoreEncoder<'s> {
         let om = self.page.openmetrics;
         let created =
             view.created && matches!(kind, Kind::Counter | Kind::Histogram | Kind::Summary);
-        self.metadata(f, view, out);
+        let total = format!("{name}_total");
+        self.metadata(f, view, &total, out);
         let created_name = self.page.name(&format!("{name}_created"));
         // OpenMetrics: `_created` after each series' samples; text: in a
         // gauge family of its own, after the family.
         let inline = (created && om).then_some(&created_name);
         match kind {
-            Kind::Counter | Kind::Gauge => self.scalars(f, inline, out),
+            Kind::Counter | Kind::Gauge => self.scalars(f, &total, inline, out),
             Kind::Histogram => self.histograms(f, view, inline, out),
             Kind::Summary => self.summaries(f, inline, out),
         }
@@ -546,8 +547,9 @@ impl<'s> StoreEncoder<'s> {
     }
 
     /// The family's `# HELP` and `# TYPE` (and `# UNIT`) lines, under the
-    /// name and type prometheus_client gives it.
-    fn metadata(&self, f: &FamilyView<'s>, view: &StoreView<'_>, out: &mut Vec<u8>) {
+    /// name and type prometheus_client gives it; `total` is the name with
+    /// `_total`, a counter's in text.
+    fn metadata(&self, f: &FamilyView<'s>, view: &StoreView<'_>, total: &str, out: &mut Vec<u8>) {
         let name = f.name();
         let kind = f.kind();
         let retype = if kind == Kind::Gauge {
@@ -556,10 +558,7 @@ impl<'s> StoreEncoder<'s> {
             None
         };
         match (self.page.openmetrics, kind, retype) {
-            (false, Kind::Counter, _) => {
-                self.page
-                    .metadata(out, &format!("{name}_total"), "counter", f.help(), "")
-            }
+            (false, Kind::Counter, _) => self.page.metadata(out, total, "counter", f.help(), ""),
             (false, _, _) => self.page.metadata(out, name, kind.as_str(), f.help(), ""),
             (true, _, Some(Retype::Info)) => {
                 let short = name.strip_suffix("_info").unwrap_or(name);
@@ -576,14 +575,20 @@ impl<'s> StoreEncoder<'s> {
     }
 
     /// A counter's or gauge's series: one sample each, then `_created`
-    /// when `inline` names it.
-    fn scalars(&mut self, f: &FamilyView<'s>, inline: Option<&Name>, out: &mut Vec<u8>) {
-        let name = f.name();
-        let sample = if f.kind() == Kind::Counter {
-            self.page.name(&format!("{name}_total"))
+    /// when `inline` names it. `total`: the name with `_total`, a
+    /// counter's sample name.
+    fn scalars(
+        &mut self,
+        f: &FamilyView<'s>,
+        total: &str,
+        inline: Option<&Name>,
+        out: &mut Vec<u8>,
+    ) {
+        let sample = self.page.name(if f.kind() == Kind::Counter {
+            total
         } else {
-            self.page.name(name)
-        };
+            f.name()
+        });
         for s in f.series() {
             self.render_labels(s.labels(), "");
             if let Value::Counter(v) | Value::Gauge(v) = s.value() {
