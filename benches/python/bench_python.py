@@ -328,13 +328,12 @@ def child_page(spec: dict) -> dict:
     import hashlib
     lib = Lib(spec)
     m = lib.mod
-    # REGISTRY (ours: the configured store), without prometheus_client's
-    # default process, platform and GC collectors (ours has none by
-    # default), whose values differ between the two processes.
+    # REGISTRY (ours: the configured store), without the default process,
+    # platform and GC collectors, whose values differ between the two
+    # processes.
     registry = m.REGISTRY
-    if lib.name == THEIRS:
-        for c in (m.PROCESS_COLLECTOR, m.PLATFORM_COLLECTOR, m.GC_COLLECTOR):
-            registry.unregister(c)
+    for c in (m.PROCESS_COLLECTOR, m.PLATFORM_COLLECTOR, m.GC_COLLECTOR):
+        registry.unregister(c)
     values = label_values(spec["series"])
     for f, vals in enumerate(values):
         c = m.Counter(f"bench_requests_{f}_total", f"Requests served by handler {f}.", ["route", "code"])
