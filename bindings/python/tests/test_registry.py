@@ -472,3 +472,24 @@ def test_histogram_upper_bounds_as_prometheus_clients(store):
         ours = shmetrics.Histogram("ub", "B.", registry=shmetrics.CollectorRegistry(), **kw)
         theirs = prometheus_client.Histogram("ub", "B.", registry=None, **kw)
         assert ours._upper_bounds == theirs._upper_bounds
+
+
+def test_repr_and_str_are_prometheus_clients_shape(store):
+    """`module.Class(name)`, the module being the one the class is imported
+    from (prometheus_client's suite checks `prometheus_client.metrics.X`
+    through the alias), and `type:name`."""
+    import shmetrics.metrics
+    made = [shmetrics.Counter("c", "C."), shmetrics.Gauge("g", "G."), shmetrics.Histogram("h", "H.", ["l"]),
+            shmetrics.Summary("s", "S."), shmetrics.Info("i", "I."),
+            shmetrics.Enum("e", "E.", states=["a", "b"])]
+    reprs = [repr(m) for m in made]
+    assert reprs == ["shmetrics.metrics.Counter(c)", "shmetrics.metrics.Gauge(g)", "shmetrics.metrics.Histogram(h)",
+                     "shmetrics.metrics.Summary(s)", "shmetrics.metrics.Info(i)", "shmetrics.metrics.Enum(e)"]
+    for m in made:
+        assert getattr(shmetrics.metrics, type(m).__name__) is type(m)
+    assert repr(made[2].labels("x")) == "shmetrics.metrics.Histogram(h)"
+    assert [str(m) for m in made] == ["counter:c", "gauge:g", "histogram:h", "summary:s", "info:i", "stateset:e"]
+    theirs = prometheus_client.CollectorRegistry()
+    assert [str(m) for m in (prometheus_client.Counter("c", "C.", registry=theirs),
+                             prometheus_client.Enum("e", "E.", states=["a"], registry=theirs))] == [
+        "counter:c", "stateset:e"]
