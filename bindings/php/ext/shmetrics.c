@@ -70,7 +70,14 @@
     X(shmetrics_family_cached)                                                                               \
     X(shmetrics_family_cache)                                                                                \
     X(shmetrics_update)                                                                                      \
-    X(shmetrics_update_exemplar)
+    X(shmetrics_update_exemplar)                                                                             \
+    X(shmetrics_register)                                                                                    \
+    X(shmetrics_series_get)                                                                                  \
+    X(shmetrics_counter_add)                                                                                 \
+    X(shmetrics_gauge_set)                                                                                   \
+    X(shmetrics_gauge_add)                                                                                   \
+    X(shmetrics_gauge_set_to_current_time)                                                                   \
+    X(shmetrics_observe)
 
 static struct {
 #define SHM_FIELD(f) __typeof__(f) *f;
@@ -285,6 +292,7 @@ typedef struct {
  * shared between threads: under ZTS, every check goes to the library. */
 static HashTable opened;
 
+/* The destructor of the per-process tables' values: pemalloc'd. */
 static void opened_free(zval *v)
 {
     pefree(Z_PTR_P(v), 1);
@@ -837,6 +845,14 @@ PHP_METHOD(Storage, stats)
 typedef struct {
     shmetrics_store *st;
     uint32_t family; /* the token of shmetrics_family_cached */
+    struct shm_family *fam; /* the process's handle of the family, or NULL */
+    /* The last label values updated (immutable array, else joined), and their series' handle */
+    HashTable *last_ht;
+    uint32_t last_uses;  /* how many updates in a row had them (last_key holds them); 0: none */
+    bool last_resolved;  /* last_series is their series' handle */
+    uint32_t last_len;
+    char last_key[96];
+    shmetrics_series last_series;
     uint32_t kind;   /* SHMETRICS_KIND_* */
     uint32_t label_count;
     uint32_t gauge_mode;
@@ -880,6 +896,7 @@ static void metric_free(zend_object *o)
     if (m->help) zend_string_release(m->help);
     if (m->what) zend_string_release(m->what);
     if (m->mode) zend_string_release(m->mode);
+    if (m->last_ht) zend_array_release(m->last_ht);
     zval_ptr_dtor(&m->labels);
     zval_ptr_dtor(&m->storage);
     zval_ptr_dtor(&m->native);
@@ -947,6 +964,56 @@ static void append_doubles(smart_str *key, char tag, const double *v, size_t n)
 {
     smart_str_appendc(key, tag);
     smart_str_appendl(key, (const char *)v, n * sizeof(double)); /* pack('e*'): little-endian doubles */
+}
+
+/*
+ * Series handles. An update through a handle is the library's lean path
+ * (shmetrics_counter_add, shmetrics_observe: no hash, no lock), where
+ * shmetrics_update hashes the label values and takes its cache's lock. A
+ * metric object keeps the handle of the label values it updated twice in
+ * a row (the loop of a long-running process, not php-fpm's one update per
+ * metric per request, which shmetrics_update serves as well), found with
+ * shmetrics_series_get through the family's handle. The library's cached
+ * calls stay the reference: a handle that went stale (its series deleted
+ * or expired, the store wiped, by any process) fails with
+ * SHMETRICS_STALE_HANDLE before it writes anything; it is then dropped
+ * and the update made through shmetrics_update, which looks the series up
+ * again (registering the family again after a wipe): no update is lost.
+ * An overflow series is used once and not kept, so a label set gets its
+ * own series once there is room, as in the library's cache.
+ *
+ * A family's handle comes from shmetrics_register with the description
+ * shmetrics_family_cache got, once per process and family (again after a
+ * wipe). Not shared between threads: under ZTS, updates go through
+ * shmetrics_update only.
+ */
+typedef struct shm_family {
+    const shmetrics_store *st;
+    bool ok; /* fam is a live handle, as far as this process knows */
+    shmetrics_family fam;
+} shm_family;
+
+/* Per process: family handles by token (of the handle st; tokens of another store's handle replace them). */
+static HashTable families;
+
+/* The handle updates of the ops, by op (SHMETRICS_OP_*). */
+typedef shmetrics_result (*series_op_fn)(const shmetrics_store *, const shmetrics_series *, double);
+
+static shmetrics_result op_set_to_current_time(const shmetrics_store *st, const shmetrics_series *s, double v)
+{
+    return lib.shmetrics_gauge_set_to_current_time(st, s);
+}
+
+static series_op_fn series_op(uint32_t op)
+{
+    switch (op) {
+    case SHMETRICS_OP_COUNTER_ADD: return lib.shmetrics_counter_add;
+    case SHMETRICS_OP_GAUGE_SET: return lib.shmetrics_gauge_set;
+    case SHMETRICS_OP_GAUGE_ADD: return lib.shmetrics_gauge_add;
+    case SHMETRICS_OP_OBSERVE: return lib.shmetrics_observe;
+    case SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME: return op_set_to_current_time;
+    default: return NULL;
+    }
 }
 
 /*
@@ -1038,7 +1105,14 @@ static bool metric_register(shm_metric *m, const shm_numbers *bounds, const shm_
     smart_str_0(&key);
 
     uint32_t token = lib.shmetrics_family_cached(m->st, ZSTR_VAL(key.s), ZSTR_LEN(key.s));
-    if (token == 0) {
+    shm_family *e = NULL;
+#ifndef ZTS
+    e = token != 0 ? zend_hash_index_find_ptr(&families, token) : NULL;
+    bool known = e != NULL && e->st == m->st && e->ok;
+#else
+    bool known = token != 0;
+#endif
+    if (!known) {
         shmetrics_family_desc d;
         memset(&d, 0, sizeof d);
         d.name.ptr = ZSTR_VAL(m->name);
@@ -1069,14 +1143,25 @@ static bool metric_register(shm_metric *m, const shm_numbers *bounds, const shm_
         }
         d.exemplars = m->exemplars;
         d.ttl_ms = m->ttl_ms;
-        uint32_t rc = lib.shmetrics_family_cache(m->st, ZSTR_VAL(key.s), ZSTR_LEN(key.s), &d, &token);
-        if (ln) efree(ln);
+        uint32_t rc = token != 0 ? 0 : lib.shmetrics_family_cache(m->st, ZSTR_VAL(key.s), ZSTR_LEN(key.s), &d, &token);
         if (rc != 0) {
+            if (ln) efree(ln);
             throw_rc(rc, zend_strpprintf(0, "cannot register %s", ZSTR_VAL(metric_what(m))));
             goto out;
         }
+#ifndef ZTS
+        if (e == NULL) {
+            e = pecalloc(1, sizeof *e, 1);
+            zend_hash_index_update_ptr(&families, token, e);
+        }
+        e->st = m->st;
+        /* The same definition as the token's: the same family. */
+        e->ok = lib.shmetrics_register(m->st, &d, &e->fam) == 0;
+#endif
+        if (ln) efree(ln);
     }
     m->family = token;
+    m->fam = e;
     ok = true;
 out:
     smart_str_free(&key);
@@ -1194,6 +1279,84 @@ static const char *join_fast(shm_metric *m, HashTable *labels, char *buf, size_t
     return buf;
 }
 
+/*
+ * The number of updates in a row of the same label values after which
+ * their series' handle is looked up (shmetrics_series_get, which costs
+ * twice a cached shmetrics_update) and kept: not for php-fpm's one or two
+ * updates per metric per request, yes for a loop.
+ */
+#define RESOLVE_AFTER 4
+
+/*
+ * Makes update op of v through the handle of the series of the label
+ * values joined in key, updated last time too: the kept handle, else one
+ * found now (and kept, unless it is the overflow series). True when done,
+ * *rc its result: 0, or a refusal that wrote nothing (the library recorded
+ * its message). False when the update must go through shmetrics_update:
+ * a stale handle, or a failure to find one (the library's message).
+ */
+static bool series_update(shm_metric *m, uint32_t op, const char *key, size_t len, double v, uint32_t *rc)
+{
+    series_op_fn update = series_op(op);
+    if (m->last_resolved) {
+        *rc = update(m->st, &m->last_series, v);
+        if (*rc != SHMETRICS_STALE_HANDLE) {
+            return true;
+        }
+        m->last_resolved = false; /* deleted, expired or wiped: looked up again */
+        m->last_uses = 1;
+        return false;
+    }
+    if (++m->last_uses < RESOLVE_AFTER || m->fam == NULL || !m->fam->ok || key == NULL) {
+        return false;
+    }
+    shmetrics_str values[64];
+    if (m->label_count > sizeof values / sizeof values[0]) {
+        return false;
+    }
+    const char *p = key, *end = key + len;
+    for (uint32_t i = 0; i < m->label_count; i++) {
+        const char *sep = memchr(p, 0xff, (size_t)(end - p));
+        const char *stop = sep ? sep : end;
+        values[i].ptr = p;
+        values[i].len = (size_t)(stop - p);
+        p = stop + 1;
+    }
+    shmetrics_series found;
+    uint32_t got = lib.shmetrics_series_get(m->st, &m->fam->fam, values, m->label_count, &found);
+    if (got == 0) {
+        m->last_series = found;
+        m->last_resolved = true;
+    } else if (got != SHMETRICS_OVERFLOW) {
+        if (got == SHMETRICS_STALE_HANDLE) {
+            m->fam->ok = false; /* wiped: registered again by the next metric_register */
+        }
+        return false;
+    }
+    *rc = update(m->st, &found, v);
+    return *rc != SHMETRICS_STALE_HANDLE;
+}
+
+/* Records $labels (joined in key, len bytes) as the last label values of m. */
+static void last_remember(shm_metric *m, HashTable *ht, const char *key, size_t len)
+{
+    if (m->last_ht) {
+        zend_array_release(m->last_ht);
+        m->last_ht = NULL;
+    }
+    m->last_uses = 0;
+    m->last_resolved = false;
+    if (key == NULL || len > sizeof m->last_key) {
+        return;
+    }
+    if (GC_FLAGS(ht) & IS_ARRAY_IMMUTABLE) {
+        m->last_ht = ht; /* never changes, never freed while the request runs */
+    }
+    memcpy(m->last_key, key, len);
+    m->last_len = (uint32_t)len;
+    m->last_uses = 1;
+}
+
 /* Makes update op of v on the series of $labels, with an exemplar if not NULL. */
 static void metric_update(shm_metric *m, uint32_t op, zval *labels, double v, zval *exemplar)
 {
@@ -1201,7 +1364,33 @@ static void metric_update(shm_metric *m, uint32_t op, zval *labels, double v, zv
     size_t len = 0;
     zval slow;
     ZVAL_UNDEF(&slow);
-    const char *key = join_fast(m, Z_ARRVAL_P(labels), buf, sizeof buf, &len);
+    uint32_t rc;
+    HashTable *ht = Z_ARRVAL_P(labels);
+    const char *key = NULL;
+#ifndef ZTS
+    if (exemplar == NULL && m->last_uses != 0) {
+        /* The same immutable array (a literal) as last time: the same values, without joining them */
+        if (ht == m->last_ht && m->last_resolved && series_update(m, op, NULL, 0, v, &rc)) {
+            goto done;
+        }
+        key = join_fast(m, ht, buf, sizeof buf, &len);
+        if (key != NULL && len == m->last_len && memcmp(key, m->last_key, len) == 0) {
+            if (series_update(m, op, key, len, v, &rc)) {
+                goto done;
+            }
+        } else {
+            last_remember(m, ht, key, len);
+        }
+    } else
+#endif
+    {
+        key = join_fast(m, ht, buf, sizeof buf, &len);
+#ifndef ZTS
+        if (exemplar == NULL) {
+            last_remember(m, ht, key, len);
+        }
+#endif
+    }
     if (key == NULL) {
         zval args[3];
         ZVAL_STR(&args[0], metric_what(m));
@@ -1213,7 +1402,6 @@ static void metric_update(shm_metric *m, uint32_t op, zval *labels, double v, zv
         key = Z_STRVAL(slow);
         len = Z_STRLEN(slow);
     }
-    uint32_t rc;
     if (exemplar == NULL) {
         rc = lib.shmetrics_update(m->st, m->family, op, key, len, v);
     } else {
@@ -1246,6 +1434,7 @@ static void metric_update(shm_metric *m, uint32_t op, zval *labels, double v, zv
         zval_ptr_dtor(&pair);
     }
     zval_ptr_dtor(&slow);
+done:
     if (rc != 0) {
         zval args[5];
         ZVAL_LONG(&args[0], rc);
@@ -2162,6 +2351,7 @@ PHP_MINIT_FUNCTION(shmetrics)
     REGISTER_INI_ENTRIES();
     ZVAL_EMPTY_ARRAY(&empty_labels);
     zend_hash_init(&opened, 4, NULL, opened_free, 1);
+    zend_hash_init(&families, 16, NULL, opened_free, 1);
 
     ce_store = register_class("Shmetrics\\Ext\\Store", NULL, NULL, ZEND_ACC_FINAL | ZEND_ACC_NO_DYNAMIC_PROPERTIES
         | ZEND_ACC_NOT_SERIALIZABLE, store_create);
@@ -2217,6 +2407,7 @@ PHP_MSHUTDOWN_FUNCTION(shmetrics)
 {
     UNREGISTER_INI_ENTRIES();
     zend_hash_destroy(&opened);
+    zend_hash_destroy(&families);
     return SUCCESS;
 }
 
