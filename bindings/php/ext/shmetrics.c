@@ -238,6 +238,15 @@ static bool shm_load(bool quiet)
     return false;
 }
 
+/* Initialises the zend_object std of a new object of class ce with handlers h; returns it. */
+static zend_object *object_ready(zend_object *std, zend_class_entry *ce, const zend_object_handlers *h)
+{
+    zend_object_std_init(std, ce);
+    object_properties_init(std, ce);
+    std->handlers = h;
+    return std;
+}
+
 /* ---- Shmetrics\Ext\Store: a persistent store handle ------------------------------------------- */
 
 typedef struct {
@@ -255,11 +264,8 @@ static inline shm_store *store_of(zend_object *o)
 static zend_object *store_create(zend_class_entry *ce)
 {
     shm_store *s = zend_object_alloc(sizeof(shm_store), ce);
-    zend_object_std_init(&s->std, ce);
-    object_properties_init(&s->std, ce);
-    s->std.handlers = &store_handlers;
     s->st = NULL;
-    return &s->std;
+    return object_ready(&s->std, ce, &store_handlers);
 }
 
 static zend_function *store_get_constructor(zend_object *o)
@@ -648,10 +654,7 @@ static zend_object *storage_create(zend_class_entry *ce)
     shm_storage *s = zend_object_alloc(sizeof(shm_storage), ce);
     s->st = NULL;
     s->path = NULL;
-    zend_object_std_init(&s->std, ce);
-    object_properties_init(&s->std, ce);
-    s->std.handlers = &storage_handlers;
-    return &s->std;
+    return object_ready(&s->std, ce, &storage_handlers);
 }
 
 static void storage_free(zend_object *o)
@@ -883,10 +886,7 @@ static zend_object *metric_create(zend_class_entry *ce)
     ZVAL_UNDEF(&m->labels);
     ZVAL_UNDEF(&m->storage);
     ZVAL_NULL(&m->native);
-    zend_object_std_init(&m->std, ce);
-    object_properties_init(&m->std, ce);
-    m->std.handlers = &metric_handlers;
-    return &m->std;
+    return object_ready(&m->std, ce, &metric_handlers);
 }
 
 static void metric_free(zend_object *o)
@@ -1853,10 +1853,7 @@ static zend_object *registry_create(zend_class_entry *ce)
         zend_hash_init(&r->metrics[k], 8, NULL, ZVAL_PTR_DTOR, 0);
     }
     r->ready = false;
-    zend_object_std_init(&r->std, ce);
-    object_properties_init(&r->std, ce);
-    r->std.handlers = &registry_handlers;
-    return &r->std;
+    return object_ready(&r->std, ce, &registry_handlers);
 }
 
 static void registry_free(zend_object *o)

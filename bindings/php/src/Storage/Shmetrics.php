@@ -68,7 +68,9 @@ final class Shmetrics
             throw Checks::emptyStorePath();
         }
         $this->path = $path;
-        Checks::storeOptions($options);
+        if ($options !== []) {
+            Checks::storeOptions($options);
+        }
         $this->ffi = $ffi = Native::ffi();
         $store = $ffi->shmetrics_store_persistent($path, strlen($path), $options['read_only'] ?? false);
         if ($store === null) {
