@@ -996,6 +996,7 @@ typedef struct shm_family {
 /* Per process: family handles by token (of the handle st; tokens of another store's handle replace them). */
 static HashTable families;
 
+#ifndef ZTS
 /* The handle updates of the ops, by op (SHMETRICS_OP_*). */
 typedef shmetrics_result (*series_op_fn)(const shmetrics_store *, const shmetrics_series *, double);
 
@@ -1015,6 +1016,7 @@ static series_op_fn series_op(uint32_t op)
     default: return NULL;
     }
 }
+#endif
 
 /*
  * A histogram's bounds or a summary's quantiles, for the registration
@@ -1279,6 +1281,7 @@ static const char *join_fast(shm_metric *m, HashTable *labels, char *buf, size_t
     return buf;
 }
 
+#ifndef ZTS
 /*
  * The number of updates in a row of the same label values after which
  * their series' handle is looked up (shmetrics_series_get, which costs
@@ -1356,6 +1359,7 @@ static void last_remember(shm_metric *m, HashTable *ht, const char *key, size_t 
     m->last_len = (uint32_t)len;
     m->last_uses = 1;
 }
+#endif
 
 /* Makes update op of v on the series of $labels, with an exemplar if not NULL. */
 static void metric_update(shm_metric *m, uint32_t op, zval *labels, double v, zval *exemplar)
@@ -1434,7 +1438,9 @@ static void metric_update(shm_metric *m, uint32_t op, zval *labels, double v, zv
         zval_ptr_dtor(&pair);
     }
     zval_ptr_dtor(&slow);
+#ifndef ZTS
 done:
+#endif
     if (rc != 0) {
         zval args[5];
         ZVAL_LONG(&args[0], rc);
