@@ -1005,7 +1005,7 @@ static shmetrics_result op_set_to_current_time(const shmetrics_store *st, const 
     return lib.shmetrics_gauge_set_to_current_time(st, s);
 }
 
-static series_op_fn series_op(uint32_t op)
+static inline series_op_fn series_op(uint32_t op)
 {
     switch (op) {
     case SHMETRICS_OP_COUNTER_ADD: return lib.shmetrics_counter_add;
@@ -1364,6 +1364,14 @@ static void last_remember(shm_metric *m, HashTable *ht, const char *key, size_t 
 /* Makes update op of v on the series of $labels, with an exemplar if not NULL. */
 static void metric_update(shm_metric *m, uint32_t op, zval *labels, double v, zval *exemplar)
 {
+#ifndef ZTS
+    /* The hot path: the same literal label array as last time, its series' handle kept. Anything
+     * but success goes the whole way below, which makes the update again (nothing was written). */
+    if (Z_ARRVAL_P(labels) == m->last_ht && m->last_resolved && exemplar == NULL
+        && EXPECTED(series_op(op)(m->st, &m->last_series, v) == 0)) {
+        return;
+    }
+#endif
     char buf[512];
     size_t len = 0;
     zval slow;
