@@ -144,15 +144,16 @@ function start_redis(string $dir): ?int
 }
 
 /**
- * A store for $n metrics of each type. Registering a summary reserves two
- * quantile sketches (its series' and its overflow series', issue 17) of 5
- * x 4,229 cells per writer: a default store holds 49 summaries, so this
- * one is sized for $n of them (sparse: address space, not memory).
+ * A store for $n metrics of each type. A summary series takes 5 x 4,245
+ * sketch cells per writer, and its metric's overflow series as many once
+ * used: a default store holds 790 such series, so this one is sized for
+ * $n summaries and an overflow series each (sparse: address space, not
+ * memory).
  */
 function bench_store(string $path, int $n): Shmetrics
 {
     return new Shmetrics($path, [
-        'max_families' => 4 * $n + 64, 'max_writers' => 2, 'sketch_cells_per_writer' => 2 * 5 * 4229 * ($n + 1),
+        'max_families' => 4 * $n + 64, 'max_writers' => 2, 'sketch_cells_per_writer' => 2 * 5 * 4245 * ($n + 1),
     ]);
 }
 

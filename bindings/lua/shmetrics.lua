@@ -901,7 +901,8 @@ end
 -- nginx-lua-prometheus does not have. Its count and sum cover every
 -- observation; options.quantiles (e.g. {0.5, 0.9, 0.99}) adds quantiles
 -- over a sliding window of options.max_age seconds (default 600) in
--- options.age_buckets periods (default 5), merged across workers, each
+-- options.age_buckets periods (default 5), merged across workers: exact
+-- while each period of each worker saw at most 16 observations, else each
 -- within 0.99% of the exact value. It is observed like a histogram.
 -- options.ttl: as counter().
 function Prometheus:summary(name, help, label_names, options)

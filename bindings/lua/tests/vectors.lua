@@ -38,6 +38,10 @@ local function make(p, fam)
       if fam.native then options.native = { bucket_factor = fam.native.bucket_factor } end
     end
     return p:histogram(fam.name, fam.help, fam.labels, b, options)
+  elseif fam.kind == "summary" then
+    local qs = {}
+    for i, x in ipairs(fam.quantiles or {}) do qs[i] = value(x) end
+    return p:summary(fam.name, fam.help, fam.labels, { quantiles = qs })
   end
   error("unknown kind " .. fam.kind)
 end

@@ -9,9 +9,10 @@ use Shmetrics\Storage\Shmetrics;
 /**
  * A summary. The store keeps its `_count` and `_sum`, merged over all
  * processes, and its quantiles over the last `maxAgeSeconds` (in 5
- * periods, as client_golang's age buckets), each within 0.99% of the
- * exact value, in fixed space: a sketch per period and process, never a
- * key per observation as APCng keeps.
+ * periods, as client_golang's age buckets): exact while each period of
+ * each process saw at most 16 observations (kept as they were), else
+ * each within 0.99% of the exact value, in fixed space: a sketch per
+ * period and process, never a key per observation as APCng keeps.
  */
 final class Summary extends Collector
 {

@@ -21,8 +21,9 @@ final class SummaryTest extends TestCase
         $s = $this->dumped($this->dir . '/store');
         self::assertSame(100.0, $s['app_size_bytes_count{kind="a"}']);
         self::assertSame(5050.0, $s['app_size_bytes_sum{kind="a"}']);
-        // Quantiles over the window, within the sketch's 0.99%: ranks
-        // floor(q * 99) of 1..100.
+        // Quantiles over the window, within the sketch's 0.99% (100
+        // observations, past the 16 a period keeps exactly): nearest
+        // ranks ceil(q * 100) of 1..100.
         self::assertEqualsWithDelta(50.0, $s['app_size_bytes{kind="a",quantile="0.5"}'], 50 * 0.0099);
         self::assertEqualsWithDelta(90.0, $s['app_size_bytes{kind="a",quantile="0.9"}'], 90 * 0.0099);
         self::assertSame([0.01, 0.05, 0.5, 0.95, 0.99], Summary::getDefaultQuantiles());

@@ -69,6 +69,14 @@ final class VectorsTest extends TestCase
                 isset($fam['native']) ? ['bucketFactor' => $fam['native']['bucket_factor']] : null,
                 $fam['exemplars'] ?? false
             ),
+            'summary' => $reg->registerSummary(
+                '',
+                $fam['name'],
+                $fam['help'],
+                $fam['labels'],
+                600,
+                array_map([self::class, 'value'], $fam['quantiles'] ?? [])
+            ),
         };
     }
 
@@ -86,7 +94,8 @@ final class VectorsTest extends TestCase
             // refuse extra arguments, as PHP's internal functions do).
             'inc' => $ex === null ? $m->incBy($v, $op['labels']) : $m->incBy($v, $op['labels'], $ex),
             'set' => $m->set($v, $op['labels']),
-            'observe' => $m->observe($v, $op['labels'], $ex),
+            // A summary's observe() takes no exemplar.
+            'observe' => $ex === null ? $m->observe($v, $op['labels']) : $m->observe($v, $op['labels'], $ex),
         };
     }
 

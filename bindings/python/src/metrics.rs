@@ -906,7 +906,8 @@ metric_class! {
     /// A summary: the count and sum of observations and, with
     /// `quantiles`, their quantiles over a sliding window of
     /// `max_age_seconds` in `age_buckets` periods, merged across processes
-    /// (within 0.99% relative error).
+    /// (exact while each period of each process saw at most 16
+    /// observations, else within 0.99% relative error).
     Summary, Kind::Summary,
     new(quantiles: Option<Vec<f64>> = None, max_age_seconds: f64 = 600.0, age_buckets: u32 = 5)
         => |d: FamilyDesc, _: &Hints, quantiles: Option<Vec<f64>>, max_age: f64, age_buckets: u32| -> PyResult<FamilyDesc> {

@@ -41,6 +41,8 @@ def make(store: shmetrics.Store, fam: dict):
             buckets=[value(b) for b in fam["buckets"]] if "buckets" in fam else None,
             native_histogram_bucket_factor=native["bucket_factor"] if native else None,
             exemplars=fam.get("exemplars", False))
+    if fam["kind"] == "summary":
+        return shmetrics.Summary(**common, quantiles=[value(q) for q in fam.get("quantiles", [])])
     raise AssertionError(fam["kind"])
 
 

@@ -6,7 +6,7 @@
 //!
 //! Counters: `SHMETRICS_CREATE_N` (default 20,000) series of one family in
 //! a fresh default store, written through one slot. Summaries (5 age
-//! buckets, 4,229 sketch cells each a writer): a 250th as many, at
+//! buckets, 4,245 sketch cells each a writer): a 250th as many, at
 //! most 80.
 //!
 //! And what summaries take of the file system: bytes allocated to the

@@ -85,6 +85,16 @@ impl CubicLog2 {
     }
 }
 
+/// The 0-based rank of quantile `q` among `n >= 1` observations in value
+/// order, by the nearest-rank definition: the smallest value with at
+/// least `q n` of the observations at or below it (rank `ceil(q n)`,
+/// 1-based), the least for `q = 0`. PromPHP's `Math::quantile` and
+/// client_golang's exact quantiles for few observations pick the same.
+pub(crate) fn nearest_rank(q: f64, n: u64) -> u64 {
+    let r = (q.clamp(0.0, 1.0) * n as f64).ceil() as u64;
+    r.clamp(1, n.max(1)) - 1
+}
+
 /// `ceil(x)` for a finite `x` of magnitude below 2^62. By hand:
 /// `f64::ceil` is a library call on x86-64 without SSE4.1 (about 23
 /// instructions under callgrind).
@@ -237,7 +247,7 @@ impl SketchMapping {
         let mut it = cells.iter().enumerate();
         let mut cell = None;
         for &q in qs {
-            let rank = (q.clamp(0.0, 1.0) * (n - 1) as f64).floor() as u64;
+            let rank = nearest_rank(q, n);
             // Walk on from where the last quantile stopped.
             while cell.is_none_or(|_| seen <= rank) {
                 let Some((i, &c)) = it.next() else { break };
@@ -250,7 +260,7 @@ impl SketchMapping {
 
     /// The estimate of quantile `q` (0 <= q <= 1) from merged cell counts:
     /// the value of the cell holding the observation of rank
-    /// floor(q * (n - 1)) in value order (0-based). None if there is no
+    /// [`nearest_rank`] in value order. None if there is no
     /// observation or `counts` is not this mapping's size.
     pub fn quantile(&self, counts: &[u64], q: f64) -> Option<f64> {
         if counts.len() != self.cells() || !(0.0..=1.0).contains(&q) {
@@ -260,7 +270,7 @@ impl SketchMapping {
         if n == 0 {
             return None;
         }
-        let rank = (q * (n - 1) as f64).floor() as u64;
+        let rank = nearest_rank(q, n);
         let mut seen = 0u64;
         for (cell, &c) in counts.iter().enumerate() {
             seen += c;
@@ -319,7 +329,7 @@ mod tests {
         values.sort_by(f64::total_cmp);
         let mut worst = (0.0f64, 0.0);
         for q in [0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0] {
-            let exact = values[(q * (values.len() - 1) as f64).floor() as usize];
+            let exact = values[nearest_rank(q, values.len() as u64) as usize];
             let est = m.quantile(&merged, q).unwrap();
             let err = ((est - exact) / exact).abs();
             if err > worst.0 {
@@ -534,8 +544,8 @@ mod tests {
         for i in 1..=1000 {
             counts[m.cell_of(-(i as f64))] += 1;
         }
-        // Rank floor(0.5 * 999) = 499 of -1000 ... -1 in value order is
-        // -501.
+        // Rank ceil(0.5 * 1000) - 1 = 499 of -1000 ... -1 in value order
+        // is -501.
         let median = m.quantile(&counts, 0.5).unwrap();
         assert!(((median + 501.0) / 501.0).abs() <= 0.01, "{median}");
         assert!(m.quantile(&counts, 0.0).unwrap() < -990.0);
@@ -563,5 +573,29 @@ mod tests {
         assert_eq!(m.quantile(&vec![0; m.cells()], 0.5), None);
         assert_eq!(m.quantile(&[1, 2], 0.5), None);
         assert_eq!(m.quantile(&vec![1; m.cells()], 1.5), None);
+    }
+
+    #[test]
+    fn nearest_rank_is_promphps_rule() {
+        // PromPHP's Math::quantile: j = floor(n q), the j-th value if
+        // n q is whole, else the (j + 1)-th (1-based).
+        let promphp = |n: u64, q: f64| {
+            let x = n as f64 * q;
+            let j = x.floor() as u64;
+            if x == j as f64 {
+                j.max(1) - 1
+            } else {
+                j
+            }
+        };
+        for n in 1..200u64 {
+            for q in [
+                0.0, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0,
+            ] {
+                assert_eq!(nearest_rank(q, n), promphp(n, q), "n {n} q {q}");
+            }
+        }
+        assert_eq!(nearest_rank(0.5, 10), 4);
+        assert_eq!(nearest_rank(0.1, 11), 1);
     }
 }

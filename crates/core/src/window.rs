@@ -10,7 +10,7 @@
 //!
 //! The series' ordinary cells, which every reader reads anyway, hold one
 //! cell saying which set is current until when (so that an observation
-//! needs no division to find its set), then a header of four integer
+//! needs no division to find its set), then a header of five integer
 //! cells per set:
 //! - the period it counts, plus one (0: never used; [`CLEARING`]: being
 //!   cleared by its owner);
@@ -20,9 +20,18 @@
 //!   must never read a cell that no writer touched;
 //! - the cells whose pages the file system granted: a set's pages are
 //!   reserved when an observation first lands in them (see `marks.rs`),
-//!   not when the series is made, since most of a set is never touched.
+//!   not when the series is made, since most of a set is never touched;
+//! - the exact word: how many of the set's first [`EXACT`] observations
+//!   were claimed and written in its exact buffer, and whether the
+//!   buffer's page is reserved.
 //!
-//! The counts themselves live in the slot's sketch region.
+//! The counts themselves live in the slot's sketch region, after them
+//! each set's exact buffer: its first [`EXACT`] observations, as they
+//! were. While every in-window set of every slot holds all its
+//! observations there, the quantiles are exact (the nearest-rank
+//! definition, which the sketch's estimates use too); past that, the
+//! sketch's estimates. A small series (a test's, a rare event's) then
+//! shows the values it observed, not their cells' values within 1%.
 //!
 //! Only the slot's owner writes a set (several threads of it may). The
 //! first thread to see a set from an old period clears it: it swaps the
@@ -38,8 +47,26 @@ use crate::marks::{self, Space};
 use crate::sketch::SketchMapping;
 
 /// Integer cells of a set's header: period, then its marks (low, high,
-/// reserved).
-pub(crate) const SET_HEADER: usize = 1 + marks::MARKS;
+/// reserved), then its exact word.
+pub(crate) const SET_HEADER: usize = 2 + marks::MARKS;
+
+/// Where the exact word is in a set's header.
+const EXACT_WORD: usize = 1 + marks::MARKS;
+
+/// Observations a set keeps exactly, besides counting them in its sketch.
+pub(crate) const EXACT: usize = 16;
+
+/// The exact word: observations claimed (low 16 bits), written (the next
+/// 16), and whether the buffer's page is reserved (the top bit).
+const CLAIMED: u64 = 0xffff;
+const WRITTEN_ONE: u64 = 1 << 16;
+const BUFFER_RESERVED: u64 = 1 << 63;
+
+/// Sketch cells of a series with `sets` sets of `bins` cells: the sets'
+/// counts, then their exact buffers.
+pub(crate) const fn sketch_cells(sets: usize, bins: usize) -> usize {
+    sets * (bins + EXACT)
+}
 
 /// The header cells of a series with `sets` sets: the current-set cell,
 /// then each set's header.
@@ -89,8 +116,8 @@ impl Window {
 }
 
 /// Records `v` in this slot's sets of one series: `headers` are the
-/// series' [`header_cells`] cells, `counts` its
-/// `age_buckets * mapping.cells()` sketch cells. Returns false when the
+/// series' [`header_cells`] cells, `counts` its [`sketch_cells`] sketch
+/// cells. Returns false when the
 /// observation could not be placed (another thread of this process kept
 /// its set in [`CLEARING`] for too long); the caller still counts it.
 ///
@@ -113,7 +140,7 @@ pub(crate) fn record<S: Space>(
     let bins = mapping.cells();
     // The fast path: the set of the current period, without a division.
     let fast = current(cur.load(Relaxed), now_ms).and_then(|k| {
-        let h = sets.get(k * SET_HEADER..(k + 1) * SET_HEADER)?;
+        let h = header(sets, k)?;
         let stamp = h[0].load(Acquire);
         (stamp != 0 && stamp != CLEARING).then_some((k, h))
     });
@@ -128,9 +155,63 @@ pub(crate) fn record<S: Space>(
         return Ok(false);
     };
     let i = mapping.cell_of(v);
-    marks::touch(&h[1..], set, i, space)?;
+    marks::touch(&h[1..EXACT_WORD], set, i, space)?;
+    let exact = &h[EXACT_WORD];
+    let seen = exact.load(Relaxed);
+    // Up to one past the buffer: a claim that finds it full tells
+    // readers that the set holds more than its buffer.
+    if seen & CLAIMED <= EXACT as u64 {
+        let sets = sets.len() / SET_HEADER;
+        keep_exact(exact, seen, exact_buffer(counts, sets, bins, k), v, space)?;
+    }
     set[i].fetch_add(1, Relaxed);
     Ok(true)
+}
+
+/// Set `k`'s header among a series' set headers. An array, so that the
+/// update path indexes it without bound checks.
+#[inline]
+fn header(sets: &[AtomicU64], k: usize) -> Option<&[AtomicU64; SET_HEADER]> {
+    sets.get(k * SET_HEADER..(k + 1) * SET_HEADER)?
+        .try_into()
+        .ok()
+}
+
+/// Set `k`'s exact buffer among a series' sketch cells.
+#[inline]
+fn exact_buffer(counts: &[AtomicU64], sets: usize, bins: usize, k: usize) -> Option<&[AtomicU64]> {
+    let at = sets * bins + k * EXACT;
+    counts.get(at..at + EXACT)
+}
+
+/// Keeps `v` in a set's exact buffer if it is among the set's first
+/// [`EXACT`] observations, reserving the buffer's page first; the next
+/// one only claims (so that claimed exceeds written). Cold: only the
+/// first observations of a period come here.
+#[cold]
+#[inline(never)]
+fn keep_exact<S: Space>(
+    word: &AtomicU64,
+    seen: u64,
+    buffer: Option<&[AtomicU64]>,
+    v: f64,
+    space: &S,
+) -> std::io::Result<()> {
+    let Some(buffer) = buffer else {
+        return Ok(());
+    };
+    if seen & BUFFER_RESERVED == 0 {
+        space.reserve(buffer)?;
+        word.fetch_or(BUFFER_RESERVED, Relaxed);
+    }
+    let at = (word.fetch_add(1, Relaxed) & CLAIMED) as usize;
+    if let Some(cell) = buffer.get(at) {
+        cell.store(v.to_bits(), Relaxed);
+        // Publishes the value: a reader that sees as many written as
+        // claimed sees every claimed value.
+        word.fetch_add(WRITTEN_ONE, Release);
+    }
+    Ok(())
 }
 
 /// The set of the period `now_ms` is in, rotated if it held an older
@@ -144,10 +225,10 @@ fn find_set<'a>(
     bins: usize,
     window: Window,
     now_ms: u64,
-) -> Option<(usize, &'a [AtomicU64])> {
+) -> Option<(usize, &'a [AtomicU64; SET_HEADER])> {
     let period = window.period(now_ms);
     let k = (period % u64::from(window.age_buckets.max(1))) as usize;
-    let h = sets.get(k * SET_HEADER..(k + 1) * SET_HEADER)?;
+    let h = header(sets, k)?;
     let set = counts.get(k * bins..(k + 1) * bins)?;
     let stamp = h[0].load(Acquire);
     if stamp != period && !rotate(h, set, stamp, period) {
@@ -161,7 +242,7 @@ fn find_set<'a>(
 /// The touched range of a set from its header, if any.
 #[inline]
 fn marks(h: &[AtomicU64], bins: usize) -> Option<(usize, usize)> {
-    marks::range(&h[1..], bins)
+    marks::range(&h[1..EXACT_WORD], bins)
 }
 
 /// Clears a set from an old period and stamps it `period`, or waits for
@@ -191,6 +272,9 @@ fn rotate(h: &[AtomicU64], set: &[AtomicU64], mut stamp: u64, period: u64) -> bo
                 }
                 h[1].store(0, Relaxed);
                 h[2].store(0, Relaxed);
+                // The reserved range and buffer stay reserved.
+                let exact = &h[EXACT_WORD];
+                exact.store(exact.load(Relaxed) & BUFFER_RESERVED, Relaxed);
                 h[0].store(period, Release);
                 return true;
             }
@@ -200,20 +284,81 @@ fn rotate(h: &[AtomicU64], set: &[AtomicU64], mut stamp: u64, period: u64) -> bo
     false
 }
 
+/// The observations of a series' in-window sets, gathered from their
+/// exact buffers across slots, and whether that is all of them. Kept
+/// with a snapshot and cleared for each series, so that its room is
+/// reused.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Exact {
+    values: Vec<f64>,
+    partial: bool,
+}
+
+impl Exact {
+    /// Forgets the last series' observations.
+    pub fn clear(&mut self) {
+        self.values.clear();
+        self.partial = false;
+    }
+
+    /// Pushes the exact quantiles `qs` (nearest rank, as
+    /// [`SketchMapping::quantiles_into`] estimates them) to `out` and
+    /// returns true if every in-window observation is here, and there is
+    /// at least one; else pushes nothing and returns false.
+    pub fn quantiles_into(&mut self, qs: &[f64], out: &mut Vec<f64>) -> bool {
+        if self.partial || self.values.is_empty() {
+            return false;
+        }
+        self.values.sort_unstable_by(f64::total_cmp);
+        let n = self.values.len() as u64;
+        out.extend(
+            qs.iter()
+                .map(|q| self.values[crate::sketch::nearest_rank(*q, n) as usize]),
+        );
+        true
+    }
+
+    /// Adds a set's exact values, given its exact word and buffer and the
+    /// observations its counts hold, `n`. Only a set whose every
+    /// observation is in its buffer adds: as many written as claimed, as
+    /// many as counted, and no claim past the buffer (which says there
+    /// were more). A writer between its claim and its count, or killed
+    /// there, makes the set partial, and the sketch answers.
+    fn add_set(&mut self, word: u64, buffer: Option<&[AtomicU64]>, n: u64) {
+        if self.partial {
+            return;
+        }
+        let claimed = word & CLAIMED;
+        let written = (word / WRITTEN_ONE) & CLAIMED;
+        let whole = claimed == written && claimed == n && claimed <= EXACT as u64;
+        match buffer {
+            // Claimed values only, whose page is reserved then.
+            Some(b) if whole && (claimed == 0 || word & BUFFER_RESERVED != 0) => {
+                let b = &b[..claimed as usize];
+                self.values
+                    .extend(b.iter().map(|c| f64::from_bits(c.load(Relaxed))));
+            }
+            _ => self.partial = true,
+        }
+    }
+}
+
 /// Adds this slot's in-window sets of one series to `acc` (the sketch's
-/// cells), reading only touched cells. `tmp` is scratch of the same size.
-/// Returns the lowest and highest cell added to, if any.
+/// cells), reading only touched cells, and their exact buffers to
+/// `exact`. `tmp` is scratch of the same size as `acc`. Returns the
+/// lowest and highest cell added to, if any.
 pub(crate) fn read_slot(
     headers: &[AtomicU64],
     counts: &[AtomicU64],
     bins: usize,
     window: Window,
     period: u64,
-    acc: &mut [u64],
-    tmp: &mut [u64],
+    (acc, tmp): (&mut [u64], &mut [u64]),
+    exact: &mut Exact,
 ) -> Option<(usize, usize)> {
     let mut touched: Option<(usize, usize)> = None;
     let sets = headers.get(1..).unwrap_or(&[]);
+    let n_sets = sets.len() / SET_HEADER;
     for (k, h) in sets.chunks_exact(SET_HEADER).enumerate() {
         let Some(set) = counts.get(k * bins..(k + 1) * bins) else {
             break;
@@ -228,10 +373,17 @@ pub(crate) fn read_slot(
         for (t, c) in tmp[lo..=hi].iter_mut().zip(&set[lo..=hi]) {
             *t = c.load(Relaxed);
         }
-        // The counts' loads must complete before the period is read
-        // again: a set cleared meanwhile shows a new period.
+        let (kept, was_partial) = (exact.values.len(), exact.partial);
+        let n = tmp[lo..=hi].iter().sum();
+        let word = h[EXACT_WORD].load(Acquire);
+        exact.add_set(word, exact_buffer(counts, n_sets, bins, k), n);
+        // The counts' and exact values' loads must complete before the
+        // period is read again: a set cleared meanwhile shows a new
+        // period.
         fence(Acquire);
         if h[0].load(Relaxed) != stamp {
+            exact.values.truncate(kept);
+            exact.partial = was_partial;
             continue;
         }
         for (a, t) in acc[lo..=hi].iter_mut().zip(&tmp[lo..=hi]) {
@@ -245,17 +397,30 @@ pub(crate) fn read_slot(
     touched
 }
 
-/// Zeroes a series' sets in one slot: the touched counts, then the
-/// headers. Used by reset and wipe, under the store lock.
+/// Zeroes a series' sets in one slot: the touched counts and exact
+/// values, then the headers. Used by reset and wipe, under the store lock.
 pub(crate) fn clear_slot(headers: &[AtomicU64], counts: &[AtomicU64], bins: usize) {
     let Some((cur, sets)) = headers.split_first() else {
         return;
     };
     cur.store(0, Relaxed);
+    let n_sets = sets.len() / SET_HEADER;
     for (k, h) in sets.chunks_exact(SET_HEADER).enumerate() {
         if let (Some((lo, hi)), Some(set)) = (marks(h, bins), counts.get(k * bins..(k + 1) * bins))
         {
             for c in &set[lo..=hi] {
+                c.store(0, Relaxed);
+            }
+        }
+        // The exact values claimed, if their page was reserved.
+        let word = h[EXACT_WORD].load(Relaxed);
+        let claimed = if word & BUFFER_RESERVED != 0 {
+            (word & CLAIMED) as usize
+        } else {
+            0
+        };
+        if let Some(buffer) = exact_buffer(counts, n_sets, bins, k) {
+            for c in &buffer[..claimed.min(EXACT)] {
                 c.store(0, Relaxed);
             }
         }
@@ -296,7 +461,7 @@ mod tests {
             age_buckets: 3,
             period_ms: 1000,
         };
-        let (h, c) = (cells(header_cells(3)), cells(3 * m.cells()));
+        let (h, c) = (cells(header_cells(3)), cells(sketch_cells(3, m.cells())));
         let mut acc = vec![0; m.cells()];
         let mut tmp = vec![0; m.cells()];
         assert!(record(&h, &c, &m, w, 500, 1.0, &Granted).unwrap());
@@ -304,7 +469,15 @@ mod tests {
         assert!(record(&h, &c, &m, w, 2500, 3.0, &Granted).unwrap());
         let read = |now: u64, acc: &mut Vec<u64>, tmp: &mut Vec<u64>| {
             acc.iter_mut().for_each(|a| *a = 0);
-            read_slot(&h, &c, m.cells(), w, w.period(now), acc, tmp);
+            read_slot(
+                &h,
+                &c,
+                m.cells(),
+                w,
+                w.period(now),
+                (acc, tmp),
+                &mut Exact::default(),
+            );
             acc.iter().sum::<u64>()
         };
         assert_eq!(read(2600, &mut acc, &mut tmp), 3);
@@ -324,20 +497,36 @@ mod tests {
             age_buckets: 2,
             period_ms: 1000,
         };
-        let (h, c) = (cells(header_cells(2)), cells(2 * m.cells()));
+        let (h, c) = (cells(header_cells(2)), cells(sketch_cells(2, m.cells())));
         assert!(record(&h, &c, &m, w, 10, 5.0, &Granted).unwrap());
         let k = (w.period(10) % 2) as usize;
         h[1 + k * SET_HEADER].store(CLEARING, Relaxed);
         let mut acc = vec![0; m.cells()];
         let mut tmp = vec![0; m.cells()];
         assert_eq!(
-            read_slot(&h, &c, m.cells(), w, w.period(10), &mut acc, &mut tmp),
+            read_slot(
+                &h,
+                &c,
+                m.cells(),
+                w,
+                w.period(10),
+                (&mut acc, &mut tmp),
+                &mut Exact::default()
+            ),
             None
         );
         // Another thread would wait; a new owner resets it first.
         reset_clearing(&h);
         assert!(record(&h, &c, &m, w, 20, 6.0, &Granted).unwrap());
-        read_slot(&h, &c, m.cells(), w, w.period(20), &mut acc, &mut tmp);
+        read_slot(
+            &h,
+            &c,
+            m.cells(),
+            w,
+            w.period(20),
+            (&mut acc, &mut tmp),
+            &mut Exact::default(),
+        );
         assert_eq!(
             acc.iter().sum::<u64>(),
             1,
@@ -352,11 +541,108 @@ mod tests {
             age_buckets: 2,
             period_ms: 1000,
         };
-        let (h, c) = (cells(header_cells(2)), cells(2 * m.cells()));
+        let (h, c) = (cells(header_cells(2)), cells(sketch_cells(2, m.cells())));
         for v in [0.01, 0.5, 20.0] {
             record(&h, &c, &m, w, 1500, v, &Granted).unwrap();
         }
         clear_slot(&h, &c, m.cells());
         assert!(h.iter().chain(&c).all(|x| x.load(Relaxed) == 0));
+    }
+
+    /// Reads one slot's window at `now` into a fresh accumulator:
+    /// `(count in the sketch, exact quantiles if whole)`.
+    fn read_at(
+        h: &[AtomicU64],
+        c: &[AtomicU64],
+        m: &SketchMapping,
+        w: Window,
+        now: u64,
+        qs: &[f64],
+    ) -> (u64, Option<Vec<f64>>) {
+        let mut acc = vec![0; m.cells()];
+        let mut tmp = vec![0; m.cells()];
+        let mut exact = Exact::default();
+        read_slot(
+            h,
+            c,
+            m.cells(),
+            w,
+            w.period(now),
+            (&mut acc, &mut tmp),
+            &mut exact,
+        );
+        let mut out = Vec::new();
+        let whole = exact.quantiles_into(qs, &mut out);
+        (acc.iter().sum(), whole.then_some(out))
+    }
+
+    #[test]
+    fn the_first_observations_of_a_set_are_kept_exactly_and_then_the_sketch_takes_over() {
+        let m = SketchMapping::summary();
+        let w = Window {
+            age_buckets: 2,
+            period_ms: 1000,
+        };
+        let (h, c) = (cells(header_cells(2)), cells(sketch_cells(2, m.cells())));
+        // PromPHP's tests: 0..=10, quantiles 0.1, 0.5, 0.9 are 1, 5 and 9
+        // exactly (nearest rank: ceil(1.1), ceil(5.5), ceil(9.9) of 11).
+        for v in 0..=10 {
+            assert!(record(&h, &c, &m, w, 100, f64::from(v), &Granted).unwrap());
+        }
+        let qs = [0.0, 0.1, 0.5, 0.9, 1.0];
+        assert_eq!(
+            read_at(&h, &c, &m, w, 200, &qs),
+            (11, Some(vec![0.0, 1.0, 5.0, 9.0, 10.0]))
+        );
+        // Up to EXACT observations in all, exact; one more, the sketch.
+        for v in 11..EXACT {
+            record(&h, &c, &m, w, 100, v as f64, &Granted).unwrap();
+        }
+        assert!(read_at(&h, &c, &m, w, 200, &qs).1.is_some());
+        record(&h, &c, &m, w, 100, 99.0, &Granted).unwrap();
+        assert_eq!(read_at(&h, &c, &m, w, 200, &qs), (EXACT as u64 + 1, None));
+        // The next set (another period) keeps its own: both sets in the
+        // window, one of them past its buffer, so not exact.
+        record(&h, &c, &m, w, 1100, 7.0, &Granted).unwrap();
+        assert_eq!(read_at(&h, &c, &m, w, 1200, &qs).1, None);
+        // Once the full set left the window, the other is exact again;
+        // and a set reused for a later period starts its buffer afresh.
+        assert_eq!(read_at(&h, &c, &m, w, 2100, &qs), (1, Some(vec![7.0; 5])));
+        record(&h, &c, &m, w, 2100, 3.0, &Granted).unwrap();
+        record(&h, &c, &m, w, 2100, 4.0, &Granted).unwrap();
+        assert_eq!(
+            read_at(&h, &c, &m, w, 2200, &[0.5, 1.0]),
+            (3, Some(vec![4.0, 7.0]))
+        );
+    }
+
+    #[test]
+    fn a_claimed_but_unwritten_exact_value_makes_the_set_inexact() {
+        // A writer killed between claiming a place and writing it.
+        let m = SketchMapping::summary();
+        let w = Window {
+            age_buckets: 1,
+            period_ms: 1000,
+        };
+        let (h, c) = (cells(header_cells(1)), cells(sketch_cells(1, m.cells())));
+        record(&h, &c, &m, w, 100, 2.5, &Granted).unwrap();
+        let word = &h[1 + EXACT_WORD];
+        word.fetch_add(1, Relaxed);
+        let (n, exact) = read_at(&h, &c, &m, w, 200, &[0.5]);
+        assert_eq!((n, exact), (1, None));
+        // And its sketch still answers.
+        let mut acc = vec![0; m.cells()];
+        let mut tmp = vec![0; m.cells()];
+        read_slot(
+            &h,
+            &c,
+            m.cells(),
+            w,
+            w.period(200),
+            (&mut acc, &mut tmp),
+            &mut Exact::default(),
+        );
+        let q = m.quantile(&acc, 0.5).unwrap();
+        assert!((q - 2.5).abs() / 2.5 < 0.01, "{q}");
     }
 }

@@ -386,9 +386,10 @@ typedef struct shmetrics_options {
    */
   uint64_t cells_per_writer;
   /**
-   * 8-byte sketch cells per writer, for summary quantiles: a summary
-   * series with quantiles takes age_buckets x 4229. 0 (default) picks
-   * 2097152 (sparse: address space, not memory).
+   * 8-byte sketch cells per writer, for summary quantiles, native
+   * histogram buckets and exemplars: a summary series with quantiles
+   * takes age_buckets x 4245. 0 (default) picks 16777216 (sparse:
+   * address space, not memory).
    */
   uint64_t sketch_cells_per_writer;
   /**

@@ -209,9 +209,10 @@ pub struct shmetrics_options {
     pub max_writers: u32,
     /// 8-byte value cells per writer; 0 (default) picks 16 per series.
     pub cells_per_writer: u64,
-    /// 8-byte sketch cells per writer, for summary quantiles: a summary
-    /// series with quantiles takes age_buckets x 4229. 0 (default) picks
-    /// 2097152 (sparse: address space, not memory).
+    /// 8-byte sketch cells per writer, for summary quantiles, native
+    /// histogram buckets and exemplars: a summary series with quantiles
+    /// takes age_buckets x 4245. 0 (default) picks 16777216 (sparse:
+    /// address space, not memory).
     pub sketch_cells_per_writer: u64,
     /// A user id, besides this process's user and root, that may own an
     /// existing store; -1 (default) for none. Another owner is refused

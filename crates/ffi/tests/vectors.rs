@@ -85,6 +85,10 @@ fn register(st: &Store, fam: &Value) -> (shmetrics_result, shmetrics_family) {
         .as_array()
         .map(|a| a.iter().map(value).collect())
         .unwrap_or_default();
+    let quantiles: Vec<f64> = fam["quantiles"]
+        .as_array()
+        .map(|a| a.iter().map(value).collect())
+        .unwrap_or_default();
     let (kind, mode) = match fam["kind"].as_str().unwrap() {
         "counter" => (shmetrics_kind::SHMETRICS_KIND_COUNTER, 0),
         "gauge" => {
@@ -95,6 +99,7 @@ fn register(st: &Store, fam: &Value) -> (shmetrics_result, shmetrics_family) {
             )
         }
         "histogram" => (shmetrics_kind::SHMETRICS_KIND_HISTOGRAM, 0),
+        "summary" => (shmetrics_kind::SHMETRICS_KIND_SUMMARY, 0),
         other => panic!("unknown kind {other}"),
     };
     let desc = shmetrics_family_desc {
@@ -111,8 +116,12 @@ fn register(st: &Store, fam: &Value) -> (shmetrics_result, shmetrics_family) {
             buckets.as_ptr()
         },
         bucket_count: buckets.len(),
-        quantiles: null(),
-        quantile_count: 0,
+        quantiles: if quantiles.is_empty() {
+            null()
+        } else {
+            quantiles.as_ptr()
+        },
+        quantile_count: quantiles.len(),
         max_age_ms: 0,
         age_buckets: 0,
         max_series: 0,

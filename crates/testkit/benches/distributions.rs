@@ -31,8 +31,8 @@ use std::time::Instant;
 use criterion::Criterion;
 use shmetrics_core::{FamilyDesc, Kind, NativeOpts, Options, Snapshot, Store, Value};
 
-/// Sketch cells of one summary set.
-const SUMMARY_CELLS: u64 = 4229;
+/// Sketch cells of one summary set: its counts and its 16 exact values.
+const SUMMARY_CELLS: u64 = 4229 + 16;
 use shmetrics_expo::{encode, Format};
 use shmetrics_testkit::proto;
 

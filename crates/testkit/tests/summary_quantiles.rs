@@ -76,7 +76,9 @@ fn quantiles_merged_from_8_processes_are_within_1_percent() {
         assert_eq!(quantiles.len(), proto::SUMMARY_QUANTILES.len());
         let mut worst = 0.0f64;
         for q in quantiles {
-            let want = exact[(q.quantile * (exact.len() - 1) as f64).floor() as usize];
+            // The nearest rank, ceil(q n) (1-based), as the store ranks.
+            let n = exact.len();
+            let want = exact[((q.quantile * n as f64).ceil() as usize).clamp(1, n) - 1];
             let err = ((q.value - want) / want).abs();
             println!(
                 "{dist:>9} q={:<5} exact {want:.6} estimate {:.6} error {:.3}%",

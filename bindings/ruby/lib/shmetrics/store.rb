@@ -78,7 +78,8 @@ module Shmetrics
 
     # A summary family: `_count` and `_sum`, and the `quantiles` (each in
     # [0, 1]) over the last `max_age` seconds (default 600) in
-    # `age_buckets` buckets (default 5), within 0.99%.
+    # `age_buckets` buckets (default 5): exact while each bucket of each
+    # process saw at most 16 observations, else within 0.99%.
     def summary(name, help: "", labels: [], unit: nil, quantiles: nil, max_age: nil,
                 age_buckets: nil, ttl: nil, max_series: nil)
       family(Summary, name: name, help: help, labels: labels, unit: unit, kind: 4,

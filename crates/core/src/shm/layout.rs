@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// The first eight bytes of every store file.
 pub(crate) const MAGIC: [u8; 8] = *b"SHMETRIX";
 /// Bumped on any incompatible change of this file.
-pub(crate) const LAYOUT_VERSION: u32 = 7;
+pub(crate) const LAYOUT_VERSION: u32 = 8;
 /// Page size used to align regions (and the size of the header).
 pub(crate) const PAGE: u64 = 4096;
 

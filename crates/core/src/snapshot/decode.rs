@@ -13,6 +13,7 @@ use crate::exemplar;
 use crate::family::Kind;
 use crate::shm::layout::{state, ArenaRef, FamilyRec, SeriesRec};
 use crate::store::{decode_strs, FamilyType, Shape, Store};
+use crate::window;
 
 impl Store {
     /// Decodes family records added since the last refresh. Stops at a
@@ -247,7 +248,9 @@ impl Store {
     fn sketch_cells_per_series(&self, fam: &FamilyEntry) -> u64 {
         (match fam.native {
             Some(n) => n.cells() as u64,
-            None => u64::from(fam.window.age_buckets) * self.sketch.cells() as u64,
+            None => {
+                window::sketch_cells(fam.window.age_buckets as usize, self.sketch.cells()) as u64
+            }
         }) + u64::from(fam.exemplars) * exemplar::RECORD as u64
     }
 

@@ -286,7 +286,11 @@ impl Store {
             fam.window.period(at.now_ms),
             (header, sketch),
             qs,
-            (&mut snap.cache.sketch_acc, &mut snap.cache.sketch_tmp),
+            (
+                &mut snap.cache.sketch_acc,
+                &mut snap.cache.sketch_tmp,
+                &mut snap.cache.sketch_exact,
+            ),
             est,
         );
         snap.quantiles.extend(
@@ -351,7 +355,8 @@ impl Store {
     /// Estimates a summary series' quantiles `qs` over its window, merging
     /// the in-window sets of every slot that was ever used (a dead
     /// process's recent observations stay counted until they age out).
-    /// `acc` and `tmp` are the sketch's size and zero, and left zero.
+    /// `acc` and `tmp` are the sketch's size and zero, and left zero;
+    /// `exact` gathers the sets' exact values.
     #[allow(clippy::too_many_arguments)]
     fn summary_quantiles(
         &self,
@@ -360,25 +365,32 @@ impl Store {
         period: u64,
         (header, sketch): (usize, usize),
         qs: &[f64],
-        (acc, tmp): (&mut [u64], &mut [u64]),
+        (acc, tmp, exact): (&mut [u64], &mut [u64], &mut window::Exact),
         out: &mut Vec<f64>,
     ) {
         let bins = self.sketch.cells();
         let sets = w.age_buckets as usize;
         let mut touched: Option<(usize, usize)> = None;
+        exact.clear();
         for slot in slots::used(life) {
             let headers = (self.map.cells(slot)).get(header..header + window::header_cells(sets));
-            let counts = self.map.sketch(slot).get(sketch..sketch + sets * bins);
+            let counts =
+                (self.map.sketch(slot)).get(sketch..sketch + window::sketch_cells(sets, bins));
             let (Some(headers), Some(counts)) = (headers, counts) else {
                 continue;
             };
-            if let Some((lo, hi)) = window::read_slot(headers, counts, bins, w, period, acc, tmp) {
+            let read = window::read_slot(headers, counts, bins, w, period, (acc, tmp), exact);
+            if let Some((lo, hi)) = read {
                 touched = Some(touched.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
             }
         }
         match touched {
             Some((lo, hi)) => {
-                self.sketch.quantiles_into(acc, lo..=hi, qs, out);
+                // The observations themselves while the sets' exact
+                // buffers hold them all, else the sketch's estimates.
+                if !exact.quantiles_into(qs, out) {
+                    self.sketch.quantiles_into(acc, lo..=hi, qs, out);
+                }
                 acc[lo..=hi].fill(0);
             }
             None => out.extend(qs.iter().map(|_| f64::NAN)),

@@ -212,6 +212,8 @@ struct Cache {
     /// zeroed between series.
     sketch_acc: Vec<u64>,
     sketch_tmp: Vec<u64>,
+    /// A summary's observations from its sets' exact buffers.
+    sketch_exact: crate::window::Exact,
     /// Estimates of one series' quantiles.
     estimates: Vec<f64>,
     /// A native histogram's merged buckets (both sides): kept zeroed

@@ -11,6 +11,7 @@ use crate::exemplar;
 use crate::handle::exemplar_places;
 use crate::native;
 use crate::shm::layout;
+use crate::window;
 
 pub(crate) fn set_ref(r: &layout::ArenaRef, off: u64, len: usize) {
     r.off.store(off, Relaxed);
@@ -99,7 +100,10 @@ impl Store {
         (places * exemplar::RECORD) as u64
             + match native::schema_of(family.native) {
                 Some(schema) => 2 * native::bins(schema) as u64,
-                None => u64::from(family.window.age_buckets) * self.sketch.cells() as u64,
+                None => {
+                    window::sketch_cells(family.window.age_buckets as usize, self.sketch.cells())
+                        as u64
+                }
             }
     }
 

@@ -51,7 +51,7 @@ impl Store {
         let (headers, cells) = match u.kind {
             SketchKind::Summary(sets) => (
                 window::header_cells(sets as usize),
-                sets as usize * self.sketch.cells(),
+                window::sketch_cells(sets as usize, self.sketch.cells()),
             ),
             SketchKind::Native(bins) => (native::HEADER, 2 * bins),
         };

@@ -31,8 +31,9 @@ pub struct Options {
     pub cells_per_writer: u64,
     /// 8-byte sketch cells per writer, for summary quantiles and native
     /// histogram buckets. A summary series with quantiles takes
-    /// `age_buckets` × 4,229 of them (about 165 KiB a writer with the
-    /// default 5 age buckets); a native histogram series `2 × 128 ×
+    /// `age_buckets` × 4,245 of them (each set's 4,229 counts and its 16
+    /// exact values: about 166 KiB a writer with the default 5 age
+    /// buckets); a native histogram series `2 × 128 ×
     /// 2^schema` (2,048 at the default schema 3: 16 KiB a writer). A
     /// family's overflow series takes its cells only when first used.
     /// The file is sparse: this capacity costs address space; memory is
@@ -41,7 +42,7 @@ pub struct Options {
     /// system refuses the update ([`ErrorKind::StoreFull`]) instead of
     /// faulting a writer. A summary set whose observations span a few
     /// decades takes one or two pages. `0` picks 16,777,216 (128 MiB of address space a
-    /// writer: 793 such summary series, or 8,192 native ones at schema
+    /// writer: 790 such summary series, or 8,192 native ones at schema
     /// 3). Exemplars take 68 cells (544 bytes) per place: per counter
     /// series, and per classic bucket of a histogram series, of a family
     /// that keeps them.

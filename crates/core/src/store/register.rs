@@ -18,6 +18,7 @@ use crate::handle::exemplar_places;
 use crate::native::{self, Native};
 use crate::proc;
 use crate::shm::{self, layout::state, layout::FamilyRec};
+use crate::window;
 
 /// Family record positions by name, as read from the records by this
 /// process. Records are only ever appended between wipes and a live
@@ -376,7 +377,7 @@ impl FamilyPlan {
         let places = exemplar_places(d.kind, d.buckets.len(), native.is_some(), d.exemplars);
         let sketch_cells = match native {
             Some(n) => n.cells() as u64,
-            None => u64::from(sets) * store.sketch.cells() as u64,
+            None => window::sketch_cells(sets as usize, store.sketch.cells()) as u64,
         } + (places * exemplar::RECORD) as u64;
         let shape = cells_for(
             d.kind,

@@ -10,7 +10,7 @@ use crate::family::{GaugeMode, Kind};
 use crate::handle::{classic_cells, exemplar_places, Shape};
 use crate::native::{self, Native};
 use crate::shm::layout::{FamilyRec, SeriesRec};
-use crate::window::{Window, SET_HEADER};
+use crate::window::{self, Window, SET_HEADER};
 
 /// What a family record says of its type: see [`Store::family_type`].
 pub(crate) struct FamilyType {
@@ -243,7 +243,7 @@ impl Store {
             age_buckets,
             period_ms: u32::try_from(period_ms).ok()?,
         };
-        let expect = u64::from(age_buckets) * self.sketch.cells() as u64;
+        let expect = window::sketch_cells(age_buckets as usize, self.sketch.cells()) as u64;
         if age_buckets == 0 || period_ms == 0 || sketch_cells != expect {
             return None;
         }

@@ -12,7 +12,7 @@
 //! nor do readers, which read only below the fill marks too.
 //!
 //! The sketch region (summary quantile sets, native histogram buckets,
-//! exemplar records) is the exception: a summary series takes 165 KiB
+//! exemplar records) is the exception: a summary series takes 166 KiB
 //! of it per writer slot, of which an observation stream touches a few
 //! pages. Its pages are reserved when an update first writes them, on the
 //! update's cold branch, page by page (`marks.rs`, and the exemplar

@@ -305,3 +305,73 @@ fn a_kept_snapshot_follows_values_as_a_fresh_one_does() {
     a.counter_inc(a.series(&fams[0], &["x"]).unwrap()).unwrap();
     check(&mut kept, "per-process gauge, second writer");
 }
+
+/// A summary's quantiles over two writers, in a kept snapshot (whose
+/// refresh never rewrites a summary in place) and a fresh one: exact
+/// while every set holds its observations in its exact buffer, the
+/// sketch's estimates once one set holds more, exact again after a
+/// reset.
+#[test]
+fn a_kept_snapshot_shows_a_summarys_exact_quantiles_then_its_estimates() {
+    let dir = tempdir();
+    let path = dir.path().join("s");
+    let a = Store::open(&path, &Options::default()).unwrap();
+    let b = Store::open(&path, &Options::default()).unwrap();
+    let desc = FamilyDesc::new("s", Kind::Summary).quantiles(&[0.0, 0.1, 0.5, 0.9, 1.0]);
+    let (sa, sb) = (
+        a.series(&a.register(&desc).unwrap(), &[]).unwrap(),
+        b.series(&b.register(&desc).unwrap(), &[]).unwrap(),
+    );
+    let reader = Store::open(&path, &Options::reader()).unwrap();
+    let mut kept = Snapshot::default();
+    let quantiles =
+        |snap: &Snapshot| match snap.family("s").unwrap().series().next().unwrap().value() {
+            Value::Summary { quantiles, .. } => {
+                quantiles.iter().map(|q| q.value).collect::<Vec<f64>>()
+            }
+            v => panic!("{v:?}"),
+        };
+    let check = |kept: &mut Snapshot| {
+        reader.snapshot_into(kept).unwrap();
+        let fresh = quantiles(&reader.snapshot().unwrap());
+        assert_eq!(quantiles(kept), fresh);
+        fresh
+    };
+    // 0..=10 split between the writers: nearest rank of 11, the
+    // observations themselves (1.013 is not a sketch cell's value).
+    for v in 0..=10 {
+        let (s, w) = if v % 2 == 0 { (&a, sa) } else { (&b, sb) };
+        s.observe(w, f64::from(v) * 1.013).unwrap();
+    }
+    let want: Vec<f64> = [0.0, 1.0, 5.0, 9.0, 10.0]
+        .iter()
+        .map(|v| v * 1.013)
+        .collect();
+    assert_eq!(check(&mut kept), want);
+    // One writer's set now holds more than its buffer: estimates, each
+    // within the sketch's bound of the exact value, and not all exact.
+    for _ in 0..20 {
+        a.observe(sa, 4.0 * 1.013).unwrap();
+    }
+    let est = check(&mut kept);
+    // 31 observations: 0, 2, 4 (x21), 6, 8, 10 from a; 1, 3, 5, 7, 9 from b.
+    let mut all: Vec<f64> = (0..=10).map(f64::from).collect();
+    all.extend([4.0; 20]);
+    all.sort_by(f64::total_cmp);
+    for (q, e) in [0.1, 0.5, 0.9].iter().zip(&est[1..4]) {
+        let exact = all[((q * 31.0_f64).ceil() as usize).max(1) - 1] * 1.013;
+        assert!(
+            ((e - exact) / exact).abs() <= 0.0099 + 1e-12,
+            "q {q}: {e} vs {exact}"
+        );
+    }
+    assert_ne!(
+        est[1..4],
+        [all[3] * 1.013, all[15] * 1.013, all[27] * 1.013]
+    );
+    // A reset empties every set and its buffer: exact again.
+    a.reset().unwrap();
+    b.observe(sb, 2.5).unwrap();
+    a.observe(sa, 7.5).unwrap();
+    assert_eq!(check(&mut kept), [2.5, 2.5, 2.5, 7.5, 7.5]);
+}

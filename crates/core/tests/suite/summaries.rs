@@ -83,6 +83,16 @@ fn negative_zero_and_out_of_range_values() {
     for v in [-40.0, -40.0, 0.0, 1e-12, 1e12] {
         store.observe(s, v).unwrap();
     }
+    // Few observations: exact (nearest rank), whatever their range.
+    let (_, qs) = read(&store, "temp");
+    let exact: Vec<f64> = qs.iter().map(|q| q.value).collect();
+    assert_eq!(exact, [-40.0, 0.0, 1e12]);
+    // More than a set keeps exactly: the sketch's estimates.
+    for _ in 0..3 {
+        for v in [-40.0, -40.0, 0.0, 1e-12, 1e12] {
+            store.observe(s, v).unwrap();
+        }
+    }
     let (_, qs) = read(&store, "temp");
     assert!(close(qs[0].value, -40.0), "{qs:?}");
     assert_eq!(qs[1].value, 0.0, "0 and 1e-12 share the zero cell");
@@ -135,7 +145,8 @@ fn reset_and_wipe_clear_the_sketches() {
     store.observe(s, 7.0).unwrap();
     assert!(close(read(&store, "r").1[0].value, 7.0));
     // The series' sketch; the overflow series takes one only when used.
-    assert_eq!(store.stats().sketch_cells_used, 5 * 4229);
+    // (each set's counts and its 16 exact values)
+    assert_eq!(store.stats().sketch_cells_used, 5 * (4229 + 16));
 }
 
 #[test]
@@ -167,7 +178,7 @@ fn threads_of_one_process_lose_no_observation() {
 
 #[test]
 fn sketch_capacity_gives_overflow_with_quantiles_then_without() {
-    let per_series = 5 * 4229;
+    let per_series = 5 * (4229 + 16);
     let opts = Options {
         sketch_cells_per_writer: 2 * per_series,
         ..Options::default()
