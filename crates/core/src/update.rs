@@ -188,6 +188,9 @@ impl<'a> Cells<'a> {
     }
 }
 
+/// An update's write into its series' cells in a slot (`own`).
+type Write = fn(&Store, &Series, f64, u32) -> Result<()>;
+
 /// Releases a slot's pin (see `ttl.rs`) when an update of a TTL series
 /// is done, whichever way it ends.
 struct Pin<'a>(&'a AtomicU64);
@@ -203,23 +206,23 @@ impl Drop for Pin<'_> {
 const PINNED: u32 = 1 << 31;
 
 impl Store {
-    /// The slot this process writes to: the one it claimed already or,
-    /// the first time (and after a fork), one claimed now, out of line.
-    ///
-    /// Each update calls it, then its write (`counter_add_own`, ...), a
-    /// function forced inline. Not a closure run by a `with_slot`: a
-    /// closure (or the `FnOnce` shim of a function passed as one) is one
-    /// function shared by every copy of the update it is in, which LLVM
-    /// kept out of line once the update had several callers (the C ABI's
-    /// fast and full paths, its cache), with the handle written to the
-    /// stack for the call: about 30 instructions per update
+    /// Claims the slot this process writes to, the first time (and after
+    /// a fork), then makes update `write` of `s` there. Out of line, and
+    /// the update's path only tail-calls it: that path keeps no stack
+    /// frame. Each update calls its write (`counter_add_own`, ...), a
+    /// function forced inline, on that path, and passes it here as a
+    /// function pointer. Not a closure that a `with_slot` runs on both
+    /// paths: a closure (or the `FnOnce` shim of a function passed as
+    /// one) is one function shared by every copy of the update, which
+    /// LLVM kept out of line once the update had several callers (the C
+    /// ABI's fast and full paths, its cache), with the handle written to
+    /// the stack for the call: about 30 instructions per update
     /// (`crates/ffi/benches/hotpath.sh`).
-    #[inline(always)]
-    fn own_slot(&self, s: &Series) -> Result<u32> {
-        match self.cached_slot() {
-            Some(own) => Ok(own),
-            None => self.claim_for(who(s), s.id, s.live),
-        }
+    #[cold]
+    #[inline(never)]
+    fn claim_then(&self, s: Series, v: f64, write: Write) -> Result<()> {
+        let own = self.claim_for(who(&s), s.id, s.live)?;
+        write(self, &s, v, own)
     }
 
     /// The slot to write `s` through, claimed now: the update's first in
@@ -363,7 +366,10 @@ impl Store {
         if !(0.0..f64::INFINITY).contains(&v) {
             return Err(counter_amount_error(v));
         }
-        self.counter_add_own(&s, v, self.own_slot(&s)?)
+        match self.cached_slot() {
+            Some(own) => self.counter_add_own(&s, v, own),
+            None => self.claim_then(s, v, Store::counter_add_own),
+        }
     }
 
     /// [`Store::counter_add`]'s write, in slot `own`. This and the other
@@ -393,7 +399,10 @@ impl Store {
         if s.ttl_cell as i32 > 0 {
             return self.ttl_update(s, |s| self.counter_inc(s));
         }
-        self.counter_inc_own(&s, 1.0, self.own_slot(&s)?)
+        match self.cached_slot() {
+            Some(own) => self.counter_inc_own(&s, 1.0, own),
+            None => self.claim_then(s, 1.0, Store::counter_inc_own),
+        }
     }
 
     /// [`Store::counter_inc`]'s write, in slot `own`.
@@ -425,7 +434,10 @@ impl Store {
         if v.is_nan() {
             return Err(nan_error("a gauge cannot be set to"));
         }
-        self.gauge_set_own(&s, v, self.own_slot(&s)?)
+        match self.cached_slot() {
+            Some(own) => self.gauge_set_own(&s, v, own),
+            None => self.claim_then(s, v, Store::gauge_set_own),
+        }
     }
 
     /// [`Store::gauge_set`]'s write, in slot `own`.
@@ -449,7 +461,10 @@ impl Store {
         if v.is_nan() {
             return Err(nan_error("a gauge cannot be increased by"));
         }
-        self.gauge_add_own(&s, v, self.own_slot(&s)?)
+        match self.cached_slot() {
+            Some(own) => self.gauge_add_own(&s, v, own),
+            None => self.claim_then(s, v, Store::gauge_add_own),
+        }
     }
 
     /// [`Store::gauge_add`]'s write, in slot `own`.
@@ -490,8 +505,14 @@ impl Store {
             // stays what it was (measured: inlining the check cost a
             // classic observe about 3 ns).
             Kind::Histogram if s.native != 0 => self.observe_native(&s, v),
-            Kind::Histogram => self.observe_classic_own(&s, v, self.own_slot(&s)?),
-            Kind::Summary => self.observe_summary_own(&s, v, self.own_slot(&s)?),
+            Kind::Histogram => match self.cached_slot() {
+                Some(own) => self.observe_classic_own(&s, v, own),
+                None => self.claim_then(s, v, Store::observe_classic_own),
+            },
+            Kind::Summary => match self.cached_slot() {
+                Some(own) => self.observe_summary_own(&s, v, own),
+                None => self.claim_then(s, v, Store::observe_summary_own),
+            },
             _ => Err(handle_error(
                 self,
                 who(&s),
