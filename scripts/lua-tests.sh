@@ -44,6 +44,8 @@ say "lua binding: JIT checks (jit.v, jit.p)"
 luajit tests/jit.lua | grep -v '^\[TRACE'
 say "lua binding: nginx"
 "$VENV/bin/python" -m pytest -q tests "$@"
+say "lua binding: the nginx bench's reading of wrk's output"
+"$VENV/bin/python" -m pytest -q ../../benches/lua/test_bench_nginx.py
 # Both parts: basic (test_basic.go) and reset (test_reset.go, a reset() in
 # one worker seen by the others).
 say "lua binding: nginx-lua-prometheus's integration test (basic and reset)"

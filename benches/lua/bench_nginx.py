@@ -272,25 +272,43 @@ http {{
 def wrk(port: int, seconds: int, threads: int, conns: int, path: str = "/", pin: bool = False) -> dict:
     out = subprocess.run((["taskset", "-c", "1"] if pin else []) + ["wrk", f"-t{threads}", f"-c{conns}", f"-d{seconds}s", "--latency",
                           f"http://127.0.0.1:{port}{path}"], capture_output=True, text=True, check=True).stdout
-    def dur(s: str) -> float:
-        m = re.match(r"([\d.]+)(us|ms|s|m)$", s)
-        assert m, s
-        return float(m.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}[m.group(2)]
+    return wrk_figures(out)
+
+
+def wrk_duration(s: str) -> float:
+    m = re.match(r"([\d.]+)(us|ms|s|m)$", s)
+    assert m, s
+    return float(m.group(1)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}[m.group(2)]
+
+
+def wrk_figures(out: str) -> dict:
+    """wrk's figures from its output `out`: rps, requests, non2xx, errors,
+    timeouts, max and p99 (seconds), and `outcome`, empty when wrk printed
+    latencies, else why there are none (max and p99 are then nan, or for
+    timeouts max is 2 s, a lower bound). A server whose workers stall
+    (nginx-lua-prometheus' collect() at 100k series every second) can make
+    every request time out, and wrk then prints no latencies, or nothing at
+    all after its header: a figure of the run, not a failure of the bench."""
+    def num(pattern: str, conv=float, default=0):
+        m = re.search(pattern, out, re.M)
+        return conv(m.group(1)) if m else default
+    res = {"rps": num(r"Requests/sec:\s+([\d.]+)"), "requests": num(r"(\d+) requests in", int),
+           "non2xx": num(r"Non-2xx or 3xx responses: (\d+)", int), "errors": num(r"Socket errors: (.*)", str, ""),
+           "timeouts": num(r"timeout (\d+)", int), "raw": out, "outcome": ""}
     lat = re.search(r"Latency\s+(\S+)\s+(\S+)\s+(\S+)", out)
     p99 = re.search(r"^\s+99%\s+(\S+)$", out, re.M)  # the Latency Distribution line
-    reqs = re.search(r"(\d+) requests in", out)
-    rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
-    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
-    errors = re.search(r"Socket errors: (.*)", out)
-    timeouts = re.search(r"timeout (\d+)", out)
-    res = {"rps": float(rps.group(1)), "requests": int(reqs.group(1)), "non2xx": int(non2xx.group(1)) if non2xx else 0,
-           "errors": errors.group(1) if errors else "", "raw": out, "timeouts": int(timeouts.group(1)) if timeouts else 0}
+    if "requests in" not in out:
+        return res | {"max": float("nan"), "p99": float("nan"),
+                      "outcome": "no latencies: wrk printed nothing after its header (all requests stalled)"}
+    if res["requests"] == 0:
+        return res | {"max": float("nan"), "p99": float("nan"), "outcome": "no latencies: no request completed"}
     if lat and p99:
-        return res | {"max": dur(lat.group(3)), "p99": dur(p99.group(1))}
+        return res | {"max": wrk_duration(lat.group(3)), "p99": wrk_duration(p99.group(1))}
     # wrk prints no latencies when requests time out (2 s, its default):
     # the max is then at least the timeout, and the p99 unknown (nan).
-    assert res["timeouts"], f"wrk printed no latencies:\n{out}"
-    return res | {"max": 2.0, "p99": float("nan")}
+    why = f"{res['timeouts']} requests timed out" if res["timeouts"] else "wrk printed none"
+    return res | {"max": 2.0 if res["timeouts"] else float("nan"), "p99": float("nan"),
+                  "outcome": f"no latencies: {why}"}
 
 
 def hot_path_tax(seconds: int, rounds: int) -> None:
@@ -495,29 +513,32 @@ def callgrind_nginx(d: Path, name: str, handler: str, requests: int, keep: Path 
     return window_costs(out) if window else callgrind_costs(out)
 
 
-def instructions(requests: int, warmup: int, reps: int, keep: Path | None, window: bool = False) -> None:
-    print(f"== Hot-path tax in instructions: valgrind --tool=callgrind, one nginx process (master_process off), "
-          f"{warmup} warm-up requests, then {requests} more; {reps} repetitions")
-    if window:
-        print("   --instr-window: each setup runs once per repetition; callgrind's counts are zeroed after the\n"
-              "   W warm-up requests (callgrind_control --zero) and dumped after N more (--dump): per request is\n"
-              "   the dump's total / N, with nothing of start-up, warm-up or shutdown in it. What runs between\n"
-              "   requests in that window (the timers: shmetrics' follow check, nginx-lua-prometheus' sync)\n"
-              "   is in it, as in the runs without --instr-window.")
-    print("   Without --instr-window, each setup runs twice per repetition: W = warm-up requests only, and W + N. Per request is\n"
-          "   (I(W+N) - I(W)) / N, I the instructions callgrind counted in the nginx process from start to\n"
-          "   exit, so start-up, warm-up (JIT compilation of the first traces) and shutdown cancel out.\n"
-          "   Requests: one at a time, over keep-alive connections of 100 requests (a Python client outside\n"
-          "   valgrind), to `location / { return 200 }`; the shmetrics setups' store must count all W+N.\n"
-          "   An instruction count is not time. It is repeatable (to within about 160 instructions per request\n"
-          "   in the runs so far; see the ranges) where CPU time on a shared machine is not, but instructions differ\n"
-          "   in cost (cache misses, atomic read-modify-writes, branch mispredictions), and the kernel's\n"
-          "   work (a syscall is one instruction) is not counted. Ratios of instruction counts are not\n"
-          "   ratios of req/s; no figure below is converted to time.")
-    # name: (the log handler, the requests nginx_http_requests_total counts
-    # per request in the store, the metrics' definitions)
+INSTR_INTRO = """\
+   Without --instr-window, each setup runs twice per repetition: W = warm-up requests only, and W + N. Per request is
+   (I(W+N) - I(W)) / N, I the instructions callgrind counted in the nginx process from start to
+   exit, so start-up, warm-up (JIT compilation of the first traces) and shutdown cancel out.
+   Requests: one at a time, over keep-alive connections of 100 requests (a Python client outside
+   valgrind), to `location / { return 200 }`; the shmetrics setups' store must count all W+N.
+   An instruction count is not time. It is repeatable (to within about 160 instructions per request
+   in the runs so far; see the ranges) where CPU time on a shared machine is not, but instructions differ
+   in cost (cache misses, atomic read-modify-writes, branch mispredictions), and the kernel's
+   work (a syscall is one instruction) is not counted. Ratios of instruction counts are not
+   ratios of req/s; no figure below is converted to time."""
+
+INSTR_WINDOW = """\
+   --instr-window: each setup runs once per repetition; callgrind's counts are zeroed after the
+   W warm-up requests (callgrind_control --zero) and dumped after N more (--dump): per request is
+   the dump's total / N, with nothing of start-up, warm-up or shutdown in it. What runs between
+   requests in that window (the timers: shmetrics' follow check, nginx-lua-prometheus' sync)
+   is in it, as in the runs without --instr-window."""
+
+
+def instr_setups() -> dict[str, tuple[str, int, str]]:
+    """The callgrind setups, by name: (the log handler, what
+    nginx_http_requests_total counts per request in the store, the
+    metrics' definitions)."""
     nlp = nlp_init()
-    setups = {
+    return {
         "no log handler": ("", 0, INIT),
         "empty log_by_lua": (EMPTY, 0, INIT),
         "log_by_lua calling an empty function": (CALL_ONLY, 0, INIT),
@@ -529,7 +550,15 @@ def instructions(requests: int, warmup: int, reps: int, keep: Path | None, windo
         "shmetrics, handler inline": (UPDATE_INLINE, 1, INIT),
         "nginx-lua-prometheus counter+histogram": (UPDATE, 0, nlp),
         "nginx-lua-prometheus, 11 update pairs": (UPDATE_X11, 0, nlp),
+        "nginx-lua-prometheus, constant labels, no ngx.*": (CONSTANT, 0, nlp),
     }
+
+
+def instr_runs(requests: int, warmup: int, reps: int, keep: Path | None,
+               window: bool) -> dict[str, list[dict[str, float]]]:
+    """Each setup's instructions per request, by object group, one dict
+    per repetition."""
+    setups = instr_setups()
     per_req: dict[str, list[dict[str, float]]] = {k: [] for k in setups}
     with tempfile.TemporaryDirectory() as d:
         for r in range(reps):
@@ -537,31 +566,44 @@ def instructions(requests: int, warmup: int, reps: int, keep: Path | None, windo
                 if window:
                     got = callgrind_nginx(Path(d), name, handler, warmup, keep, counts, init, requests)
                     per_req[name].append({k: v / requests for k, v in got.items()})
-                    print(f"   rep {r + 1}: {name:38s} I(window of N) {got['total']:>13,}"
+                    print(f"   rep {r + 1}: {name:47s} I(window of N) {got['total']:>13,}"
                           f"  -> {per_req[name][-1]['total']:8.0f} instructions/request", flush=True)
                     continue
                 runs = [callgrind_nginx(Path(d), name, handler, k, keep, counts, init)
                         for k in (warmup, warmup + requests)]
                 per_req[name].append({k: (runs[1][k] - runs[0][k]) / requests for k in runs[0]})
-                print(f"   rep {r + 1}: {name:38s} I(W) {runs[0]['total']:>13,}  I(W+N) {runs[1]['total']:>13,}"
+                print(f"   rep {r + 1}: {name:47s} I(W) {runs[0]['total']:>13,}  I(W+N) {runs[1]['total']:>13,}"
                       f"  -> {per_req[name][-1]['total']:8.0f} instructions/request", flush=True)
+    return per_req
+
+
+def instr_tables(per_req: dict[str, list[dict[str, float]]]) -> dict[str, dict[str, float]]:
+    """Prints the setups' medians, ranges and split by object group;
+    returns the medians."""
     med = {k: {c: statistics.median(x[c] for x in v) for c in v[0]} for k, v in per_req.items()}
     groups = [g for g, _ in OBJECT_GROUPS] + ["other"]
     base = med["empty log_by_lua"]["total"]
-    print(f"   {'setup':38s} {'instr/req':>9s} {'(range)':>15s} {'vs empty':>9s} {'ratio':>6s} {'log phase':>9s}")
+    print(f"   {'setup':47s} {'instr/req':>9s} {'(range)':>15s} {'vs empty':>9s} {'ratio':>6s} {'log phase':>9s}")
     for name, m in med.items():
         totals = [x["total"] for x in per_req[name]]
-        print(f"   {name:38s} {m['total']:9.0f} {f'({min(totals):.0f}..{max(totals):.0f})':>15s}"
+        print(f"   {name:47s} {m['total']:9.0f} {f'({min(totals):.0f}..{max(totals):.0f})':>15s}"
               f" {m['total'] - base:+9.0f} {m['total'] / base:6.3f} {m['log phase']:9.0f}")
     print("   (median and range over the repetitions; ratio: the setup's instructions per request / the empty\n"
           "   handler's; log phase: instructions in ngx_http_lua_log_handler and what it calls, per request)")
-    print(f"   instructions per request above the empty handler, by where the code is:")
-    print(f"   {'setup':38s}" + "".join(f" {g:>12s}" for g in groups))
+    print("   instructions per request above the empty handler, by where the code is:")
+    print(f"   {'setup':47s}" + "".join(f" {g:>12s}" for g in groups))
     for name, m in med.items():
-        print(f"   {name:38s}" + "".join(f" {m[g] - med['empty log_by_lua'][g]:+12.0f}" for g in groups))
+        print(f"   {name:47s}" + "".join(f" {m[g] - med['empty log_by_lua'][g]:+12.0f}" for g in groups))
     print("   (LuaJIT VM: its interpreter, garbage collector, FFI call machinery and trace recorder;\n"
           "   JIT code: LuaJIT's compiled traces; libshmetrics: the Rust core behind the C ABI)")
+    return med
+
+
+def instr_summary(med: dict[str, dict[str, float]]) -> None:
+    """The taxes above the empty handler, their parts, and the ratios of
+    shmetrics' to nginx-lua-prometheus', for both shapes."""
     total = {k: m["total"] for k, m in med.items()}
+    base = total["empty log_by_lua"]
     upd, reads, call = (total[k] for k in ("shmetrics counter+histogram", "the handler's reads, no update",
                                            "log_by_lua calling an empty function"))
     print(f"   the handler of docs/lua.md vs the empty handler: {upd - base:+.0f} instructions/request; "
@@ -569,22 +611,37 @@ def instructions(requests: int, warmup: int, reps: int, keep: Path | None, windo
     print(f"     = calling a function from log_by_lua {call - base:+.0f}"
           f" + the ngx.* reads {reads - call:+.0f}"
           f" + the counter+histogram update pair {upd - reads:+.0f}"
-          f" (of which {med['shmetrics counter+histogram']['libshmetrics']:.0f} in libshmetrics)")
+          f" (of which {med['shmetrics counter+histogram']['libshmetrics'] - med['empty log_by_lua']['libshmetrics']:.0f}"
+          " in libshmetrics)")
     print(f"   the reads with ngx.var.status and tonumber(ngx.var.request_time) instead of ngx.status and "
           f"ngx.now() - ngx.req.start_time(): {total['the reads through ngx.var, no update'] - call:+.0f} "
           f"instead of {reads - call:+.0f}")
     print(f"   marginal update pair, (11 pairs - 1 pair) / 10: {(total['shmetrics, 11 update pairs'] - upd) / 10:+.0f}")
+    const = total["shmetrics, constant labels, no ngx.*"]
     print(f"   the update pair with constant labels, no ngx.* (constant - calling an empty function): "
-          f"{total['shmetrics, constant labels, no ngx.*'] - call:+.0f}")
+          f"{const - call:+.0f}")
     inline = total["shmetrics, handler inline"]
     print(f"   the same handler inline in the log_by_lua block vs the empty handler: {inline - base:+.0f}; "
           f"instruction ratio empty/inline {base / inline:.3f}")
     print(f"   the empty handler vs no handler: {base - total['no log handler']:+.0f}")
     nlp_upd, nlp_x11 = total["nginx-lua-prometheus counter+histogram"], total["nginx-lua-prometheus, 11 update pairs"]
-    print(f"   nginx-lua-prometheus, the same handler vs the empty handler: {nlp_upd - base:+.0f}; "
-          f"shmetrics' tax / nginx-lua-prometheus': {(upd - base) / (nlp_upd - base):.3f}")
+    nlp_const = total["nginx-lua-prometheus, constant labels, no ngx.*"]
     print(f"   nginx-lua-prometheus, marginal update pair: {(nlp_x11 - nlp_upd) / 10:+.0f}; shmetrics' / "
           f"nginx-lua-prometheus': {(total['shmetrics, 11 update pairs'] - upd) / (nlp_x11 - nlp_upd):.3f}")
+    print("   The taxes, above the empty log_by_lua handler (target: <= 1,000 and <= 0.3x nginx-lua-prometheus'):")
+    for shape, ours, theirs in (("docs/lua.md's handler (ngx.* reads + counter+histogram)", upd, nlp_upd),
+                                ("counter inc + histogram observe alone (constant labels)", const, nlp_const)):
+        print(f"   {shape}: shmetrics {ours - base:+.0f}, nginx-lua-prometheus {theirs - base:+.0f}; "
+              f"ratio {(ours - base) / (theirs - base):.3f}")
+
+
+def instructions(requests: int, warmup: int, reps: int, keep: Path | None, window: bool = False) -> None:
+    print(f"== Hot-path tax in instructions: valgrind --tool=callgrind, one nginx process (master_process off), "
+          f"{warmup} warm-up requests, then {requests} more; {reps} repetitions")
+    if window:
+        print(INSTR_WINDOW)
+    print(INSTR_INTRO)
+    instr_summary(instr_tables(instr_runs(requests, warmup, reps, keep, window)))
 
 
 def get_store_total(store: Path) -> tuple[str, int]:
@@ -702,6 +759,8 @@ def tail_phases(port: int, seconds: int, interval: float,
                      f" max {max(times) * 1e3:.1f} ms ({len(times)} scrapes, {sizes[-1] / 1e6:.1f} MB)")
         if res["timeouts"]:
             extra += f"  ({res['timeouts']} requests timed out at 2 s: max at least that)"
+        if res["outcome"]:
+            extra += f"  [{res['outcome']}]"
         print(f"   {phase:38s} {res['rps']:9.0f} req/s  p99 {res['p99'] * 1e3:7.2f} ms"
               f"  max {res['max'] * 1e3:8.2f} ms{extra}")
     return rows

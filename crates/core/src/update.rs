@@ -98,9 +98,27 @@ fn only(kind: Kind) -> &'static [Kind] {
     }
 }
 
+/// What [`handle_error`] reads of a handle: passed in registers, so that
+/// no update writes its handle to the stack for the cold call.
+#[derive(Clone, Copy)]
+struct Who {
+    kind: Kind,
+    tag: u32,
+    epoch: u32,
+}
+
+#[inline(always)]
+fn who(s: &Series) -> Who {
+    Who {
+        kind: s.kind,
+        tag: s.tag,
+        epoch: s.epoch,
+    }
+}
+
 #[cold]
 #[inline(never)]
-fn handle_error(store: &Store, s: &Series, want: &[Kind]) -> Error {
+fn handle_error(store: &Store, s: Who, want: &[Kind]) -> Error {
     if !want.contains(&s.kind) {
         let want: Vec<&str> = want.iter().map(|k| k.as_str()).collect();
         return Error::new(
@@ -170,6 +188,9 @@ impl<'a> Cells<'a> {
     }
 }
 
+/// An update's write into its series' cells in a slot (`own`).
+type Write = fn(&Store, &Series, f64, u32) -> Result<()>;
+
 /// Releases a slot's pin (see `ttl.rs`) when an update of a TTL series
 /// is done, whichever way it ends.
 struct Pin<'a>(&'a AtomicU64);
@@ -185,44 +206,40 @@ impl Drop for Pin<'_> {
 const PINNED: u32 = 1 << 31;
 
 impl Store {
-    /// Runs update `f` with the slot this process writes to: the one it
-    /// claimed already or, the first time (and after a fork), one claimed
-    /// now, out of line. So the update path makes no call that returns to
-    /// it: its failures end in a tail call (`handle_error`, `expired`),
-    /// and it needs no stack frame, which would cost `counter_inc` six of
-    /// its instructions (`benches/hotpath.rs`).
-    ///
-    /// `f` gets the store, `s`, `v` and the slot as arguments rather than
-    /// capturing them: a closure that captures nothing has no environment
-    /// to build, which LLVM would otherwise do before the branch, on the
-    /// update path.
-    #[inline(always)]
-    fn with_slot<F>(&self, s: &Series, v: f64, f: F) -> Result<()>
-    where
-        F: FnOnce(&Store, &Series, f64, u32) -> Result<()>,
-    {
-        match self.cached_slot() {
-            Some(own) => f(self, s, v, own),
-            None => self.claim_then(s, v, f),
-        }
-    }
-
+    /// Claims the slot this process writes to, the first time (and after
+    /// a fork), then makes update `write` of `s` there. Out of line, and
+    /// the update's path only tail-calls it: that path keeps no stack
+    /// frame. Each update calls its write (`counter_add_own`, ...), a
+    /// function forced inline, on that path, and passes it here as a
+    /// function pointer. Not a closure that a `with_slot` runs on both
+    /// paths: a closure (or the `FnOnce` shim of a function passed as
+    /// one) is one function shared by every copy of the update, which
+    /// LLVM kept out of line once the update had several callers (the C
+    /// ABI's fast and full paths, its cache), with the handle written to
+    /// the stack for the call: about 30 instructions per update
+    /// (`crates/ffi/benches/hotpath.sh`).
     #[cold]
     #[inline(never)]
-    fn claim_then<F>(&self, s: &Series, v: f64, f: F) -> Result<()>
-    where
-        F: FnOnce(&Store, &Series, f64, u32) -> Result<()>,
-    {
+    fn claim_then(&self, s: Series, v: f64, write: Write) -> Result<()> {
+        let own = self.claim_for(who(&s), s.id, s.live)?;
+        write(self, &s, v, own)
+    }
+
+    /// The slot to write `s` through, claimed now: the update's first in
+    /// this process (or since a fork).
+    #[cold]
+    #[inline(never)]
+    fn claim_for(&self, s: Who, id: u32, live: u32) -> Result<u32> {
         // The handle's own checks first, as on the update path: a handle
         // of another store, or a stale one, fails as such, not as an
         // update of a read-only store.
         if s.tag != self.tag || s.epoch != self.map.header().hot.epoch.load(Relaxed) as u32 {
             return Err(handle_error(self, s, only(s.kind)));
         }
-        if self.map.series_state(s.id, Relaxed) != Some(s.live) {
+        if self.map.series_state(id, Relaxed) != Some(live) {
             return Err(expired());
         }
-        f(self, s, v, self.slot()?)
+        self.slot()
     }
 
     /// The cells of `s` in the slot this process writes to, `own`.
@@ -234,7 +251,7 @@ impl Store {
     #[inline(always)]
     fn cells_of(&self, s: &Series, want: Kind, own: u32) -> Result<Cells<'_>> {
         if s.kind != want || s.tag != self.tag {
-            return Err(handle_error(self, s, only(want)));
+            return Err(handle_error(self, who(s), only(want)));
         }
         self.cells_checked(s, own)
     }
@@ -259,7 +276,7 @@ impl Store {
     #[inline(always)]
     fn cells_with(&self, s: &Series, ints: usize, own: u32) -> Result<Cells<'_>> {
         if s.epoch != self.map.header().hot.epoch.load(Relaxed) as u32 {
-            return Err(handle_error(self, s, only(s.kind)));
+            return Err(handle_error(self, who(s), only(s.kind)));
         }
         // A series deleted since the handle was made, by any process, has
         // another state word: the update fails as stale, and the caller
@@ -275,7 +292,7 @@ impl Store {
         let region = self.map.cells(slot);
         let (int_off, float_off) = (s.int_off as usize, s.float_off as usize);
         if int_off + ints > region.len() || float_off >= region.len() {
-            return Err(handle_error(self, s, only(s.kind)));
+            return Err(handle_error(self, who(s), only(s.kind)));
         }
         Ok(Cells {
             slot,
@@ -302,7 +319,7 @@ impl Store {
     #[inline(never)]
     fn ttl_update(&self, s: Series, f: impl FnOnce(Series) -> Result<()>) -> Result<()> {
         if s.tag != self.tag || s.epoch != self.map.header().hot.epoch.load(Relaxed) as u32 {
-            return Err(handle_error(self, &s, &[s.kind]));
+            return Err(handle_error(self, who(&s), &[s.kind]));
         }
         let own = self.slot()?;
         let slot = if s.mode == GaugeMode::Shared && s.kind == Kind::Gauge {
@@ -315,7 +332,7 @@ impl Store {
             self.map.series_state(s.id, Relaxed),
             self.map.cells(slot).get(stamp),
         ) else {
-            return Err(handle_error(self, &s, &[s.kind]));
+            return Err(handle_error(self, who(&s), &[s.kind]));
         };
         let now = shm::coarse_monotonic_ms();
         if now.saturating_sub(stamp.load(Relaxed)) >= crate::MIN_TTL.as_millis() as u64 {
@@ -340,7 +357,7 @@ impl Store {
     ///
     /// # Errors
     /// [`ErrorKind::InvalidValue`] if `v` is negative, NaN or `+Inf`.
-    #[inline]
+    #[inline(always)]
     pub fn counter_add(&self, s: Series, v: f64) -> Result<()> {
         if s.ttl_cell as i32 > 0 {
             return self.ttl_update(s, |s| self.counter_add(s, v));
@@ -349,32 +366,51 @@ impl Store {
         if !(0.0..f64::INFINITY).contains(&v) {
             return Err(counter_amount_error(v));
         }
-        self.with_slot(&s, v, |st, s, v, own| {
-            let c = st.cells_of(s, Kind::Counter, own)?;
-            // Whole amounts below 2^53 go to the integer cell. `v` is
-            // not negative here, so `n` is its integer part (an `i64` cast
-            // is one instruction; `fract` calls `trunc` on x86-64).
-            let n = v as i64;
-            if v < EXACT_INT_LIMIT && n as f64 == v {
-                c.int(0).fetch_add(n as u64, Relaxed);
-            } else {
-                add_f64(c.float(), v);
-            }
-            Ok(())
-        })
+        match self.cached_slot() {
+            Some(own) => self.counter_add_own(&s, v, own),
+            None => self.claim_then(s, v, Store::counter_add_own),
+        }
+    }
+
+    /// [`Store::counter_add`]'s write, in slot `own`. This and the other
+    /// updates' writes are functions forced inline, not closures: a
+    /// closure is one function shared by every copy of the update it is
+    /// in, which LLVM kept out of line once the update had several
+    /// callers (the C ABI's), with the handle written to the stack for
+    /// the call (`crates/ffi/benches/hotpath.sh`).
+    #[inline(always)]
+    fn counter_add_own(&self, s: &Series, v: f64, own: u32) -> Result<()> {
+        let c = self.cells_of(s, Kind::Counter, own)?;
+        // Whole amounts below 2^53 go to the integer cell. `v` is
+        // not negative here, so `n` is its integer part (an `i64` cast
+        // is one instruction; `fract` calls `trunc` on x86-64).
+        let n = v as i64;
+        if v < EXACT_INT_LIMIT && n as f64 == v {
+            c.int(0).fetch_add(n as u64, Relaxed);
+        } else {
+            add_f64(c.float(), v);
+        }
+        Ok(())
     }
 
     /// Adds one to a counter: a single atomic `fetch_add`.
-    #[inline]
+    #[inline(always)]
     pub fn counter_inc(&self, s: Series) -> Result<()> {
         if s.ttl_cell as i32 > 0 {
             return self.ttl_update(s, |s| self.counter_inc(s));
         }
-        self.with_slot(&s, 1.0, |st, s, _, own| {
-            let c = st.cells_of(s, Kind::Counter, own)?;
-            c.int(0).fetch_add(1, Relaxed);
-            Ok(())
-        })
+        match self.cached_slot() {
+            Some(own) => self.counter_inc_own(&s, 1.0, own),
+            None => self.claim_then(s, 1.0, Store::counter_inc_own),
+        }
+    }
+
+    /// [`Store::counter_inc`]'s write, in slot `own`.
+    #[inline(always)]
+    fn counter_inc_own(&self, s: &Series, _: f64, own: u32) -> Result<()> {
+        let c = self.cells_of(s, Kind::Counter, own)?;
+        c.int(0).fetch_add(1, Relaxed);
+        Ok(())
     }
 
     #[inline]
@@ -390,7 +426,7 @@ impl Store {
     ///
     /// # Errors
     /// [`ErrorKind::InvalidValue`] if `v` is NaN.
-    #[inline]
+    #[inline(always)]
     pub fn gauge_set(&self, s: Series, v: f64) -> Result<()> {
         if s.ttl_cell as i32 > 0 {
             return self.ttl_update(s, |s| self.gauge_set(s, v));
@@ -398,19 +434,26 @@ impl Store {
         if v.is_nan() {
             return Err(nan_error("a gauge cannot be set to"));
         }
-        self.with_slot(&s, v, |st, s, v, own| {
-            let c = st.cells_of(s, Kind::Gauge, own)?;
-            c.float().store(v.to_bits(), Relaxed);
-            st.gauge_mark(s, c.int(0));
-            Ok(())
-        })
+        match self.cached_slot() {
+            Some(own) => self.gauge_set_own(&s, v, own),
+            None => self.claim_then(s, v, Store::gauge_set_own),
+        }
+    }
+
+    /// [`Store::gauge_set`]'s write, in slot `own`.
+    #[inline(always)]
+    fn gauge_set_own(&self, s: &Series, v: f64, own: u32) -> Result<()> {
+        let c = self.cells_of(s, Kind::Gauge, own)?;
+        c.float().store(v.to_bits(), Relaxed);
+        self.gauge_mark(s, c.int(0));
+        Ok(())
     }
 
     /// Adds `v` (which may be negative) to a gauge.
     ///
     /// # Errors
     /// [`ErrorKind::InvalidValue`] if `v` is NaN.
-    #[inline]
+    #[inline(always)]
     pub fn gauge_add(&self, s: Series, v: f64) -> Result<()> {
         if s.ttl_cell as i32 > 0 {
             return self.ttl_update(s, |s| self.gauge_add(s, v));
@@ -418,12 +461,19 @@ impl Store {
         if v.is_nan() {
             return Err(nan_error("a gauge cannot be increased by"));
         }
-        self.with_slot(&s, v, |st, s, v, own| {
-            let c = st.cells_of(s, Kind::Gauge, own)?;
-            add_f64(c.float(), v);
-            st.gauge_mark(s, c.int(0));
-            Ok(())
-        })
+        match self.cached_slot() {
+            Some(own) => self.gauge_add_own(&s, v, own),
+            None => self.claim_then(s, v, Store::gauge_add_own),
+        }
+    }
+
+    /// [`Store::gauge_add`]'s write, in slot `own`.
+    #[inline(always)]
+    fn gauge_add_own(&self, s: &Series, v: f64, own: u32) -> Result<()> {
+        let c = self.cells_of(s, Kind::Gauge, own)?;
+        add_f64(c.float(), v);
+        self.gauge_mark(s, c.int(0));
+        Ok(())
     }
 
     /// Sets a gauge to the current Unix time in seconds.
@@ -442,7 +492,7 @@ impl Store {
     ///
     /// # Errors
     /// [`ErrorKind::InvalidValue`] if `v` is NaN.
-    #[inline]
+    #[inline(always)]
     pub fn observe(&self, s: Series, v: f64) -> Result<()> {
         if s.ttl_cell as i32 > 0 {
             return self.ttl_update(s, |s| self.observe(s, v));
@@ -455,56 +505,79 @@ impl Store {
             // stays what it was (measured: inlining the check cost a
             // classic observe about 3 ns).
             Kind::Histogram if s.native != 0 => self.observe_native(&s, v),
-            Kind::Histogram => self.with_slot(&s, v, |st, s, v, own| {
-                if s.tag != st.tag {
-                    return Err(handle_error(st, s, &[Kind::Histogram, Kind::Summary]));
-                }
-                // Cells first: that checks the epoch, so a handle from
-                // before a wipe never reads the (since rewritten) bounds.
-                let c = st.cells_checked(s, own)?;
-                let Some(bounds) = st.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
-                    return Err(handle_error(st, s, &[Kind::Histogram]));
-                };
-                // The first bucket whose upper bound is >= v (`le` is
-                // inclusive); n is the +Inf bucket.
-                c.int(bucket_index(bounds, v)).fetch_add(1, Relaxed);
-                add_f64(c.float(), v);
-                Ok(())
-            }),
-            Kind::Summary => self.with_slot(&s, v, |st, s, v, own| {
-                let c = st.cells_of(s, Kind::Summary, own)?;
-                if s.window.age_buckets != 0 {
-                    // The quantile sketch. `record` checks the cells'
-                    // bounds: a forged handle records nothing there.
-                    let sets = s.window.age_buckets as usize;
-                    let headers =
-                        &c.region()[c.int_off + 1..c.int_off + 1 + window::header_cells(sets)];
-                    let counts = st.map.sketch(c.slot);
-                    let start = (s.sketch_off as usize).min(counts.len());
-                    window::record(
-                        headers,
-                        &counts[start..],
-                        &st.sketch,
-                        s.window,
-                        shm::coarse_monotonic_ms(),
-                        v,
-                        &st.map,
-                    )
-                    .map_err(|e| {
-                        no_room(
-                            st,
-                            "quantile sketch",
-                            "the observation was not recorded",
-                            &e,
-                        )
-                    })?;
-                }
-                c.int(0).fetch_add(1, Relaxed);
-                add_f64(c.float(), v);
-                Ok(())
-            }),
-            _ => Err(handle_error(self, &s, &[Kind::Histogram, Kind::Summary])),
+            Kind::Histogram => match self.cached_slot() {
+                Some(own) => self.observe_classic_own(&s, v, own),
+                None => self.claim_then(s, v, Store::observe_classic_own),
+            },
+            Kind::Summary => match self.cached_slot() {
+                Some(own) => self.observe_summary_own(&s, v, own),
+                None => self.claim_then(s, v, Store::observe_summary_own),
+            },
+            _ => Err(handle_error(
+                self,
+                who(&s),
+                &[Kind::Histogram, Kind::Summary],
+            )),
         }
+    }
+
+    /// [`Store::observe`]'s write for a summary, in slot `own`.
+    #[inline]
+    fn observe_summary_own(&self, s: &Series, v: f64, own: u32) -> Result<()> {
+        let st = self;
+        let c = st.cells_of(s, Kind::Summary, own)?;
+        if s.window.age_buckets != 0 {
+            // The quantile sketch. `record` checks the cells'
+            // bounds: a forged handle records nothing there.
+            let sets = s.window.age_buckets as usize;
+            let headers = &c.region()[c.int_off + 1..c.int_off + 1 + window::header_cells(sets)];
+            let counts = st.map.sketch(c.slot);
+            let start = (s.sketch_off as usize).min(counts.len());
+            window::record(
+                headers,
+                &counts[start..],
+                &st.sketch,
+                s.window,
+                shm::coarse_monotonic_ms(),
+                v,
+                &st.map,
+            )
+            .map_err(|e| {
+                no_room(
+                    st,
+                    "quantile sketch",
+                    "the observation was not recorded",
+                    &e,
+                )
+            })?;
+        }
+        c.int(0).fetch_add(1, Relaxed);
+        add_f64(c.float(), v);
+        Ok(())
+    }
+
+    /// [`Store::observe`]'s write for a histogram without native buckets,
+    /// in slot `own`.
+    #[inline(always)]
+    fn observe_classic_own(&self, s: &Series, v: f64, own: u32) -> Result<()> {
+        if s.tag != self.tag {
+            return Err(handle_error(
+                self,
+                who(s),
+                &[Kind::Histogram, Kind::Summary],
+            ));
+        }
+        // Cells first: that checks the epoch, so a handle from
+        // before a wipe never reads the (since rewritten) bounds.
+        let c = self.cells_checked(s, own)?;
+        let Some(bounds) = self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
+            return Err(handle_error(self, who(s), &[Kind::Histogram]));
+        };
+        // The first bucket whose upper bound is >= v (`le` is
+        // inclusive); n is the +Inf bucket.
+        c.int(bucket_index(bounds, v)).fetch_add(1, Relaxed);
+        add_f64(c.float(), v);
+        Ok(())
     }
 
     /// `observe` for a histogram with native buckets: the native bucket
@@ -519,7 +592,11 @@ impl Store {
     #[inline(never)]
     fn observe_native(&self, s: &Series, v: f64) -> Result<()> {
         if s.tag != self.tag {
-            return Err(handle_error(self, s, &[Kind::Histogram, Kind::Summary]));
+            return Err(handle_error(
+                self,
+                who(s),
+                &[Kind::Histogram, Kind::Summary],
+            ));
         }
         let classic = crate::store::classic_cells(s.n_bounds as usize, true);
         // As in `observe`: the cells (and so the epoch) first.
@@ -561,7 +638,7 @@ impl Store {
         })?;
         if classic > 0 {
             let Some(bounds) = self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
-                return Err(handle_error(self, s, &[Kind::Histogram]));
+                return Err(handle_error(self, who(s), &[Kind::Histogram]));
             };
             c.int(bucket_index(bounds, v)).fetch_add(1, Release);
         }
@@ -638,7 +715,7 @@ impl Store {
         }
         let e = self.exemplar_for(&s, &[Kind::Histogram], labels)?;
         let Some(bounds) = self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
-            return Err(handle_error(self, &s, &[Kind::Histogram]));
+            return Err(handle_error(self, who(&s), &[Kind::Histogram]));
         };
         let place = bucket_index(bounds, v);
         self.observe(s, v)?;
@@ -654,7 +731,7 @@ impl Store {
         labels: &[(&str, &str)],
     ) -> Result<exemplar::Encoded> {
         if !want.contains(&s.kind) || s.tag != self.tag {
-            return Err(handle_error(self, s, want));
+            return Err(handle_error(self, who(s), want));
         }
         if s.exemplar_places() == 0 {
             return Err(no_exemplars());

@@ -25,7 +25,7 @@ use shmetrics_core::{ErrorKind, Family, FamilyDesc, Series, Store, MAX_LABELS};
 use crate::error::{ffi_body, shmetrics_result, FfiError};
 use crate::ptr::{self, Out};
 use crate::types::{shmetrics_family_desc, shmetrics_store, shmetrics_str};
-use crate::update::with_exemplar;
+use crate::update::{with_exemplar, Op};
 
 /// The separator of label values in the joined form the cached calls
 /// take: byte 0xFF, which UTF-8 never contains.
@@ -218,16 +218,6 @@ impl Cached {
     }
 }
 
-fn apply(store: &Store, op: shmetrics_op, s: Series, v: f64) -> shmetrics_core::Result<()> {
-    match op {
-        shmetrics_op::SHMETRICS_OP_COUNTER_ADD => store.counter_add(s, v),
-        shmetrics_op::SHMETRICS_OP_GAUGE_SET => store.gauge_set(s, v),
-        shmetrics_op::SHMETRICS_OP_GAUGE_ADD => store.gauge_add(s, v),
-        shmetrics_op::SHMETRICS_OP_OBSERVE => store.observe(s, v),
-        shmetrics_op::SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME => store.gauge_set_to_current_time(s),
-    }
-}
-
 /// Splits the joined label values into `buf`, checking their number
 /// against the family's `want` and each for UTF-8. With no labels, only
 /// the empty string is right; with one, the empty string is one empty
@@ -270,21 +260,12 @@ fn label_count(want: usize, values: &[u8]) -> FfiError {
     )
 }
 
-fn op_from_u32(op: u32) -> Result<shmetrics_op, FfiError> {
-    use shmetrics_op::*;
-    [
-        SHMETRICS_OP_COUNTER_ADD,
-        SHMETRICS_OP_GAUGE_SET,
-        SHMETRICS_OP_GAUGE_ADD,
-        SHMETRICS_OP_OBSERVE,
-        SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME,
-    ]
-    .into_iter()
-    .find(|o| *o as u32 == op)
-    .ok_or_else(|| {
+/// Update `code` (a `shmetrics_op`) of `v`.
+pub(crate) fn op_of(code: u32, v: f64) -> Result<Op, FfiError> {
+    Op::new(code, v).ok_or_else(|| {
         FfiError::Other(
             shmetrics_result::SHMETRICS_INVALID_ARGUMENT,
-            format!("unknown update op {op}"),
+            format!("unknown update op {code}"),
         )
     })
 }
@@ -372,9 +353,9 @@ pub extern "C" fn shmetrics_update(
     ffi_body!("shmetrics_update", {
         let store = ptr::object(store, "store")?;
         let values = ptr::bytes(values, values_len, "values")?;
-        let op = op_from_u32(op)?;
+        let op = op_of(op, v)?;
         let st = &store.store;
-        Cache::lock(&store.cache).update(st, token, values, |s| apply(st, op, s, v))
+        Cache::lock(&store.cache).update(st, token, values, |s| op.apply(st, s))
     })
 }
 
@@ -401,16 +382,16 @@ pub extern "C" fn shmetrics_update_exemplar(
         let st = &store.store;
         with_exemplar(names, exemplar_values, n, |labels| {
             let mut cache = Cache::lock(&store.cache);
-            match op_from_u32(op)? {
-                shmetrics_op::SHMETRICS_OP_COUNTER_ADD => cache.update(st, token, values, |s| {
+            match op_of(op, v)? {
+                Op::CounterAdd(v) => cache.update(st, token, values, |s| {
                     st.counter_add_with_exemplar(s, v, labels)
                 }),
-                shmetrics_op::SHMETRICS_OP_OBSERVE => cache.update(st, token, values, |s| {
+                Op::Observe(v) => cache.update(st, token, values, |s| {
                     st.observe_with_exemplar(s, v, labels)
                 }),
-                other => Err(FfiError::Other(
+                _ => Err(FfiError::Other(
                     shmetrics_result::SHMETRICS_INVALID_ARGUMENT,
-                    format!("update op {} takes no exemplar", other as u32),
+                    format!("update op {op} takes no exemplar"),
                 )),
             }
         })
