@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import time
 from pathlib import Path
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -122,6 +123,25 @@ def samples(page: str) -> dict[tuple[str, frozenset], float]:
     return out
 
 
+def fetch_pages(port: int) -> dict[str, str]:
+    """Both gateways' metrics pages."""
+    pages = {}
+    for gateway, path in (("apisix", "/apisix/prometheus/metrics"), ("kong", "/kong/metrics")):
+        status, body = get(port, path)
+        assert status == 200, body
+        pages[gateway] = body
+    return pages
+
+
+def kong_settled(page: str) -> bool:
+    """Whether the Kong page counts every request of TRAFFIC in its
+    latency histogram, sum included."""
+    s = samples(page)
+    lat = {"service": "svc", "workspace": "default"}
+    return all(s.get(("kong_kong_latency_ms_sum", frozenset(dict(lat, route=path).items()))) == count * 0.5
+               for path, (_, count) in TRAFFIC.items())
+
+
 def run_gateways(tmp: Path) -> tuple[dict[str, str], str]:
     """Starts nginx with both plugins, sends TRAFFIC to each gateway and
     returns their pages and nginx's error log."""
@@ -139,11 +159,15 @@ def run_gateways(tmp: Path) -> tuple[dict[str, str], str]:
             for path, (status, count) in TRAFFIC.items():
                 for _ in range(count):
                     assert get(ports[gateway], path)[0] == status
-        pages = {}
-        for gateway, path in (("apisix", "/apisix/prometheus/metrics"), ("kong", "/kong/metrics")):
-            status, body = get(ports["metrics"], path)
-            assert status == 200, body
-            pages[gateway] = body
+        # nginx runs a request's log phase after the response has gone, so
+        # the last request's updates may land just after its client has
+        # the answer: fetch until Kong's (the last traffic) has them all.
+        deadline = time.monotonic() + 10
+        while True:
+            pages = fetch_pages(ports["metrics"])
+            if kong_settled(pages["kong"]) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
     finally:
         proc.terminate()
         proc.wait(timeout=20)
