@@ -165,6 +165,7 @@ impl Metric {
         let store = store_obj.get().inner.clone();
         let label_names = c.labelnames.clone().unwrap_or_default();
         let names: Vec<&str> = label_names.iter().map(String::as_str).collect();
+        crate::names::check_legacy(Some(&c.full_name(kind)), &names, "label name")?;
         let mut desc = FamilyDesc::new(c.full_name(kind), kind)
             .help(c.documentation)
             .labels(&names)
@@ -741,9 +742,13 @@ metric_class! {
 /// are `str()`-ed, as label values are. The store checks names and the
 /// 128-character limit.
 fn exemplar_labels(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, String)>> {
-    d.iter()
+    let labels: Vec<(String, String)> = d
+        .iter()
         .map(|(k, v)| Ok((k.str()?.to_string(), v.str()?.to_string())))
-        .collect()
+        .collect::<PyResult<_>>()?;
+    let names: Vec<&str> = labels.iter().map(|(k, _)| k.as_str()).collect();
+    crate::names::check_legacy(None, &names, "exemplar label name")?;
+    Ok(labels)
 }
 
 fn label_refs(labels: &[(String, String)]) -> Vec<(&str, &str)> {

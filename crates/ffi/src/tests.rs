@@ -136,6 +136,37 @@ pub(crate) fn render(st: &TestStore, format: u32) -> String {
     String::from_utf8(buf).unwrap()
 }
 
+/// UTF-8 names (Prometheus 3) pass through the C ABI as given; the page
+/// `shmetrics_render` writes escapes them with `underscores`, for any
+/// scraper. Bytes that are not UTF-8 and empty names are refused.
+#[test]
+fn utf8_names() {
+    let st = open_store();
+    let f = counter(&st, "http.server.requests", &[s("http.method"), s("x.花")]);
+    let (r, one) = series(&st, &f, &[s("GET"), s("x")]);
+    assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+    assert_eq!(shmetrics_counter_inc(st.ptr, &one), SHMETRICS_OK);
+    let text = render(&st, 0);
+    assert!(
+        text.contains("http_server_requests_total{http_method=\"GET\",x__=\"x\"} 1\n"),
+        "{text}"
+    );
+    let mut d = zeroed_desc();
+    d.kind = SHMETRICS_KIND_GAUGE as u32;
+    let bad = [0xffu8, b'a'];
+    d.name = shmetrics_str {
+        ptr: bad.as_ptr().cast(),
+        len: bad.len(),
+    };
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_UTF8);
+    d.name = s("");
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_NAME);
+    // One name to scrapers without UTF-8: refused.
+    d.name = s("http_server_requests_total");
+    assert_eq!(register(&st, &d).0, SHMETRICS_CONFLICT, "{}", last_error_string());
+    assert!(last_error_string().contains("UTF-8"), "{}", last_error_string());
+}
+
 #[test]
 fn end_to_end() {
     let st = open_store();

@@ -8,6 +8,7 @@ import math
 import re
 from typing import Dict, Iterable, List, Optional
 
+from . import _native
 from .metrics_core import Metric
 from .samples import Sample, Timestamp
 
@@ -45,46 +46,18 @@ _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*\Z")
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*\Z")
 
 
-def _valid_rune(c: str, first: bool, colon: bool) -> bool:
-    return ("a" <= c <= "z" or "A" <= c <= "Z" or c == "_" or (colon and c == ":")
-            or (not first and "0" <= c <= "9"))
-
-
 def _escape_name(name: str, escaping: str, colon: bool) -> str:
-    """A name outside the classic character set, written for an exposition
-    that does not take UTF-8 (Prometheus's escaping schemes):
-    ``underscores`` turns each other character into ``_``; ``dots`` writes
-    ``.`` as ``_dot_``, ``_`` as ``__`` and others as ``__`` (always);
-    ``values`` writes ``U__`` and each other character as ``_<hex>_``
-    (``_`` as ``__``)."""
-    if not name:
+    """A name as prometheus_client's ``escape_metric_name`` and
+    ``escape_label_name`` write it (unquoted), escaped natively (see
+    ``shmetrics_core::Escaping``): ``underscores`` turns each character
+    outside the legacy set into ``_``; ``dots`` writes ``.`` as ``_dot_``,
+    ``_`` as ``__`` and others as ``__`` (always); ``values`` writes ``U__``
+    and each other character as ``_<hex>_`` (``_`` as ``__``)."""
+    if escaping not in (ALLOWUTF8, UNDERSCORES, DOTS, VALUES):
         return name
-    pattern = _METRIC_NAME if colon else _LABEL_NAME
-    if escaping == DOTS:
-        out = []
-        for i, c in enumerate(name):
-            if c == "_":
-                out.append("__")
-            elif c == ".":
-                out.append("_dot_")
-            elif _valid_rune(c, i == 0, colon):
-                out.append(c)
-            else:
-                out.append("__")
-        return "".join(out)
-    if pattern.match(name) or escaping == ALLOWUTF8:
-        return name
-    if escaping == VALUES:
-        out = ["U__"]
-        for i, c in enumerate(name):
-            if c == "_":
-                out.append("__")
-            elif _valid_rune(c, i == 0, colon):
-                out.append(c)
-            else:
-                out.append(f"_{ord(c):x}_")
-        return "".join(out)
-    return "".join(c if _valid_rune(c, i == 0, colon) else "_" for i, c in enumerate(name))
+    if colon:
+        return _native.escape_metric_name(name, escaping)
+    return _native.escape_label_name(name, escaping)
 
 
 def escape_metric_name(name: str, escaping: str = UNDERSCORES) -> str:
