@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
 # What reserving the store's pages on the file system costs (issue 23):
-# this tree against a base version (default e54f741, the last commit
-# before the reservation), in the same run.
+# this tree against a base version (default: main's HEAD; e54f741 is the
+# last commit before any reservation), in the same run.
 #
-# - The update hot path: callgrind instruction counts of `counter_inc`
-#   and a 12-bucket `observe` (crates/core/benches/hotpath.rs), per
-#   update, from runs of N and 10N updates (so the set-up cancels out).
+# - The update hot path: callgrind instruction counts of `counter_inc`,
+#   a 12-bucket `observe` and a summary `observe` (two quantiles)
+#   (crates/core/benches/hotpath.rs), per update, from runs of N and 10N
+#   updates (so the set-up cancels out).
 # - Series creation: thread CPU time per new series and per first update
 #   (crates/core/benches/creation.rs, user + system time, so the file
 #   system's allocation counts), counters and summaries, each version run
-#   ROUNDS times in turn; medians and ratios.
+#   ROUNDS times in turn; medians and ratios. And the bytes the file
+#   system allocated per summary series, after its first observation and
+#   after 1,024 more.
 #
 # The base is exported with `git archive` into $SPACE_BASE_DIR (default
-# /tmp/shmetrics-space-base-REV), given this tree's creation bench (it
-# uses only the public API), and built there in release. Prints figures
-# and ratios; no pass/fail threshold.
+# /tmp/shmetrics-space-base-REV), given this tree's two benches (they use
+# only the public API), and built there in release. Prints figures and
+# ratios; no pass/fail threshold.
 #
 #   benches/space.sh [REV]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rev="${1:-e54f741}"
+rev="$(git rev-parse --short "${1:-main}")"
 rounds="${ROUNDS:-5}"
 base="${SPACE_BASE_DIR:-/tmp/shmetrics-space-base-$rev}"
 
@@ -27,7 +30,10 @@ if [ ! -d "$base" ]; then
     mkdir -p "$base"
     git archive "$rev" | tar -x -C "$base"
 fi
-cp crates/core/benches/creation.rs "$base/crates/core/benches/creation.rs"
+mkdir -p "$base/crates/core/benches/common"
+for f in creation.rs hotpath.rs common/mod.rs; do
+    cp "crates/core/benches/$f" "$base/crates/core/benches/$f"
+done
 grep -q 'name = "creation"' "$base/crates/core/Cargo.toml" ||
     printf '\n[[bench]]\nname = "creation"\nharness = false\n' >>"$base/crates/core/Cargo.toml"
 
@@ -59,9 +65,10 @@ for v in base new; do
     for n in 100000 1000000; do
         SHMETRICS_HOTPATH_N=$n valgrind --tool=callgrind --callgrind-out-file="$tmp/$v.$n" \
             --toggle-collect='*inc_loop*' --toggle-collect='*observe_loop*' \
+            --toggle-collect='*summary_loop*' \
             "${bin[${v}_hotpath]}" >/dev/null 2>&1
     done
-    for loop in inc_loop observe_loop; do
+    for loop in inc_loop observe_loop summary_loop; do
         a="$(loop_ir "$tmp/$v.100000" $loop)"
         b="$(loop_ir "$tmp/$v.1000000" $loop)"
         echo "$v $loop $(python3 -c "print(f'{($b - $a) / 900000:.2f}')")" >>"$tmp/ir"
@@ -73,13 +80,17 @@ ir = {}
 for line in open(sys.argv[1]):
     v, loop, x = line.split()
     ir[(v, loop)] = float(x)
-for loop, label in (("inc_loop", "counter_inc"), ("observe_loop", "observe (12 buckets)")):
+for loop, label in (
+    ("inc_loop", "counter_inc"),
+    ("observe_loop", "observe (12 buckets)"),
+    ("summary_loop", "observe (summary)"),
+):
     b, n = ir[("base", loop)], ir[("new", loop)]
     print(f"  {label:22} base {b:7.2f}  new {n:7.2f}  ratio {n / b:.3f}")
 EOF
 
 echo
-echo "series creation, thread CPU time (median of $rounds runs each, alternating):"
+echo "series creation, thread CPU time, and bytes allocated per summary series (median of $rounds runs each, alternating):"
 for i in $(seq "$rounds"); do
     for v in base new; do
         "${bin[${v}_creation]}" | sed "s/^/$v /" >>"$tmp/create"
@@ -98,5 +109,6 @@ for (v, name) in runs:
 for name in names:
     b = statistics.median(runs[("base", name)])
     n = statistics.median(runs[("new", name)])
-    print(f"  {name:26} base {b:10.1f} ns  new {n:10.1f} ns  ratio {n / b:.3f}")
+    unit = "B " if name.endswith("_bytes") else "ns"
+    print(f"  {name:28} base {b:10.1f} {unit}  new {n:10.1f} {unit}  ratio {n / b:.3f}")
 EOF

@@ -23,7 +23,7 @@
 # Debian splits a library's development files (the unversioned link, the
 # header, the .pc) into a -dev package; one package keeps installing and
 # testing simple, and the library is small. The library's file name and
-# SONAME carry the major version (libshmetrics.so.0 for 0.x), so a later
+# SONAME carry the major version (libshmetrics.so.1 for 1.x), so a later
 # major can be installed beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +31,7 @@ root_dir=$PWD
 target=${CARGO_TARGET_DIR:-$PWD/target}
 outdir=${1:-$target/debian}
 
-pkgid=$(cargo pkgid --offline -p shmetrics-ffi)  # path+file:///...#shmetrics-ffi@0.1.0
+pkgid=$(cargo pkgid --offline -p shmetrics-ffi)  # path+file:///...#shmetrics-ffi@1.0.0
 version=${pkgid##*[#@]}
 major=${version%%.*}
 arch=$(dpkg --print-architecture)

@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 target=${CARGO_TARGET_DIR:-$PWD/target}
 work=$target/other-major
 
-pkgid=$(cargo pkgid --offline -p shmetrics-ffi)  # path+file:///...#shmetrics-ffi@0.1.0
+pkgid=$(cargo pkgid --offline -p shmetrics-ffi)  # path+file:///...#shmetrics-ffi@1.0.0
 major=${pkgid##*[#@]}
 major=${major%%.*}
 next=$((major + 1))

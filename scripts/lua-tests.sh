@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the Lua binding's tests (bindings/lua): installs what is missing
-# (Debian's luajit2, nginx with libnginx-mod-http-lua, promtool), builds
-# libshmetrics and the shmetrics command, then runs the unit tests and the
+# (Debian's luajit2, nginx with libnginx-mod-http-lua, promtool, luacheck), builds
+# libshmetrics and the shmetrics command, then runs luacheck, the unit tests and the
 # JIT checks under plain LuaJIT, the nginx tests with pytest (which start
 # their own nginx and exporter), and nginx-lua-prometheus's own
 # integration test (tests/peer_integration.sh, Go). Called by ./run-tests;
@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 ensure_rust
 ensure_lua
-ensure_apt prometheus
+ensure_apt prometheus lua-check
 ensure_python_env
 ensure_go
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -31,6 +31,10 @@ export SHMETRICS_OTHER_MAJOR_LIBRARY
 export SHMETRICS_PYTHON="$VENV/bin/python"
 
 cd bindings/lua
+# The module as shipped (its settings in .luacheckrc): unused variables,
+# tables written and never read, undefined globals.
+say "lua binding: luacheck"
+luacheck shmetrics.lua shmetrics
 say "lua binding: unit tests (luajit)"
 luajit tests/unit.lua
 luajit tests/cross_delete.lua

@@ -3,15 +3,19 @@
 # (Debian's php-cli, php-fpm, phpunit, php-apcu, nginx, promtool, and
 # python3's prometheus_client, whose OpenMetrics parser reads exemplars
 # back), builds libshmetrics and the shmetrics command, lints every PHP
-# file with `php -l`, then runs PHPUnit, which starts its own php-fpm,
-# nginx and exporter. Last, PromPHP's own adapter-generic tests run on
+# file with `php -l`, builds the binding's extension (bindings/php/ext,
+# phpize), then runs PHPUnit, which starts its own php-fpm, nginx and
+# exporter. Then PromPHP's own adapter-generic tests run on
 # Shmetrics\PromPHP\ShmetricsAdapter, from a copy of PromPHP with its tests
 # ($PROMPHP_DIR, else ../shared/peers/promphp-v2.15.1 next to the
 # repository or its worktree folder): the tests that fail must be exactly
-# those of bindings/php/tests/promphp/expected-failures.txt. Called by
-# ./run-tests; safe to run again.
+# those of bindings/php/tests/promphp/expected-failures.txt. Every suite
+# runs twice: on PHP FFI (the extension not loaded), and with the extension
+# loaded in every PHP process the tests start (CLI and php-fpm alike,
+# through an ini file in $PHP_INI_SCAN_DIR). Called by ./run-tests; safe to
+# run again.
 #   scripts/php-tests.sh [PHPUNIT ARGS...]     e.g. --filter FpmTest
-# (the arguments go to the binding's own PHPUnit run only)
+# (the arguments go to the binding's own PHPUnit runs only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -52,14 +56,33 @@ promphp_dir() {
 PROMPHP_DIR=$(promphp_dir)
 export PROMPHP_DIR
 
-say "php binding: phpunit"
-cd bindings/php
-phpunit "$@"
+say "php binding: build the extension (bindings/php/ext/build.sh)"
+ext=$(bindings/php/ext/build.sh "$target/php-ext")
+# An ini folder that loads it, added to PHP's own scan folder (the leading
+# ':' keeps conf.d): every php and php-fpm started with it loads the extension.
+mkdir -p "$target/php-ext/ini"
+printf 'extension=%s\n' "$ext" >"$target/php-ext/ini/shmetrics.ini"
+with_ext=":$target/php-ext/ini"
+PHP_INI_SCAN_DIR=$with_ext php -r 'exit(extension_loaded("shmetrics") ? 0 : 1);' \
+  || { echo "php-tests.sh: $ext does not load" >&2; exit 1; }
+php -r 'exit(extension_loaded("shmetrics") ? 1 : 0);' \
+  || { echo "php-tests.sh: the shmetrics extension is loaded by PHP's own ini: the FFI runs would not test FFI" >&2; exit 1; }
 
-say "php binding: PromPHP's own tests on ShmetricsAdapter ($PROMPHP_DIR)"
+cd bindings/php
 junit=$(mktemp)
 trap 'rm -f "$junit"' EXIT
-phpunit -c tests/promphp/phpunit.xml --testsuite promphp --log-junit "$junit" || true
-php tests/promphp/check-results.php "$junit" tests/promphp/expected-failures.txt
-say "php binding: ShmetricsAdapter's own tests"
-phpunit -c tests/promphp/phpunit.xml --testsuite adapter
+# suites LABEL [PHPUNIT ARGS...]: the binding's, PromPHP's and the adapter's
+# tests, with PHP_INI_SCAN_DIR as the caller set it.
+suites() {
+  local label=$1
+  shift
+  say "php binding ($label): phpunit"
+  phpunit "$@"
+  say "php binding ($label): PromPHP's own tests on ShmetricsAdapter ($PROMPHP_DIR)"
+  phpunit -c tests/promphp/phpunit.xml --testsuite promphp --log-junit "$junit" || true
+  php tests/promphp/check-results.php "$junit" tests/promphp/expected-failures.txt
+  say "php binding ($label): ShmetricsAdapter's own tests"
+  phpunit -c tests/promphp/phpunit.xml --testsuite adapter
+}
+suites "PHP FFI" "$@"
+PHP_INI_SCAN_DIR=$with_ext suites "the extension" "$@"

@@ -11,7 +11,8 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 ensure_rust
 # ruby-mocha: statsd-instrument's tests stub Process.clock_gettime with it.
-ensure_apt ruby ruby-ffi ruby-minitest ruby-mocha puma unicorn ruby-rack
+ensure_ruby
+ensure_apt ruby-mocha
 export PATH="$HOME/.cargo/bin:$PATH"
 target=${CARGO_TARGET_DIR:-$PWD/target}
 
@@ -20,6 +21,9 @@ cargo build --quiet --release -p shmetrics-ffi
 cargo build --quiet -p shmetrics
 export SHMETRICS_LIBRARY="$target/release/libshmetrics.so"
 export SHMETRICS_BIN="${SHMETRICS_BIN:-$target/debug/shmetrics}"
+
+say "ruby statsd facade: gem build and gem install (compiles the native part)"
+install_ruby_gem
 
 say "ruby statsd facade: statsd-instrument 3.11.0's tests"
 ruby bindings/ruby/tests/statsd/run_statsd_instrument.rb

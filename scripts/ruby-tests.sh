@@ -30,13 +30,7 @@ SHMETRICS_OTHER_MAJOR_LIBRARY=$(scripts/build-other-major.sh)
 export SHMETRICS_OTHER_MAJOR_LIBRARY
 
 say "ruby binding: gem build and gem install (compiles the native part)"
-gems=$target/ruby/gems
-rm -rf "$target/ruby/pkg"
-mkdir -p "$target/ruby/pkg" "$gems"
-(cd bindings/ruby && gem build --quiet shmetrics.gemspec -o "$target/ruby/pkg/shmetrics.gem" >/dev/null)
-gem install --quiet --local --no-document --install-dir "$gems" "$target/ruby/pkg/shmetrics.gem" >/dev/null
-export GEM_HOME=$gems
-export GEM_PATH="$gems:$(ruby -e 'print Gem.path.join(":")')"
+install_ruby_gem
 
 say "ruby binding: minitest"
 cd bindings/ruby

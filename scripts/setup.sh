@@ -46,9 +46,10 @@ ensure_pip() {
 
 # ensure_php: what the PHP binding's tests and benchmark need: php-cli
 # (with FFI and pcntl), php-fpm and nginx for the FastCGI test, phpunit,
-# and php-apcu for the APCng-shaped benchmark.
+# php-apcu for the APCng-shaped benchmark, and php-dev (phpize and PHP's
+# headers) to build the binding's extension (bindings/php/ext).
 ensure_php() {
-  ensure_apt php-cli php-fpm phpunit php-apcu nginx
+  ensure_apt php-cli php-fpm phpunit php-apcu nginx php-dev
 }
 
 # ensure_lua: what the Lua binding's tests and benchmark need: OpenResty's
@@ -132,4 +133,21 @@ ensure_python_env() {
 ensure_ruby() {
   ensure_apt ruby ruby-dev gcc make ruby-minitest ruby-rspec ruby-rack ruby-rack-test ruby-timecop puma unicorn \
     ruby-benchmark-ips ruby-prometheus-client-mmap
+}
+
+# install_ruby_gem: builds the gem from bindings/ruby (`gem build`) and
+# installs it from source with `gem install` into target/ruby/gems, which
+# compiles its native part as a user's install does; exports GEM_HOME and
+# GEM_PATH so that `ruby` (and Puma, Unicorn, rspec) load it from there.
+# Needs ensure_ruby first.
+install_ruby_gem() {
+  local target=${CARGO_TARGET_DIR:-$PWD/target}
+  local gems=$target/ruby/gems
+  rm -rf "$target/ruby/pkg"
+  mkdir -p "$target/ruby/pkg" "$gems"
+  (cd bindings/ruby && gem build --quiet shmetrics.gemspec -o "$target/ruby/pkg/shmetrics.gem" >/dev/null)
+  gem install --quiet --local --no-document --install-dir "$gems" "$target/ruby/pkg/shmetrics.gem" >/dev/null
+  export GEM_HOME=$gems
+  GEM_PATH="$gems:$(ruby -e 'print Gem.path.join(":")')"
+  export GEM_PATH
 }

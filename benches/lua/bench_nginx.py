@@ -17,19 +17,24 @@ what is needed.
    (ngx.var.status, ngx.var.request_time), in one nginx process under
    valgrind's callgrind, which counts the instructions the process
    executes; per request from the difference of two runs of W and W + N
-   requests. Repeatable where CPU time on a shared machine is not, but not
+   requests; with --instr-window, from one run per setup, counting only
+   the N requests after the W warm-up ones (callgrind_control --zero, then
+   --dump). Repeatable where CPU time on a shared machine is not, but not
    time: see the text it prints.
 3. Long tail (--only tail): 100k series in the store, `wrk --latency`
    against a static location with 2 workers, (a) with no scrapes, (b) with
    the exporter scraped every 5 s, (c) with nginx's own /metrics
    (prometheus:collect(), rendered by the core inside a worker) scraped
    every 5 s; then interleaved pairs of shorter runs without and with the
-   exporter's scrapes, and the median of their max latency ratios.
+   exporter's scrapes, and the median of their max latency ratios; then
+   (unless --no-tail-peer) nginx-lua-prometheus with the same series and
+   handler, without scrapes and with its collect() scraped as often, and
+   the p99 and max ratios of shmetrics' runs to its scraped run.
 
     benches/lua/bench.sh [--seconds S] [--rounds R] [--tail-seconds T]
-        [--tail-pairs P] [--tail-pair-seconds S] [--instr-requests N]
-        [--instr-warmup W] [--instr-reps R] [--instr-keep DIR] [--lua-dir DIR]
-        [--only tax|instr|tail]
+        [--interval S] [--tail-pairs P] [--tail-pair-seconds S] [--no-tail-peer]
+        [--instr-requests N] [--instr-warmup W] [--instr-reps R] [--instr-window]
+        [--instr-keep DIR] [--lua-dir DIR] [--only tax|instr|tail]
 """
 
 from __future__ import annotations
@@ -163,11 +168,15 @@ UPDATE_INLINE = """
 NLP_PEER = Path(os.environ.get("NLP_PEER_DIR", "/work/shared/peers/nginx-lua-prometheus-0.20240525"))
 
 
-def nlp_init() -> str:
+def nlp_init(dict_size: str = "64m", extra: str = "") -> str:
+    """INIT for nginx-lua-prometheus, its shared dict `dict_size`, and the
+    Lua `extra` run at the end of init_worker_by_lua."""
     shm_line = next(line for line in INIT.splitlines() if 'require("shmetrics")' in line)
     nlp_line = (f'        package.path = "{NLP_PEER}/?.lua;" .. package.path; '
                 'prometheus = require("prometheus").init("prometheus_metrics")')
-    return "    lua_shared_dict prometheus_metrics 64m;\n" + INIT.replace(shm_line, nlp_line)
+    last = "        function log_nothing() end\n"
+    return (f"    lua_shared_dict prometheus_metrics {dict_size};\n"
+            + INIT.replace(shm_line, nlp_line).replace(last, last + extra))
 
 
 EMPTY = "    log_by_lua_block { }\n"
@@ -273,9 +282,15 @@ def wrk(port: int, seconds: int, threads: int, conns: int, path: str = "/", pin:
     rps = re.search(r"Requests/sec:\s+([\d.]+)", out)
     non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     errors = re.search(r"Socket errors: (.*)", out)
-    return {"rps": float(rps.group(1)), "requests": int(reqs.group(1)), "max": dur(lat.group(3)),
-            "p99": dur(p99.group(1)), "non2xx": int(non2xx.group(1)) if non2xx else 0,
-            "errors": errors.group(1) if errors else "", "raw": out}
+    timeouts = re.search(r"timeout (\d+)", out)
+    res = {"rps": float(rps.group(1)), "requests": int(reqs.group(1)), "non2xx": int(non2xx.group(1)) if non2xx else 0,
+           "errors": errors.group(1) if errors else "", "raw": out, "timeouts": int(timeouts.group(1)) if timeouts else 0}
+    if lat and p99:
+        return res | {"max": dur(lat.group(3)), "p99": dur(p99.group(1))}
+    # wrk prints no latencies when requests time out (2 s, its default):
+    # the max is then at least the timeout, and the p99 unknown (nan).
+    assert res["timeouts"], f"wrk printed no latencies:\n{out}"
+    return res | {"max": 2.0, "p99": float("nan")}
 
 
 def hot_path_tax(seconds: int, rounds: int) -> None:
@@ -405,13 +420,53 @@ def callgrind_costs(out: Path) -> dict[str, int]:
     return costs
 
 
+def window_costs(dump: Path) -> dict[str, int]:
+    """callgrind_costs() of a dump made while nginx ran (callgrind_control
+    --dump), read from the file itself: callgrind_annotate counts the
+    calls still on the stack at the dump (main, the event loop) as their
+    callers' own cost. Self cost is every cost line but the one after a
+    `calls=` line (a call's inclusive cost), by the object (`ob=`) of its
+    function."""
+    names: dict[str, str] = {}
+    costs = {"total": 0, "log phase": 0, "other": 0} | {g: 0 for g, _ in OBJECT_GROUPS}
+    group = "other"
+    after_call = False
+    for line in dump.read_text().splitlines():
+        if line.startswith(("ob=", "cob=")):
+            # An object's name comes with its first id, in either.
+            m = re.match(r"c?ob=\((\d+)\)(?: (.*))?", line)
+            if m.group(2):
+                names[m.group(1)] = m.group(2)
+            if line.startswith("cob="):
+                continue
+            obj = names.get(m.group(1), "").rsplit("/", 1)[-1]
+            group = next((g for g, n in OBJECT_GROUPS if any(obj.startswith(x) for x in n)), "other")
+        elif line.startswith("summary:"):
+            costs["total"] = int(line.split()[1])
+        elif line.startswith("calls="):
+            after_call = True
+        elif line[:1].isdigit() or line[:1] in "+-*":
+            fields = line.split()
+            if not after_call and len(fields) > 1:
+                costs[group] += int(fields[1])
+            after_call = False
+    incl = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(dump)],
+                          capture_output=True, text=True, check=True).stdout
+    m = re.search(r"^\s*([\d,]+) +\([ \d.]+%\) +\S*:ngx_http_lua_log_handler \[", incl, re.M)
+    costs["log phase"] = int(m.group(1).replace(",", "")) if m else 0
+    return costs
+
+
 def callgrind_nginx(d: Path, name: str, handler: str, requests: int, keep: Path | None,
-                    counts: int, init: str = INIT) -> dict[str, int]:
+                    counts: int, init: str = INIT, window: int = 0) -> dict[str, int]:
     """One nginx process (master_process off) under callgrind, its metrics
     defined by `init` (INIT, or nlp_init()): start, exactly `requests`
-    requests, stop. Returns callgrind_costs(). With `counts` (the handler
-    adds that much to nginx_http_requests_total per request), checks the
-    store's total."""
+    requests, stop. Returns callgrind_costs(). With `window`, the counts
+    start from zero after those requests (callgrind_control --zero) and
+    cover `window` more (callgrind_control --dump), so start-up, warm-up
+    and shutdown are left out: window_costs() of that dump. With `counts`
+    (the handler adds that much to nginx_http_requests_total per request),
+    checks the store's total."""
     tmp = Path(tempfile.mkdtemp(dir=d))
     store = tmp / "instr.metrics"
     out = tmp / "callgrind.out"
@@ -421,22 +476,35 @@ def callgrind_nginx(d: Path, name: str, handler: str, requests: int, keep: Path 
     n = Nginx(tmp, 1, init.format(store=store, lib=LIB) + handler, single=True, wrapper=wrapper)
     try:
         send_requests(n.port, requests)
+        if window:
+            subprocess.run(["callgrind_control", "--zero", str(n.proc.pid)], check=True, capture_output=True)
+            send_requests(n.port, window)
+            subprocess.run(["callgrind_control", "--dump", str(n.proc.pid)], check=True, capture_output=True)
     finally:
         n.stop()
     if counts:
         counted = get_store_total(store)[1]
-        assert counted == counts * requests, f"{name}: the store counted {counted} for {requests} requests"
+        sent = requests + window
+        assert counted == counts * sent, f"{name}: the store counted {counted} for {sent} requests"
+    if window:
+        out = Path(f"{out}.1")  # the first dump; `out` is the rest, to the exit
     if keep:
         keep.mkdir(parents=True, exist_ok=True)
         slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
         shutil.copy(out, keep / f"callgrind.{slug}.{requests}.{len(list(keep.glob(f'callgrind.{slug}.{requests}.*')))}")
-    return callgrind_costs(out)
+    return window_costs(out) if window else callgrind_costs(out)
 
 
-def instructions(requests: int, warmup: int, reps: int, keep: Path | None) -> None:
+def instructions(requests: int, warmup: int, reps: int, keep: Path | None, window: bool = False) -> None:
     print(f"== Hot-path tax in instructions: valgrind --tool=callgrind, one nginx process (master_process off), "
           f"{warmup} warm-up requests, then {requests} more; {reps} repetitions")
-    print("   Each setup runs twice per repetition: W = warm-up requests only, and W + N. Per request is\n"
+    if window:
+        print("   --instr-window: each setup runs once per repetition; callgrind's counts are zeroed after the\n"
+              "   W warm-up requests (callgrind_control --zero) and dumped after N more (--dump): per request is\n"
+              "   the dump's total / N, with nothing of start-up, warm-up or shutdown in it. What runs between\n"
+              "   requests in that window (the timers: shmetrics' follow check, nginx-lua-prometheus' sync)\n"
+              "   is in it, as in the runs without --instr-window.")
+    print("   Without --instr-window, each setup runs twice per repetition: W = warm-up requests only, and W + N. Per request is\n"
           "   (I(W+N) - I(W)) / N, I the instructions callgrind counted in the nginx process from start to\n"
           "   exit, so start-up, warm-up (JIT compilation of the first traces) and shutdown cancel out.\n"
           "   Requests: one at a time, over keep-alive connections of 100 requests (a Python client outside\n"
@@ -466,6 +534,12 @@ def instructions(requests: int, warmup: int, reps: int, keep: Path | None) -> No
     with tempfile.TemporaryDirectory() as d:
         for r in range(reps):
             for name, (handler, counts, init) in setups.items():
+                if window:
+                    got = callgrind_nginx(Path(d), name, handler, warmup, keep, counts, init, requests)
+                    per_req[name].append({k: v / requests for k, v in got.items()})
+                    print(f"   rep {r + 1}: {name:38s} I(window of N) {got['total']:>13,}"
+                          f"  -> {per_req[name][-1]['total']:8.0f} instructions/request", flush=True)
+                    continue
                 runs = [callgrind_nginx(Path(d), name, handler, k, keep, counts, init)
                         for k in (warmup, warmup + requests)]
                 per_req[name].append({k: (runs[1][k] - runs[0][k]) / requests for k in runs[0]})
@@ -533,6 +607,59 @@ for i = 1, 2000 do h:observe(i / 1000, {{"/route/" .. i}}) end
 """
 
 
+# POPULATE's series in nginx-lua-prometheus, for the long tail: its
+# families registered in every worker (any worker may serve /metrics), the
+# series written by worker 0 from a timer (its counters reach the shared
+# dict at the next sync, within a second).
+NLP_POPULATE = """
+        bench_families = {{}}
+        for f = 1, 8 do
+          bench_families[f] = prometheus:counter("bench_family_" .. f .. "_total", "A counter family.", {{"tenant", "route"}})
+        end
+        bench_latency = prometheus:histogram("bench_latency_seconds", "A histogram family.", {{"route"}})
+        if ngx.worker.id() == 0 then
+          ngx.timer.at(0, function()
+            for f = 1, 8 do
+              local c = bench_families[f]
+              for i = 1, 10000 do c:inc(i, {{"tenant-" .. (i % 100), "/route/" .. i}}) end
+            end
+            for i = 1, 2000 do bench_latency:observe(i / 1000, {{"/route/" .. i}}) end
+          end)
+        end
+"""
+
+
+def sample_lines(body: bytes) -> int:
+    return sum(1 for l in body.split(b"\n") if l and not l.startswith(b"#"))
+
+
+def nlp_tail(d: Path, seconds: int, interval: float, want_lines: int) -> dict[str, dict]:
+    """nginx-lua-prometheus with POPULATE's series (a 512 MB dict, as the
+    issue's users size it), 2 workers running the same handler: wrk with
+    no scrapes, then with its collect() scraped every `interval` s."""
+    tmp = d / "nlp"
+    tmp.mkdir()
+    n = Nginx(tmp, 2, nlp_init("512m", NLP_POPULATE).format(store="", lib="") + UPDATE)
+    try:
+        # Written when the page has at least `want_lines` and no more come.
+        # (It has fewer lines than the exporter's page: nginx-lua-prometheus
+        # shows a histogram's bucket only once an observation reached it.)
+        deadline = time.monotonic() + 300
+        lines, before = 0, -1
+        while lines < want_lines or lines != before:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"nginx-lua-prometheus shows {lines} sample lines, not {want_lines}")
+            time.sleep(2)
+            before, lines = lines, sample_lines(get(n.port, "/metrics", 120)[1])
+        print(f"   nginx-lua-prometheus page: {lines} sample lines (512 MB shared dict)")
+        every = f"every {interval:g} s"
+        rows = tail_phases(n.port, seconds, interval, (("nginx-lua-prometheus, no scrapes", None),
+                                                       (f"nginx-lua-prometheus collect {every}", n.port)))
+    finally:
+        n.stop()
+    return rows
+
+
 def tail_run(port: int, seconds: int, target: int | None, interval: float) -> tuple[dict, list[float], list[int]]:
     """wrk on the static location for `seconds`, while a thread scrapes
     `target`'s /metrics every `interval` seconds (none if target is None).
@@ -561,7 +688,26 @@ def tail_run(port: int, seconds: int, target: int | None, interval: float) -> tu
     return res, times, sizes
 
 
-def long_tail(seconds: int, interval: float, pairs: int, pair_seconds: int) -> None:
+def tail_phases(port: int, seconds: int, interval: float,
+                phases: tuple[tuple[str, int | None], ...]) -> dict[str, dict]:
+    """tail_run() on nginx's `port` for each (name, port to scrape or None)
+    of `phases`, printing each; wrk's figures by phase name."""
+    rows = {}
+    for phase, target in phases:
+        res, times, sizes = tail_run(port, seconds, target, interval)
+        rows[phase] = res
+        extra = ""
+        if times:
+            extra = (f"  scrape GET median {statistics.median(times) * 1e3:.1f} ms"
+                     f" max {max(times) * 1e3:.1f} ms ({len(times)} scrapes, {sizes[-1] / 1e6:.1f} MB)")
+        if res["timeouts"]:
+            extra += f"  ({res['timeouts']} requests timed out at 2 s: max at least that)"
+        print(f"   {phase:38s} {res['rps']:9.0f} req/s  p99 {res['p99'] * 1e3:7.2f} ms"
+              f"  max {res['max'] * 1e3:8.2f} ms{extra}")
+    return rows
+
+
+def long_tail(seconds: int, interval: float, pairs: int, pair_seconds: int, peer: bool = True) -> None:
     print(f"== Long tail: 100k series, 2 nginx workers, wrk -t2 -c50 -d{seconds}s --latency on a static location")
     with tempfile.TemporaryDirectory() as d:
         store = Path(d) / "tail.metrics"
@@ -574,24 +720,17 @@ def long_tail(seconds: int, interval: float, pairs: int, pair_seconds: int) -> N
         tmp.mkdir()
         n = Nginx(tmp, 2, INIT.format(store=store, lib=LIB) + UPDATE)
         try:
-            lines = sum(1 for l in get(eport, "/metrics")[1].split(b"\n") if l and not l.startswith(b"#"))
+            lines = sample_lines(get(eport, "/metrics")[1])
             print(f"   exporter page: {lines} sample lines")
-            rows = {}
             every = f"every {interval:g} s"
             phases = (("no scrapes", None), (f"exporter scraped {every}", eport),
                       (f"nginx /metrics (collect) {every}", n.port))
-            for phase, target in phases:
-                res, times, sizes = tail_run(n.port, seconds, target, interval)
-                rows[phase] = res
-                extra = ""
-                if times:
-                    extra = (f"  scrape GET median {statistics.median(times) * 1e3:.1f} ms"
-                             f" max {max(times) * 1e3:.1f} ms ({len(times)} scrapes, {sizes[-1] / 1e6:.1f} MB)")
-                print(f"   {phase:38s} {res['rps']:9.0f} req/s  p99 {res['p99'] * 1e3:7.2f} ms"
-                      f"  max {res['max'] * 1e3:8.2f} ms{extra}")
-            base = rows["no scrapes"]["max"]
-            print(f"   max latency ratio, exporter scraped / no scrapes: {rows[phases[1][0]]['max'] / base:.2f} (target <= 1.2)")
-            print(f"   max latency ratio, in-nginx collect / no scrapes: {rows[phases[2][0]]['max'] / base:.2f}")
+            rows = tail_phases(n.port, seconds, interval, phases)
+            base, base99 = rows["no scrapes"]["max"], rows["no scrapes"]["p99"]
+            print(f"   max latency ratio, exporter scraped / no scrapes: {rows[phases[1][0]]['max'] / base:.2f};"
+                  f" p99 ratio {rows[phases[1][0]]['p99'] / base99:.2f} (target <= 1.2 for both)")
+            print(f"   max latency ratio, in-nginx collect / no scrapes: {rows[phases[2][0]]['max'] / base:.2f};"
+                  f" p99 ratio {rows[phases[2][0]]['p99'] / base99:.2f}")
             if pairs:
                 # The max of one run is one sample, and the two runs above
                 # are minutes apart: pairs of shorter runs back to back, in
@@ -627,6 +766,17 @@ def long_tail(seconds: int, interval: float, pairs: int, pair_seconds: int) -> N
             n.stop()
             exporter.terminate()
             exporter.wait(10)
+        if not peer:
+            return
+        # The same load on nginx-lua-prometheus (its pinned copy), whose
+        # collect() renders the page inside a worker from its shared dict.
+        peer_rows = nlp_tail(Path(d), seconds, interval, 80000 + 2000)
+        quiet, scraped = peer_rows.values()
+        print(f"   nginx-lua-prometheus, collect every {interval:g} s / no scrapes: p99 ratio "
+              f"{scraped['p99'] / quiet['p99']:.2f}, max ratio {scraped['max'] / quiet['max']:.2f}")
+        for phase, _ in phases[1:]:
+            print(f"   shmetrics' {phase} / nginx-lua-prometheus' collect every {interval:g} s: p99 ratio "
+                  f"{rows[phase]['p99'] / scraped['p99']:.3f}, max ratio {rows[phase]['max'] / scraped['max']:.3f}")
 
 
 def main() -> None:
@@ -637,9 +787,13 @@ def main() -> None:
     ap.add_argument("--interval", type=float, default=5.0, help="seconds between scrapes")
     ap.add_argument("--tail-pairs", type=int, default=4, help="interleaved pairs of runs without and with scrapes")
     ap.add_argument("--tail-pair-seconds", type=int, default=20, help="wrk duration of each run of a pair")
+    ap.add_argument("--no-tail-peer", action="store_true",
+                    help="leave out nginx-lua-prometheus's runs in the long tail")
     ap.add_argument("--instr-requests", type=int, default=20000, help="measured requests per callgrind run")
     ap.add_argument("--instr-warmup", type=int, default=2000, help="warm-up requests per callgrind run")
     ap.add_argument("--instr-reps", type=int, default=2, help="repetitions of each callgrind measurement")
+    ap.add_argument("--instr-window", action="store_true",
+                    help="count each setup's N requests in one run, between callgrind_control --zero and --dump")
     ap.add_argument("--instr-keep", type=Path, help="copy callgrind's output files into this directory")
     ap.add_argument("--lua-dir", type=Path, help="load shmetrics.lua from this directory instead of bindings/lua "
                     "(to compare versions; put shmetrics.cdef.h next to it)")
@@ -653,9 +807,9 @@ def main() -> None:
     if a.only in (None, "tax"):
         hot_path_tax(a.seconds, a.rounds)
     if a.only in (None, "instr"):
-        instructions(a.instr_requests, a.instr_warmup, a.instr_reps, a.instr_keep)
+        instructions(a.instr_requests, a.instr_warmup, a.instr_reps, a.instr_keep, a.instr_window)
     if a.only in (None, "tail"):
-        long_tail(a.tail_seconds, a.interval, a.tail_pairs, a.tail_pair_seconds)
+        long_tail(a.tail_seconds, a.interval, a.tail_pairs, a.tail_pair_seconds, not a.no_tail_peer)
 
 
 if __name__ == "__main__":

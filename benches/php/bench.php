@@ -3,7 +3,7 @@
 // shmetrics from PHP, in the shape of PromPHP's APCng performance table,
 // side by side with PromPHP's APCng measured in the same run.
 //
-//     php benches/php/bench.php [--quick]
+//     php benches/php/bench.php [--quick] [--calls]
 //
 // (It re-runs itself with apc.enable_cli=1, a large enough apc.shm_size and
 // opcache on, as php-fpm has it, unless BENCH_CHILD is set.) PromPHP comes
@@ -22,21 +22,56 @@
 // RenderTextFormat), in ms. shmetrics never touches APCu: the keys are there
 // to show that its figures do not depend on them; APCng's do.
 //
+// (--calls: table 2 only.)
+//
 // Table 2: the cost of one call, in ns (loop overhead subtracted, best of
 // 5 runs): Counter->inc() and Histogram->observe() through this package,
 // through PromPHP on the adapter and on APCng, the same updates as bare FFI
 // calls, and PHP's own cost of an FFI call (shmetrics_buf_len(NULL), which
 // does nothing).
+//
+// Both tables are printed twice: with the package on PHP FFI, then with the
+// shmetrics extension loaded ($SHMETRICS_EXTENSION, else
+// target/php-ext/ext/modules/shmetrics.so, which `bindings/php/ext/build.sh
+// target/php-ext` builds; skipped with a note when it is missing). The
+// second run leaves out PromPHP's Redis adapter and the bare FFI calls,
+// which the extension does not change; APCng runs in both, for same-run
+// ratios.
 
 declare(strict_types=1);
 
 $quick = in_array('--quick', $argv, true);
+$callsOnly = in_array('--calls', $argv, true);
 
 if (getenv('BENCH_CHILD') === false) {
     $cmd = [PHP_BINARY, '-d', 'apc.enable_cli=1', '-d', 'apc.shm_size=2048M', '-d', 'opcache.enable_cli=1',
-        '-d', 'ffi.enable=1', __FILE__, ...array_slice($argv, 1)];
-    $p = proc_open($cmd, [STDIN, STDOUT, STDERR], $pipes, null, ['BENCH_CHILD' => '1'] + getenv());
-    exit(proc_close($p));
+        '-d', 'ffi.enable=1'];
+    $args = [__FILE__, ...array_slice($argv, 1)];
+    $extension = getenv('SHMETRICS_EXTENSION') ?: dirname(__DIR__, 2) . '/target/php-ext/ext/modules/shmetrics.so';
+    // The children's output goes through this process, in order (two
+    // children given STDOUT itself overwrote each other in a file).
+    $child = static function (array $argv, string $mode): int {
+        $p = proc_open($argv, [0 => STDIN, 1 => ['pipe', 'w'], 2 => STDERR], $pipes, null,
+            ['BENCH_CHILD' => $mode] + getenv());
+        while (($chunk = fread($pipes[1], 8192)) !== false && $chunk !== '') {
+            fwrite(STDOUT, $chunk);
+        }
+        fclose($pipes[1]);
+        return proc_close($p);
+    };
+    $rc = $child([...$cmd, ...$args], 'ffi');
+    if ($rc !== 0) {
+        exit($rc);
+    }
+    if (!is_file($extension)) {
+        exit("\n$extension is missing (bindings/php/ext/build.sh target/php-ext): the extension is not measured\n");
+    }
+    printf("\n==== the same with the shmetrics extension (%s) ====\n\n", $extension);
+    exit($child([...$cmd, '-d', "extension=$extension", ...$args], 'ext'));
+}
+define('EXT', getenv('BENCH_CHILD') === 'ext');
+if (EXT !== extension_loaded('shmetrics')) {
+    exit("the shmetrics extension is loaded by PHP's own ini: the FFI figures would be the extension's\n");
 }
 
 require dirname(__DIR__, 2) . '/bindings/php/autoload.php';
@@ -49,7 +84,7 @@ use Shmetrics\RenderTextFormat;
 use Shmetrics\Storage\Shmetrics;
 
 $promphp = promphp_autoload();
-$keyCounts = $quick ? [1000, 100000] : [1000, 10000, 100000, 1000000];
+$keyCounts = $callsOnly ? [] : ($quick ? [1000, 100000] : [1000, 10000, 100000, 1000000]);
 $metricCounts = [50, 500, 2500];
 $calls = $quick ? 200000 : 1000000;
 
@@ -62,7 +97,7 @@ register_shutdown_function(static function () use ($dir): void {
     @rmdir($dir);
 });
 
-define('REDIS_PORT', $promphp === null ? null : start_redis($dir));
+define('REDIS_PORT', $promphp === null || EXT ? null : start_redis($dir));
 $apcu = function_exists('apcu_enabled') && apcu_enabled();
 printf("shmetrics %s, PHP %s (%s), opcache %s, JIT %s, APCu %s%s\n", Native::version(), PHP_VERSION, PHP_OS,
     ini_get('opcache.enable_cli') ? 'on' : 'off',
@@ -70,7 +105,7 @@ printf("shmetrics %s, PHP %s (%s), opcache %s, JIT %s, APCu %s%s\n", Native::ver
     $apcu ? 'on' : 'NOT AVAILABLE (install php-apcu; the key counts below are then not present)',
     $quick ? ', --quick' : '');
 printf("%s\n", REDIS_PORT === null
-    ? 'PromPHP\'s Redis adapter not measured (needs redis-server and php-redis)'
+    ? (EXT ? 'PromPHP\'s Redis adapter: see the FFI run' : 'PromPHP\'s Redis adapter not measured (needs redis-server and php-redis)')
     : 'PromPHP\'s Redis adapter on a local redis-server (127.0.0.1:' . REDIS_PORT . ', no persistence)');
 printf("%s\n\n", $promphp === null
     ? 'PromPHP not found (set PROMPHP_DIR): the adapter and APCng are not measured'
@@ -198,7 +233,9 @@ $ms = static fn (int $ns): string => sprintf('%.1f', $ns / 1e6);
 $row = static function (array $cells): void {
     printf("%-44s %11s %14s %9s %12s\n", ...$cells);
 };
-$row(['Configuration (metrics of each type)', 'Create (ms)', 'Increment (ms)', 'Wipe (ms)', 'Collect (ms)']);
+if ($keyCounts !== []) {
+    $row(['Configuration (metrics of each type)', 'Create (ms)', 'Increment (ms)', 'Wipe (ms)', 'Collect (ms)']);
+}
 $engines = engines($dir, $promphp);
 $keysPresent = 0;
 foreach ($keyCounts as $keys) {
@@ -233,13 +270,44 @@ $registry = new CollectorRegistry(new Shmetrics("$dir/calls"), false);
 $plain = $registry->registerCounter('bench', 'plain', 'No labels.');
 $labelled = $registry->registerCounter('bench', 'labelled', 'Two labels.', ['route', 'status']);
 $hist = $registry->registerHistogram('bench', 'seconds', 'Default buckets, one label.', ['route']);
-$ffi = Native::ffi();
 $storage = $registry->getStorage();
-$st = $storage->store;
 $plain->inc();  // so that the library has cached its series
-$token = (function (): int {
-    return $this->family;
-})->call($plain);
+
+/**
+ * Table 2's rows for bare FFI calls (none on the extension, whose objects
+ * hold no FFI handle): shmetrics_update() as Counter->inc() makes it, and
+ * two calls that do nothing, for PHP's own cost of an FFI call.
+ *
+ * @return list<array{string, string, callable(int): void, ?int}>
+ */
+function ffi_cases(Shmetrics $storage, object $plain): array
+{
+    if (EXT) {
+        return [];
+    }
+    $ffi = Native::ffi();
+    $st = $storage->store;
+    $token = (function (): int {
+        return $this->family;
+    })->call($plain);
+    return [
+        ['FFI shmetrics_update()', 'no class', static function (int $n) use ($ffi, $st, $token): void {
+            for ($i = 0; $i < $n; $i++) {
+                $ffi->shmetrics_update($st, $token, Native::OP_COUNTER_ADD, '', 0, 1.0);
+            }
+        }, null],
+        ['FFI shmetrics_buf_len(NULL)', 'bare FFI call', static function (int $n) use ($ffi): void {
+            for ($i = 0; $i < $n; $i++) {
+                $ffi->shmetrics_buf_len(null);
+            }
+        }, null],
+        ['FFI shmetrics_version()', 'returns a string', static function (int $n) use ($ffi): void {
+            for ($i = 0; $i < $n; $i++) {
+                $ffi->shmetrics_version();
+            }
+        }, null],
+    ];
+}
 
 /**
  * Table 2's rows for PromPHP's Counter->inc() and Histogram->observe() on
@@ -315,21 +383,7 @@ $cases = [
         }
     }, 200],
     ...promphp_cases($storage),
-    ['FFI shmetrics_update()', 'no class', static function (int $n) use ($ffi, $st, $token): void {
-        for ($i = 0; $i < $n; $i++) {
-            $ffi->shmetrics_update($st, $token, Native::OP_COUNTER_ADD, '', 0, 1.0);
-        }
-    }, null],
-    ['FFI shmetrics_buf_len(NULL)', 'bare FFI call', static function (int $n) use ($ffi): void {
-        for ($i = 0; $i < $n; $i++) {
-            $ffi->shmetrics_buf_len(null);
-        }
-    }, null],
-    ['FFI shmetrics_version()', 'returns a string', static function (int $n) use ($ffi): void {
-        for ($i = 0; $i < $n; $i++) {
-            $ffi->shmetrics_version();
-        }
-    }, null],
+    ...ffi_cases($storage, $plain),
     ['PHP method call (empty body)', 'for scale', static function (int $n) use ($labelled): void {
         $l = ['/users', '200'];
         for ($i = 0; $i < $n; $i++) {
@@ -339,8 +393,9 @@ $cases = [
 ];
 printf("\n%-38s %-20s %10s %10s\n", 'One call', '', 'ns/call', 'target');
 foreach ($cases as [$name, $note, $body, $target]) {
-    $ns = per_call($body, $calls) - $empty;
+    // A call to Redis is a round trip, ~1,000x the others: 1/100 as many.
+    $ns = per_call($body, str_contains($note, 'Redis') ? intdiv($calls, 100) : $calls) - $empty;
     printf("%-38s %-20s %10.0f %10s\n", $name, $note, $ns, $target === null ? '' : "<= $target" . ($ns <= $target ? '' : ' MISSED'));
 }
 $counted = $storage->stats();
-printf("(%d calls per measurement, best of 5; %d writer slot claimed)\n", $calls, $counted['writer_claims_total']);
+printf("(%d calls per measurement, %d on Redis, best of 5; %d writer slot claimed)\n", $calls, intdiv($calls, 100), $counted['writer_claims_total']);

@@ -4,12 +4,13 @@
 // request, a fresh registry, 4 getOrRegister and 5 updates (shape.php,
 // preloaded), on the engine the path names: /native (Shmetrics\), /adapter
 // (PromPHP on ShmetricsAdapter), /apcng (PromPHP on APCng), /redis (PromPHP
-// on its Redis adapter, a local redis-server), /none (no metrics). Answers
+// on its Redis adapter, a local redis-server), /none (no metrics), also
+// under /ext/ (the php-fpm with the shmetrics extension). Answers
 // with the nanoseconds the metrics took.
 
 declare(strict_types=1);
 
-$engine = trim($_SERVER['DOCUMENT_URI'] ?? '/none', '/');
+$engine = basename($_SERVER['DOCUMENT_URI'] ?? '/none');  // /ext/native: native, on the extension's php-fpm
 $start = hrtime(true);
 $registry = bench_registry($engine);
 if ($registry !== null) {

@@ -12,8 +12,10 @@
 //
 //     php benches/php/instructions.php
 //
-// Engines: the native Shmetrics\ API, PromPHP on ShmetricsAdapter, PromPHP
-// on APCng, PromPHP on its Redis adapter (a local redis-server; callgrind
+// Engines: the native Shmetrics\ API and PromPHP on ShmetricsAdapter, each
+// on FFI and on the shmetrics extension ("+ext": $SHMETRICS_EXTENSION, else
+// target/php-ext/ext/modules/shmetrics.so, which bindings/php/ext/build.sh
+// target/php-ext builds), PromPHP on APCng, PromPHP on its Redis adapter (a local redis-server; callgrind
 // counts the client's instructions, not the time it waits for the server).
 // Needs valgrind, php-apcu, php-redis, redis-server and PromPHP.
 
@@ -31,6 +33,8 @@ $promphp = promphp_autoload() ?? exit("PromPHP not found: set PROMPHP_DIR\n");
 $repo = dirname(__DIR__, 2);
 $library = getenv('SHMETRICS_LIBRARY') ?: "$repo/target/release/libshmetrics.so";
 is_file($library) || exit("$library is missing: cargo build --release -p shmetrics-ffi\n");
+$extension = getenv('SHMETRICS_EXTENSION') ?: "$repo/target/php-ext/ext/modules/shmetrics.so";
+is_file($extension) || exit("$extension is missing: bindings/php/ext/build.sh $repo/target/php-ext\n");
 is_executable('/usr/bin/valgrind') || exit("valgrind is not installed\n");
 $dir = sys_get_temp_dir() . '/shmetrics-instructions-' . getmypid();
 mkdir($dir);
@@ -53,19 +57,21 @@ usleep(300000);
 /** Instructions of one `--run` of $shape on $engine, $n times. */
 function instructions(string $dir, string $header, string $shape, string $engine, int $n, int $redisPort): int
 {
+    global $extension;
+    $ext = str_ends_with($engine, '+ext') ? '-d extension=' . escapeshellarg($extension) : '';
     $cmd = sprintf('REDIS_PORT=%d SHMETRICS_STORE=%s valgrind --tool=callgrind --callgrind-out-file=/dev/null '
-        . '%s -d ffi.enable=preload -d ffi.preload=%s -d opcache.enable_cli=1 -d apc.enable_cli=1 %s --run %s %s %d 2>&1',
-        $redisPort, escapeshellarg("$dir/app.metrics"), PHP_BINARY, escapeshellarg($header), escapeshellarg(__FILE__),
-        $shape, $engine, $n);
+        . '%s -d ffi.enable=preload -d ffi.preload=%s -d opcache.enable_cli=1 -d apc.enable_cli=1 %s %s --run %s %s %d 2>&1',
+        $redisPort, escapeshellarg("$dir/app.metrics"), PHP_BINARY, escapeshellarg($header), $ext,
+        escapeshellarg(__FILE__), $shape, escapeshellarg(str_replace('+ext', '', $engine)), $n);
     $out = (string) shell_exec($cmd);
     preg_match('/refs:\s+([\d,]+)/', $out, $m) || exit("callgrind failed:\n$out");
     return (int) str_replace(',', '', $m[1]);
 }
 
 printf("PHP %s; instructions per request or update (callgrind; (N=400 - N=200) / 200)\n\n", PHP_VERSION);
-printf("%-10s %14s %10s %16s %20s\n", 'engine', 'per request', 'vs APCng', 'inc([2 labels])', 'observe(v, [1 label])');
+printf("%-12s %14s %10s %16s %20s\n", 'engine', 'per request', 'vs APCng', 'inc([2 labels])', 'observe(v, [1 label])');
 $per = [];
-foreach (['native', 'adapter', 'apcng', 'redis'] as $engine) {
+foreach (array_filter(explode(',', getenv('ENGINES') ?: 'native,native+ext,adapter,adapter+ext,apcng,redis')) as $engine) {
     foreach (['request', 'inc', 'observe'] as $shape) {
         $n = $shape === 'request' ? 200 : 2000;
         $per[$engine][$shape] = (instructions($dir, $header, $shape, $engine, 2 * $n, $redisPort)
@@ -73,7 +79,7 @@ foreach (['native', 'adapter', 'apcng', 'redis'] as $engine) {
     }
 }
 foreach ($per as $engine => $r) {
-    printf("%-10s %14.0f %9.2fx %16.0f %20.0f\n", $engine, $r['request'], $r['request'] / $per['apcng']['request'],
+    printf("%-12s %14.0f %9.2fx %16.0f %20.0f\n", $engine, $r['request'], $r['request'] / ($per['apcng']['request'] ?? NAN),
         $r['inc'], $r['observe']);
 }
 

@@ -316,6 +316,41 @@ def child_render(spec: dict) -> dict:
     return out
 
 
+def child_page(spec: dict) -> dict:
+    """Section 4: one process, the same metrics in both libraries (the
+    counter families of section 2 plus one histogram family with the
+    default buckets, a tenth as many series), rendered in process by
+    generate_latest(registry). Ours: a registry over a store, the page
+    written by the Rust renderer; theirs: prometheus_client's default
+    single-process mode; both through REGISTRY. Times with `_created` on
+    (the default); the page
+    with `_created` off is hashed to show that both write the same bytes."""
+    import hashlib
+    lib = Lib(spec)
+    m = lib.mod
+    # REGISTRY (ours: the configured store), without prometheus_client's
+    # default process, platform and GC collectors (ours has none by
+    # default), whose values differ between the two processes.
+    registry = m.REGISTRY
+    if lib.name == THEIRS:
+        for c in (m.PROCESS_COLLECTOR, m.PLATFORM_COLLECTOR, m.GC_COLLECTOR):
+            registry.unregister(c)
+    values = label_values(spec["series"])
+    for f, vals in enumerate(values):
+        c = m.Counter(f"bench_requests_{f}_total", f"Requests served by handler {f}.", ["route", "code"])
+        for v in vals:
+            c.labels(*v).inc()
+    h = m.Histogram("bench_request_seconds", "Request time.", ["route", "code"])
+    for v in values[0][: max(1, spec["series"] // 10)]:
+        h.labels(*v).observe(OBSERVED)
+    out = _timed(lambda: m.generate_latest(registry), spec["warm_repeats"], spec["warm_budget_s"])
+    out["bytes"] = len(out.pop("page"))
+    m.disable_created_metrics()
+    out["sha256"] = hashlib.sha256(m.generate_latest(registry)).hexdigest()
+    lib.check_alone()
+    return out
+
+
 def _restart_worker(lib: Lib, fams: list, values: list, ready, leave) -> None:
     for f, fam in enumerate(fams):
         for v in values[f]:
@@ -394,7 +429,7 @@ def slots_used(cli: str | None, store: str) -> str | None:
 
 def child_main(spec: dict) -> None:
     task = {"ops": child_ops, "populate": child_populate, "render": child_render,
-            "restarts": child_restarts}[spec["task"]]
+            "restarts": child_restarts, "page": child_page}[spec["task"]]
     print(json.dumps(task(spec)))
 
 
@@ -608,13 +643,46 @@ def section_restarts(tmp: str, quick: bool) -> None:
           + "; their files: *.db files in PROMETHEUS_MULTIPROC_DIR.")
 
 
+def section_page(tmp: str, quick: bool) -> None:
+    sizes = [1_000, 10_000] if quick else [1_000, 10_000, 100_000]
+    warm_n = 5 if quick else 9
+    print(f"\n== 4. The in-process page: generate_latest(registry), one process ==\n"
+          f"The same metrics in both: {FAMILIES} labelled counter families holding N series, and a\n"
+          f"histogram family (15 default buckets) with N/10 series, through REGISTRY. Ours: the store,\n"
+          f"the page written in Rust (shmetrics_expo::client_python); theirs: prometheus_client's default\n"
+          f"single-process mode, pure Python. Both with _created (the default).\n"
+          f"Times: warm median (first in brackets), up to {warm_n} warm repeats within a time budget.\n"
+          f"same bytes: sha256 of both pages with _created off (whose values are times) compared.")
+    rows = []
+    for n in sizes:
+        res = {}
+        for lib in LIBS:
+            spec: dict[str, Any] = {"lib": lib, "task": "page", "series": n, "max_series": n * 2,
+                                    "variant": "single", "dir": None,
+                                    "warm_repeats": warm_n, "warm_budget_s": 3 if quick else 15}
+            if lib == OURS:
+                spec["store"] = os.path.join(tmp, f"page-{n}.shm")
+            res[lib] = run_child(spec)
+            if lib == OURS:
+                os.unlink(spec["store"])
+            print(f"  [{lib} page of {n:,} series done]", file=sys.stderr, flush=True)
+        a, b = res[OURS], res[THEIRS]
+        wa, wb = statistics.median(a["warm_s"]), statistics.median(b["warm_s"])
+        rows.append([f"{n:,}", f"{fmt_s(wa)} ({fmt_s(a['first_s'])})", f"{fmt_s(wb)} ({fmt_s(b['first_s'])})",
+                     fmt_ratio(wb / wa), f"{a['bytes'] / 1e6:.2f} MB",
+                     "yes" if a["sha256"] == b["sha256"] else "NO"])
+    print()
+    print(table(["counter series", "ours (Rust page)", "theirs (single-process)", "theirs / ours",
+                 "page", "same bytes"], rows))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true",
                     help="smaller sizes and fewer repeats (about 30 s)")
     ap.add_argument("--skip-largest", action="store_true",
                     help="skip prometheus_client's largest render case (100k series x 16 processes)")
-    ap.add_argument("--only", choices=["ops", "render", "restarts"], action="append",
+    ap.add_argument("--only", choices=["ops", "render", "restarts", "page"], action="append",
                     help="run only this section (repeatable)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -622,7 +690,7 @@ def main() -> None:
         child_main(json.loads(args.child))
         return
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
-    sections = args.only or ["ops", "render", "restarts"]
+    sections = args.only or ["ops", "render", "restarts", "page"]
     versions = {}
     for lib in LIBS:
         p = subprocess.run([sys.executable, "-c", f"import {lib}, importlib.metadata as m; print(m.version('{lib}'))"],
@@ -645,6 +713,8 @@ def main() -> None:
             section_render(tmp, args.quick, args.skip_largest)
         if "restarts" in sections:
             section_restarts(tmp, args.quick)
+        if "page" in sections:
+            section_page(tmp, args.quick)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"\ntotal {time.perf_counter() - start:.0f} s; load average at end "

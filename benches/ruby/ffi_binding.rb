@@ -9,7 +9,7 @@ require "ffi"
 class FfiBinding
   module C
     extend FFI::Library
-    ffi_lib ENV.fetch("SHMETRICS_LIBRARY", "libshmetrics.so.0")
+    ffi_lib ENV.fetch("SHMETRICS_LIBRARY", "libshmetrics.so.1")
     class Str < FFI::Struct
       layout :ptr, :pointer, :len, :size_t
     end

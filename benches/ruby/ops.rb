@@ -32,8 +32,8 @@ end.parse!
 
 WORKER = File.join(__dir__, "ops_worker.rb")
 CONTENDERS = {
-  "counter" => %w[pc_single pc_shmetrics pc_direct mmap native ffi empty],
-  "histogram" => %w[pc_single pc_shmetrics pc_direct mmap native empty]
+  "counter" => %w[pc_single pc_shmetrics pc_direct mmap native bound ffi empty],
+  "histogram" => %w[pc_single pc_shmetrics pc_direct mmap native bound empty]
 }.freeze
 NAMES = {
   "pc_single" => "prometheus-client, SingleThreaded",
@@ -41,6 +41,7 @@ NAMES = {
   "pc_direct" => "prometheus-client, DirectFileStore",
   "mmap" => "prometheus-client-mmap 0.16.2",
   "native" => "shmetrics native API (C extension)",
+  "bound" => "shmetrics native API, bound series",
   "ffi" => "the same hot path on ruby-ffi",
   "empty" => "(the loop and call alone)"
 }.freeze

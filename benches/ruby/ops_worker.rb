@@ -4,7 +4,7 @@
 # (prometheus-client and prometheus-client-mmap both define
 # Prometheus::Client, so they cannot share one):
 #   ruby ops_worker.rb CONTENDER OP N REPEATS
-# CONTENDER: native ffi pc_single pc_direct pc_shmetrics mmap empty
+# CONTENDER: native bound ffi pc_single pc_direct pc_shmetrics mmap empty
 # OP: counter (increment with two labels) or histogram (observe with two
 # labels). Prints one JSON line: the best time per operation over REPEATS
 # runs of N operations, in ns, and the loop's own cost.
@@ -30,6 +30,17 @@ when "native"
   else
     h = store.histogram(:latency_seconds, help: "x", labels: %i[route status])
     work = -> { h.observe(0.042, labels: { route: "/api/users", status: "200" }) }
+  end
+when "bound"
+  # The native API's bound series: the labels looked up once, outside the loop.
+  require "shmetrics"
+  store = Shmetrics::Store.new(File.join(dir, "ops.shm"))
+  if op == "counter"
+    s = store.counter(:requests_total, help: "x", labels: %i[route status]).series(route: "/api/users", status: "200")
+    work = -> { s.increment }
+  else
+    s = store.histogram(:latency_seconds, help: "x", labels: %i[route status]).series(route: "/api/users", status: "200")
+    work = -> { s.observe(0.042) }
   end
 when "ffi"
   # The same hot path through ruby-ffi, as the gem would be without its

@@ -21,7 +21,12 @@ SI = [ENV["STATSD_INSTRUMENT_DIR"], "../shared/peers/statsd-instrument-v3.11.0",
 
 if ARGV[0] == "--child"
   mode, rounds = ARGV[1], Integer(ARGV[2])
-  $LOAD_PATH.unshift(File.join(SI, "lib"), File.join(ROOT, "bindings/ruby/lib"))
+  $LOAD_PATH.unshift(File.join(SI, "lib"))
+  # The gem as benches/ruby/bench.sh installs it, or this tree's lib with a
+  # build of its native part in SHMETRICS_RUBY_EXT_DIR.
+  if (ext = ENV["SHMETRICS_RUBY_EXT_DIR"])
+    $LOAD_PATH.unshift(ext, File.join(ROOT, "bindings/ruby/lib"))
+  end
   require "statsd-instrument"
   require "shmetrics/statsd"
   require "tmpdir"

@@ -31,7 +31,12 @@ EVENTS = THREADS * ITERATIONS * SERIES * 3
 si_dir = [ENV["STATSD_INSTRUMENT_DIR"], "../shared/peers/statsd-instrument-v3.11.0",
   "../../shared/peers/statsd-instrument-v3.11.0"].compact.map { |d| File.expand_path(d, ROOT) }
   .find { |d| File.directory?(File.join(d, "lib")) } or abort "statsd-instrument 3.11.0 not found"
-$LOAD_PATH.unshift(File.join(si_dir, "lib"), File.join(ROOT, "bindings/ruby/lib"))
+$LOAD_PATH.unshift(File.join(si_dir, "lib"))
+# The gem as benches/ruby/bench.sh installs it, or this tree's lib with a
+# build of its native part in SHMETRICS_RUBY_EXT_DIR.
+if (ext = ENV["SHMETRICS_RUBY_EXT_DIR"])
+  $LOAD_PATH.unshift(ext, File.join(ROOT, "bindings/ruby/lib"))
+end
 require "statsd-instrument"
 require "shmetrics/statsd"
 StatsD.logger = Logger.new(File::NULL)

@@ -23,7 +23,7 @@ local ffi = require("ffi")
 local type, tostring, tonumber, error, pairs, ipairs = type, tostring, tonumber, error, pairs, ipairs
 local ffi_string, ffi_new = ffi.string, ffi.new
 
-local M = { _VERSION = "0.1.0" }
+local M = { _VERSION = "1.0.0" }
 
 -- Result codes of the C ABI (enum shmetrics_result in shmetrics.h);
 -- tests/unit.lua checks them against the library's own descriptions.
@@ -193,6 +193,15 @@ local function let_go()
   anchored = anchored - 1
 end
 
+-- Adds `v` (not nil) to the table held last, and returns it: for what a
+-- call's pointers point into that is made after hold(), such as the cdata
+-- arrays of a family description.
+local function anchor(v)
+  local t = ANCHORS[anchored]
+  t[#t + 1] = v
+  return v
+end
+
 -- For tests: how many anchor tables are held now (0 between calls).
 function M._anchored()
   return anchored
@@ -220,28 +229,25 @@ function Metric:_register()
   local d = ffi_new("shmetrics_family_desc")
   -- What `d` points into, held until shmetrics_register returns: the
   -- strings (self.name and self.help are held by self too) and the arrays.
-  local keep = hold({ names })
+  hold({ names })
   d.name.ptr, d.name.len = self.name, #self.name
   d.help.ptr, d.help.len = self.help, #self.help
   if n > 0 then
-    local ln = ffi_new("shmetrics_str[?]", n)
+    local ln = anchor(ffi_new("shmetrics_str[?]", n))
     for i = 1, n do
       ln[i - 1].ptr, ln[i - 1].len = names[i], #names[i]
     end
     d.label_names, d.label_count = ln, n
-    keep[2] = ln
   end
   d.kind = self.kind
   d.gauge_mode = self.gauge_mode or 0
   if self.buckets then
-    local b = ffi_new("double[?]", #self.buckets, self.buckets)
+    local b = anchor(ffi_new("double[?]", #self.buckets, self.buckets))
     d.buckets, d.bucket_count = b, #self.buckets
-    keep[3] = b
   end
   if self.quantiles then
-    local q = ffi_new("double[?]", #self.quantiles, self.quantiles)
+    local q = anchor(ffi_new("double[?]", #self.quantiles, self.quantiles))
     d.quantiles, d.quantile_count = q, #self.quantiles
-    keep[4] = q
     d.max_age_ms = self.max_age_ms or 0
     d.age_buckets = self.age_buckets or 0
   end
@@ -257,6 +263,9 @@ function Metric:_register()
   -- A counter keeps the name it was given in the text format, as in
   -- nginx-lua-prometheus: `_total` only if the name has it.
   d.name_as_given = self.kind == 1
+  -- nginx-lua-prometheus's names: the legacy character sets, checked by
+  -- the store.
+  d.name_rules = C.SHMETRICS_NAMES_LEGACY
   local fam = ffi_new("shmetrics_family")
   local rc = C.shmetrics_register(self.store, d, fam)
   let_go()
@@ -606,7 +615,7 @@ local function update_exemplar(self, what, fn, value, default, lv, exemplar)
   table.sort(names)
   local cn = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
   local cv = n > 0 and ffi_new("shmetrics_str[?]", n) or nil
-  local keep = hold({})
+  hold({}) -- the values made by tostring() below
   for i = 1, n do
     local k = names[i]
     local x = exemplar[k]
@@ -620,7 +629,7 @@ local function update_exemplar(self, what, fn, value, default, lv, exemplar)
         return
       end
     end
-    keep[i] = x
+    anchor(x)
     cn[i - 1].ptr, cn[i - 1].len = k, #k
     cv[i - 1].ptr, cv[i - 1].len = x, #x
   end
@@ -701,6 +710,10 @@ end
 local Prometheus = {}
 Prometheus.__index = Prometheus
 
+-- The methods the hot path calls, which _metric() copies into each
+-- metric (the ones its class has).
+local UPDATE_METHODS = { "inc", "dec", "set", "observe" }
+
 local function copy_list(t, what)
   local out = {}
   if t == nil then return out end
@@ -726,6 +739,11 @@ function Prometheus:_metric(class, kind, name, help, label_names, extra)
   }, class)
   m.nlabels = #m.label_names
   for k, v in pairs(extra) do m[k] = v end
+  -- The update methods as the metric's own fields: `m:inc(...)` then
+  -- finds `inc` in the first table it looks in, one lookup at a slot
+  -- the JIT knows, where through the metatable it makes three (a miss
+  -- in `m`, its metatable, the class), about 30 instructions per update.
+  for _, k in ipairs(UPDATE_METHODS) do m[k] = class[k] end
   local ok, err = m:_register()
   if not ok then
     self:_error(m.name .. ": register: " .. err)
@@ -988,17 +1006,18 @@ end
 ----------------------------------------------------------------------------
 -- Following a replaced store file.
 --
--- A worker keeps its store handle for its whole life. If the file at the
--- path is replaced (removed and created again, or another file moved
--- there), the exporter serves the new file, and updates through the old
--- handle would be lost to it. So, at most every `follow_interval`
--- seconds, off the update path (a timer every worker runs, and each
--- metric_data() and collect()), the registry asks the library what the
--- path names now (one fstat and one lstat), and when it is another file
--- opens it and looks every metric's family up again there; the series
--- handles cached in the metrics are dropped and looked up again at their
--- next update. A path that names nothing (the file was removed, not
--- created again) is left alone: updates go on into the old file.
+-- A worker keeps its store handle while the path names its file. If the
+-- file at the path is replaced (removed and created again, or another
+-- file moved there), the exporter serves the new file, and updates
+-- through the old handle would be lost to it. So, at most every
+-- `follow_interval` seconds, off the update path (a timer every worker
+-- runs, and each metric_data() and collect()), the registry asks the
+-- library what the path names now (one fstat and one lstat), and when it
+-- is another file opens it and looks every metric's family up again
+-- there; the series handles cached in the metrics are dropped and looked
+-- up again at their next update, and the old handle is closed, which
+-- unmaps the old file. A path that names nothing (the file was removed,
+-- not created again) is left alone: updates go on into the old file.
 
 -- The current handle of each path and the registries on it, shared by
 -- every init() of the path in this Lua VM: { store, persistent, registries }.
@@ -1055,10 +1074,18 @@ function Prometheus:follow(force)
   for _, reg in ipairs(shared.registries) do
     reg:_reattach(shared.store)
   end
-  -- The old file's mapping goes (and with it, if it was removed, its
-  -- memory), unless it is the persistent handle of init(), which the
-  -- library keeps for the process's life.
-  if not persistent then C.shmetrics_store_close(old) end
+  -- The old file's mapping goes, and with it, if the file was removed,
+  -- its memory: nothing refers to the old handle any more. Every
+  -- registry on the path (all of this Lua VM's, through PATHS) and its
+  -- metrics moved to the new one above, and dropped their cached series
+  -- handles. init()'s handle is the library's persistent one: closing
+  -- it takes it out of the library's list as well (init() of the path
+  -- in this VM finds the new handle in PATHS and opens nothing).
+  if persistent then
+    C.shmetrics_store_close_persistent(old)
+  else
+    C.shmetrics_store_close(old)
+  end
   return true
 end
 
@@ -1155,18 +1182,21 @@ end
 function M.init(path, options)
   options = init_args(path, options)
   load(options)
-  local o = store_options(options)
-  local st = ffi_new("shmetrics_store*[1]")
-  -- One handle per path for the life of the process: init() again (from
-  -- another module, or in init_by_lua and then init_worker_by_lua) shares
-  -- it. A worker forked from the master claims its own writer slot at its
+  -- One handle per path in this Lua VM: init() again (from another
+  -- module, or in init_by_lua and then init_worker_by_lua) shares it, as
+  -- it does the handle follow() switched to. The first is the library's
+  -- persistent handle of the path, which outlives the VM (nginx makes a
+  -- new one at each reload) rather than being mapped again by each. A
+  -- worker forked from the master claims its own writer slot at its
   -- first update.
-  local rc = C.shmetrics_store_open_persistent(path, #path, o, st)
-  if rc ~= OK then
-    error("shmetrics: cannot open the store " .. path .. ": " .. last_error(rc), 2)
-  end
   local shared = PATHS[path]
   if shared == nil then
+    local o = store_options(options)
+    local st = ffi_new("shmetrics_store*[1]")
+    local rc = C.shmetrics_store_open_persistent(path, #path, o, st)
+    if rc ~= OK then
+      error("shmetrics: cannot open the store " .. path .. ": " .. last_error(rc), 2)
+    end
     shared = { store = st[0], persistent = true, options = o, registries = {}, next_check = 0 }
     PATHS[path] = shared
   end
@@ -1182,7 +1212,8 @@ function M.init(path, options)
   if type(self.label_cache_size) ~= "number" or self.label_cache_size < 1 then
     error("shmetrics: label_cache_size must be a positive number", 2)
   end
-  if type(self.follow_interval) ~= "number" or not (self.follow_interval >= 0) then
+  local fi = self.follow_interval
+  if type(fi) ~= "number" or fi ~= fi or fi < 0 then
     error("shmetrics: follow_interval must be a number of seconds, 0 or more", 2)
   end
   -- The prefix applies to the error counter too, as in

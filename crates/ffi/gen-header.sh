@@ -53,7 +53,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The header, with the crate's version as SHMETRICS_VERSION_MAJOR, _MINOR
 # and _PATCH (Cargo.toml is the one place the version is written; --check
 # fails when a new version has not been regenerated into the header).
-pkgid=$(cargo pkgid --offline --manifest-path Cargo.toml)  # path+file:///...#shmetrics-ffi@0.1.0
+pkgid=$(cargo pkgid --offline --manifest-path Cargo.toml)  # path+file:///...#shmetrics-ffi@1.0.0
 IFS=. read -r major minor patch <<< "${pkgid##*[#@]}"
 patch=${patch%%[-+]*}
 {

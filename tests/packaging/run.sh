@@ -17,14 +17,14 @@
 # runs, from a directory outside the checkout, in each ENV it names.
 #
 # Run last in ./run-tests: while the .deb is installed, the system's
-# library path has a libshmetrics.so.0 (the other tests point
+# library path has a libshmetrics.so.1 (the other tests point
 # $SHMETRICS_LIBRARY at the checkout's build anyway).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 source scripts/setup.sh
 ensure_rust
-ensure_apt dpkg-dev pkg-config gcc php-cli composer luarocks luajit2 systemd binutils
+ensure_apt dpkg-dev pkg-config gcc php-cli composer luarocks luajit2 systemd binutils curl procps
 ensure_python_env
 export PATH="$HOME/.cargo/bin:$PATH"
 target=${CARGO_TARGET_DIR:-$PWD/target}
@@ -49,8 +49,13 @@ had_user=0
 getent passwd shmetrics >/dev/null && had_user=1
 deb_installed=0
 
+unit_pid=
 cleanup() {
   local status=$?
+  if [ -n "$unit_pid" ]; then
+    kill "$unit_pid" 2>/dev/null || true
+    wait "$unit_pid" 2>/dev/null || true
+  fi
   if [ "$deb_installed" = 1 ]; then
     say "packaging: dpkg --purge shmetrics"
     dpkg --purge shmetrics >/dev/null || status=1
@@ -205,6 +210,44 @@ out=$(cd / && setpriv --reuid=shmetrics --regid=shmetrics --clear-groups /usr/bi
   fail "the user shmetrics cannot read a 0660 store of its group: $out"
 grep -qx 'unit_hits_total 1' <<< "$out" || fail "the user shmetrics read: $out"
 ok "the user shmetrics reads a store made by root (mode 0660, group shmetrics)"
+
+# The unit as systemd would load and start it. There is no systemd as PID
+# 1 here: `systemd-analyze verify` loads the unit offline, and
+# tests/packaging/unit_exec.py starts its ExecStart= with the variables of
+# /etc/default/shmetrics, as the unit's User=, with systemd's environment,
+# UMask=, NoNewPrivileges= and empty capability sets (the sandboxing
+# directives only systemd can apply; `systemd-analyze security` rates them
+# above).
+verify=$(cd / && systemd-analyze verify "$unit" 2>&1) || fail "systemd-analyze verify $unit: $verify"
+if grep -i shmetrics <<< "$verify"; then fail "systemd-analyze verify warns about the unit: $verify"; fi
+ok "systemd-analyze verify shmetrics.service"
+shown=$(python3 tests/packaging/unit_exec.py show "$unit" | tr '\n' ' ')
+[ "$shown" = "/usr/bin/shmetrics serve --store /dev/shm/shmetrics.metrics " ] ||
+  fail "the packaged unit and /etc/default/shmetrics start: $shown"
+ok "the packaged unit with the packaged /etc/default/shmetrics runs: $shown"
+# The flags changed as docs/install.md says (editor /etc/default/shmetrics).
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+sed -i "s|^SHMETRICS_ARGS=.*|SHMETRICS_ARGS=\"--store $store --web.listen-address 127.0.0.1:$port --store.group shmetrics --log.format json\"|" /etc/default/shmetrics
+python3 tests/packaging/unit_exec.py exec "$unit" > "$work/unit.log" 2>&1 &
+unit_pid=$!
+for _ in $(seq 100); do
+  curl -sf "http://127.0.0.1:$port/-/ready" >/dev/null && break
+  kill -0 "$unit_pid" 2>/dev/null || { cat "$work/unit.log" >&2; fail "the unit's ExecStart exited"; }
+  sleep 0.2
+done
+scraped=$(curl -sf "http://127.0.0.1:$port/metrics") || { cat "$work/unit.log" >&2; fail "cannot scrape the unit's exporter"; }
+grep -qx 'unit_hits_total 1' <<< "$scraped" || fail "the unit's exporter served: $scraped"
+grep -q '^shmetrics_build_info{' <<< "$scraped" || fail "the unit's exporter serves no shmetrics_build_info"
+status=$(cat "/proc/$unit_pid/status")
+[ "$(ps -o user= -p "$unit_pid")" = shmetrics ] || fail "the unit's exporter runs as $(ps -o user= -p "$unit_pid")"
+grep -qx $'NoNewPrivs:\t1' <<< "$status" && grep -qx $'CapBnd:\t0000000000000000' <<< "$status" &&
+  grep -qx $'CapEff:\t0000000000000000' <<< "$status" && grep -qx $'Umask:\t0077' <<< "$status" ||
+  fail "the unit's exporter: $(grep -E 'NoNewPrivs|Cap|Umask' <<< "$status")"
+grep -q '"level":"INFO"\|"level":"info"' "$work/unit.log" || fail "the unit's exporter did not log JSON: $(cat "$work/unit.log")"
+kill "$unit_pid"
+wait "$unit_pid" || true
+unit_pid=
+ok "the unit's ExecStart, as systemd expands it, as the user shmetrics: serves the store on 127.0.0.1:$port"
 PHP_AUTOLOAD=Shmetrics/autoload.php run_blocks deb
 
 say "packaging: the PHP package through Composer, with the .deb's library"

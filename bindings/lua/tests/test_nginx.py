@@ -160,6 +160,19 @@ class Nginx:
                 self.proc.wait()
 
 
+def mapped_inodes(pid: int, path: Path) -> set[int]:
+    """The inodes of the files in `path`'s directory (removed ones too)
+    that process `pid` maps, from /proc/PID/maps. Not by name: maps shows
+    the name a file had when it was mapped, and a store is created under
+    a temporary name and renamed."""
+    out = set()
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        fields = line.split(maxsplit=5)
+        if len(fields) == 6 and Path(fields[5]).parent == path.parent:
+            out.add(int(fields[4]))
+    return out
+
+
 @pytest.fixture
 def stack(tmp_path):
     """A store path, a running exporter and a function that starts nginx."""
@@ -387,6 +400,10 @@ def test_workers_follow_a_replaced_store(stack, tmp_path):
     store, eport, start = stack
     nginx = start()
     Load(nginx.port).run(20)
+    old_inode = store.stat().st_ino
+    workers = nginx.workers()
+    for pid in workers:
+        assert old_inode in mapped_inodes(pid, store), Path(f"/proc/{pid}/maps").read_text()
     # The replacement: a store made by another process, with a series of
     # its own, moved over the path.
     new = tmp_path / "replacement.metrics"
@@ -407,6 +424,11 @@ def test_workers_follow_a_replaced_store(stack, tmp_path):
     # Exactly the requests since the switch, none of those before it.
     assert route_totals(samples) == {r: float(n) for r, n in load.done.items() if n}, body
     assert samples[("nginx_metric_errors_total", ())] == 0
+    # Each worker unmapped the old file (removed by the rename, so its
+    # memory goes with the last mapping) and maps the new one.
+    assert nginx.workers() == workers
+    for pid in workers:
+        assert mapped_inodes(pid, store) == {store.stat().st_ino}, Path(f"/proc/{pid}/maps").read_text()
     # The exporter follows the new file too.
     wait_for("the exporter on the new file", lambda: route_totals(scrape(eport)) == route_totals(samples))
 

@@ -66,7 +66,7 @@ abstract class Collector
         $this->help = $help;
         $this->labels = array_values($labels);
         $this->labelCount = count($labels);
-        $this->ttlMs = $this->ttlMs($ttl);
+        $this->ttlMs = Checks::ttlMs($this->what(), $ttl);
         $this->family = $this->register();
     }
 
@@ -120,59 +120,23 @@ abstract class Collector
     {
         $key = $labels ? \implode("\xff", $labels) : '';
         if (\count($labels) !== $this->labelCount || !isset($this->checked[$key])) {
-            $this->check($labels, $key);
+            $this->check($labels);
         }
         $rc = $this->ffi->shmetrics_update($this->st, $this->family, $op, $key, \strlen($key), $value);
         if ($rc !== 0) {
-            throw Native::exception($rc, $this->what(self::strings($labels)));
+            throw Checks::updateFailed($rc, $this->what(), $this->labels, $labels);
         }
     }
 
     /**
-     * Checks the label values' number and types (the store checks the
-     * rest: UTF-8), and remembers $key as checked.
+     * Checks the label values (Checks::labelValues()), and remembers them
+     * as checked.
      *
      * @param array<mixed> $labels
      */
-    private function check(array $labels, string $key): void
+    private function check(array $labels): void
     {
-        if (count($labels) !== $this->labelCount) {
-            throw new InvalidArgumentException(sprintf(
-                '%s takes %d label value%s (%s), got %d: %s',
-                $this->what(),
-                $this->labelCount,
-                $this->labelCount === 1 ? '' : 's',
-                implode(', ', $this->labels),
-                count($labels),
-                json_encode(array_values($labels), JSON_INVALID_UTF8_SUBSTITUTE | JSON_UNESCAPED_SLASHES)
-            ));
-        }
-        foreach ($labels as $v) {
-            if (is_array($v) || (is_object($v) && !$v instanceof \Stringable)) {
-                throw new InvalidArgumentException(sprintf(
-                    '%s: label values must be strings or numbers, got %s',
-                    $this->what(),
-                    get_debug_type($v)
-                ));
-            }
-            if (str_contains((string) $v, "\xff")) {
-                // Never in UTF-8; it would split the joined values.
-                throw new InvalidArgumentException(
-                    $this->what(self::strings($labels)) . ': a label value is not UTF-8',
-                    Native::INVALID_UTF8
-                );
-            }
-        }
-        $this->checked[$key] = true;
-    }
-
-    /**
-     * @param array<mixed> $labels
-     * @return list<string>
-     */
-    private static function strings(array $labels): array
-    {
-        return array_map(static fn ($v): string => is_array($v) ? 'Array' : (string) $v, array_values($labels));
+        $this->checked[Checks::labelValues($this->what(), $this->labels, $labels)] = true;
     }
 
     /**
@@ -189,21 +153,9 @@ abstract class Collector
     {
         $key = $labels ? \implode("\xff", $labels) : '';
         if (\count($labels) !== $this->labelCount || !isset($this->checked[$key])) {
-            $this->check($labels, $key);
+            $this->check($labels);
         }
-        $names = [];
-        $values = [];
-        foreach ($exemplar as $name => $v) {
-            if (is_array($v) || (is_object($v) && !$v instanceof \Stringable)) {
-                throw new InvalidArgumentException(sprintf(
-                    '%s: exemplar label values must be strings or numbers, got %s',
-                    $this->what(),
-                    get_debug_type($v)
-                ));
-            }
-            $names[] = (string) $name;
-            $values[] = (string) $v;
-        }
+        [$names, $values] = Checks::exemplar($this->what(), $exemplar);
         [$n, $keepNames] = Native::strs($this->ffi, $names);
         [$vs, $keepValues] = Native::strs($this->ffi, $values);
         $rc = $this->ffi->shmetrics_update_exemplar(
@@ -218,51 +170,20 @@ abstract class Collector
             count($names)
         );
         unset($keepNames, $keepValues);
-        if ($rc === Native::INVALID_OPTIONS) {
-            // The only refusal of its kind: the family keeps no exemplars.
-            throw Native::exception($rc, sprintf(
-                '%s was not registered with exemplars: true',
-                $this->what(self::strings($labels))
-            ));
-        }
         if ($rc !== Native::OK) {
-            throw Native::exception($rc, $this->what(self::strings($labels)));
+            throw Checks::updateFailed($rc, $this->what(), $this->labels, $labels, true);
         }
     }
 
-    /** "counter app_requests{route="/"}", for messages. */
-    protected function what(?array $values = null): string
+    /** "counter app_requests", for messages. */
+    protected function what(): string
     {
-        $s = $this->getType() . ' ' . $this->name;
-        if ($values !== null && $values !== []) {
-            $pairs = [];
-            foreach ($values as $i => $v) {
-                $pairs[] = ($this->labels[$i] ?? '?') . '=' . json_encode($v, JSON_INVALID_UTF8_SUBSTITUTE | JSON_UNESCAPED_SLASHES | JSON_UNESCAPED_UNICODE);
-            }
-            $s .= '{' . implode(',', $pairs) . '}';
-        }
-        return $s;
+        return $this->getType() . ' ' . $this->name;
     }
 
     /** @internal the `ttl_ms` to register the family with */
     protected function getTtlMs(): int
     {
         return $this->ttlMs;
-    }
-
-    private function ttlMs(?float $ttl): int
-    {
-        if ($ttl === null) {
-            return 0;
-        }
-        if (!is_finite($ttl) || $ttl <= 0) {
-            throw new InvalidArgumentException(sprintf(
-                '%s: ttl must be a positive number of seconds, got %s',
-                $this->what(),
-                var_export($ttl, true)
-            ));
-        }
-        // Whole milliseconds; out-of-range values are the store's to refuse.
-        return $ttl * 1000 >= PHP_INT_MAX ? PHP_INT_MAX : max(1, (int) round($ttl * 1000));
     }
 }

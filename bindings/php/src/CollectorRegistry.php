@@ -4,8 +4,6 @@ declare(strict_types=1);
 
 namespace Shmetrics;
 
-use Shmetrics\Exception\MetricNotFoundException;
-use Shmetrics\Exception\MetricsRegistrationException;
 use Shmetrics\Storage\Shmetrics;
 
 /**
@@ -256,27 +254,12 @@ class CollectorRegistry
     private function refuseTwice(string $type, string $namespace, string $name): void
     {
         if (isset($this->metrics[$type][self::id($namespace, $name)])) {
-            throw new MetricsRegistrationException(sprintf(
-                'the %s %s is already registered in this registry; use getOrRegister%s() to get it',
-                $type,
-                ($namespace !== '' ? $namespace . '_' : '') . $name,
-                ucfirst($type)
-            ));
+            throw Checks::registeredTwice($type, $namespace, $name);
         }
     }
 
     private function find(string $type, string $namespace, string $name): Collector
     {
-        $m = $this->metrics[$type][self::id($namespace, $name)] ?? null;
-        if ($m === null) {
-            throw new MetricNotFoundException(sprintf(
-                'no %s %s in this registry: register it first (register%s or getOrRegister%s)',
-                $type,
-                ($namespace !== '' ? $namespace . '_' : '') . $name,
-                ucfirst($type),
-                ucfirst($type)
-            ));
-        }
-        return $m;
+        return $this->metrics[$type][self::id($namespace, $name)] ?? throw Checks::notFound($type, $namespace, $name);
     }
 }

@@ -4,7 +4,6 @@ declare(strict_types=1);
 
 namespace Shmetrics;
 
-use Shmetrics\Exception\InvalidArgumentException;
 use Shmetrics\Storage\Shmetrics;
 
 /**
@@ -45,11 +44,7 @@ final class Gauge extends Collector
         ?float $ttl = null
     ) {
         if (!isset(self::MODES[$mode])) {
-            throw new InvalidArgumentException(sprintf(
-                'unknown gauge mode "%s"; the modes are %s',
-                $mode,
-                implode(', ', array_keys(self::MODES))
-            ));
+            throw Checks::unknownGaugeMode($mode, self::MODES);
         }
         $this->mode = $mode;
         parent::__construct($storage, $namespace, $name, $help, $labels, $ttl);

@@ -4,7 +4,6 @@ declare(strict_types=1);
 
 namespace Shmetrics;
 
-use Shmetrics\Exception\InvalidArgumentException;
 use Shmetrics\Storage\Shmetrics;
 
 /**
@@ -62,55 +61,12 @@ final class Histogram extends Collector
         ?float $ttl = null
     ) {
         if ($buckets !== null && $buckets === []) {
-            throw new InvalidArgumentException(
-                "histogram $name: buckets must hold at least one bound; pass null for the default buckets"
-            );
+            throw Checks::emptyBuckets($name);
         }
         $this->buckets = $buckets === null ? null : array_values($buckets);
-        $this->native = $native === null ? null : self::nativeDesc($name, $native);
+        $this->native = $native === null ? null : Checks::nativeDesc($name, self::NATIVE_OPTIONS, $native);
         $this->exemplars = $exemplars;
         parent::__construct($storage, $namespace, $name, $help, $labels, $ttl);
-    }
-
-    /**
-     * The $native options as the C ABI's fields: the factor, the zero
-     * threshold (0 for the default) and the bucket limit (0 for the
-     * default, UINT32_MAX for none). The store checks the values.
-     *
-     * @param array<mixed> $native
-     * @return array{float, float, int}
-     */
-    private static function nativeDesc(string $name, array $native): array
-    {
-        foreach ($native as $key => $value) {
-            if (!in_array($key, self::NATIVE_OPTIONS, true)) {
-                throw new InvalidArgumentException(sprintf(
-                    'histogram %s: unknown native option "%s"; the options are %s',
-                    $name,
-                    $key,
-                    implode(', ', self::NATIVE_OPTIONS)
-                ));
-            }
-            $ok = $key === 'maxBucketNumber'
-                ? is_int($value) && $value >= 0 && $value <= 0xFFFFFFFF
-                : is_int($value) || is_float($value);
-            if (!$ok) {
-                throw new InvalidArgumentException(sprintf(
-                    'histogram %s: native option "%s" must be %s, got %s',
-                    $name,
-                    $key,
-                    $key === 'maxBucketNumber' ? 'an integer from 0 to 2^32-1' : 'a number',
-                    var_export($value, true)
-                ));
-            }
-        }
-        $max = $native['maxBucketNumber'] ?? null;
-        return [
-            // 0 leaves the store's default (1.1, schema 3).
-            (float) ($native['bucketFactor'] ?? 0.0),
-            (float) ($native['zeroThreshold'] ?? 0.0),
-            $max === null ? 0 : ($max === 0 ? 0xFFFFFFFF : $max),
-        ];
     }
 
     public function getType(): string
@@ -138,21 +94,7 @@ final class Histogram extends Collector
      */
     public static function exponentialBuckets(float $start, float $growthFactor, int $numberOfBuckets): array
     {
-        if ($numberOfBuckets < 1) {
-            throw new InvalidArgumentException("the number of buckets must be at least 1, got $numberOfBuckets");
-        }
-        if (!($start > 0)) {
-            throw new InvalidArgumentException("the first bucket bound must be above 0, got $start");
-        }
-        if (!($growthFactor > 1)) {
-            throw new InvalidArgumentException("the growth factor must be above 1, got $growthFactor");
-        }
-        $buckets = [];
-        for ($i = 0; $i < $numberOfBuckets; $i++) {
-            $buckets[] = $start;
-            $start *= $growthFactor;
-        }
-        return $buckets;
+        return Checks::exponentialBuckets($start, $growthFactor, $numberOfBuckets);
     }
 
     /**

@@ -38,7 +38,7 @@ final class Native
      * The major version of the C ABI this binding is written for: a library
      * whose shmetrics_version_major() differs is refused.
      */
-    public const ABI_MAJOR = 0;
+    public const ABI_MAJOR = 1;
 
     // The C ABI's result codes (enum shmetrics_result). They never change;
     // tests/NativeTest.php checks them against the header.
@@ -159,15 +159,28 @@ final class Native
             . self::readCdef();
     }
 
-    /** The library's version, e.g. "0.1.0". */
+    /** The library's version, e.g. "1.0.0". */
     public static function version(): string
     {
         return self::ffi()->shmetrics_version();
     }
 
+    /**
+     * Whether the `shmetrics` extension is loaded: it then provides the
+     * metric classes and the registry (instead of src/), and the store
+     * calls of Storage\Shmetrics and Snapshot go through it, not FFI.
+     */
+    public static function extension(): bool
+    {
+        return \extension_loaded('shmetrics');
+    }
+
     /** The calling thread's message for the last failed C call. */
     public static function lastError(): string
     {
+        if (self::$ffi === null && self::extension()) {
+            return \Shmetrics\Ext\last_error();
+        }
         $ffi = self::ffi();
         $len = $ffi->new('size_t');
         $ffi->shmetrics_last_error(null, 0, FFI::addr($len));

@@ -45,6 +45,13 @@ final class Snapshot
     public static function take(Shmetrics $storage): array
     {
         $ffi = $storage->ffi;
+        if ($ffi === null) {
+            $rc = \Shmetrics\Ext\snapshot($storage->store, $families);
+            if ($rc !== Native::OK) {
+                throw Native::exception($rc, 'cannot take a snapshot of the store ' . $storage->path());
+            }
+            return $families;
+        }
         $snap = $ffi->new('shmetrics_snapshot *');
         $rc = $ffi->shmetrics_snapshot_take($storage->store, FFI::addr($snap));
         if ($rc !== Native::OK) {

@@ -4,7 +4,6 @@ declare(strict_types=1);
 
 namespace Shmetrics;
 
-use Shmetrics\Exception\InvalidArgumentException;
 use Shmetrics\Storage\Shmetrics;
 
 /**
@@ -39,7 +38,7 @@ final class Summary extends Collector
         ?float $ttl = null
     ) {
         if ($maxAgeSeconds <= 0) {
-            throw new InvalidArgumentException("summary $name: maxAgeSeconds must be above 0, got $maxAgeSeconds");
+            throw Checks::maxAge($name, $maxAgeSeconds);
         }
         $this->maxAgeSeconds = $maxAgeSeconds;
         $this->quantiles = array_values($quantiles ?? self::getDefaultQuantiles());

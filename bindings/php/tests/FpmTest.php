@@ -49,7 +49,7 @@ final class FpmTest extends TestCase
     {
         $doc = file_get_contents(dirname(__DIR__, 3) . '/docs/php.md');
         preg_match_all('/```ini\n(.*?)```/s', $doc, $m);
-        self::assertCount(3, $m[1], 'docs/php.md should have three ini blocks');
+        self::assertCount(4, $m[1], 'docs/php.md should have four ini blocks');
         return $m[1];
     }
 
@@ -207,7 +207,7 @@ final class FpmTest extends TestCase
             '/dev/shm/myapp.metrics' => $store,
             '/usr/local/lib/libshmetrics.so' => $library,
         ]);
-        [$preloadIni, $poolIni, $runtimeIni] = array_map($substitute, self::docIniBlocks());
+        [$preloadIni, $poolIni, $runtimeIni, $extensionIni] = array_map($substitute, self::docIniBlocks());
         if ($preload) {
             // As the doc says: bin/shmetrics-ffi-header LIBRARY > header.
             file_put_contents($header, self::command([PHP_BINARY, "$bindings/bin/shmetrics-ffi-header", $library]));
@@ -218,6 +218,12 @@ final class FpmTest extends TestCase
             $phpIni = implode("\n", preg_grep('/^(ffi\.|;)/', $lines));
             $poolEnv = implode("\n", preg_grep('/^env\[/', $lines));
             self::assertStringContainsString('SHMETRICS_LIBRARY', $poolEnv);
+        }
+        if (Native::extension()) {
+            // The extension's lines of docs/php.md, but `extension =`:
+            // scripts/php-tests.sh loads it through $PHP_INI_SCAN_DIR.
+            self::assertMatchesRegularExpression('/^extension = shmetrics\.so$/m', $extensionIni);
+            $phpIni .= "\n" . implode("\n", preg_grep('/^extension\s*=/', explode("\n", $extensionIni), PREG_GREP_INVERT));
         }
         file_put_contents("$dir/php.ini", $phpIni);
         $fpmPort = self::freePort();

@@ -80,10 +80,15 @@ final class NativeTest extends TestCase
     {
         $out = self::phpWith(
             [],
-            'try { new Shmetrics\Storage\Shmetrics("' . $this->dir . '/x"); } '
+            'try { new Shmetrics\Storage\Shmetrics("' . $this->dir . '/x"); echo "opened"; } '
                 . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }',
             '0'
         );
+        if (Native::extension()) {
+            // The extension calls the library without FFI: ffi.enable does not matter.
+            self::assertSame('opened', $out);
+            return;
+        }
         self::assertStringContainsString('PHP FFI is restricted here (ffi.enable=0', $out);
         self::assertStringContainsString('ffi.preload', $out);
     }
@@ -98,6 +103,20 @@ final class NativeTest extends TestCase
         );
         self::assertStringContainsString('cannot load the shmetrics library "/nonexistent/libshmetrics.so"', $out);
         self::assertStringContainsString('cargo build --release -p shmetrics-ffi', $out);
+        // The store's own loading (the extension's when it is loaded) says the same.
+        $out = self::phpWith(['SHMETRICS_LIBRARY' => '/nonexistent/libshmetrics.so'], $this->openStore());
+        self::assertStringContainsString('cannot load the shmetrics library "/nonexistent/libshmetrics.so"', $out);
+        self::assertStringContainsString('cargo build --release -p shmetrics-ffi', $out);
+    }
+
+    /**
+     * Code that opens a store in $this->dir (through the extension when it
+     * is loaded, FFI otherwise) and prints "opened", or the refusal.
+     */
+    private function openStore(): string
+    {
+        return 'try { new Shmetrics\Storage\Shmetrics("' . $this->dir . '/opened"); echo "opened"; } '
+            . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }';
     }
 
     public function testScopeHeaderForFfiPreload(): void
@@ -109,6 +128,23 @@ final class NativeTest extends TestCase
         self::assertSame(Native::scopeHeader(realpath(Native::library())), $out);
         $this->expectException(InvalidArgumentException::class);
         Native::scopeHeader("/bad\"path");
+    }
+
+    /**
+     * The run with the extension loaded must test its classes, and the run
+     * without it the PHP ones: scripts/php-tests.sh runs this file both ways.
+     */
+    public function testTheExtensionProvidesTheClassesWhenLoaded(): void
+    {
+        $storage = new Shmetrics($this->dir . '/which');
+        foreach ([\Shmetrics\CollectorRegistry::class, \Shmetrics\Counter::class, \Shmetrics\Gauge::class,
+            \Shmetrics\Histogram::class, \Shmetrics\Summary::class] as $class) {
+            self::assertSame(Native::extension(), (new \ReflectionClass($class))->isInternal(), $class);
+        }
+        // Storage and Snapshot stay PHP in both, over the extension's store handle or FFI.
+        self::assertFalse((new \ReflectionClass(Shmetrics::class))->isInternal());
+        self::assertSame(Native::extension(), $storage->store instanceof \Shmetrics\Ext\Store);
+        self::assertSame(Native::extension(), $storage->ffi === null);
     }
 
     public function testVersion(): void
@@ -156,9 +192,13 @@ final class NativeTest extends TestCase
             . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }';
         $out = self::phpWith(['SHMETRICS_LIBRARY' => false, 'LD_LIBRARY_PATH' => $lib], $code);
         self::assertStringStartsWith('loaded ' . Native::ABI_MAJOR . '.', $out);
-        $out = self::phpWith(['SHMETRICS_LIBRARY' => false, 'LD_LIBRARY_PATH' => $empty], $code);
-        self::assertStringContainsString('cannot load the shmetrics library "libshmetrics.so.' . Native::ABI_MAJOR . '"', $out);
-        self::assertStringContainsString('"libshmetrics.so"', $out);
+        $out = self::phpWith(['SHMETRICS_LIBRARY' => false, 'LD_LIBRARY_PATH' => $lib], $this->openStore());
+        self::assertSame('opened', $out);
+        foreach ([$code, $this->openStore()] as $c) {
+            $out = self::phpWith(['SHMETRICS_LIBRARY' => false, 'LD_LIBRARY_PATH' => $empty], $c);
+            self::assertStringContainsString('cannot load the shmetrics library "libshmetrics.so.' . Native::ABI_MAJOR . '"', $out);
+            self::assertStringContainsString('"libshmetrics.so"', $out);
+        }
     }
 
     public function testALibraryOfAnotherMajorIsRefusedWithBothVersionsNamed(): void
@@ -168,13 +208,13 @@ final class NativeTest extends TestCase
             self::fail('$SHMETRICS_OTHER_MAJOR_LIBRARY is not set: scripts/php-tests.sh sets it to the library '
                 . 'scripts/build-other-major.sh builds');
         }
-        $out = self::phpWith(
-            ['SHMETRICS_LIBRARY' => $other],
-            'try { Shmetrics\Native::version(); echo "accepted"; } '
-                . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }'
-        );
         $next = Native::ABI_MAJOR + 1;
-        self::assertStringContainsString("the shmetrics library $other is version $next.0.0 (major $next)", $out);
-        self::assertStringContainsString('this binding is written for major ' . Native::ABI_MAJOR, $out);
+        $version = 'try { Shmetrics\Native::version(); echo "accepted"; } '
+            . 'catch (Shmetrics\Exception\StorageException $e) { echo $e->getMessage(); }';
+        foreach ([$version, $this->openStore()] as $code) {
+            $out = self::phpWith(['SHMETRICS_LIBRARY' => $other], $code);
+            self::assertStringContainsString("the shmetrics library $other is version $next.0.0 (major $next)", $out);
+            self::assertStringContainsString('this binding is written for major ' . Native::ABI_MAJOR, $out);
+        }
     }
 }

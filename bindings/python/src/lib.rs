@@ -11,6 +11,7 @@ mod collect;
 mod errors;
 mod metrics;
 mod names;
+mod render;
 mod store;
 
 use pyo3::prelude::*;
@@ -29,6 +30,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(store::store_path_from_env, m)?)?;
     m.add_function(wrap_pyfunction!(store::content_type, m)?)?;
     m.add_function(wrap_pyfunction!(store::negotiate, m)?)?;
+    m.add_function(wrap_pyfunction!(render::render_metrics, m)?)?;
+    m.add_function(wrap_pyfunction!(render::float_text, m)?)?;
+    m.add_function(wrap_pyfunction!(render::escape_name, m)?)?;
     m.add("DEFAULT_BUCKETS", metrics::default_buckets(m.py())?)?;
     m.add("LAYOUT_VERSION", shmetrics_core::LAYOUT_VERSION)?;
     m.add("STORE_ENV", store::STORE_ENV)?;

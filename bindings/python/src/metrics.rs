@@ -49,21 +49,59 @@ fn helper<'py>(
 
 /// What the parent and all children of one metric share.
 struct Def {
-    /// Keeps the store object (and so the mapping) alive.
+    /// The store object: its generation says whether the file was opened
+    /// again since a metric object was made.
     store_obj: Py<PyStore>,
-    family: Family,
+    /// The definition, to register the family again in a reopened file.
+    desc: FamilyDesc,
     name: String,
     label_names: Vec<String>,
     /// Whether the family's series expire (`ttl_seconds`).
     ttl: bool,
+    /// The family registered in the file opened last, by generation.
+    again: Mutex<Option<(u64, Arc<Store>, Family)>>,
+}
+
+impl Def {
+    /// The store open now and the family in it, registering the family
+    /// again if the store was reopened since `m` was made.
+    fn family_now(&self, m: &Metric) -> PyResult<(u64, Arc<Store>, Family)> {
+        let store_obj = self.store_obj.get();
+        let generation = store_obj.generation();
+        if generation == m.generation {
+            return Ok((generation, m.store.clone(), m.family));
+        }
+        let mut again = self.again.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((g, store, family)) = again.as_ref().filter(|(g, ..)| *g == generation) {
+            return Ok((*g, store.clone(), *family));
+        }
+        let store = store_obj.store();
+        let family = store.register(&self.desc).map_err(to_py)?;
+        *again = Some((generation, store.clone(), family));
+        Ok((generation, store, family))
+    }
+}
+
+/// A metric object's series in a store opened again after it was made.
+struct Moved {
+    generation: u64,
+    store: Arc<Store>,
+    family: Family,
+    series: Series,
 }
 
 /// One metric object: a parent (with or without labels) or a child made by
 /// `labels()`.
 struct Metric {
     def: Arc<Def>,
-    /// The same store as `def.store_obj`, one pointer away for the updates.
+    /// The store's generation when this object was made; updates compare
+    /// it with the store object's (one load) and take the slow path
+    /// through `moved` once the store was opened again.
+    generation: u64,
+    /// The store open then, one pointer away for the updates.
     store: Arc<Store>,
+    /// The family in `store`.
+    family: Family,
     /// The series updates go to: set on children and on parents without
     /// labels.
     series: Option<Series>,
@@ -75,6 +113,8 @@ struct Metric {
     /// For a family with a TTL: the handle of the series looked up again
     /// after it expired (and came back with the next update).
     renewed: Mutex<Option<Series>>,
+    /// The series in the store opened last, once it was opened again.
+    moved: Mutex<Option<Moved>>,
 }
 
 /// What a metric's registry says about the options its constructor was
@@ -154,6 +194,19 @@ impl Common<'_, '_> {
     }
 }
 
+/// Now by Python's `time.time()`, in nanoseconds: the creation time of a
+/// series this process makes, as prometheus_client takes it for
+/// `_created` (so a test that replaces `time.time` sees its time).
+fn created_now(py: Python<'_>) -> PyResult<u64> {
+    let t: f64 = py
+        .import(pyo3::intern!(py, "time"))?
+        .getattr(pyo3::intern!(py, "time"))?
+        .call0()?
+        .extract()?;
+    // A float cast saturates: a negative or NaN time gives 0.
+    Ok((t * 1e9).round() as u64)
+}
+
 impl Metric {
     fn new(
         py: Python<'_>,
@@ -162,11 +215,13 @@ impl Metric {
         tune: impl FnOnce(FamilyDesc, &Hints) -> PyResult<FamilyDesc>,
     ) -> PyResult<Metric> {
         let (store_obj, hints) = c.store(py, kind, &c.full_name(kind))?;
-        let store = store_obj.get().inner.clone();
+        let generation = store_obj.get().generation();
+        let store = store_obj.get().store();
         let label_names = c.labelnames.clone().unwrap_or_default();
         let names: Vec<&str> = label_names.iter().map(String::as_str).collect();
-        crate::names::check_legacy(Some(&c.full_name(kind)), &names, "label name")?;
+        crate::names::check_legacy(Some(&c.full_name(kind)), &names)?;
         let mut desc = FamilyDesc::new(c.full_name(kind), kind)
+            .name_rules(crate::names::rules())
             .help(c.documentation)
             .labels(&names)
             .unit(c.unit);
@@ -181,23 +236,31 @@ impl Metric {
         }
         let family = store.register(&desc).map_err(to_py)?;
         let (series, children) = if label_names.is_empty() {
-            (Some(store.series(&family, &[]).map_err(to_py)?), None)
+            let created = Some(created_now(py)?);
+            (
+                Some(store.series_created(&family, &[], created).map_err(to_py)?),
+                None,
+            )
         } else {
             (None, Some(PyDict::new(py).unbind()))
         };
         Ok(Metric {
             def: Arc::new(Def {
                 store_obj,
-                family,
-                name: desc.name,
+                name: desc.name.clone(),
                 label_names,
                 ttl: desc.ttl.is_some(),
+                desc,
+                again: Mutex::new(None),
             }),
+            generation,
             store,
+            family,
             series,
             children,
             label_values: None,
             renewed: Mutex::new(None),
+            moved: Mutex::new(None),
         })
     }
 
@@ -205,19 +268,23 @@ impl Metric {
     /// set beyond the family's or the store's capacity gets the family's
     /// overflow series: the update is counted there, not lost, and the
     /// application keeps running.
-    fn child(&self, values: Vec<String>) -> PyResult<Metric> {
+    fn child(&self, py: Python<'_>, values: Vec<String>) -> PyResult<Metric> {
         let refs: Vec<&str> = values.iter().map(String::as_str).collect();
-        let series = self
-            .store
-            .series_or_overflow(&self.def.family, &refs)
+        let (generation, store, family) = self.def.family_now(self)?;
+        let created = Some(created_now(py)?);
+        let series = store
+            .series_or_overflow_created(&family, &refs, created)
             .map_err(to_py)?;
         Ok(Metric {
             def: self.def.clone(),
-            store: self.store.clone(),
+            generation,
+            store,
+            family,
             series: Some(series),
             children: None,
             label_values: Some(values),
             renewed: Mutex::new(None),
+            moved: Mutex::new(None),
         })
     }
 
@@ -242,8 +309,50 @@ impl Metric {
     /// applied to it.
     #[inline]
     fn update(&self, f: impl Fn(&Store, Series) -> shmetrics_core::Result<()>) -> PyResult<()> {
+        if self.def.store_obj.get().generation() != self.generation {
+            return self.update_moved(f);
+        }
         match f(&self.store, self.series()?) {
             Err(e) if e.kind() == ErrorKind::StaleHandle => self.renew(f),
+            r => r.map_err(to_py),
+        }
+    }
+
+    /// An update once the store was opened again (`Store.check()`): the
+    /// family is registered in the new file and the series looked up
+    /// there, once per reopen; the update goes there.
+    #[cold]
+    fn update_moved(
+        &self,
+        f: impl Fn(&Store, Series) -> shmetrics_core::Result<()>,
+    ) -> PyResult<()> {
+        self.series()?;
+        let mut moved = self.moved.lock().unwrap_or_else(|e| e.into_inner());
+        let generation = self.def.store_obj.get().generation();
+        let current = match moved.take().filter(|m| m.generation == generation) {
+            Some(m) => moved.insert(m),
+            None => {
+                let (generation, store, family) = self.def.family_now(self)?;
+                let series = store
+                    .series_or_overflow(&family, &self.value_refs())
+                    .map_err(to_py)?;
+                moved.insert(Moved {
+                    generation,
+                    store,
+                    family,
+                    series,
+                })
+            }
+        };
+        match f(&current.store, current.series) {
+            Err(e) if e.kind() == ErrorKind::StaleHandle => {
+                let s = current
+                    .store
+                    .series_or_overflow(&current.family, &self.value_refs())
+                    .map_err(to_py)?;
+                current.series = s;
+                f(&current.store, s).map_err(to_py)
+            }
             r => r.map_err(to_py),
         }
     }
@@ -275,9 +384,14 @@ impl Metric {
     /// Looks the series up again (making it if it is gone) and keeps the
     /// handle for the updates that follow.
     fn look_up_again(&self) -> PyResult<Series> {
+        self.look_up_again_created(None)
+    }
+
+    /// [`Metric::look_up_again`], the series made with this creation time.
+    fn look_up_again_created(&self, created: Option<u64>) -> PyResult<Series> {
         let s = self
             .store
-            .series_or_overflow(&self.def.family, &self.value_refs())
+            .series_or_overflow_created(&self.family, &self.value_refs(), created)
             .map_err(to_py)?;
         *self.renewed.lock().unwrap_or_else(|e| e.into_inner()) = Some(s);
         Ok(s)
@@ -285,12 +399,24 @@ impl Metric {
 
     /// Starts the series again from zero, with a new creation time: it is
     /// deleted (in every process) and made again at once.
-    fn reset(&self) -> PyResult<()> {
+    fn reset(&self, py: Python<'_>) -> PyResult<()> {
         self.series()?;
-        self.store
-            .delete(&self.def.family, &self.value_refs())
-            .map_err(to_py)?;
-        self.look_up_again()?;
+        let (generation, store, family) = self.def.family_now(self)?;
+        store.delete(&family, &self.value_refs()).map_err(to_py)?;
+        let created = Some(created_now(py)?);
+        if generation == self.generation {
+            self.look_up_again_created(created)?;
+        } else {
+            let series = store
+                .series_or_overflow_created(&family, &self.value_refs(), created)
+                .map_err(to_py)?;
+            *self.moved.lock().unwrap_or_else(|e| e.into_inner()) = Some(Moved {
+                generation,
+                store,
+                family,
+                series,
+            });
+        }
         Ok(())
     }
 
@@ -383,7 +509,8 @@ impl Metric {
         let children = self.children(py)?;
         let strings = self.strings(values)?;
         let refs: Vec<&str> = strings.iter().map(String::as_str).collect();
-        self.store.delete(&self.def.family, &refs).map_err(to_py)?;
+        let (_, store, family) = self.def.family_now(self)?;
+        store.delete(&family, &refs).map_err(to_py)?;
         // Forget every cached child with these values, whatever types the
         // values were given as.
         let mut stale = Vec::new();
@@ -404,7 +531,8 @@ impl Metric {
             return Ok(());
         }
         let children = self.children(py)?;
-        self.store.clear(&self.def.family).map_err(to_py)?;
+        let (_, store, family) = self.def.family_now(self)?;
+        store.clear(&family).map_err(to_py)?;
         children.clear();
         Ok(())
     }
@@ -498,7 +626,7 @@ macro_rules! metric_class {
                 if let Some(child) = children.get_item(&key)? {
                     return Ok(child.unbind());
                 }
-                let child = Py::new(py, $ty { m: m.child(m.strings(&key)?)? })?;
+                let child = Py::new(py, $ty { m: m.child(py, m.strings(&key)?)? })?;
                 children.set_item(key, &child)?;
                 Ok(child.into_any())
             }
@@ -578,13 +706,14 @@ metric_class! {
             }
         }
 
-        /// Counts exceptions of type `exception` (default `Exception`)
-        /// raised in a `with` block or a decorated function.
-        /// Starts the counter again from zero, with a new `_created`.
-        fn reset(&self) -> PyResult<()> {
-            self.m.reset()
+        /// Starts the counter again from zero, with a new `_created`
+        /// (`time.time()` now).
+        fn reset(&self, py: Python<'_>) -> PyResult<()> {
+            self.m.reset(py)
         }
 
+        /// Counts exceptions of type `exception` (default `Exception`)
+        /// raised in a `with` block or a decorated function.
         #[pyo3(signature = (exception = None))]
         fn count_exceptions<'py>(
             slf: &Bound<'py, Self>,
@@ -715,6 +844,16 @@ metric_class! {
             default_buckets(py)
         }
 
+        /// The classic bucket bounds, `+Inf` included, as
+        /// prometheus_client's `_upper_bounds` (read by code that inspects
+        /// a histogram's buckets).
+        #[getter]
+        fn _upper_bounds(&self) -> Vec<f64> {
+            let mut b = self.m.def.desc.buckets.clone();
+            b.push(f64::INFINITY);
+            b
+        }
+
         /// Records one observation, with an exemplar (a dict of label
         /// names to values) for its bucket if given.
         #[pyo3(signature = (amount, exemplar = None))]
@@ -747,7 +886,7 @@ fn exemplar_labels(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, String)>> {
         .map(|(k, v)| Ok((k.str()?.to_string(), v.str()?.to_string())))
         .collect::<PyResult<_>>()?;
     let names: Vec<&str> = labels.iter().map(|(k, _)| k.as_str()).collect();
-    crate::names::check_legacy(None, &names, "exemplar label name")?;
+    crate::names::check_legacy(None, &names)?;
     Ok(labels)
 }
 

@@ -1,16 +1,14 @@
-//! Names: prometheus_client's escaping schemes (the core's, see
-//! `shmetrics_core::Escaping`) and its legacy validation switch. The store
+//! Names: prometheus_client's legacy validation switch. The store
 //! takes UTF-8 names, as prometheus_client 0.26 does by default; with
 //! `enable_legacy_validation()` (or `PROMETHEUS_LEGACY_NAME_VALIDATION`)
 //! the binding refuses names outside the legacy set before they reach it.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use shmetrics_core::{is_legacy_label_name, is_legacy_metric_name, Escaping};
+use shmetrics_core::NameRules;
 
-use crate::errors::InvalidNameError;
+use crate::errors::to_py;
 
 /// Whether names outside the legacy set are refused.
 static LEGACY: AtomicBool = AtomicBool::new(false);
@@ -27,66 +25,34 @@ pub(crate) fn legacy_validation() -> bool {
     LEGACY.load(Relaxed)
 }
 
+/// The core's name rules for this process's registrations and exemplars.
+pub(crate) fn rules() -> NameRules {
+    if LEGACY.load(Relaxed) {
+        NameRules::Legacy
+    } else {
+        NameRules::Utf8
+    }
+}
+
 /// Refuses, under legacy validation, a metric name or label names outside
-/// the legacy set (`what` names them in the message).
-pub(crate) fn check_legacy(metric: Option<&str>, labels: &[&str], what: &str) -> PyResult<()> {
-    if !LEGACY.load(Relaxed) {
+/// the legacy set (the core's [`NameRules::Legacy`]), before a registry
+/// keeps the name. Under the default rules the store checks them.
+pub(crate) fn check_legacy(metric: Option<&str>, labels: &[&str]) -> PyResult<()> {
+    let rules = rules();
+    if rules == NameRules::Utf8 {
         return Ok(());
     }
-    if let Some(m) = metric.filter(|m| !is_legacy_metric_name(m)) {
-        return Err(InvalidNameError::new_err(format!(
-            "invalid metric name {m:?}: legacy validation is on, so it must match \
-             [a-zA-Z_:][a-zA-Z0-9_:]*"
-        )));
+    if let Some(m) = metric {
+        rules.check_metric_name(m).map_err(to_py)?;
     }
-    if let Some(l) = labels.iter().find(|l| !is_legacy_label_name(l)) {
-        return Err(InvalidNameError::new_err(format!(
-            "invalid {what} {l:?}: legacy validation is on, so it must match [a-zA-Z_][a-zA-Z0-9_]*"
-        )));
+    for l in labels {
+        rules.check_label_name(l).map_err(to_py)?;
     }
     Ok(())
-}
-
-fn scheme(escaping: &str) -> PyResult<Escaping> {
-    Escaping::parse(escaping).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "unknown escaping {escaping:?}: one of allow-utf-8, underscores, dots, values"
-        ))
-    })
-}
-
-/// A metric name escaped as prometheus_client's `escape_metric_name` does
-/// (unquoted).
-#[pyfunction]
-pub(crate) fn escape_metric_name(name: &str, escaping: &str) -> PyResult<String> {
-    Ok(shmetrics_core::escape_metric_name(name, scheme(escaping)?).into_owned())
-}
-
-/// A label name escaped as prometheus_client's `escape_label_name` does
-/// (unquoted).
-#[pyfunction]
-pub(crate) fn escape_label_name(name: &str, escaping: &str) -> PyResult<String> {
-    Ok(shmetrics_core::escape_label_name(name, scheme(escaping)?).into_owned())
-}
-
-/// Whether a metric name is in the legacy set `[a-zA-Z_:][a-zA-Z0-9_:]*`.
-#[pyfunction]
-pub(crate) fn is_legacy_metric(name: &str) -> bool {
-    is_legacy_metric_name(name)
-}
-
-/// Whether a label name is in the legacy set `[a-zA-Z_][a-zA-Z0-9_]*`.
-#[pyfunction]
-pub(crate) fn is_legacy_label(name: &str) -> bool {
-    is_legacy_label_name(name)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_legacy_validation, m)?)?;
     m.add_function(wrap_pyfunction!(legacy_validation, m)?)?;
-    m.add_function(wrap_pyfunction!(escape_metric_name, m)?)?;
-    m.add_function(wrap_pyfunction!(escape_label_name, m)?)?;
-    m.add_function(wrap_pyfunction!(is_legacy_metric, m)?)?;
-    m.add_function(wrap_pyfunction!(is_legacy_label, m)?)?;
     Ok(())
 }

@@ -1,13 +1,17 @@
 //! `shmetrics.Store`: one open store file, and the process's default store
 //! that metrics use unless given another.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::{Acquire, Release};
 use std::sync::{Arc, Mutex, TryLockError};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
-use shmetrics_core::{Options, Snapshot, Store};
+use shmetrics_core::{Options, PathNow, Snapshot, Store};
+use shmetrics_expo::client_python::{encode_snapshot, Retype, StoreView};
 use shmetrics_expo::Format;
 
 use crate::errors::{to_py, NotConfiguredError};
@@ -39,32 +43,71 @@ pub(crate) fn store_path_from_env() -> Option<PathBuf> {
 
 /// An open store file. Every process that opens the same path shares its
 /// metrics; a forked child writes through a writer slot of its own.
+///
+/// `check()` opens the path again when it names another file than the one
+/// mapped (the store was removed and created again): the metric objects
+/// made before see the new generation on their next update and register
+/// again in the new file.
 #[pyclass(frozen, name = "Store", module = "shmetrics._native")]
 pub(crate) struct PyStore {
-    pub(crate) inner: Arc<Store>,
+    /// The file open now. Locked only with the GIL held, and briefly.
+    inner: Mutex<Arc<Store>>,
+    /// Bumped by every reopen.
+    generation: AtomicU64,
+    /// What the store was opened with, to open it again.
+    options: Options,
     /// Kept between renders, so each render refreshes it incrementally.
     snapshot: Mutex<Option<Snapshot>>,
 }
 
 impl PyStore {
-    fn render_bytes(&self, format: Format) -> shmetrics_core::Result<Vec<u8>> {
-        let mut out = Vec::new();
+    fn new_open(store: Store, options: Options) -> PyStore {
+        PyStore {
+            inner: Mutex::new(Arc::new(store)),
+            generation: AtomicU64::new(0),
+            options,
+            snapshot: Mutex::new(None),
+        }
+    }
+
+    /// The file open now.
+    pub(crate) fn store(&self) -> Arc<Store> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// How many times the store was opened again.
+    #[inline]
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation.load(Acquire)
+    }
+
+    /// Runs `f` on a fresh snapshot of the store, refreshing the one kept
+    /// between renders.
+    fn with_snapshot(
+        &self,
+        store: &Store,
+        f: impl FnOnce(&Snapshot),
+    ) -> shmetrics_core::Result<()> {
         // A lock held by a thread that did not survive a fork() would never
         // be released in the child: take a fresh snapshot rather than wait.
         match self.snapshot.try_lock() {
             Ok(mut kept) => {
                 match kept.as_mut() {
-                    Some(snap) => self.inner.snapshot_into(snap)?,
-                    None => *kept = Some(self.inner.snapshot()?),
+                    Some(snap) => store.snapshot_into(snap)?,
+                    None => *kept = Some(store.snapshot()?),
                 }
-                let snap = kept.as_ref().expect("filled above");
-                shmetrics_expo::encode(snap, format, &mut out);
+                f(kept.as_ref().expect("filled above"));
             }
             Err(TryLockError::WouldBlock) | Err(TryLockError::Poisoned(_)) => {
-                let snap = self.inner.snapshot()?;
-                shmetrics_expo::encode(&snap, format, &mut out);
+                f(&store.snapshot()?);
             }
         }
+        Ok(())
+    }
+
+    fn render_bytes(&self, store: &Store, format: Format) -> shmetrics_core::Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.with_snapshot(store, |snap| shmetrics_expo::encode(snap, format, &mut out))?;
         Ok(out)
     }
 }
@@ -117,22 +160,59 @@ impl PyStore {
             o.max_writers = v;
         }
         let store = py.detach(|| Store::open(&path, &o)).map_err(to_py)?;
-        Ok(PyStore {
-            inner: Arc::new(store),
-            snapshot: Mutex::new(None),
-        })
+        Ok(PyStore::new_open(store, o))
     }
 
     /// The store file's path.
     #[getter]
     fn path(&self) -> PathBuf {
-        self.inner.path().to_path_buf()
+        self.store().path().to_path_buf()
     }
 
     /// Whether the store was opened read-only.
     #[getter]
     fn read_only(&self) -> bool {
-        self.inner.is_read_only()
+        self.store().is_read_only()
+    }
+
+    /// How many times `check()` opened the path again.
+    #[getter(generation)]
+    fn py_generation(&self) -> u64 {
+        self.generation()
+    }
+
+    /// What the path names now, compared with the file mapped (an `fstat`
+    /// and an `lstat`): `"same"`, `"gone"` (removed, not created again
+    /// yet) or `"other"`.
+    fn path_now(&self) -> &'static str {
+        match self.store().path_now() {
+            PathNow::Same => "same",
+            PathNow::Gone => "gone",
+            PathNow::Other => "other",
+        }
+    }
+
+    /// Opens the path again if it names another file than the one mapped
+    /// (the store was removed and created again, by a deploy script or an
+    /// operator), so that updates land in the file the exporter serves.
+    /// Returns whether it did. Metric objects made before register again
+    /// in the new file on their next update. Costs an `fstat` and an
+    /// `lstat`: call it between requests, not per update.
+    fn check(&self, py: Python<'_>) -> PyResult<bool> {
+        let current = self.store();
+        if current.path_now() != PathNow::Other {
+            return Ok(false);
+        }
+        let path = current.path().to_path_buf();
+        let options = Options {
+            create: false,
+            ..self.options.clone()
+        };
+        let reopened = py.detach(|| Store::open(&path, &options)).map_err(to_py)?;
+        *self.inner.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(reopened);
+        *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        self.generation.fetch_add(1, Release);
+        Ok(true)
     }
 
     /// The exposition of every metric in the store, summed over all
@@ -141,7 +221,53 @@ impl PyStore {
     #[pyo3(signature = (format = "text"))]
     fn render<'py>(&self, py: Python<'py>, format: &str) -> PyResult<Bound<'py, PyBytes>> {
         let format = parse_format(format)?;
-        let out = py.detach(|| self.render_bytes(format)).map_err(to_py)?;
+        let store = self.store();
+        let out = py
+            .detach(|| self.render_bytes(&store, format))
+            .map_err(to_py)?;
+        Ok(PyBytes::new(py, &out))
+    }
+
+    /// The store's families as prometheus_client writes a registry that
+    /// shows them (`shmetrics_expo::client_python`), in the text format or
+    /// OpenMetrics (without `# EOF`): with `_created` samples if
+    /// `created`, the gauge families named in `retype` typed as `"info"`
+    /// or `"stateset"` in OpenMetrics, and the `_sum` of histograms with a
+    /// negative bucket bound only if `negative_bucket_sum`. The GIL is released while
+    /// rendering.
+    #[pyo3(signature = (openmetrics = false, escaping = "underscores", created = true, retype = None,
+                        negative_bucket_sum = false))]
+    fn render_client_python<'py>(
+        &self,
+        py: Python<'py>,
+        openmetrics: bool,
+        escaping: &str,
+        created: bool,
+        retype: Option<HashMap<String, String>>,
+        negative_bucket_sum: bool,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let page = crate::render::page(openmetrics, escaping);
+        let retype: HashMap<String, Retype> = retype
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|(name, kind)| match kind.as_str() {
+                "info" => Some((name, Retype::Info)),
+                "stateset" => Some((name, Retype::StateSet)),
+                _ => None,
+            })
+            .collect();
+        let lookup = |name: &str| retype.get(name).copied();
+        let view = StoreView {
+            created,
+            negative_bucket_sum,
+            retype: &lookup,
+        };
+        let mut out = Vec::new();
+        let store = self.store();
+        py.detach(|| {
+            self.with_snapshot(&store, |snap| encode_snapshot(snap, page, &view, &mut out))
+        })
+        .map_err(to_py)?;
         Ok(PyBytes::new(py, &out))
     }
 
@@ -150,26 +276,28 @@ impl PyStore {
     /// into prometheus_client's `Metric` objects. The snapshot is taken
     /// with the GIL released.
     fn collect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let snap = py.detach(|| self.inner.snapshot()).map_err(to_py)?;
+        let store = self.store();
+        let snap = py.detach(|| store.snapshot()).map_err(to_py)?;
         crate::collect::families(py, &snap)
     }
 
     /// Sets every value in the store to zero; metrics stay.
     fn reset(&self) -> PyResult<()> {
-        self.inner.reset().map_err(to_py)
+        self.store().reset().map_err(to_py)
     }
 
     /// Removes every metric from the store, in all processes (PromPHP's
     /// `wipeStorage`). Metric objects made before must be created again.
     fn wipe(&self) -> PyResult<()> {
-        self.inner.wipe().map_err(to_py)
+        self.store().wipe().map_err(to_py)
     }
 
     fn __repr__(&self) -> String {
+        let store = self.store();
         format!(
             "shmetrics.Store({:?}{})",
-            self.inner.path().display().to_string(),
-            if self.inner.is_read_only() {
+            store.path().display().to_string(),
+            if store.is_read_only() {
                 ", read_only=True"
             } else {
                 ""
@@ -207,14 +335,9 @@ pub(crate) fn default_store(py: Python<'_>) -> PyResult<Py<PyStore>> {
              shmetrics.configure(path=...) before creating metrics"
         )));
     };
-    let store = Store::open(path, &Options::default()).map_err(to_py)?;
-    let store = Py::new(
-        py,
-        PyStore {
-            inner: Arc::new(store),
-            snapshot: Mutex::new(None),
-        },
-    )?;
+    let options = Options::default();
+    let store = Store::open(path, &options).map_err(to_py)?;
+    let store = Py::new(py, PyStore::new_open(store, options))?;
     *default = Some(store.clone_ref(py));
     Ok(store)
 }

@@ -27,7 +27,7 @@ def run(code: str, tmp_path: Path) -> str:
 
 
 def test_the_doc_has_its_snippets():
-    assert len(blocks()) == 6
+    assert len(blocks()) == 7
 
 
 def test_migration_snippet(tmp_path):
@@ -47,8 +47,17 @@ def test_multiprocess_snippet(tmp_path):
     assert samples_of(out)[("served_total", frozenset())] == 3
 
 
+def test_check_store_middleware_snippet(tmp_path):
+    code = blocks()[2] + (
+        "\nstatus = []\n"
+        "assert app({'PATH_INFO': '/'}, lambda s, h: status.append(s)) == [b'ok']\n"
+        "assert status == ['200 OK']\n"
+        "assert isinstance(app, shmetrics.CheckStoreMiddleware)\n")
+    run(code, tmp_path)
+
+
 def test_gunicorn_app_snippet(tmp_path):
-    code = blocks()[4] + (
+    code = blocks()[5] + (
         "\nstatus = []\n"
         "body = app({'PATH_INFO': '/x'}, lambda s, h: status.append(s))\n"
         "assert status == ['200 OK'] and body == [str(os.getpid()).encode()]\n"
@@ -58,7 +67,7 @@ def test_gunicorn_app_snippet(tmp_path):
 
 
 def test_native_histogram_snippet(tmp_path):
-    s = samples_of(run(blocks()[3], tmp_path))
+    s = samples_of(run(blocks()[4], tmp_path))
     rpc = {dict(l).get("le") for (n, l) in s if n == "rpc_seconds_bucket"}
     assert rpc == {"+Inf"}, "native only: the text carries +Inf, _count and _sum"
     assert s[("rpc_seconds_count", frozenset({("method", "get")}))] == 1
@@ -67,11 +76,11 @@ def test_native_histogram_snippet(tmp_path):
 
 
 def test_sizing_snippet(tmp_path):
-    run(blocks()[5] + "\nassert store.path.name == 'doc.shm'\n", tmp_path)
+    run(blocks()[6] + "\nassert store.path.name == 'doc.shm'\n", tmp_path)
 
 
 def test_publisher_snippet(tmp_path):
-    run(blocks()[2], tmp_path)
+    run(blocks()[3], tmp_path)
     out = subprocess.run([str(Path(sys.executable)), "-c", "import shmetrics, sys; "
                           f"sys.stdout.write(shmetrics.Store({str(tmp_path / 'doc.shm')!r}).render('text').decode())"],
                          capture_output=True, text=True, check=True).stdout

@@ -14,7 +14,9 @@ import sys
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator, List, Tuple
 
 import pytest
 
@@ -71,17 +73,16 @@ def worker_pids(master: int) -> set[int]:
     return {int(p) for p in out.stdout.split()}
 
 
-@pytest.mark.parametrize("preload", [False, True], ids=["no-preload", "preload"])
-def test_gunicorn_workers_restarting_under_load(tmp_path, preload):
-    store = tmp_path / "gunicorn.shm"
+@contextmanager
+def gunicorn_and_exporter(store: Path, options: List[str], app: str
+                          ) -> Iterator[Tuple[subprocess.Popen, int, int]]:
+    """gunicorn (from this directory, with `options`) serving `app` on the
+    store `store`, and `shmetrics serve` on the same store, both up; yields
+    gunicorn's process and the two ports, and stops both after."""
     env = dict(os.environ, SHMETRICS_STORE=str(store), PYTHONPATH=str(HERE))
     app_port, exporter_port = free_port(), free_port()
-    args = [sys.executable, "-m", "gunicorn", "-c", str(HERE / "_gunicorn_conf.py"),
-            "-w", "4", "-b", f"127.0.0.1:{app_port}", "--max-requests", "60",
-            "--max-requests-jitter", "30", "--graceful-timeout", "5", "--log-level", "warning"]
-    if preload:
-        args.append("--preload")
-    gunicorn = subprocess.Popen(args + ["_gunicorn_app:app"], env=env, stderr=subprocess.PIPE)
+    gunicorn = subprocess.Popen([sys.executable, "-m", "gunicorn", *options, "-b", f"127.0.0.1:{app_port}",
+                                 "--log-level", "warning", app], env=env, stderr=subprocess.PIPE)
     exporter = None
     try:
         wait_up(app_port, "/", gunicorn, "gunicorn")
@@ -89,7 +90,19 @@ def test_gunicorn_workers_restarting_under_load(tmp_path, preload):
                                      "--listen", f"127.0.0.1:{exporter_port}"],
                                     stderr=subprocess.PIPE)
         wait_up(exporter_port, "/healthz", exporter, "the exporter")
+        yield gunicorn, app_port, exporter_port
+    finally:
+        stop_all([exporter, gunicorn])
 
+
+@pytest.mark.parametrize("preload", [False, True], ids=["no-preload", "preload"])
+def test_gunicorn_workers_restarting_under_load(tmp_path, preload):
+    options = ["-c", str(HERE / "_gunicorn_conf.py"), "-w", "4", "--max-requests", "60",
+               "--max-requests-jitter", "30", "--graceful-timeout", "5"]
+    if preload:
+        options.append("--preload")
+    with gunicorn_and_exporter(tmp_path / "gunicorn.shm", options, "_gunicorn_app:app") as (
+            gunicorn, app_port, exporter_port):
         sent: Counter = Counter()
         served_by: set = set()
 
@@ -136,5 +149,3 @@ def test_gunicorn_workers_restarting_under_load(tmp_path, preload):
             assert buckets == sorted(buckets), f"cumulative buckets for {route}: {buckets}"
             assert buckets[-1] == n == s[("app_request_seconds_count", frozenset({("route", route)}))]
             assert 0 <= s[("app_request_seconds_sum", frozenset({("route", route)}))] < n
-    finally:
-        stop_all([exporter, gunicorn])

@@ -304,3 +304,7 @@ def test_info_and_enum_label_mistakes(store):
         i.info({"k": "v"})
     with pytest.raises(shmetrics.LabelError, match="labels"):
         e.state("s")
+    # A None value is refused, and the refused call's keys are not kept.
+    with pytest.raises(ValueError, match="None"):
+        i.labels("1").info({"k": None})
+    i.labels("1").info({"other": "v"})

@@ -81,6 +81,99 @@ def test_custom_collector_page_is_prometheus_clients_byte_for_byte(store):
         parse_openmetrics(om_exposition.generate_latest(theirs).decode()))
 
 
+def reference_float_text(f: float) -> str:
+    """prometheus_client 0.26's number format, from Python's repr(): the
+    oracle for the native writer's."""
+    import math
+    if math.isinf(f):
+        return "+Inf" if f > 0 else "-Inf"
+    if math.isnan(f):
+        return "NaN"
+    text = repr(f)
+    if f < 1e6 or "e" in text:
+        return text
+    whole, _, frac = text.partition(".")
+    digits = (whole + frac).rstrip("0")
+    mantissa = digits[0] + ("." + digits[1:] if len(digits) > 1 else "")
+    return f"{mantissa}e+{len(whole) - 1:02d}"
+
+
+def test_float_text_is_pythons_repr_with_prometheus_clients_exponents():
+    import random
+    import struct
+    rng = random.Random(19)
+    values = [0.0, -0.0, 1.0, 1e6, 999999.9999999999, 1e16, 1e-4, 1e-5, 1.7e9, -1e7, 5e-324]
+    values += [struct.unpack("<d", struct.pack("<Q", rng.getrandbits(64)))[0] for _ in range(50_000)]
+    values += [rng.uniform(-1e8, 1e8) for _ in range(20_000)] + [float(rng.randrange(10**12)) for _ in range(5000)]
+    for v in values:
+        assert shmetrics._native.float_text(v) == reference_float_text(v), repr(v)
+
+
+def test_store_page_is_prometheus_clients_byte_for_byte(store):
+    """The store's families, rendered natively, against prometheus_client
+    writing the same metrics (without _created, whose time differs)."""
+    def populate(lib: ModuleType, registry: Any) -> None:
+        c = lib.Counter("jobs", "Jobs \\ done\nhere.", ["queue"], registry=registry)
+        c.labels('a"b').inc(3)
+        c.labels("big").inc(2.5e7)
+        lib.Counter("plain_total", "", registry=registry).inc(0.1 + 0.2)
+        lib.Counter("sent", "Unit total: sent_total_total.", unit="total", registry=registry).inc()
+        g = lib.Gauge("temp_celsius", "Temp.", ["room"], unit="celsius", registry=registry)
+        g.labels("x").set(-1e7)
+        g.labels("y").set(1e-5)
+        h = lib.Histogram("lat_seconds", "Latency.", ["m"], registry=registry)
+        for v in (0.001, 0.3, 7, 100):
+            h.labels("get").observe(v)
+        # Labels on both sides of `le`, given out of order: written sorted.
+        both = lib.Histogram("route_seconds", "By route.", ["route", "code"], buckets=[1], registry=registry)
+        both.labels("/a", "200").observe(0.5)
+        lib.Histogram("sizes", "Sizes.", buckets=[-5, 0, 1e6, 2.5e7], registry=registry).observe(5e6)
+        lib.Summary("req_bytes", "Bytes.", registry=registry).observe(123.456)
+        lib.Counter("unused", "Never.", ["x"], registry=registry)
+    for lib in (shmetrics, prometheus_client):
+        lib.disable_created_metrics()
+    try:
+        ours, theirs = shmetrics.CollectorRegistry(), prometheus_client.CollectorRegistry()
+        populate(shmetrics, ours)
+        populate(prometheus_client, theirs)
+        for escaping in ("allow-utf-8", "underscores", "dots", "values"):
+            assert shmetrics.generate_latest(ours, escaping) == prometheus_client.generate_latest(theirs, escaping)
+            assert (shmetrics.generate_openmetrics(ours, escaping)
+                    == om_exposition.generate_latest(theirs, escaping))
+    finally:
+        for lib in (shmetrics, prometheus_client):
+            lib.enable_created_metrics()
+
+
+def test_created_is_time_time_when_the_series_was_made(store, monkeypatch):
+    """`_created` is Python's `time.time()` when this process made the
+    series, as in prometheus_client: a test that replaces it sees its time,
+    on the page and in get_sample_value. A series made elsewhere first
+    keeps that time."""
+    import time
+    registry = shmetrics.CollectorRegistry()
+    theirs = prometheus_client.CollectorRegistry()
+    monkeypatch.setattr(time, "time", lambda: 123.456)
+    for lib, reg in ((shmetrics, registry), (prometheus_client, theirs)):
+        lib.Counter("made", "Made.", registry=reg).inc()
+        lib.Summary("sized", "Sized.", ["a", "b"], registry=reg).labels("c", "d").observe(1)
+    assert shmetrics.generate_latest(registry) == prometheus_client.generate_latest(theirs)
+    assert registry.get_sample_value("made_created") == 123.456
+    # REGISTRY hands back the same family (and series) for a second object.
+    shmetrics.Counter("found", "Found.").inc()
+    monkeypatch.setattr(time, "time", lambda: 200.0)
+    shmetrics.Counter("found", "Found.").inc()
+    assert shmetrics.REGISTRY.get_sample_value("found_created") == 123.456, "found, not made"
+    assert shmetrics.REGISTRY.get_sample_value("found_total") == 2
+    # reset() starts the series again, made now.
+    made = shmetrics.Counter("made_again", "Made again.", registry=registry)
+    made.inc()
+    monkeypatch.setattr(time, "time", lambda: 300.5)
+    made.reset()
+    assert registry.get_sample_value("made_again_created") == 300.5
+    assert registry.get_sample_value("made_again_total") == 0
+
+
 def test_get_sample_value_matches_prometheus_client(store):
     theirs = prometheus_client.CollectorRegistry()
     for lib, reg in ((shmetrics, None), (prometheus_client, theirs)):
@@ -294,3 +387,11 @@ def test_restricted_registry_and_name_filter_match_prometheus_client(store):
              "query_string": b"name[]=hits_total&name[]=wait_seconds_count"}
     asyncio.run(shmetrics.make_asgi_app(store)(scope, receive, send))
     assert samples(parse_text(sent[1]["body"].decode())) == want
+
+
+def test_histogram_upper_bounds_as_prometheus_clients(store):
+    for buckets in ([0, 1, 2], [0, 1, 2, float("inf")], None):
+        kw: Dict[str, Any] = {} if buckets is None else {"buckets": buckets}
+        ours = shmetrics.Histogram("ub", "B.", registry=shmetrics.CollectorRegistry(), **kw)
+        theirs = prometheus_client.Histogram("ub", "B.", registry=None, **kw)
+        assert ours._upper_bounds == theirs._upper_bounds

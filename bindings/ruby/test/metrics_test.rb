@@ -26,6 +26,22 @@ class MetricsTest < Minitest::Test
     assert_raises(TypeError) { c.increment(labels: [1, 2]) }
   end
 
+  # The fast path reads a label Hash in one pass, matching keys by
+  # identity: a key it does not know must still be refused after the label
+  # set is cached, also for a family whose updates may carry extra keys
+  # (the data store's `le`), and values such as false or nil are values.
+  def test_cached_label_sets_still_refuse_unknown_keys
+    c = Shmetrics::Family.__new(@store, { name: "extra", help: "", kind: 1, labels: %i[x y] }, [:le])
+    3.times { c.__counter_add({ x: false, y: nil, le: "1" }, 1) }
+    3.times { c.__counter_add({ y: nil, x: false }, 1) }
+    e = assert_raises(Shmetrics::LabelError) { c.__counter_add({ x: false, y: nil, z: "1" }, 1) }
+    assert_includes e.message, "unexpected label :z"
+    e = assert_raises(Shmetrics::LabelError) { c.__counter_add({ x: false, le: "1" }, 1) }
+    assert_includes e.message, "missing label :y"
+    assert_equal 1, c.cached_series
+    assert_equal 6.0, c.get(labels: { x: "false", y: "" })
+  end
+
   def test_value_errors_come_from_the_core
     c = @store.counter(:a)
     e = assert_raises(Shmetrics::InvalidValueError) { c.increment(by: -1) }
@@ -111,6 +127,63 @@ class MetricsTest < Minitest::Test
     assert_empty samples(@store.render, "shared_total{")
     c.increment(labels: { x: "k" })
     assert_equal [%(shared_total{x="k"} 1)], samples(@store.render, "shared_total{")
+  end
+
+  # A bound Series is looked up again in place when another process
+  # deletes its series, when the store is wiped, and when a TTL expires it.
+  def test_bound_series_survives_delete_wipe_and_ttl
+    c = @store.counter(:bound, labels: %i[x y])
+    s = c.series(x: "k", y: 2)
+    assert_equal %w[k 2], s.label_values
+    assert_same c, s.family
+    assert_same s, c.series(y: 2, x: "k")
+    s.increment(by: 10)
+    _, err, st = ruby_run(<<~RUBY)
+      s = Shmetrics::Store.new(#{@path.inspect})
+      exit(s.counter(:bound, labels: %i[x y]).remove(labels: { x: "k", y: 2 }) ? 0 : 1)
+    RUBY
+    assert st.success?, err
+    s.increment
+    assert_equal [%(bound_total{x="k",y="2"} 1)], samples(@store.render, "bound_total{")
+    _, err, st = ruby_run("Shmetrics::Store.new(#{@path.inspect}).wipe")
+    assert st.success?, err
+    s.increment(by: 3)
+    assert_equal [%(bound_total{x="k",y="2"} 3)], samples(@store.render, "bound_total{")
+
+    g = @store.gauge(:idle, labels: [:x], ttl: 1, mode: :sum).series(x: "a")
+    g.set(5)
+    sleep 1.5
+    assert_empty samples(@store.render, "idle{"), "expired after the TTL"
+    g.increment(by: 2)
+    assert_equal [%(idle{x="a"} 2)], samples(@store.render, "idle{")
+  end
+
+  def test_bound_series_of_each_type
+    h = @store.histogram(:h, labels: [:x], buckets: [1, 2]).series(x: "a")
+    h.observe(1.5)
+    assert_includes @store.render, %(h_bucket{x="a",le="2.0"} 1)
+    g = @store.gauge(:g, mode: :sum).series({})
+    g.set(3)
+    g.decrement(by: 1)
+    assert_includes @store.render, "g 2"
+    assert_raises(Shmetrics::WrongTypeError) { h.set(1) }
+    assert_raises(Shmetrics::InvalidValueError) { @store.counter(:c).series({}).increment(by: -1) }
+  end
+
+  # Frozen label values are known by identity in front of the cache; a
+  # String changed between updates must still find its own series.
+  def test_label_values_changed_between_updates_find_their_own_series
+    c = @store.counter(:m, labels: %i[x y])
+    v = +"a"
+    c.increment(labels: { x: v, y: 1 })
+    v << "b"
+    c.increment(labels: { x: v, y: 1 })
+    k = "k".freeze
+    3.times { c.increment(labels: { x: k, y: 1 }) }
+    c.increment(labels: { x: "k", y: 1 })
+    c.increment(labels: { x: :k, y: 1 })
+    assert_equal [%(m_total{x="a",y="1"} 1), %(m_total{x="ab",y="1"} 1), %(m_total{x="k",y="1"} 5)],
+                 samples(@store.render, "m_total{").sort
   end
 
   def test_same_definition_shares_the_family

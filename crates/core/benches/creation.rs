@@ -9,8 +9,16 @@
 //! buckets, 4,229 sketch cells each a writer): a 250th as many, at
 //! most 80.
 //!
+//! And what summaries take of the file system: bytes allocated to the
+//! store file (its blocks) per series and writer slot, after the first
+//! observation of each, and after 1,024 more spread over six decades
+//! (the 12-bucket bench's values, 0 to 10).
+//!
 //! Prints one `name value` line per figure, for `benches/space.sh`, which
 //! runs this bench built from two versions in turn and prints the ratios.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 
 use shmetrics_core::{FamilyDesc, Kind, Options, Series, Store};
 
@@ -33,12 +41,34 @@ fn create_loop(store: &Store, family: &shmetrics_core::Family, n: usize) -> Vec<
         .collect()
 }
 
+/// Bytes the file system allocated to the file at `path`.
+fn allocated(path: &Path) -> u64 {
+    std::fs::metadata(path).unwrap().blocks() * 512
+}
+
+/// What [`measure`] measured: CPU time per series of creation and of the
+/// first update, and bytes allocated per series after the first update
+/// and after `more` updates of each series.
+struct Figures {
+    create: f64,
+    first: f64,
+    first_bytes: f64,
+    more_bytes: f64,
+}
+
 /// Creates `n` series of `desc` in a fresh store (after one update has
 /// claimed the writer slot, as in a worker), then updates each once with
-/// `update`: the CPU time of each step per series.
-fn measure(desc: &FamilyDesc, n: usize, update: impl Fn(&Store, Series)) -> (f64, f64) {
+/// `update`, then `more` times: the CPU time of the first two steps per
+/// series, and the file's growth per series after the first and the last.
+fn measure(
+    desc: &FamilyDesc,
+    n: usize,
+    update: impl Fn(&Store, Series, usize),
+    more: usize,
+) -> Figures {
     let dir = common::tempdir();
-    let store = Store::open(dir.path().join("store"), &Options::default()).unwrap();
+    let path = dir.path().join("store");
+    let store = Store::open(&path, &Options::default()).unwrap();
     let warm = store
         .register(&FamilyDesc::new("warm", Kind::Counter))
         .unwrap();
@@ -46,13 +76,25 @@ fn measure(desc: &FamilyDesc, n: usize, update: impl Fn(&Store, Series)) -> (f64
         .counter_inc(store.series(&warm, &[]).unwrap())
         .unwrap();
     let family = store.register(desc).unwrap();
+    let before = allocated(&path);
     let (create, series) = per_item(n, || create_loop(&store, &family, n));
     let (first, ()) = per_item(n, || {
         for s in &series {
-            update(&store, *s);
+            update(&store, *s, 0);
         }
     });
-    (create, first)
+    let first_bytes = allocated(&path).saturating_sub(before) as f64 / n as f64;
+    for i in 1..=more {
+        for s in &series {
+            update(&store, *s, i);
+        }
+    }
+    Figures {
+        create,
+        first,
+        first_bytes,
+        more_bytes: allocated(&path).saturating_sub(before) as f64 / n as f64,
+    }
 }
 
 fn main() {
@@ -61,16 +103,23 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(20_000);
     let counter = FamilyDesc::new("jobs", Kind::Counter).labels(&["k"]);
-    let (create, first) = measure(&counter, n, |st, s| st.counter_inc(s).unwrap());
-    println!("counter_create_ns {create:.1}");
-    println!("counter_first_inc_ns {first:.1}");
+    let c = measure(&counter, n, |st, s, _| st.counter_inc(s).unwrap(), 0);
+    println!("counter_create_ns {:.1}", c.create);
+    println!("counter_first_inc_ns {:.1}", c.first);
     let summary = FamilyDesc::new("lat", Kind::Summary)
         .labels(&["k"])
         .quantiles(&[0.5, 0.99]);
     // At most 80: a default store of the version before this bench held
     // 99 summary series.
     let m = (n / 250).clamp(10, 80);
-    let (create, first) = measure(&summary, m, |st, s| st.observe(s, 0.25).unwrap());
-    println!("summary_create_ns {create:.1}");
-    println!("summary_first_observe_ns {first:.1}");
+    let values = common::spread_values();
+    let observe = |st: &Store, s, i: usize| {
+        let v = if i == 0 { 0.25 } else { values[i - 1] };
+        st.observe(s, v).unwrap()
+    };
+    let f = measure(&summary, m, observe, values.len());
+    println!("summary_create_ns {:.1}", f.create);
+    println!("summary_first_observe_ns {:.1}", f.first);
+    println!("summary_first_observe_bytes {:.0}", f.first_bytes);
+    println!("summary_spread_observe_bytes {:.0}", f.more_bytes);
 }

@@ -1,5 +1,6 @@
-//! Instruction and CPU-time figures for the two hottest updates, a
-//! `counter_inc` and a 12-bucket `observe`, without criterion: each runs
+//! Instruction and CPU-time figures for the hottest updates, a
+//! `counter_inc`, a 12-bucket `observe` and a summary `observe` (two
+//! quantiles, so a sketch cell too), without criterion: each runs
 //! in a loop of its own (not inlined), so that callgrind can count just
 //! that loop, and the thread's CPU time (not wall time, which a loaded
 //! machine inflates) is printed per update.
@@ -12,6 +13,7 @@
 //! ```text
 //! SHMETRICS_HOTPATH_N=100000 valgrind --tool=callgrind \
 //!     --toggle-collect='*inc_loop*' --toggle-collect='*observe_loop*' \
+//!     --toggle-collect='*summary_loop*' \
 //!     target/release/deps/hotpath-<hash>
 //! callgrind_annotate --inclusive=yes callgrind.out.<pid> | grep _loop
 //! ```
@@ -45,6 +47,15 @@ fn observe_loop(store: &Store, s: Series, values: &[f64; 1024], n: u64) {
     }
 }
 
+#[inline(never)]
+fn summary_loop(store: &Store, s: Series, values: &[f64; 1024], n: u64) {
+    for i in 0..n {
+        store
+            .observe(black_box(s), values[(i & 1023) as usize])
+            .unwrap();
+    }
+}
+
 /// Nanoseconds of thread CPU time per call of `f(n)`'s `n` updates.
 fn per_op(n: u64, f: impl Fn(u64)) -> f64 {
     let start = common::thread_cpu();
@@ -69,13 +80,23 @@ fn main() {
                 .buckets(&common::BOUNDS),
         )
         .unwrap();
+    let quantiles = store
+        .register(
+            &FamilyDesc::new("duration_seconds", Kind::Summary)
+                .labels(&["route"])
+                .quantiles(&[0.5, 0.99]),
+        )
+        .unwrap();
     let counter = store.series(&requests, &["/"]).unwrap();
     let hist = store.series(&latency, &["/"]).unwrap();
+    let summary = store.series(&quantiles, &["/"]).unwrap();
     let values = common::spread_values();
     store.counter_inc(counter).unwrap(); // claims the slot
     let inc = per_op(n, |n| inc_loop(&store, counter, n));
     let observe = per_op(n, |n| observe_loop(&store, hist, &values, n));
+    let summary = per_op(n, |n| summary_loop(&store, summary, &values, n));
     println!("hotpath: {n} updates each, thread CPU time per update");
     println!("  counter_inc               {inc:6.2} ns");
     println!("  observe (12 buckets)      {observe:6.2} ns");
+    println!("  observe (summary)         {summary:6.2} ns");
 }

@@ -36,6 +36,7 @@ use std::sync::atomic::{
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::family::check_label_name;
+use crate::marks::Space;
 
 /// The most characters of an exemplar's label names and values together
 /// (the OpenMetrics limit).
@@ -122,17 +123,25 @@ pub(crate) fn encode(labels: &[(&str, &str)]) -> Result<Encoded> {
 /// one place of this process's slot: `ts_cell` is the place's timestamp
 /// cell, `rec` its record. Returns whether it was recorded (false if
 /// another thread was writing the record, or `rec` is short).
-pub(crate) fn record(
+///
+/// # Errors
+/// The file system's error if it has no room for the record's page
+/// (reserved when the place is first written): nothing was recorded.
+pub(crate) fn record<S: Space>(
     ts_cell: &AtomicU64,
     rec: &[AtomicU64],
     value: f64,
     ts: u64,
     e: &Encoded,
-) -> bool {
+    space: &S,
+) -> std::io::Result<bool> {
     let Some(rec) = rec.get(..RECORD) else {
-        return false;
+        return Ok(false);
     };
     if ts_cell.load(Relaxed) == 0 {
+        // The record's pages, before its first write: readers and clears
+        // visit it only once its timestamp cell is set, below.
+        space.reserve(rec)?;
         // From now on, clears (reset, wipe, a new owner) visit the record.
         ts_cell.store(TOUCHED, Relaxed);
     }
@@ -142,7 +151,7 @@ pub(crate) fn record(
             .compare_exchange(seq, seq.wrapping_add(1), Acquire, Relaxed)
             .is_err()
     {
-        return false;
+        return Ok(false);
     }
     // Orders the odd sequence before the fields (the seqlock's writer
     // side): a reader that sees a field's new value sees the odd word.
@@ -155,7 +164,7 @@ pub(crate) fn record(
     }
     rec[0].store(seq.wrapping_add(2), Release);
     ts_cell.store(ts.max(TOUCHED + 1), Release);
-    true
+    Ok(true)
 }
 
 /// An exemplar read from a record: its value, timestamp and encoded
@@ -297,6 +306,7 @@ pub(crate) fn repair(ts_cell: &AtomicU64, rec: &[AtomicU64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::marks::Granted;
 
     fn cells(n: usize) -> Vec<AtomicU64> {
         (0..n).map(|_| AtomicU64::new(0)).collect()
@@ -307,7 +317,7 @@ mod tests {
         let (ts, rec) = (AtomicU64::new(0), cells(RECORD));
         assert!(read(&rec).is_none());
         let e = encode(&[("trace_id", "abc"), ("span", "é€😀")]).unwrap();
-        assert!(record(&ts, &rec, 1.5, 1_700_000_000_123_000_000, &e));
+        assert!(record(&ts, &rec, 1.5, 1_700_000_000_123_000_000, &e, &Granted).unwrap());
         assert_eq!(ts.load(Relaxed), 1_700_000_000_123_000_000);
         let r = read(&rec).unwrap();
         assert_eq!(r.value, 1.5);
@@ -315,7 +325,7 @@ mod tests {
         let p: Vec<_> = r.pairs().collect();
         assert_eq!(p, [("trace_id", "abc"), ("span", "é€😀")]);
         let empty = encode(&[]).unwrap();
-        assert!(record(&ts, &rec, 2.0, 5, &empty));
+        assert!(record(&ts, &rec, 2.0, 5, &empty, &Granted).unwrap());
         assert_eq!(read(&rec).unwrap().pairs().count(), 0);
         clear(&ts, &rec, false);
         assert_eq!(ts.load(Relaxed), 0);
@@ -333,7 +343,7 @@ mod tests {
         let v = "😀".repeat(127);
         let (ts, rec) = (AtomicU64::new(0), cells(RECORD));
         let e = encode(&[("a", &v)]).unwrap();
-        assert!(record(&ts, &rec, 1.0, 10, &e));
+        assert!(record(&ts, &rec, 1.0, 10, &e, &Granted).unwrap());
         assert_eq!(read(&rec).unwrap().pairs().next().unwrap().1, v);
         // The worst case for the encoding: 64 one-character names with
         // empty values (4 bytes each with their lengths), and names of
@@ -350,7 +360,7 @@ mod tests {
         // UTF-8 names, as Prometheus 3 and prometheus_client take them.
         for ok in ["9a", "a-b", ":o)", "花火"] {
             let e = encode(&[(ok, "v")]).unwrap();
-            assert!(record(&ts, &rec, 1.0, 10, &e));
+            assert!(record(&ts, &rec, 1.0, 10, &e, &Granted).unwrap());
             assert_eq!(read(&rec).unwrap().pairs().next().unwrap(), (ok, "v"));
         }
         // Many short 4-byte names would pass the record: refused.
@@ -401,7 +411,7 @@ mod tests {
     fn corrupt_records_are_refused() {
         let (ts, rec) = (AtomicU64::new(0), cells(RECORD));
         let e = encode(&[("trace_id", "abc")]).unwrap();
-        assert!(record(&ts, &rec, 1.0, 10, &e));
+        assert!(record(&ts, &rec, 1.0, 10, &e, &Granted).unwrap());
         // Every single-bit flip of the length word and the first label
         // word either reads back something valid or nothing: no panic.
         for cell in [3usize, 4] {
@@ -425,9 +435,9 @@ mod tests {
         rec[3].store(11, Relaxed);
         rec[0].fetch_add(1, Relaxed);
         assert!(read(&rec).is_none());
-        assert!(!record(&ts, &rec, 2.0, 20, &e));
+        assert!(!record(&ts, &rec, 2.0, 20, &e, &Granted).unwrap());
         repair(&ts, &rec);
-        assert!(record(&ts, &rec, 2.0, 20, &e));
+        assert!(record(&ts, &rec, 2.0, 20, &e, &Granted).unwrap());
         assert_eq!(read(&rec).unwrap().value, 2.0);
         // Random garbage never panics.
         let mut x = 0x9e37_79b9_7f4a_7c15u64;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use crate::error::{Error, ErrorKind, Result};
 pub use crate::names::{check_label_name, check_metric_name};
-use crate::names::{is_legacy_label_name, underscored};
+use crate::names::{is_legacy_label_name, underscored, NameRules};
 
 /// The default histogram buckets of the Prometheus client libraries.
 pub const DEFAULT_BUCKETS: [f64; 11] = [
@@ -346,6 +346,9 @@ pub struct FamilyDesc {
     /// as client_python does). OpenMetrics names the samples
     /// `name_total` either way. See [`FamilyDesc::name_as_given`].
     pub name_as_given: bool,
+    /// Which names registration takes: any UTF-8 name (the default) or
+    /// legacy ones only. See [`FamilyDesc::name_rules`].
+    pub name_rules: NameRules,
 }
 
 /// The shortest series TTL: the store's clock for it ticks every few
@@ -371,6 +374,7 @@ impl FamilyDesc {
             exemplars: false,
             ttl: None,
             name_as_given: false,
+            name_rules: NameRules::Utf8,
         }
     }
 
@@ -500,6 +504,16 @@ impl FamilyDesc {
         self
     }
 
+    /// Sets which names registration takes: [`NameRules::Legacy`] refuses
+    /// metric and label names outside the legacy character sets, as
+    /// PromPHP, nginx-lua-prometheus and Ruby's prometheus-client do.
+    /// Only a check: a family registered under either rules is the same
+    /// family.
+    pub fn name_rules(mut self, rules: NameRules) -> FamilyDesc {
+        self.name_rules = rules;
+        self
+    }
+
     /// Sets the family's own series limit.
     pub fn max_series(mut self, n: u32) -> FamilyDesc {
         self.max_series = n;
@@ -508,11 +522,15 @@ impl FamilyDesc {
 
     /// Checks the definition and returns it in canonical form: the counter
     /// `_total` suffix stripped (`name_as_given` then left true only for a
-    /// counter exposed without it) and default buckets filled in.
+    /// counter exposed without it; kept for the unit `total`) and default
+    /// buckets filled in.
     pub(crate) fn normalized(&self) -> Result<FamilyDesc> {
         let mut d = self.clone();
         d.name_as_given &= d.kind == Kind::Counter;
-        if d.kind == Kind::Counter {
+        // A counter of unit `total` keeps its name (`requests_total`, whose
+        // samples are `requests_total_total`), as prometheus_client names
+        // it: stripped, the name could not end in its unit.
+        if d.kind == Kind::Counter && d.unit != "total" {
             if let Some(stripped) = d.name.strip_suffix("_total") {
                 d.name = stripped.to_string();
                 d.name_as_given = false;
@@ -537,7 +555,7 @@ impl FamilyDesc {
 
     /// The name, and the unit it must end in.
     fn check_name(&self) -> Result<()> {
-        check_metric_name(&self.name)?;
+        self.name_rules.check_metric_name(&self.name)?;
         if !self.unit.is_empty() {
             check_unit_chars(&self.unit)
                 .map_err(|_| invalid(format!("unit {:?} must match [a-zA-Z0-9_]+", self.unit)))?;
@@ -559,7 +577,7 @@ impl FamilyDesc {
             )));
         }
         for (i, l) in self.label_names.iter().enumerate() {
-            check_label_name(l)?;
+            self.name_rules.check_label_name(l)?;
             // As scrapers without UTF-8 see it: `l.e` would be a second
             // `le` there.
             let seen = underscored(l, false);
@@ -785,6 +803,17 @@ mod tests {
             .normalized()
             .unwrap();
         assert_eq!(g.name, "reqs_total");
+        // The unit `total`: the name keeps it (samples `reqs_total_total`).
+        let t = FamilyDesc::new("reqs_total", Kind::Counter)
+            .unit("total")
+            .normalized()
+            .unwrap();
+        assert_eq!(t.name, "reqs_total");
+        let bare = FamilyDesc::new("reqs", Kind::Counter).unit("total");
+        assert_eq!(
+            bare.normalized().unwrap_err().kind(),
+            ErrorKind::InvalidName
+        );
     }
 
     #[test]

@@ -61,7 +61,7 @@ pub use family::{
 pub use health::faults_absorbed;
 pub use names::{
     escape_label_name, escape_metric_name, escape_name_into, is_legacy_label_name,
-    is_legacy_metric_name, Escaping,
+    is_legacy_metric_name, rewrite_name_into, Escaping, NameRules,
 };
 pub use shm::trust::{group_id, user_id};
 pub use shm::LockState;

@@ -115,10 +115,27 @@ pub fn is_legacy_label_name(name: &str) -> bool {
 /// `colon`: a metric name, whose legacy set holds `:`). A legacy name is
 /// appended as it is, but by `dots`, which doubles its underscores.
 pub fn escape_name_into(out: &mut String, name: &str, escaping: Escaping, colon: bool) {
-    let legacy = is_legacy(name, colon);
+    let keep = match escaping {
+        _ if name.is_empty() => return,
+        Escaping::AllowUtf8 => true,
+        Escaping::Underscores | Escaping::Values => is_legacy(name, colon),
+        Escaping::Dots => false,
+    };
+    if keep {
+        out.push_str(name);
+    } else {
+        rewrite_name_into(out, name, escaping, colon);
+    }
+}
+
+/// Appends `name` with `escaping`'s character rewriting applied whether
+/// or not the name is legacy (prometheus_client's `_escape`, which its
+/// OpenMetrics writer applies to every sample name: `values` writes
+/// `jobs_total` as `U__jobs__total`); `allow-utf-8` appends it as it is.
+/// `colon`: `:` is kept (the metric name set).
+pub fn rewrite_name_into(out: &mut String, name: &str, escaping: Escaping, colon: bool) {
     match escaping {
         Escaping::AllowUtf8 => out.push_str(name),
-        Escaping::Underscores | Escaping::Values if legacy => out.push_str(name),
         Escaping::Underscores => {
             for (i, c) in name.chars().enumerate() {
                 out.push(if legacy_char(c, i, colon) { c } else { '_' });
@@ -228,6 +245,60 @@ pub fn check_label_name(name: &str) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// Which names a registration takes: Prometheus 3's (any UTF-8 name, the
+/// default) or only the legacy character sets, for bindings whose peer
+/// library refuses other names (PromPHP, nginx-lua-prometheus, Ruby's
+/// prometheus-client, prometheus_client under legacy validation). Set per
+/// family with [`FamilyDesc::name_rules`](crate::FamilyDesc::name_rules);
+/// a check at registration, not part of the family's definition.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum NameRules {
+    /// Any name [`check_metric_name`] and [`check_label_name`] take.
+    #[default]
+    Utf8,
+    /// Those, and only within `[a-zA-Z_:][a-zA-Z0-9_:]*` (metric names)
+    /// and `[a-zA-Z_][a-zA-Z0-9_]*` (label names).
+    Legacy,
+}
+
+impl NameRules {
+    /// Checks a metric name under these rules.
+    ///
+    /// ```
+    /// use shmetrics_core::NameRules;
+    /// assert!(NameRules::Utf8.check_metric_name("http.requests").is_ok());
+    /// assert!(NameRules::Legacy.check_metric_name("http.requests").is_err());
+    /// assert!(NameRules::Legacy.check_metric_name("http:requests").is_ok());
+    /// ```
+    pub fn check_metric_name(self, name: &str) -> Result<()> {
+        check_metric_name(name)?;
+        if self == NameRules::Legacy && !is_legacy_metric_name(name) {
+            return Err(invalid(format!(
+                "invalid metric name {name:?}: it must match [a-zA-Z_:][a-zA-Z0-9_:]*"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Checks a label name (of a series or an exemplar) under these rules.
+    ///
+    /// ```
+    /// use shmetrics_core::NameRules;
+    /// assert!(NameRules::Utf8.check_label_name("trace-id").is_ok());
+    /// assert!(NameRules::Legacy.check_label_name("trace-id").is_err());
+    /// assert!(NameRules::Legacy.check_label_name("__x").is_err());
+    /// ```
+    pub fn check_label_name(self, name: &str) -> Result<()> {
+        check_label_name(name)?;
+        if self == NameRules::Legacy && !is_legacy_label_name(name) {
+            return Err(invalid(format!(
+                "invalid label name {name:?}: it must match [a-zA-Z_][a-zA-Z0-9_]*"
+            )));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

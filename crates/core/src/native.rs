@@ -22,13 +22,14 @@
 //! `2^(k / 2^schema - 1)`, and for schema <= 0 a shift of the exponent.
 //! Bucket `i` of a side holds the magnitudes in `(base^(i-1), base^i]`.
 
-use crate::marks;
+use crate::marks::{self, Space};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::OnceLock;
 
-/// Integer cells of the native header: the zero count, then the low and
-/// high marks of the negative side, then those of the positive side.
-pub(crate) const HEADER: usize = 5;
+/// Integer cells of the native header: the zero count, then the marks of
+/// the negative side (low, high, reserved; see `marks.rs`), then those of
+/// the positive side.
+pub(crate) const HEADER: usize = 1 + 2 * marks::MARKS;
 
 /// The lowest schema (and the lowest a snapshot reduces to).
 pub(crate) const MIN_SCHEMA: i32 = -4;
@@ -218,15 +219,20 @@ impl Native {
 /// Records `v` (not NaN) in this slot's native buckets of one series:
 /// `header` is its [`HEADER`] cells, `counts` its `2 * bins` sketch cells
 /// (a shorter slice, from a forged handle, records nothing there).
+///
+/// # Errors
+/// The file system's error if it has no room for the page of the
+/// bucket: nothing was recorded.
 #[inline]
-pub(crate) fn record(
+pub(crate) fn record<S: Space>(
     header: &[AtomicU64],
     counts: &[AtomicU64],
     schema: i32,
     zero_threshold: f64,
     tables: &Tables,
     v: f64,
-) {
+    space: &S,
+) -> std::io::Result<()> {
     let m = v.abs();
     // A NaN threshold (a corrupt record) sends everything to the zero
     // bucket.
@@ -234,19 +240,29 @@ pub(crate) fn record(
         if let Some(z) = header.first() {
             z.fetch_add(1, Relaxed);
         }
-        return;
+        return Ok(());
     }
     let bins = bins(schema);
     let p = position(m, schema, tables);
     let side = usize::from(v > 0.0);
-    let (Some(marks), Some(cell)) = (
-        header.get(1 + 2 * side..3 + 2 * side),
-        counts.get(side * bins + p),
+    let (Some(marks), Some(cells)) = (
+        header.get(side_marks(side)),
+        counts.get(side * bins..(side + 1) * bins),
     ) else {
-        return;
+        return Ok(());
     };
-    marks::touch(marks, p, bins);
+    let Some(cell) = cells.get(p) else {
+        return Ok(());
+    };
+    marks::touch(marks, cells, p, space)?;
     cell.fetch_add(1, Relaxed);
+    Ok(())
+}
+
+/// The header cells of one side's marks.
+#[inline]
+fn side_marks(side: usize) -> std::ops::Range<usize> {
+    1 + marks::MARKS * side..1 + marks::MARKS * (side + 1)
 }
 
 /// The touched positions of one side from its two marks, if any.
@@ -277,7 +293,7 @@ pub(crate) fn read_slot(
         return 0;
     }
     for side in 0..2 {
-        let Some((lo, hi)) = marks(&header[1 + 2 * side..3 + 2 * side], bins) else {
+        let Some((lo, hi)) = marks(&header[side_marks(side)], bins) else {
             continue;
         };
         let base = side * bins;
@@ -300,7 +316,7 @@ pub(crate) fn clear_slot(header: &[AtomicU64], counts: &[AtomicU64], bins: usize
     }
     for side in 0..2 {
         if let (Some((lo, hi)), Some(cells)) = (
-            marks(&header[1 + 2 * side..3 + 2 * side], bins),
+            marks(&header[side_marks(side)], bins),
             counts.get(side * bins..(side + 1) * bins),
         ) {
             for c in &cells[lo..=hi] {
@@ -407,6 +423,7 @@ fn halve(acc: &mut [u64], r: &mut Run) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::marks::Granted;
 
     fn t() -> &'static Tables {
         Tables::get()
@@ -573,7 +590,7 @@ mod tests {
         let bins = bins(schema);
         let (h, c) = (cells(HEADER), cells(2 * bins));
         for v in [0.0, 1e-30, -1e-30, 1.0, 1.0, 3.0, -2.0, f64::INFINITY] {
-            record(&h, &c, schema, MIN_ZERO_THRESHOLD, t(), v);
+            record(&h, &c, schema, MIN_ZERO_THRESHOLD, t(), v, &Granted).unwrap();
         }
         let mut acc = vec![0; 2 * bins];
         let mut touched = [None; 2];
@@ -600,8 +617,8 @@ mod tests {
         let (h, c) = (cells(HEADER), cells(2 * bins));
         let values: Vec<f64> = (1..=200).map(|i| i as f64 * 0.37).collect();
         for v in &values {
-            record(&h, &c, schema, MIN_ZERO_THRESHOLD, t(), *v);
-            record(&h, &c, schema, MIN_ZERO_THRESHOLD, t(), -*v);
+            record(&h, &c, schema, MIN_ZERO_THRESHOLD, t(), *v, &Granted).unwrap();
+            record(&h, &c, schema, MIN_ZERO_THRESHOLD, t(), -*v, &Granted).unwrap();
         }
         for limit in [0, 100, 20, 4, 1] {
             let mut acc = vec![0; 2 * bins];
@@ -651,15 +668,15 @@ mod tests {
         let (h, c) = (cells(HEADER), cells(2 * bins));
         h[1].store(u64::MAX, Relaxed);
         h[2].store(3, Relaxed);
-        h[3].store(10, Relaxed); // lo position bins - 10, above hi 0
-        h[4].store(1, Relaxed);
+        h[4].store(10, Relaxed); // lo position bins - 10, above hi 0
+        h[5].store(1, Relaxed);
         let mut acc = vec![0; 2 * bins];
         let mut touched = [None; 2];
         read_slot(&h, &c, bins, &mut acc, &mut touched);
         assert_eq!(touched, [None, None]);
         // Short slices (a forged handle) are ignored.
         assert_eq!(read_slot(&h[..2], &c, bins, &mut acc, &mut touched), 0);
-        record(&h[..1], &c[..3], 0, MIN_ZERO_THRESHOLD, t(), 5.0);
+        record(&h[..1], &c[..3], 0, MIN_ZERO_THRESHOLD, t(), 5.0, &Granted).unwrap();
         clear_slot(&h, &c, bins);
     }
 }

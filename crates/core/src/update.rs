@@ -55,6 +55,22 @@ fn nan_error(what: &str) -> Error {
     )
 }
 
+/// The file system refused the page that an update's sketch cells (or
+/// exemplar record) needed first; `lost` says what was not recorded. As
+/// for registration (`store/space.rs`), what is stored stays as it was.
+#[cold]
+#[inline(never)]
+fn no_room(store: &Store, what: &str, lost: &str, err: &std::io::Error) -> Error {
+    Error::new(
+        ErrorKind::StoreFull,
+        format!(
+            "the file system holding the store has no room for a page of this series' {what} \
+             ({err}): {lost}. Free space there, make it larger, or put the store elsewhere"
+        ),
+    )
+    .with_path(store.path())
+}
+
 /// Why a counter refuses `v` (NaN, negative or `+Inf`).
 #[cold]
 #[inline(never)]
@@ -335,8 +351,12 @@ impl Store {
         }
         self.with_slot(&s, v, |st, s, v, own| {
             let c = st.cells_of(s, Kind::Counter, own)?;
-            if v < EXACT_INT_LIMIT && v.fract() == 0.0 {
-                c.int(0).fetch_add(v as u64, Relaxed);
+            // Whole amounts below 2^53 go to the integer cell. `v` is
+            // not negative here, so `n` is its integer part (an `i64` cast
+            // is one instruction; `fract` calls `trunc` on x86-64).
+            let n = v as i64;
+            if v < EXACT_INT_LIMIT && n as f64 == v {
+                c.int(0).fetch_add(n as u64, Relaxed);
             } else {
                 add_f64(c.float(), v);
             }
@@ -468,7 +488,16 @@ impl Store {
                         s.window,
                         shm::coarse_monotonic_ms(),
                         v,
-                    );
+                        &st.map,
+                    )
+                    .map_err(|e| {
+                        no_room(
+                            st,
+                            "quantile sketch",
+                            "the observation was not recorded",
+                            &e,
+                        )
+                    })?;
                 }
                 c.int(0).fetch_add(1, Relaxed);
                 add_f64(c.float(), v);
@@ -520,7 +549,16 @@ impl Store {
             threshold,
             self.native_tables,
             v,
-        );
+            &self.map,
+        )
+        .map_err(|e| {
+            no_room(
+                self,
+                "native buckets",
+                "the observation was not recorded",
+                &e,
+            )
+        })?;
         if classic > 0 {
             let Some(bounds) = self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
                 return Err(handle_error(self, s, &[Kind::Histogram]));
@@ -653,7 +691,16 @@ impl Store {
             v,
             proc::unix_nanos(),
             e,
-        );
+            &self.map,
+        )
+        .map_err(|e| {
+            no_room(
+                self,
+                "exemplar records",
+                "the update counts, its exemplar was not kept",
+                &e,
+            )
+        })?;
         Ok(())
     }
 }

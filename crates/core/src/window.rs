@@ -10,14 +10,17 @@
 //!
 //! The series' ordinary cells, which every reader reads anyway, hold one
 //! cell saying which set is current until when (so that an observation
-//! needs no division to find its set), then a header of three integer
+//! needs no division to find its set), then a header of four integer
 //! cells per set:
 //! - the period it counts, plus one (0: never used; [`CLEARING`]: being
 //!   cleared by its owner);
 //! - the lowest and highest sketch cell it touched, so that a reader and a
 //!   clear visit only those. This matters for memory, not only for time:
 //!   reading a hole of a tmpfs file allocates a page for it, so a reader
-//!   must never read a cell that no writer touched.
+//!   must never read a cell that no writer touched;
+//! - the cells whose pages the file system granted: a set's pages are
+//!   reserved when an observation first lands in them (see `marks.rs`),
+//!   not when the series is made, since most of a set is never touched.
 //!
 //! The counts themselves live in the slot's sketch region.
 //!
@@ -31,11 +34,12 @@
 
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 
-use crate::marks;
+use crate::marks::{self, Space};
 use crate::sketch::SketchMapping;
 
-/// Integer cells of a set's header: period, low mark, high mark.
-pub(crate) const SET_HEADER: usize = 3;
+/// Integer cells of a set's header: period, then its marks (low, high,
+/// reserved).
+pub(crate) const SET_HEADER: usize = 1 + marks::MARKS;
 
 /// The header cells of a series with `sets` sets: the current-set cell,
 /// then each set's header.
@@ -89,17 +93,22 @@ impl Window {
 /// `age_buckets * mapping.cells()` sketch cells. Returns false when the
 /// observation could not be placed (another thread of this process kept
 /// its set in [`CLEARING`] for too long); the caller still counts it.
+///
+/// # Errors
+/// The file system's error if it has no room for the page of the
+/// observation's cell: nothing was recorded.
 #[inline]
-pub(crate) fn record(
+pub(crate) fn record<S: Space>(
     headers: &[AtomicU64],
     counts: &[AtomicU64],
     mapping: &SketchMapping,
     window: Window,
     now_ms: u64,
     v: f64,
-) -> bool {
+    space: &S,
+) -> std::io::Result<bool> {
     let Some((cur, sets)) = headers.split_first() else {
-        return false;
+        return Ok(false);
     };
     let bins = mapping.cells();
     // The fast path: the set of the current period, without a division.
@@ -112,16 +121,16 @@ pub(crate) fn record(
         Some(found) => found,
         None => match find_set(cur, sets, counts, bins, window, now_ms) {
             Some(found) => found,
-            None => return false,
+            None => return Ok(false),
         },
     };
     let Some(set) = counts.get(k * bins..(k + 1) * bins) else {
-        return false;
+        return Ok(false);
     };
     let i = mapping.cell_of(v);
-    marks::touch(&h[1..], i, bins);
+    marks::touch(&h[1..], set, i, space)?;
     set[i].fetch_add(1, Relaxed);
-    true
+    Ok(true)
 }
 
 /// The set of the period `now_ms` is in, rotated if it held an older
@@ -270,6 +279,7 @@ pub(crate) fn reset_clearing(headers: &[AtomicU64]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::marks::Granted;
 
     fn cells(n: usize) -> Vec<AtomicU64> {
         (0..n).map(|_| AtomicU64::new(0)).collect()
@@ -289,9 +299,9 @@ mod tests {
         let (h, c) = (cells(header_cells(3)), cells(3 * m.cells()));
         let mut acc = vec![0; m.cells()];
         let mut tmp = vec![0; m.cells()];
-        assert!(record(&h, &c, &m, w, 500, 1.0));
-        assert!(record(&h, &c, &m, w, 1500, 2.0));
-        assert!(record(&h, &c, &m, w, 2500, 3.0));
+        assert!(record(&h, &c, &m, w, 500, 1.0, &Granted).unwrap());
+        assert!(record(&h, &c, &m, w, 1500, 2.0, &Granted).unwrap());
+        assert!(record(&h, &c, &m, w, 2500, 3.0, &Granted).unwrap());
         let read = |now: u64, acc: &mut Vec<u64>, tmp: &mut Vec<u64>| {
             acc.iter_mut().for_each(|a| *a = 0);
             read_slot(&h, &c, m.cells(), w, w.period(now), acc, tmp);
@@ -301,7 +311,7 @@ mod tests {
         assert_eq!(read(3100, &mut acc, &mut tmp), 2, "the first period left");
         assert_eq!(read(5100, &mut acc, &mut tmp), 0, "all left");
         // Writing in period 4 reuses (and clears) the set of period 1.
-        assert!(record(&h, &c, &m, w, 3200, 4.0));
+        assert!(record(&h, &c, &m, w, 3200, 4.0, &Granted).unwrap());
         assert_eq!(read(3300, &mut acc, &mut tmp), 3);
         assert_eq!(m.quantile(&acc, 1.0).map(|v| v.round()), Some(4.0));
         assert_eq!(m.quantile(&acc, 0.0).map(|v| v.round()), Some(2.0));
@@ -315,7 +325,7 @@ mod tests {
             period_ms: 1000,
         };
         let (h, c) = (cells(header_cells(2)), cells(2 * m.cells()));
-        assert!(record(&h, &c, &m, w, 10, 5.0));
+        assert!(record(&h, &c, &m, w, 10, 5.0, &Granted).unwrap());
         let k = (w.period(10) % 2) as usize;
         h[1 + k * SET_HEADER].store(CLEARING, Relaxed);
         let mut acc = vec![0; m.cells()];
@@ -326,7 +336,7 @@ mod tests {
         );
         // Another thread would wait; a new owner resets it first.
         reset_clearing(&h);
-        assert!(record(&h, &c, &m, w, 20, 6.0));
+        assert!(record(&h, &c, &m, w, 20, 6.0, &Granted).unwrap());
         read_slot(&h, &c, m.cells(), w, w.period(20), &mut acc, &mut tmp);
         assert_eq!(
             acc.iter().sum::<u64>(),
@@ -344,7 +354,7 @@ mod tests {
         };
         let (h, c) = (cells(header_cells(2)), cells(2 * m.cells()));
         for v in [0.01, 0.5, 20.0] {
-            record(&h, &c, &m, w, 1500, v);
+            record(&h, &c, &m, w, 1500, v, &Granted).unwrap();
         }
         clear_slot(&h, &c, m.cells());
         assert!(h.iter().chain(&c).all(|x| x.load(Relaxed) == 0));

@@ -54,8 +54,11 @@
 //!   {trace_id="abc"} 1.0 1700000000.123`, the timestamp in seconds. The
 //!   text format 0.0.4 has no exemplars.
 //!
-//! The protobuf format's choices are listed in [`protobuf`].
+//! The protobuf format's choices are listed in [`protobuf`]. Pages
+//! written byte for byte as prometheus_client writes them (for the Python
+//! binding's in-process exposition) are in [`client_python`].
 
+pub mod client_python;
 mod families;
 mod num;
 pub mod protobuf;
@@ -668,22 +671,23 @@ impl Encoder {
             return;
         }
         self.rendered.resize_with(SUFFIXES.len(), Vec::new);
-        let mut full = String::new();
+        // Escaped, the name and then its suffix as it is (as client_golang
+        // appends `_bucket` to an escaped histogram name), so that every
+        // sample name starts with the family's (OpenMetrics parsers check).
         let mut escaped = String::new();
+        if self.mode == NameMode::Escaped {
+            escape_name_into(&mut escaped, name, self.escaping, true);
+        }
         for (dst, suffix) in self.rendered.iter_mut().zip(SUFFIXES) {
-            full.clear();
-            full.push_str(name);
-            // UNWRAP: the suffixes are ASCII.
-            full.push_str(std::str::from_utf8(suffix).expect("ASCII"));
             dst.clear();
             if self.mode == NameMode::Quoted {
                 dst.push(b'"');
-                escape(dst, full.as_bytes(), true);
+                escape(dst, name.as_bytes(), true);
+                escape(dst, suffix, true);
                 dst.push(b'"');
             } else {
-                escaped.clear();
-                escape_name_into(&mut escaped, &full, self.escaping, true);
                 dst.extend_from_slice(escaped.as_bytes());
+                dst.extend_from_slice(suffix);
             }
         }
     }

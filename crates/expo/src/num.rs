@@ -3,8 +3,6 @@
 //! Everything here appends to a `Vec<u8>` and allocates nothing beyond the
 //! vector's own growth.
 
-use std::io::Write as _;
-
 /// Integral floats below this magnitude are exact `i64`s and print as plain
 /// integers (`2^53`).
 const EXACT_INT: f64 = 9_007_199_254_740_992.0;
@@ -47,7 +45,7 @@ pub fn write_float(out: &mut Vec<u8>, v: f64) {
     }
 }
 
-fn non_finite(v: f64) -> &'static [u8] {
+pub(crate) fn non_finite(v: f64) -> &'static [u8] {
     if v.is_nan() {
         b"NaN"
     } else if v > 0.0 {
@@ -86,41 +84,67 @@ pub fn write_canonical_float(out: &mut Vec<u8>, v: f64) {
         out.extend_from_slice(non_finite(v));
         return;
     }
-    // `{:e}` is Rust's shortest round-trip digits in scientific form:
-    // `-1.2345e-7`, `5e-3`, `0e0`. 32 bytes hold the longest (17 digits, a
-    // sign, a point and a 4-character exponent).
-    let mut buf = [0u8; 32];
-    let len = {
-        let mut cursor = &mut buf[..];
-        write!(cursor, "{v:e}").expect("a formatted f64 fits in 32 bytes");
-        32 - cursor.len()
-    };
-    let sci = &buf[..len];
-    let (mantissa, exp) = match sci.iter().position(|&c| c == b'e') {
-        Some(i) => (&sci[..i], &sci[i + 1..]),
-        None => (sci, &b"0"[..]),
-    };
-    let (negative, mantissa) = match mantissa.split_first() {
+    write_shortest(out, v, |exp| !(-4..6).contains(&exp));
+}
+
+/// Appends finite `v` with its shortest round-trip digits: in exponent
+/// form (`1.5e-07`, `1e+16`: a signed exponent of at least two digits)
+/// when `scientific(exp)` says so for its decimal exponent `exp` (`v` =
+/// d.ddd × 10^exp), else in positional form with at least one digit
+/// after the point (`0.0001`, `100000.0`, `-0.0`).
+pub(crate) fn write_shortest(out: &mut Vec<u8>, v: f64, scientific: impl Fn(i32) -> bool) {
+    // Ryu's shortest round-trip digits (exact ties rounded to even, as
+    // Python's repr() and Go's strconv do), in its positional
+    // (`1345740272956748.2`, `0.0001`) or exponent (`1e21`, `5e-324`)
+    // form; read back into digits and a decimal exponent.
+    let mut ryu = ryu::Buffer::new();
+    let text = ryu.format_finite(v).as_bytes();
+    let (negative, text) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
-        _ => (false, mantissa),
+        _ => (false, text),
     };
-    let exp: i32 = std::str::from_utf8(exp)
+    let (mantissa, e) = match text.iter().position(|&c| c == b'e') {
+        Some(i) => (&text[..i], &text[i + 1..]),
+        None => (text, &b"0"[..]),
+    };
+    let e: i32 = std::str::from_utf8(e)
         .ok()
         .and_then(|e| e.parse().ok())
-        .expect("Rust's {:e} exponent is an integer");
-    // The significant digits, without the point.
-    let mut digits = [0u8; 24];
+        .expect("ryu's exponent is an integer");
+    let int_len = mantissa
+        .iter()
+        .position(|&c| c == b'.')
+        .unwrap_or(mantissa.len());
+    // The significant digits, without the point and leading zeros. 32
+    // bytes hold the longest (17 digits after up to 5 zeros, or 17 before
+    // the point).
+    let mut digits = [0u8; 32];
     let mut n = 0;
+    let mut leading = 0i32;
     for &c in mantissa.iter().filter(|c| c.is_ascii_digit()) {
+        if n == 0 && c == b'0' {
+            leading += 1;
+            continue;
+        }
         digits[n] = c;
         n += 1;
     }
+    while n > 1 && digits[n - 1] == b'0' {
+        n -= 1;
+    }
+    let exp = if n == 0 {
+        digits[0] = b'0';
+        n = 1;
+        0
+    } else {
+        int_len as i32 - 1 + e - leading
+    };
     let digits = &digits[..n];
 
     if negative {
         out.push(b'-');
     }
-    if !(-4..6).contains(&exp) {
+    if scientific(exp) {
         out.push(digits[0]);
         if digits.len() > 1 {
             out.push(b'.');

@@ -386,13 +386,15 @@ impl Encoder {
     fn begin(&mut self, name: &str, kind: Kind, help: &str, unit: &str, as_given: bool) {
         let n = self.head.name.get_or_insert_with(String::new);
         n.clear();
-        n.push_str(name);
+        // The name escaped, then its suffix as it is, as the text formats
+        // write it (`U__a_2e_b_total`, not `U__a_2e_b__total`).
+        if self.escaping != Escaping::AllowUtf8 && !is_legacy_metric_name(name) {
+            n.push_str(&escape_metric_name(name, self.escaping));
+        } else {
+            n.push_str(name);
+        }
         if kind == Kind::Counter && !as_given {
             n.push_str("_total");
-        }
-        if self.escaping != Escaping::AllowUtf8 && !is_legacy_metric_name(n) {
-            let escaped = escape_metric_name(n, self.escaping).into_owned();
-            *n = escaped;
         }
         set_str(&mut self.head.help, help);
         self.head.r#type = Some(metric_type(kind) as i32);

@@ -1091,32 +1091,32 @@ fn utf8_names() {
     // client_golang; the others take the scheme whole, suffix included.
     assert_eq!(
         f.render_escaped(Format::PrometheusText, Escaping::Dots),
-        "# HELP http_dot_requests__total Requests.\n\
-         # TYPE http_dot_requests__total counter\n\
-         http_dot_requests__total{http_dot_method=\"GET\",code=\"200\"} 3\n\
+        "# HELP http_dot_requests_total Requests.\n\
+         # TYPE http_dot_requests_total counter\n\
+         http_dot_requests_total{http_dot_method=\"GET\",code=\"200\"} 3\n\
          # TYPE temp______C__ gauge\n\
          temp______C__ 21.5\n\
          # TYPE rpc_dot_latency histogram\n\
-         rpc_dot_latency__bucket{svc=\"a\",le=\"1.0\"} 1\n\
-         rpc_dot_latency__bucket{svc=\"a\",le=\"+Inf\"} 1\n\
-         rpc_dot_latency__count{svc=\"a\"} 1\n\
-         rpc_dot_latency__sum{svc=\"a\"} 0.5\n\
+         rpc_dot_latency_bucket{svc=\"a\",le=\"1.0\"} 1\n\
+         rpc_dot_latency_bucket{svc=\"a\",le=\"+Inf\"} 1\n\
+         rpc_dot_latency_count{svc=\"a\"} 1\n\
+         rpc_dot_latency_sum{svc=\"a\"} 0.5\n\
          # TYPE job_size summary\n\
          job_size_count{queue_dot_name=\"q1\"} 1\n\
          job_size_sum{queue_dot_name=\"q1\"} 2\n"
     );
     assert_eq!(
         f.render_escaped(Format::PrometheusText, Escaping::Values),
-        "# HELP U__http_2e_requests__total Requests.\n\
-         # TYPE U__http_2e_requests__total counter\n\
-         U__http_2e_requests__total{U__http_2e_method=\"GET\",code=\"200\"} 3\n\
+        "# HELP U__http_2e_requests_total Requests.\n\
+         # TYPE U__http_2e_requests_total counter\n\
+         U__http_2e_requests_total{U__http_2e_method=\"GET\",code=\"200\"} 3\n\
          # TYPE U__temp_20__22__b0_C_22_ gauge\n\
          U__temp_20__22__b0_C_22_ 21.5\n\
          # TYPE U__rpc_2e_latency histogram\n\
-         U__rpc_2e_latency__bucket{svc=\"a\",le=\"1.0\"} 1\n\
-         U__rpc_2e_latency__bucket{svc=\"a\",le=\"+Inf\"} 1\n\
-         U__rpc_2e_latency__count{svc=\"a\"} 1\n\
-         U__rpc_2e_latency__sum{svc=\"a\"} 0.5\n\
+         U__rpc_2e_latency_bucket{svc=\"a\",le=\"1.0\"} 1\n\
+         U__rpc_2e_latency_bucket{svc=\"a\",le=\"+Inf\"} 1\n\
+         U__rpc_2e_latency_count{svc=\"a\"} 1\n\
+         U__rpc_2e_latency_sum{svc=\"a\"} 0.5\n\
          # TYPE job_size summary\n\
          job_size_count{U__queue_2e_name=\"q1\"} 1\n\
          job_size_sum{U__queue_2e_name=\"q1\"} 2\n"

@@ -17,7 +17,7 @@ use hyper::header::{
 };
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
-use hyper::{Method, Request, Response, StatusCode};
+use hyper::{HeaderMap, Method, Request, Response, StatusCode};
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -406,64 +406,9 @@ async fn route(
             .insert("allow", HeaderValue::from_static("GET, HEAD"));
         return r;
     }
-    let response = match req.uri().path() {
-        p if p == telemetry_path => {
-            let accept = req.headers().get(ACCEPT).and_then(|v| v.to_str().ok());
-            let negotiated = shmetrics_expo::negotiate_scrape(accept, true);
-            let (format, escaping) = (negotiated.format, negotiated.escaping);
-            let gzip = accepts_gzip(req.headers().get(ACCEPT_ENCODING));
-            let r2 = renderer.clone();
-            let rendered =
-                tokio::task::spawn_blocking(move || r2.get(format, escaping, gzip, arrived)).await;
-            match rendered {
-                Ok(Ok(r)) => {
-                    renderer.stats.count_scrape(format);
-                    renderer.stats.bytes.fetch_add(r.body.len() as u64, Relaxed);
-                    let mut resp = Response::new(Full::new(r.body));
-                    let h = resp.headers_mut();
-                    // UNWRAP: the content type is ASCII, built from
-                    // constants.
-                    let ct = HeaderValue::from_str(&negotiated.content_type())
-                        .expect("an ASCII content type");
-                    h.insert(CONTENT_TYPE, ct);
-                    h.insert(VARY, HeaderValue::from_static("Accept, Accept-Encoding"));
-                    if gzip {
-                        h.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-                    }
-                    resp
-                }
-                Ok(Err(e)) => {
-                    let e = Error::from(e);
-                    tracing::debug!("a scrape failed: {e}");
-                    text(StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n"))
-                }
-                Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "the render failed\n"),
-            }
-        }
-        "/healthz" => match renderer.attach() {
-            // A file cut short under the exporter is served by no scrape
-            // (they answer 503 saying so): neither is it healthy.
-            Ok(served) => match (renderer.stale(), served.store.check_file()) {
-                (None, Ok(())) => {
-                    let st = served.store.stats();
-                    text(
-                        StatusCode::OK,
-                        format!(
-                            "ok: {} series, {} live writers; {}\n",
-                            st.series_allocated,
-                            st.writers_live,
-                            served.describe()
-                        ),
-                    )
-                }
-                (None, Err(e)) => text(StatusCode::SERVICE_UNAVAILABLE, format!("damaged: {e}\n")),
-                (Some(why), _) => text(StatusCode::SERVICE_UNAVAILABLE, format!("stale: {why}\n")),
-            },
-            Err(why) => text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!("not ready: {why}\n"),
-            ),
-        },
+    match req.uri().path() {
+        p if p == telemetry_path => scrape(req.headers(), renderer, arrived).await,
+        "/healthz" => healthz(&renderer),
         // As Prometheus: the process answers.
         "/-/healthy" => text(StatusCode::OK, "Healthy.\n"),
         // Ready once a store is attached (stale or not: it is served).
@@ -487,8 +432,74 @@ async fn route(
             StatusCode::NOT_FOUND,
             format!("not found; try {telemetry_path}, /healthz, /-/healthy, /-/ready or /\n"),
         ),
-    };
-    response
+    }
+}
+
+/// A scrape of the telemetry path: the page in the negotiated format,
+/// rendered off the async threads.
+async fn scrape(
+    headers: &HeaderMap,
+    renderer: Arc<Renderer>,
+    arrived: Instant,
+) -> Response<Full<Bytes>> {
+    let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok());
+    let negotiated = shmetrics_expo::negotiate_scrape(accept, true);
+    let (format, escaping) = (negotiated.format, negotiated.escaping);
+    let gzip = accepts_gzip(headers.get(ACCEPT_ENCODING));
+    let r2 = renderer.clone();
+    let rendered =
+        tokio::task::spawn_blocking(move || r2.get(format, escaping, gzip, arrived)).await;
+    match rendered {
+        Ok(Ok(r)) => {
+            renderer.stats.count_scrape(format);
+            renderer.stats.bytes.fetch_add(r.body.len() as u64, Relaxed);
+            let mut resp = Response::new(Full::new(r.body));
+            let h = resp.headers_mut();
+            // UNWRAP: the content type is ASCII, built from constants.
+            let ct =
+                HeaderValue::from_str(&negotiated.content_type()).expect("an ASCII content type");
+            h.insert(CONTENT_TYPE, ct);
+            h.insert(VARY, HeaderValue::from_static("Accept, Accept-Encoding"));
+            if gzip {
+                h.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+            }
+            resp
+        }
+        Ok(Err(e)) => {
+            let e = Error::from(e);
+            tracing::debug!("a scrape failed: {e}");
+            text(StatusCode::SERVICE_UNAVAILABLE, format!("{e}\n"))
+        }
+        Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "the render failed\n"),
+    }
+}
+
+/// `/healthz`: the served store's size and writers, or why none is served.
+fn healthz(renderer: &Renderer) -> Response<Full<Bytes>> {
+    match renderer.attach() {
+        // A file cut short under the exporter is served by no scrape
+        // (they answer 503 saying so): neither is it healthy.
+        Ok(served) => match (renderer.stale(), served.store.check_file()) {
+            (None, Ok(())) => {
+                let st = served.store.stats();
+                text(
+                    StatusCode::OK,
+                    format!(
+                        "ok: {} series, {} live writers; {}\n",
+                        st.series_allocated,
+                        st.writers_live,
+                        served.describe()
+                    ),
+                )
+            }
+            (None, Err(e)) => text(StatusCode::SERVICE_UNAVAILABLE, format!("damaged: {e}\n")),
+            (Some(why), _) => text(StatusCode::SERVICE_UNAVAILABLE, format!("stale: {why}\n")),
+        },
+        Err(why) => text(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("not ready: {why}\n"),
+        ),
+    }
 }
 
 /// Runs the exporter until SIGTERM or SIGINT.

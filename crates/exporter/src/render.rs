@@ -347,8 +347,6 @@ impl Renderer {
         &'a self,
         served: Option<(&'a Attached, &Snapshot)>,
     ) -> Vec<ExtraFamily<'a>> {
-        let s = &self.stats;
-        let n = |v: &AtomicU64| v.load(Relaxed) as f64;
         let mut f = Families::default();
         let b = &crate::BUILD_INFO;
         f.gauge(
@@ -363,6 +361,33 @@ impl Renderer {
             ],
             1.0,
         );
+        self.exporter_metrics(&mut f);
+        f.gauge(
+            "shmetrics_store_attached",
+            "1 once the store file has been opened; 0 while it does not exist yet or cannot be opened (see /healthz).",
+        )
+        .value(if served.is_some() { 1.0 } else { 0.0 });
+        if let Some(rw) = self.remote_write.get() {
+            f.extend(rw.families());
+        }
+        if let Some(sd) = self.statsd.get() {
+            f.extend(sd.families());
+        }
+        if let Some(x) = self.otlp.get() {
+            f.extend(x.families());
+        }
+        if let Some((att, snap)) = served {
+            self.file_metrics(&mut f, att);
+            Self::store_metrics(&mut f, snap.stats());
+        }
+        self.connection_metrics(&mut f);
+        f.into_vec()
+    }
+
+    /// The exporter's scrape, render and connection-refusal counts.
+    fn exporter_metrics<'a>(&'a self, f: &mut Families<'a>) {
+        let s = &self.stats;
+        let n = |v: &AtomicU64| v.load(Relaxed) as f64;
         f.counter(
             "shmetrics_exporter_scrapes",
             "Scrapes of /metrics answered.",
@@ -408,26 +433,6 @@ impl Renderer {
             "Duration of the last render.",
         )
         .value(n(&s.last_render_nanos) / 1e9);
-        f.gauge(
-            "shmetrics_store_attached",
-            "1 once the store file has been opened; 0 while it does not exist yet or cannot be opened (see /healthz).",
-        )
-        .value(if served.is_some() { 1.0 } else { 0.0 });
-        if let Some(rw) = self.remote_write.get() {
-            f.extend(rw.families());
-        }
-        if let Some(sd) = self.statsd.get() {
-            f.extend(sd.families());
-        }
-        if let Some(x) = self.otlp.get() {
-            f.extend(x.families());
-        }
-        if let Some((att, snap)) = served {
-            self.file_metrics(&mut f, att);
-            Self::store_metrics(&mut f, snap.stats());
-        }
-        self.connection_metrics(&mut f);
-        f.into_vec()
     }
 
     /// Which store file is served, since when, and whether the path still

@@ -22,8 +22,8 @@
 
 /* The version of the library this header declares; the library
  * itself returns its own from shmetrics_version_major() and friends. */
-#define SHMETRICS_VERSION_MAJOR 0
-#define SHMETRICS_VERSION_MINOR 1
+#define SHMETRICS_VERSION_MAJOR 1
+#define SHMETRICS_VERSION_MINOR 0
 #define SHMETRICS_VERSION_PATCH 0
 
 /**
@@ -267,6 +267,30 @@ enum shmetrics_gauge_mode
 };
 #ifndef __cplusplus
 typedef uint32_t shmetrics_gauge_mode;
+#endif // __cplusplus
+
+/**
+ * Which metric and label names a registration takes: the values of
+ * `shmetrics_family_desc.name_rules`.
+ */
+enum shmetrics_name_rules
+#ifdef __cplusplus
+  : uint32_t
+#endif // __cplusplus
+ {
+  /**
+   * Any UTF-8 name, as Prometheus 3 and prometheus_client 0.26 take;
+   * scrapers that do not take UTF-8 get them escaped.
+   */
+  SHMETRICS_NAMES_UTF8 = 0,
+  /**
+   * Legacy names only (`[a-zA-Z_:][a-zA-Z0-9_:]*` for metrics,
+   * `[a-zA-Z_][a-zA-Z0-9_]*` for labels).
+   */
+  SHMETRICS_NAMES_LEGACY = 1,
+};
+#ifndef __cplusplus
+typedef uint32_t shmetrics_name_rules;
 #endif // __cplusplus
 
 /**
@@ -520,8 +544,10 @@ typedef struct shmetrics_str {
  */
 typedef struct shmetrics_family_desc {
   /**
-   * The metric name, `[a-zA-Z_:][a-zA-Z0-9_:]*`. A counter's trailing
-   * `_total` is removed (the exposition adds it back).
+   * The metric name: any UTF-8 string, not empty and without NUL, as
+   * Prometheus 3 takes (`http.requests`); only `[a-zA-Z_:][a-zA-Z0-9_:]*`
+   * under `SHMETRICS_NAMES_LEGACY` (see `name_rules`). A counter's
+   * trailing `_total` is removed (the exposition adds it back).
    */
   struct shmetrics_str name;
   /**
@@ -639,6 +665,16 @@ typedef struct shmetrics_family_desc {
    * `name_total` either way. Part of the definition.
    */
   bool name_as_given;
+  /**
+   * Which names to take: a `SHMETRICS_NAMES_*` value. 0
+   * (`SHMETRICS_NAMES_UTF8`) takes any UTF-8 metric and label name
+   * (label names not starting with `__`); `SHMETRICS_NAMES_LEGACY`
+   * refuses names outside `[a-zA-Z_:][a-zA-Z0-9_:]*` (metric) and
+   * `[a-zA-Z_][a-zA-Z0-9_]*` (label) with `SHMETRICS_INVALID_NAME`, as
+   * PromPHP, nginx-lua-prometheus and Ruby's prometheus-client do. A
+   * check only, not part of the definition.
+   */
+  uint32_t name_rules;
 } shmetrics_family_desc;
 
 /**
@@ -810,7 +846,7 @@ const char *shmetrics_strerror(uint32_t code);
 shmetrics_result shmetrics_last_error(char *buf, size_t cap, size_t *len);
 
 /**
- * The library's version, for example "0.1.0". The string is static: do
+ * The library's version, for example "1.0.0". The string is static: do
  * not free it.
  */
 const char *shmetrics_version(void);
@@ -926,6 +962,21 @@ shmetrics_result shmetrics_store_reopen_persistent(const char *path,
  * it lives as long as the process.
  */
 void shmetrics_store_close(struct shmetrics_store *store);
+
+/**
+ * Closes a handle made by `shmetrics_store_open_persistent` or
+ * `shmetrics_store_reopen_persistent` as `shmetrics_store_close` closes
+ * the others: takes it out of the process's handles (a later
+ * `shmetrics_store_open_persistent` of its path opens the file again),
+ * releases its writer slot, unmaps the file and frees the handle. Any
+ * other handle is closed as by `shmetrics_store_close`; NULL is ignored.
+ *
+ * For a caller that knows that no code of the process uses the handle
+ * any more, during or after this call: the Lua binding, once every
+ * registry of its worker follows a replaced store file, unmaps the old
+ * one this way (its memory goes with it, if the file was removed).
+ */
+void shmetrics_store_close_persistent(struct shmetrics_store *store);
 
 /**
  * Sets every value of every series to zero, in all writer slots.

@@ -16,6 +16,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_char;
+use std::hash::{BuildHasher, Hasher, RandomState};
 use std::panic::catch_unwind;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
@@ -47,13 +48,59 @@ pub enum shmetrics_op {
     SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME = 5,
 }
 
+/// The caches' maps: every cached update hashes its joined label values,
+/// and every request of a runtime like php-fpm hashes each family's key.
+type Map<V> = HashMap<Box<[u8]>, V, KeyHash>;
+
+/// xxh3 (as the store hashes label values) with a seed drawn once per map
+/// from std's `RandomState`, so that keys chosen by a client cannot be
+/// made to collide without knowing it. On these short keys it costs a
+/// fraction of std's SipHash (215 of an update's 969 instructions from
+/// PHP, under callgrind).
+#[derive(Clone, Debug)]
+struct KeyHash(u64);
+
+impl Default for KeyHash {
+    fn default() -> Self {
+        KeyHash(RandomState::new().hash_one(0u64))
+    }
+}
+
+impl BuildHasher for KeyHash {
+    type Hasher = KeyHasher;
+
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(self.0)
+    }
+}
+
+/// A `[u8]` key hashes as its length, then its bytes (`Hash for [T]`):
+/// each write chains into the seed of the next.
+#[derive(Debug)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        self.0 = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, self.0);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        // The length prefix: mixed into the seed, not hashed on its own.
+        self.0 = (self.0 ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// The families and series one store handle has looked up.
 #[derive(Debug, Default)]
 pub(crate) struct Cache {
     /// Token `t` is `families[t - 1]`.
     families: Vec<Cached>,
     /// Tokens by the caller's key.
-    by_key: HashMap<Box<[u8]>, u32>,
+    by_key: Map<u32>,
 }
 
 #[derive(Debug)]
@@ -64,7 +111,7 @@ struct Cached {
     family: Family,
     /// Series by their joined label values. Overflow resolutions are not
     /// kept, so a label set gets its own series once there is room.
-    series: HashMap<Box<[u8]>, Series>,
+    series: Map<Series>,
 }
 
 impl Cache {
@@ -100,7 +147,7 @@ impl Cache {
         self.families.push(Cached {
             desc,
             family,
-            series: HashMap::new(),
+            series: Map::default(),
         });
         self.by_key.insert(key.into(), token);
         Ok(token)

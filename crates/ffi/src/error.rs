@@ -38,7 +38,7 @@ fn set_last_error(f: impl FnOnce(&mut String)) {
 
 #[cold]
 #[inline(never)]
-fn panicked(function: &str, payload: Box<dyn std::any::Any + Send>) -> shmetrics_result {
+pub(crate) fn panicked(function: &str, payload: Box<dyn std::any::Any + Send>) -> shmetrics_result {
     let what = payload
         .downcast_ref::<&str>()
         .copied()

@@ -75,16 +75,16 @@ pub use snapshot::{
     shmetrics_snapshot_series, shmetrics_snapshot_take,
 };
 pub use store::{
-    shmetrics_options_default, shmetrics_store_close, shmetrics_store_open,
-    shmetrics_store_open_persistent, shmetrics_store_path_now, shmetrics_store_persistent,
-    shmetrics_store_release_slot, shmetrics_store_reopen_persistent, shmetrics_store_reset,
-    shmetrics_store_stats, shmetrics_store_wipe, shmetrics_version, shmetrics_version_major,
-    shmetrics_version_minor, shmetrics_version_patch,
+    shmetrics_options_default, shmetrics_store_close, shmetrics_store_close_persistent,
+    shmetrics_store_open, shmetrics_store_open_persistent, shmetrics_store_path_now,
+    shmetrics_store_persistent, shmetrics_store_release_slot, shmetrics_store_reopen_persistent,
+    shmetrics_store_reset, shmetrics_store_stats, shmetrics_store_wipe, shmetrics_version,
+    shmetrics_version_major, shmetrics_version_minor, shmetrics_version_patch,
 };
 pub use types::{
     shmetrics_buf, shmetrics_family, shmetrics_family_desc, shmetrics_format, shmetrics_gauge_mode,
-    shmetrics_kind, shmetrics_options, shmetrics_path_now, shmetrics_series, shmetrics_stats,
-    shmetrics_store, shmetrics_str,
+    shmetrics_kind, shmetrics_name_rules, shmetrics_options, shmetrics_path_now, shmetrics_series,
+    shmetrics_stats, shmetrics_store, shmetrics_str,
 };
 pub use update::{
     shmetrics_counter_add, shmetrics_counter_add_exemplar, shmetrics_counter_inc,

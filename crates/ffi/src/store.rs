@@ -42,7 +42,7 @@ const fn parse_version_part(s: &str) -> u32 {
     n
 }
 
-/// The library's version, for example "0.1.0". The string is static: do
+/// The library's version, for example "1.0.0". The string is static: do
 /// not free it.
 #[no_mangle]
 pub extern "C" fn shmetrics_version() -> *const c_char {
@@ -288,6 +288,34 @@ pub extern "C" fn shmetrics_store_close(store: *mut shmetrics_store) {
     let _ = ffi_body!("shmetrics_store_close", {
         if ptr::object(store, "store").is_ok_and(|h| h.persistent) {
             return Ok(());
+        }
+        ptr::free(store);
+        Ok(())
+    });
+}
+
+/// Closes a handle made by `shmetrics_store_open_persistent` or
+/// `shmetrics_store_reopen_persistent` as `shmetrics_store_close` closes
+/// the others: takes it out of the process's handles (a later
+/// `shmetrics_store_open_persistent` of its path opens the file again),
+/// releases its writer slot, unmaps the file and frees the handle. Any
+/// other handle is closed as by `shmetrics_store_close`; NULL is ignored.
+///
+/// For a caller that knows that no code of the process uses the handle
+/// any more, during or after this call: the Lua binding, once every
+/// registry of its worker follows a replaced store file, unmaps the old
+/// one this way (its memory goes with it, if the file was removed).
+#[no_mangle]
+pub extern "C" fn shmetrics_store_close_persistent(store: *mut shmetrics_store) {
+    let _ = ffi_body!("shmetrics_store_close_persistent", {
+        let Ok(h) = ptr::object(store, "store") else {
+            return Ok(());
+        };
+        if h.persistent {
+            PERSISTENT
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .retain(|&(_, _, addr)| addr != store as usize);
         }
         ptr::free(store);
         Ok(())

@@ -39,6 +39,7 @@ pub(crate) fn zeroed_desc() -> shmetrics_family_desc {
         exemplars: false,
         ttl_ms: 0,
         name_as_given: false,
+        name_rules: 0,
     }
 }
 
@@ -163,8 +164,17 @@ fn utf8_names() {
     assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_NAME);
     // One name to scrapers without UTF-8: refused.
     d.name = s("http_server_requests_total");
-    assert_eq!(register(&st, &d).0, SHMETRICS_CONFLICT, "{}", last_error_string());
-    assert!(last_error_string().contains("UTF-8"), "{}", last_error_string());
+    assert_eq!(
+        register(&st, &d).0,
+        SHMETRICS_CONFLICT,
+        "{}",
+        last_error_string()
+    );
+    assert!(
+        last_error_string().contains("UTF-8"),
+        "{}",
+        last_error_string()
+    );
 }
 
 #[test]
@@ -408,12 +418,6 @@ fn exemplars() {
         len: 1,
     };
     for (names, values, v, code) in [
-        (
-            vec![s("trace-id")],
-            vec![s("x")],
-            1.0,
-            SHMETRICS_INVALID_NAME,
-        ),
         (vec![s("__x")], vec![s("x")], 1.0, SHMETRICS_INVALID_NAME),
         (vec![s("")], vec![s("x")], 1.0, SHMETRICS_INVALID_NAME),
         (
@@ -593,6 +597,18 @@ fn error_codes_and_messages() {
     let mut d = zeroed_desc();
     d.name = s("bad-name");
     d.kind = SHMETRICS_KIND_GAUGE as u32;
+    d.name_rules = shmetrics_name_rules::SHMETRICS_NAMES_LEGACY as u32;
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_NAME);
+    assert!(last_error_string().contains("[a-zA-Z_:][a-zA-Z0-9_:]*"));
+    d.name_rules = 2;
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
+    d.name_rules = shmetrics_name_rules::SHMETRICS_NAMES_UTF8 as u32;
+    assert_eq!(
+        register(&st, &d).0,
+        SHMETRICS_OK,
+        "any UTF-8 name by default"
+    );
+    d.name = s("");
     assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_NAME);
     d.name = s("jobs");
     assert_eq!(register(&st, &d).0, SHMETRICS_CONFLICT);
@@ -1163,6 +1179,70 @@ fn persistent_handles_are_one_per_path_and_never_freed() {
         shmetrics_store_open_persistent(null(), 1, null(), &mut plain),
         SHMETRICS_NULL_PARAMETER
     );
+}
+
+/// The lines of /proc/self/maps that map the file at `path`, found by its
+/// inode: maps names a store by the temporary name it was created under.
+fn mappings_of(path: &std::path::Path) -> usize {
+    use std::os::unix::fs::MetadataExt;
+    let inode = std::fs::metadata(path).unwrap().ino().to_string();
+    let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+    maps.lines()
+        .filter(|l| l.split_whitespace().nth(4) == Some(inode.as_str()))
+        .count()
+}
+
+#[test]
+fn close_persistent_unmaps_and_forgets_the_handle() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("closed-persistent");
+    let p = path.to_str().unwrap();
+    let open = || {
+        let mut out = null_mut();
+        let r =
+            shmetrics_store_open_persistent(p.as_ptr().cast(), p.len(), &default_opts(), &mut out);
+        assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+        out
+    };
+    let first = open();
+    assert_eq!(open(), first);
+    let st = TestStore {
+        _dir: tempfile::tempdir().unwrap(),
+        path: path.clone(),
+        ptr: first,
+    };
+    let f = counter(&st, "closed_total", &[]);
+    let (r, c) = series(&st, &f, &[]);
+    assert_eq!(r, SHMETRICS_OK);
+    assert_eq!(shmetrics_counter_inc(first, &c), SHMETRICS_OK);
+    assert!(mappings_of(&path) > 0, "the store is mapped");
+    drop(st); // shmetrics_store_close: nothing for a persistent handle
+    assert!(mappings_of(&path) > 0);
+    shmetrics_store_close_persistent(first);
+    assert_eq!(mappings_of(&path), 0, "the store is unmapped");
+    // The path opens again, as a new handle of the same file, whose count
+    // the first handle's update is in.
+    let second = open();
+    assert!(mappings_of(&path) > 0);
+    let st = TestStore {
+        _dir: tempfile::tempdir().unwrap(),
+        path: path.clone(),
+        ptr: second,
+    };
+    assert!(render(&st, 0).contains("closed_total 1\n"));
+    drop(st);
+    shmetrics_store_close_persistent(second);
+    assert_eq!(mappings_of(&path), 0);
+    // A plain handle is closed as by shmetrics_store_close; NULL is ignored.
+    let mut plain = null_mut();
+    assert_eq!(
+        shmetrics_store_open(p.as_ptr().cast(), p.len(), null(), &mut plain),
+        SHMETRICS_OK
+    );
+    assert!(mappings_of(&path) > 0);
+    shmetrics_store_close_persistent(plain);
+    assert_eq!(mappings_of(&path), 0);
+    shmetrics_store_close_persistent(null_mut());
 }
 
 #[test]

@@ -4,9 +4,69 @@
 //! write an exemplar record, and allocate nothing either for up to 16
 //! exemplar labels.
 
-use crate::error::{ffi_body, shmetrics_result, FfiError};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use shmetrics_core::{Series, Store};
+
+use crate::error::{ffi_body, panicked, shmetrics_result, FfiError};
 use crate::ptr;
 use crate::types::{shmetrics_series, shmetrics_store, shmetrics_str};
+
+/// An update through a series handle: `f` with the store and the handle.
+///
+/// The path of nearly every update comes first: non-NULL, aligned
+/// pointers and a handle that [`Series::from_raw_plain`] decodes (no TTL,
+/// no native buckets, not a summary), whose update succeeds, return
+/// `SHMETRICS_OK` with no error plumbing on the way (measured under
+/// callgrind through LuaJIT, a counter add and a histogram observe took
+/// about 110 instructions less, 512 before and about 400 after, than
+/// when every handle went through `ffi_body!` and `Series::from_raw`;
+/// `benches/lua`). Anything else runs the update
+/// again the whole way, in [`full`], which decodes every kind of handle
+/// and reports the failure as every exported function does. A core
+/// update fails before it writes anything, so the second run counts
+/// nothing twice. A panic is reported as it is, not run again.
+#[inline(always)]
+fn update(
+    function: &'static str,
+    store: *const shmetrics_store,
+    series: *const shmetrics_series,
+    f: impl Fn(&Store, Series) -> shmetrics_core::Result<()>,
+) -> shmetrics_result {
+    let plain = catch_unwind(AssertUnwindSafe(|| {
+        let Ok(st) = ptr::object(store, "store") else {
+            return false;
+        };
+        let Ok(h) = ptr::read(series, "series") else {
+            return false;
+        };
+        match Series::from_raw_plain(&h.opaque) {
+            Some(s) => f(&st.store, s).is_ok(),
+            None => false,
+        }
+    }));
+    match plain {
+        Ok(true) => shmetrics_result::SHMETRICS_OK,
+        Ok(false) => full(function, store, series, &f),
+        Err(payload) => panicked(function, payload),
+    }
+}
+
+/// [`update`]'s whole way: checks, decodes and reports.
+#[cold]
+#[inline(never)]
+fn full(
+    function: &'static str,
+    store: *const shmetrics_store,
+    series: *const shmetrics_series,
+    f: &dyn Fn(&Store, Series) -> shmetrics_core::Result<()>,
+) -> shmetrics_result {
+    crate::error::run(function, || {
+        let store = ptr::object(store, "store")?;
+        f(&store.store, ptr::read(series, "series")?.to_core()?)?;
+        Ok(())
+    })
+}
 
 /// Adds `v` to a counter. Fails with `SHMETRICS_INVALID_VALUE` if `v` is
 /// negative, NaN or `+Inf`, `SHMETRICS_WRONG_TYPE` if the series is no
@@ -17,12 +77,8 @@ pub extern "C" fn shmetrics_counter_add(
     series: *const shmetrics_series,
     v: f64,
 ) -> shmetrics_result {
-    ffi_body!("shmetrics_counter_add", {
-        let store = ptr::object(store, "store")?;
-        store
-            .store
-            .counter_add(ptr::read(series, "series")?.to_core()?, v)?;
-        Ok(())
+    update("shmetrics_counter_add", store, series, |st, s| {
+        st.counter_add(s, v)
     })
 }
 
@@ -32,12 +88,8 @@ pub extern "C" fn shmetrics_counter_inc(
     store: *const shmetrics_store,
     series: *const shmetrics_series,
 ) -> shmetrics_result {
-    ffi_body!("shmetrics_counter_inc", {
-        let store = ptr::object(store, "store")?;
-        store
-            .store
-            .counter_inc(ptr::read(series, "series")?.to_core()?)?;
-        Ok(())
+    update("shmetrics_counter_inc", store, series, |st, s| {
+        st.counter_inc(s)
     })
 }
 
@@ -49,12 +101,8 @@ pub extern "C" fn shmetrics_gauge_set(
     series: *const shmetrics_series,
     v: f64,
 ) -> shmetrics_result {
-    ffi_body!("shmetrics_gauge_set", {
-        let store = ptr::object(store, "store")?;
-        store
-            .store
-            .gauge_set(ptr::read(series, "series")?.to_core()?, v)?;
-        Ok(())
+    update("shmetrics_gauge_set", store, series, |st, s| {
+        st.gauge_set(s, v)
     })
 }
 
@@ -66,12 +114,8 @@ pub extern "C" fn shmetrics_gauge_add(
     series: *const shmetrics_series,
     v: f64,
 ) -> shmetrics_result {
-    ffi_body!("shmetrics_gauge_add", {
-        let store = ptr::object(store, "store")?;
-        store
-            .store
-            .gauge_add(ptr::read(series, "series")?.to_core()?, v)?;
-        Ok(())
+    update("shmetrics_gauge_add", store, series, |st, s| {
+        st.gauge_add(s, v)
     })
 }
 
@@ -81,13 +125,12 @@ pub extern "C" fn shmetrics_gauge_set_to_current_time(
     store: *const shmetrics_store,
     series: *const shmetrics_series,
 ) -> shmetrics_result {
-    ffi_body!("shmetrics_gauge_set_to_current_time", {
-        let store = ptr::object(store, "store")?;
-        store
-            .store
-            .gauge_set_to_current_time(ptr::read(series, "series")?.to_core()?)?;
-        Ok(())
-    })
+    update(
+        "shmetrics_gauge_set_to_current_time",
+        store,
+        series,
+        |st, s| st.gauge_set_to_current_time(s),
+    )
 }
 
 /// Records an observation `v` in a histogram or a summary. Fails with
@@ -98,13 +141,7 @@ pub extern "C" fn shmetrics_observe(
     series: *const shmetrics_series,
     v: f64,
 ) -> shmetrics_result {
-    ffi_body!("shmetrics_observe", {
-        let store = ptr::object(store, "store")?;
-        store
-            .store
-            .observe(ptr::read(series, "series")?.to_core()?, v)?;
-        Ok(())
-    })
+    update("shmetrics_observe", store, series, |st, s| st.observe(s, v))
 }
 
 /// Exemplar labels converted on the stack; more go to a `Vec`. Exemplars

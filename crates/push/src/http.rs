@@ -15,7 +15,7 @@ use hyper_util::rt::TokioExecutor;
 
 use crate::clock::unix_ns;
 use crate::config::{ConfigError, Protocol};
-use crate::security::{Auth, TlsSettings};
+use crate::security::{Auth, Credentials, TlsSettings};
 use crate::Endpoint;
 
 /// The `User-Agent` sent with every request.
@@ -143,6 +143,9 @@ pub(crate) struct Response {
     pub headers: HeaderMap,
     /// Empty if the body was longer than the limit.
     pub body: Bytes,
+    /// The credentials the request carried, hidden from what the
+    /// receiver said before it goes into an error.
+    pub credentials: Option<Credentials>,
 }
 
 impl Response {
@@ -154,8 +157,13 @@ impl Response {
             .to_string()
     }
 
-    /// The error for a status other than 2xx, with what the receiver said.
+    /// The error for a status other than 2xx, with what the receiver said
+    /// (the request's credentials hidden from it).
     pub(crate) fn refused(&self, message: String, retry_after: Option<Duration>) -> SendError {
+        let message = match &self.credentials {
+            Some(c) => c.hide(&message),
+            None => message,
+        };
         if matches!(
             self.status,
             StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN
@@ -226,8 +234,9 @@ impl Client {
             );
         }
         h.insert(USER_AGENT, HeaderValue::from_static(USER_AGENT_VALUE));
-        if let Some(auth) = self.auth.header().map_err(SendError::Credentials)? {
-            h.insert(AUTHORIZATION, auth);
+        let credentials = self.auth.credentials().map_err(SendError::Credentials)?;
+        if let Some(c) = &credentials {
+            h.insert(AUTHORIZATION, c.header.clone());
         }
         let exchange = async {
             let resp = self
@@ -249,6 +258,7 @@ impl Client {
                 status,
                 headers,
                 body,
+                credentials,
             })
         };
         tokio::time::timeout(timeout, exchange)

@@ -133,6 +133,39 @@ impl Secret {
     }
 }
 
+/// An `Authorization` header, and the strings a receiver's answer must
+/// not repeat into a log: the encoded credentials, the bare password.
+pub(crate) struct Credentials {
+    /// The header's value (marked sensitive).
+    pub header: HeaderValue,
+    /// The encoded credentials and the bare secret (empty when it is the
+    /// same: a bearer token).
+    secret: [String; 2],
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Credentials(<hidden>)")
+    }
+}
+
+impl Credentials {
+    /// `text` with every occurrence of the credentials replaced by
+    /// `<hidden>`. Some receivers quote the `Authorization` header they
+    /// refuse in their answer (vmauth before 1.91 answers "cannot find
+    /// the provided auth token \"Bearer ...\" in config"), which the
+    /// error, and so the log, would otherwise carry.
+    pub fn hide(&self, text: &str) -> String {
+        let mut text = text.to_string();
+        for s in self.secret.iter().filter(|s| !s.is_empty()) {
+            if text.contains(s.as_str()) {
+                text = text.replace(s.as_str(), "<hidden>");
+            }
+        }
+        text
+    }
+}
+
 /// How requests authenticate.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Auth {
@@ -154,21 +187,29 @@ impl Auth {
     /// The `Authorization` header, reading a secret file now; `None`
     /// without authentication.
     pub(crate) fn header(&self) -> Result<Option<HeaderValue>, String> {
-        let value = match self {
+        Ok(self.credentials()?.map(|c| c.header))
+    }
+
+    /// The `Authorization` header with what it reveals, reading a secret
+    /// file now; `None` without authentication.
+    pub(crate) fn credentials(&self) -> Result<Option<Credentials>, String> {
+        let (value, secret) = match self {
             Auth::None => return Ok(None),
             Auth::Basic { username, password } => {
-                let pair = format!("{username}:{}", password.read()?);
-                format!(
-                    "Basic {}",
-                    base64::engine::general_purpose::STANDARD.encode(pair)
-                )
+                let password = password.read()?;
+                let pair = base64::engine::general_purpose::STANDARD
+                    .encode(format!("{username}:{password}"));
+                (format!("Basic {pair}"), [pair, password])
             }
-            Auth::Bearer(token) => format!("Bearer {}", token.read()?),
+            Auth::Bearer(token) => {
+                let token = token.read()?;
+                (format!("Bearer {token}"), [token, String::new()])
+            }
         };
-        let mut v = HeaderValue::try_from(value)
+        let mut header = HeaderValue::try_from(value)
             .map_err(|_| "the credentials hold a character not allowed in a header".to_string())?;
-        v.set_sensitive(true);
-        Ok(Some(v))
+        header.set_sensitive(true);
+        Ok(Some(Credentials { header, secret }))
     }
 
     /// Checks that the secret can be read now (a file that exists and is
@@ -270,5 +311,33 @@ mod tests {
             Err(ConfigError::Credentials { .. })
         ));
         assert!(!format!("{basic:?}").contains("sesame"));
+    }
+
+    /// What a receiver repeats of the credentials is hidden: the encoded
+    /// pair and the bare password of basic auth, a bearer token.
+    #[test]
+    fn credentials_are_hidden_from_an_answer() {
+        let basic = Auth::Basic {
+            username: "Aladdin".into(),
+            password: Secret::Inline("open sesame".into()),
+        };
+        let c = basic.credentials().unwrap().unwrap();
+        assert_eq!(
+            c.hide(r#"cannot find the provided auth token "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==" in config"#),
+            r#"cannot find the provided auth token "Basic <hidden>" in config"#
+        );
+        assert_eq!(
+            c.hide("user Aladdin, password open sesame"),
+            "user Aladdin, password <hidden>"
+        );
+        assert_eq!(c.hide("Unauthorized"), "Unauthorized");
+        assert!(!format!("{c:?}").contains("QWxh"));
+        let bearer = Auth::Bearer(Secret::Inline("tok-1".into()));
+        let c = bearer.credentials().unwrap().unwrap();
+        assert_eq!(
+            c.hide("token tok-1, again tok-1"),
+            "token <hidden>, again <hidden>"
+        );
+        assert!(Auth::None.credentials().unwrap().is_none());
     }
 }

@@ -2,24 +2,33 @@
 
 # Real Puma (cluster, 4 workers) and real Unicorn (4 workers) serve
 # config.ru, which counts and times every request through the StatsD
-# facade. Requests come in batches; between batches a worker is killed
-# with SIGKILL, or Puma makes a phased restart. At the end the totals
-# must be exact twice: on the exporter's /metrics page, scraped over HTTP,
-# and in the DogStatsD stream the exporter sent to a UDP listener here.
+# facade and through prometheus-client with Shmetrics::DataStore.
+# Requests come in batches; between batches a worker is killed with
+# SIGKILL, or Puma makes a phased restart. At the end the totals must be
+# exact: on the exporter's /metrics page, scraped over HTTP (both the
+# facade's and prometheus-client's), which promtool must accept, and in
+# the DogStatsD stream the exporter sent to a UDP listener here.
 #
-#   ruby tests/servers/ruby/servers_test.rb   (after cargo build --release -p shmetrics -p shmetrics-ffi)
+#   ruby tests/servers/ruby/servers_test.rb   (scripts/ruby-statsd-tests.sh runs it)
 
 require "minitest/autorun"
 require "net/http"
 require "socket"
 require "tmpdir"
 require "timeout"
+require "open3"
 
 class ServersTest < Minitest::Test
   ROOT = File.expand_path("../../..", __dir__)
   HERE = __dir__
   BIN = ENV.fetch("SHMETRICS_BIN", File.join(ROOT, "target/release/shmetrics"))
   BATCH = Integer(ENV.fetch("BATCH", 300))
+  # prometheus-client 4.2.5 with its lib (CLIENT_RUBY_DIR, else the pinned
+  # copy beside the repository or its worktree folder).
+  CLIENT_RUBY_DIR = [ENV["CLIENT_RUBY_DIR"], "../shared/peers/client_ruby-v4.2.5",
+    "../../shared/peers/client_ruby-v4.2.5"].compact.map { |d| File.expand_path(d, ROOT) }
+    .find { |d| File.directory?(File.join(d, "lib", "prometheus")) } or
+    abort "prometheus-client 4.2.5 not found; set CLIENT_RUBY_DIR"
   CLIENTS = 8
 
   def setup
@@ -98,8 +107,11 @@ class ServersTest < Minitest::Test
 
   def server_env(extra)
     {
-      "RUBYLIB" => File.join(ROOT, "bindings/ruby/lib"),
+      # The gem as installed by scripts/ruby-statsd-tests.sh (GEM_PATH), or
+      # this tree's lib with a build of its native part.
+      "RUBYLIB" => (ext = ENV["SHMETRICS_RUBY_EXT_DIR"]) && "#{ext}:#{File.join(ROOT, "bindings/ruby/lib")}",
       "SHMETRICS_STATSD_STORE" => @store,
+      "CLIENT_RUBY_DIR" => CLIENT_RUBY_DIR,
       "PORT" => @port.to_s,
       "RACK_ENV" => "production",
     }.merge(extra)
@@ -165,6 +177,7 @@ class ServersTest < Minitest::Test
     warmups = scraped.delete("/warmup")
     assert_operator(warmups, :>=, 1)
     assert_equal(@sent.transform_values(&:to_f), scraped, "requests on the exporter's page")
+    check_prometheus_client(page, warmups)
 
     counts = Hash.new(0)
     latency = Hash.new(0)
@@ -181,6 +194,32 @@ class ServersTest < Minitest::Test
     assert_equal(@sent, counts, "requests in the StatsD stream")
     latency.delete("/warmup")
     assert_equal(@sent, latency, "timings in the StatsD stream (distribution counts)")
+  end
+
+  # prometheus-client's counter and histogram, written by every worker
+  # through Shmetrics::DataStore: exact on the exporter's page, the
+  # histogram one family with the app's buckets, and promtool accepts it.
+  def check_prometheus_client(page, warmups)
+    by_route = lambda do |name|
+      page.scan(/^#{name}\{route="([^"]*)"\} (\S+)$/).to_h { |r, v| [r, Float(v)] }
+    end
+    [by_route.call("http_requests_total"), by_route.call("http_request_duration_seconds_count")].each do |got|
+      assert_equal(warmups, got.delete("/warmup"), "prometheus-client's warm-up requests")
+      assert_equal(@sent.transform_values(&:to_f), got, "prometheus-client's requests on the exporter's page")
+    end
+    buckets = page.scan(/^http_request_duration_seconds_bucket\{route="\/a",le="([^"]+)"\}/).flatten
+    assert_equal(%w[0.001 0.01 0.1 1.0 +Inf], buckets)
+    assert_equal(1, page.scan(/^# TYPE http_request_duration_seconds histogram$/).size)
+    # prometheus-client's families alone: promtool finds nothing to say.
+    families = page.split(/^(?=# HELP )/).grep(/\A# HELP http_request/).join
+    out, st = Open3.capture2e("promtool", "check", "metrics", stdin_data: families)
+    assert(st.success?, "promtool check metrics:\n#{out}")
+    # The whole page parses; promtool's lint only objects to the colons of
+    # the StatsD facade's names (app:requests, sent as app.requests), a
+    # naming convention (docs/ruby.md).
+    out, = Open3.capture2e("promtool", "check", "metrics", stdin_data: page)
+    assert_equal(%w[app:boots_total app:last_pid app:latency app:requests_total]
+                   .map { |n| "#{n} metric names should not contain ':'" }, out.lines.map(&:strip).reject(&:empty?).sort)
   end
 
   def scrape_status

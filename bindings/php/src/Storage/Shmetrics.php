@@ -7,6 +7,7 @@ namespace Shmetrics\Storage;
 use FFI;
 use FFI\CData;
 use Shmetrics\Exception\InvalidArgumentException;
+use Shmetrics\Checks;
 use Shmetrics\Exposition;
 use Shmetrics\Native;
 
@@ -38,10 +39,10 @@ final class Shmetrics
         'sketch_cells_per_writer' => 'u64',
     ];
 
-    /** @internal */
-    public FFI $ffi;
-    /** @internal the `shmetrics_store *` */
-    public CData $store;
+    /** @internal null with the shmetrics extension */
+    public ?FFI $ffi = null;
+    /** @internal the `shmetrics_store *`, or the extension's handle of it */
+    public CData|\Shmetrics\Ext\Store $store;
     private string $path;
 
     /**
@@ -69,10 +70,14 @@ final class Shmetrics
             throw new InvalidArgumentException('the store path is empty: pass a file path such as /dev/shm/myapp.metrics');
         }
         $this->path = $path;
-        $this->ffi = $ffi = Native::ffi();
         foreach ($options as $key => $value) {
             self::checkOption($key, $value);
         }
+        if (Native::extension()) {
+            $this->store = \Shmetrics\Ext\open($path, $options);
+            return;
+        }
+        $this->ffi = $ffi = Native::ffi();
         $store = $ffi->shmetrics_store_persistent($path, strlen($path), $options['read_only'] ?? false);
         if ($store === null) {
             $opts = $ffi->new('shmetrics_options');
@@ -94,11 +99,7 @@ final class Shmetrics
      */
     private static function pack(string $what, array $numbers): string
     {
-        foreach ($numbers as $v) {
-            if (!is_int($v) && !is_float($v)) {
-                throw new InvalidArgumentException("$what: expected numbers, got " . get_debug_type($v));
-            }
-        }
+        Checks::numbers($what, $numbers);
         return pack('e*', ...$numbers);
     }
 
@@ -138,7 +139,7 @@ final class Shmetrics
      */
     public function wipeStorage(): void
     {
-        $rc = $this->ffi->shmetrics_store_wipe($this->store);
+        $rc = $this->ffi === null ? \Shmetrics\Ext\wipe($this->store) : $this->ffi->shmetrics_store_wipe($this->store);
         if ($rc !== Native::OK) {
             throw Native::exception($rc, "cannot wipe the store {$this->path}");
         }
@@ -151,6 +152,13 @@ final class Shmetrics
     public function render(int $format = self::FORMAT_TEXT): string
     {
         $ffi = $this->ffi;
+        if ($ffi === null) {
+            $rc = \Shmetrics\Ext\render($this->store, $format, $text);
+            if ($rc !== Native::OK) {
+                throw Native::exception($rc, "cannot render the store {$this->path}");
+            }
+            return $text;
+        }
         $buf = $ffi->new('shmetrics_buf *');
         $rc = $ffi->shmetrics_render_alloc($this->store, $format, FFI::addr($buf));
         if ($rc !== Native::OK) {
@@ -166,7 +174,9 @@ final class Shmetrics
     /** The HTTP Content-Type of an exposition in $format. */
     public function contentType(int $format = self::FORMAT_TEXT): string
     {
-        $type = $this->ffi->shmetrics_format_content_type($format);
+        $type = $this->ffi === null
+            ? \Shmetrics\Ext\content_type($format)
+            : $this->ffi->shmetrics_format_content_type($format);
         if ($type === null) {
             throw new InvalidArgumentException("unknown exposition format $format; use FORMAT_TEXT or FORMAT_OPENMETRICS");
         }
@@ -192,6 +202,13 @@ final class Shmetrics
      */
     public function stats(): array
     {
+        if ($this->ffi === null) {
+            $rc = \Shmetrics\Ext\stats($this->store, $out);
+            if ($rc !== Native::OK) {
+                throw Native::exception($rc, "cannot read the statistics of {$this->path}");
+            }
+            return $out;
+        }
         $s = $this->ffi->new('shmetrics_stats');
         $rc = $this->ffi->shmetrics_store_stats($this->store, FFI::addr($s));
         if ($rc !== Native::OK) {
@@ -243,11 +260,7 @@ final class Shmetrics
     ): int {
         $ffi = $this->ffi;
         $what = "$type $name";
-        foreach ($labels as $l) {
-            if (!is_string($l)) {
-                throw new InvalidArgumentException("$what: label names must be strings, got " . get_debug_type($l));
-            }
-        }
+        Checks::labelNames($what, $labels);
         // The whole definition; numbers as their bytes (pack), which is
         // much faster than formatting floats.
         $key = "$kind\0$name\0$help\0" . implode("\0", $labels) . "\0$gaugeMode\0$maxAgeMs\0$ttlMs\0"
@@ -279,6 +292,8 @@ final class Shmetrics
         }
         $d->exemplars = $exemplars;
         $d->ttl_ms = $ttlMs;
+        // PromPHP's names: the legacy character sets, checked by the store.
+        $d->name_rules = $ffi->SHMETRICS_NAMES_LEGACY;
         $token = $ffi->new('uint32_t');
         $rc = $ffi->shmetrics_family_cache($this->store, $key, strlen($key), FFI::addr($d), FFI::addr($token));
         if ($rc !== Native::OK) {

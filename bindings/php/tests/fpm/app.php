@@ -6,7 +6,9 @@
 
 declare(strict_types=1);
 
-if (!class_exists(Shmetrics\CollectorRegistry::class)) {
+// Storage\Shmetrics is PHP in every setup (the extension provides the
+// metric classes, not this one): it tells whether the package is preloaded.
+if (!class_exists(Shmetrics\Storage\Shmetrics::class)) {
     require dirname(__DIR__, 2) . '/autoload.php';  // not preloaded (ffi.enable=true)
 }
 

@@ -55,6 +55,8 @@ from ._exposition import (
 
 from ._alias import install_as_prometheus_client
 from ._publish import Publisher, start_publisher
+from ._check import (CheckStoreASGIMiddleware, CheckStoreMiddleware, StoreCheck, check_store,
+                     start_store_check)
 from .process_collector import PROCESS_COLLECTOR, ProcessCollector
 from .platform_collector import PLATFORM_COLLECTOR, PlatformCollector
 from .gc_collector import GC_COLLECTOR, GCCollector
@@ -64,7 +66,8 @@ from . import multiprocess  # noqa: E402  (prometheus_client exposes it as an at
 __shmetrics__ = True
 
 __all__ = [
-    "install_as_prometheus_client", "Publisher", "start_publisher", "ProcessCollector", "PROCESS_COLLECTOR", "PlatformCollector",
+    "install_as_prometheus_client", "Publisher", "start_publisher", "CheckStoreMiddleware",
+    "CheckStoreASGIMiddleware", "StoreCheck", "check_store", "start_store_check", "ProcessCollector", "PROCESS_COLLECTOR", "PlatformCollector",
     "PLATFORM_COLLECTOR", "GCCollector", "GC_COLLECTOR", "Timestamp", "disable_created_metrics",
     "enable_created_metrics", "CONTENT_TYPE_PLAIN_0_0_4", "CONTENT_TYPE_PLAIN_1_0_0", "MetricsHandler",
     "delete_from_gateway", "instance_ip_grouping_key", "push_to_gateway", "pushadd_to_gateway",

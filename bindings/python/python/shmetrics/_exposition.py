@@ -20,7 +20,7 @@ from urllib.parse import parse_qs, quote_plus, urlparse
 from urllib.request import HTTPHandler, HTTPRedirectHandler, HTTPSHandler, Request, build_opener
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from . import _native, _text
+from . import _native
 from .registry import REGISTRY, CollectorRegistry, StoreCollector
 
 CONTENT_TYPE_PLAIN_0_0_4 = "text/plain; version=0.0.4; charset=utf-8"
@@ -53,7 +53,30 @@ def _page(registry: Any, openmetrics: bool, escaping: str) -> bytes:
         registry = StoreCollector(registry)
     elif registry is None:
         registry = REGISTRY
-    return _text.write(registry.collect(), openmetrics, escaping=escaping)
+    if isinstance(registry, CollectorRegistry) and type(registry).collect is CollectorRegistry.collect:
+        parts: Iterable[Any] = registry._parts()
+    elif isinstance(registry, StoreCollector) and type(registry).collect is StoreCollector.collect:
+        parts = [registry]
+    else:
+        parts = registry.collect()
+    # The store's families are rendered straight from its snapshot; the
+    # Metric objects of target_info and custom collectors through the same
+    # native writer, in runs.
+    chunks: List[bytes] = []
+    metrics: List[Any] = []
+    for part in parts:
+        if isinstance(part, StoreCollector):
+            if metrics:
+                chunks.append(_native.render_metrics(metrics, openmetrics, escaping))
+                metrics = []
+            chunks.append(part.render(openmetrics, escaping))
+        else:
+            metrics.append(part)
+    if metrics:
+        chunks.append(_native.render_metrics(metrics, openmetrics, escaping))
+    if openmetrics:
+        chunks.append(b"# EOF\n")
+    return b"".join(chunks)
 
 
 def generate_latest(registry: Any = REGISTRY, escaping: str = UNDERSCORES) -> bytes:

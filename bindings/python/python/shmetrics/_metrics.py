@@ -250,7 +250,8 @@ class Info:
         return child
 
     def info(self, val: Dict[str, str]) -> None:
-        """Sets the info. The keys must not clash with the label names."""
+        """Sets the info. The keys must not clash with the label names, and
+        no value may be ``None`` (``LabelError``, a ``ValueError``)."""
         if self._labelnames and not self._labelvalues:
             raise _native.LabelError(
                 f"{self._name} has label names {list(self._labelnames)}: call .labels(...) first"
@@ -259,6 +260,10 @@ class Info:
             raise _native.LabelError(
                 f"{self._name}: info keys {sorted(set(val) & set(self._labelnames))} clash with its label names"
             )
+        if any(v is None for v in val.values()):
+            # Refused before anything is registered: the keys of a refused
+            # call do not become the info's keys.
+            raise _native.LabelError(f"{self._name}: info values cannot be None")
         keys = tuple(sorted(val))
         gauge = self._shared.get("gauge")
         if gauge is None:

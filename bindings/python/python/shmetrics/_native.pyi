@@ -2,7 +2,7 @@
 in ./run-tests)."""
 
 from os import PathLike
-from typing import Any, Callable, ClassVar, Dict, List, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
+from typing import Any, Callable, ClassVar, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
 
 __all__ = [
     "InvalidNameError",
@@ -25,6 +25,11 @@ __all__ = [
     "store_path_from_env",
     "content_type",
     "negotiate",
+    "render_metrics",
+    "float_text",
+    "escape_name",
+    "legacy_validation",
+    "set_legacy_validation",
     "DEFAULT_BUCKETS",
     "LAYOUT_VERSION",
     "STORE_ENV",
@@ -73,6 +78,20 @@ class Store:
     @property
     def read_only(self) -> bool: ...
     def render(self, format: str = "text") -> bytes: ...
+    @property
+    def generation(self) -> int:
+        """How many times ``check()`` opened the path again."""
+    def path_now(self) -> str:
+        """``"same"``, ``"gone"`` or ``"other"``: what the path names now."""
+    def check(self) -> bool:
+        """Opens the path again if it names another file; whether it did."""
+    def render_client_python(self, openmetrics: bool = False, escaping: str = "underscores",
+                             created: bool = True, retype: Optional[Dict[str, str]] = None,
+                             negative_bucket_sum: bool = False) -> bytes:
+        """The store's families as prometheus_client writes a registry
+        that shows them (``_created`` samples if ``created``; the gauges
+        named in ``retype`` typed ``info`` or ``stateset`` in
+        OpenMetrics), without OpenMetrics' ``# EOF``."""
     def collect(self) -> List[Tuple[str, str, str, str, List[_Series]]]: ...
     def reset(self) -> None: ...
     def wipe(self) -> None: ...
@@ -162,6 +181,8 @@ class Histogram(_Metric):
         native_histogram_max_bucket_number: Optional[int] = None,
         exemplars: Optional[bool] = None,
     ) -> Histogram: ...
+    @property
+    def _upper_bounds(self) -> List[float]: ...
     def observe(self, amount: float, exemplar: Optional[Dict[str, Any]] = None) -> None: ...
     def time(self) -> _Decorator: ...
 
@@ -190,9 +211,14 @@ def default_store() -> Store: ...
 def store_path_from_env() -> Optional[Any]: ...
 def content_type(format: str) -> str: ...
 def negotiate(accept: Optional[str]) -> Tuple[str, str]: ...
-def set_legacy_validation(on: bool) -> None: ...
-def legacy_validation() -> bool: ...
-def escape_metric_name(name: str, escaping: str) -> str: ...
-def escape_label_name(name: str, escaping: str) -> str: ...
-def is_legacy_metric(name: str) -> bool: ...
-def is_legacy_label(name: str) -> bool: ...
+def set_legacy_validation(on: bool) -> None:
+    """Turns prometheus_client's legacy name validation on or off."""
+def legacy_validation() -> bool:
+    """Whether legacy name validation is on."""
+def render_metrics(metrics: Iterable[Any], openmetrics: bool, escaping: str = "underscores") -> bytes:
+    """prometheus_client ``Metric`` objects written as prometheus_client
+    writes them, without OpenMetrics' ``# EOF``."""
+def float_text(v: float) -> str:
+    """A number as prometheus_client writes values (``1.0``, ``1e+06``)."""
+def escape_name(name: str, escaping: str, metric: bool) -> str:
+    """A metric (``metric``) or label name as ``escaping`` writes it."""

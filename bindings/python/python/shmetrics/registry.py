@@ -12,8 +12,7 @@ import math
 import threading
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Protocol, Set, Tuple
 
-from . import _native, _publish
-from ._text import float_text
+from . import _check, _native, _publish
 from .metrics_core import Metric
 
 _SUFFIXES = {
@@ -23,6 +22,8 @@ _SUFFIXES = {
     "gaugehistogram": ("_bucket", "_gsum", "_gcount"),
     "info": ("_info",),
 }
+
+float_text = _native.float_text
 
 
 class Collector(Protocol):
@@ -63,7 +64,11 @@ def _store_metric(name: str, help: str, unit: str, kind: str,
                   retype: Optional[str] = None, created: bool = True) -> Metric:
     """One family of ``Store.collect()`` as a ``Metric`` with samples named
     as prometheus_client names them; ``retype`` (``info``, ``stateset``)
-    for the gauges that hold an ``Info`` or an ``Enum``."""
+    for the gauges that hold an ``Info`` or an ``Enum``. Without
+    ``created`` (a ``MultiProcessCollector``), as multiprocess mode reads
+    them: no ``_created``, and a histogram with a negative bucket bound
+    keeps its ``_sum``, which prometheus_client's registries leave out."""
+    negative_bucket_sum = not created
     created = created and kind in ("counter", "histogram", "summary") and _use_created()
     if retype == "info":
         m = Metric(name[: -len("_info")], help, "info")
@@ -83,7 +88,8 @@ def _store_metric(name: str, help: str, unit: str, kind: str,
             for le, count in zip(list(bounds) + [math.inf], cumulative):
                 m.add_sample(name + "_bucket", {**labels, "le": float_text(le)}, float(count))
             m.add_sample(name + "_count", labels, float(cumulative[-1]))
-            m.add_sample(name + "_sum", labels, total)
+            if negative_bucket_sum or not bounds or bounds[0] >= 0:
+                m.add_sample(name + "_sum", labels, total)
         else:
             count, total, quantiles = value
             for q, v in quantiles:
@@ -109,8 +115,13 @@ class StoreCollector:
         self.created = created
 
     def resolve(self) -> _native.Store:
-        """The store collected."""
-        return self.store if self.store is not None else _native.default_store()
+        """The store collected (the default store checked for a replaced
+        file first: ``shmetrics.check_store``)."""
+        if self.store is not None:
+            return self.store
+        store = _native.default_store()
+        _check.check_store(store)
+        return store
 
     def collect(self) -> Iterator[Metric]:
         store = self.resolve()
@@ -118,6 +129,15 @@ class StoreCollector:
         retype = self.retype or _RETYPE_DEFAULT
         for family in store.collect():
             yield _store_metric(*family, retype=retype.get(family[0]), created=self.created)
+
+    def render(self, openmetrics: bool, escaping: str) -> bytes:
+        """What ``collect()`` yields, written natively as prometheus_client
+        writes it (without OpenMetrics' ``# EOF``)."""
+        store = self.resolve()
+        _publish.run_functions(store)
+        return store.render_client_python(openmetrics, escaping, self.created and _use_created(),
+                                          self.retype or _RETYPE_DEFAULT,
+                                          negative_bucket_sum=not self.created)
 
 
 class CollectorRegistry:
@@ -286,6 +306,17 @@ class CollectorRegistry:
             yield info
         for view in list(self._views):
             yield from view.collect()
+        for c in collectors:
+            yield from c.collect()
+
+    def _parts(self) -> Iterator[Any]:
+        """What ``collect()`` yields, with each store view as itself (a
+        ``StoreCollector``, which the exposition renders natively) rather
+        than as its ``Metric`` objects."""
+        info, collectors = self._own()
+        if info is not None:
+            yield info
+        yield from list(self._views)
         for c in collectors:
             yield from c.collect()
 

@@ -2,7 +2,7 @@
 
 import math
 
-from ._text import float_text
+from ._native import float_text
 
 INF = float("inf")
 MINUS_INF = float("-inf")

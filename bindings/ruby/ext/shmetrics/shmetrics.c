@@ -527,26 +527,18 @@ static VALUE store_snapshot(int argc, VALUE *argv, VALUE self)
 }
 
 /* ---------------------------------------------------------------------
- * Series handles: the leaves of a family's cache.
- */
-static const rb_data_type_t series_type = {
-    "Shmetrics::Series",
-    {NULL, RUBY_TYPED_DEFAULT_FREE, NULL, NULL, {NULL}},
-    0, 0, RUBY_TYPED_FREE_IMMEDIATELY,
-};
-
-static VALUE series_new(const struct shmetrics_series *s)
-{
-    struct shmetrics_series *p;
-    VALUE obj = TypedData_Make_Struct(cSeries, struct shmetrics_series, &series_type, p);
-    *p = *s;
-    return obj;
-}
-
-/* ---------------------------------------------------------------------
  * Family.
  */
 enum { OP_COUNTER_ADD, OP_GAUGE_SET, OP_GAUGE_ADD, OP_OBSERVE, OP_SET_TO_CURRENT_TIME };
+
+/* Families with at most this many labels use the identity memo. */
+#define MEMO_LABELS 4
+#define MEMO_SIZE 64
+
+struct memo_entry {
+    VALUE values[MEMO_LABELS]; /* 0 when the entry is empty */
+    VALUE handle;
+};
 
 typedef struct {
     VALUE store;
@@ -565,6 +557,11 @@ typedef struct {
     VALUE cache;
     long cached, cache_limit;
     VALUE nolabels; /* the handle of a family without labels */
+    /* In front of `cache`, label values -> handle by object identity, for
+     * values whose contents cannot change (frozen Strings, Symbols,
+     * Integers...): a hit costs no string hashing. Direct-mapped,
+     * MEMO_SIZE entries; NULL until the first update with labels. */
+    struct memo_entry *memo;
 } family_t;
 
 static void family_mark(void *p)
@@ -577,11 +574,45 @@ static void family_mark(void *p)
     rb_gc_mark(f->extra_syms);
     rb_gc_mark(f->cache);
     rb_gc_mark(f->nolabels);
+    /* The memo's values are marked too: an address in it must not be
+     * reused by another object while the entry is there. */
+    if (f->memo) {
+        for (int i = 0; i < MEMO_SIZE; i++) {
+            if (f->memo[i].handle == 0)
+                continue;
+            for (int k = 0; k < MEMO_LABELS; k++)
+                rb_gc_mark(f->memo[i].values[k]);
+            rb_gc_mark(f->memo[i].handle);
+        }
+    }
+}
+
+static void family_free(void *p)
+{
+    family_t *f = p;
+    xfree(f->memo);
+    xfree(f);
+}
+
+static size_t family_memsize(const void *p)
+{
+    const family_t *f = p;
+    return sizeof(family_t) + (f->memo ? MEMO_SIZE * sizeof(struct memo_entry) : 0);
+}
+
+/* Empties the family's caches (the nested Hashes and the memo). */
+static void cache_reset(family_t *f)
+{
+    f->cache = rb_hash_new();
+    f->cached = 0;
+    f->nolabels = Qnil;
+    if (f->memo)
+        memset(f->memo, 0, MEMO_SIZE * sizeof(struct memo_entry));
 }
 
 static const rb_data_type_t family_type = {
     "Shmetrics::Family",
-    {family_mark, RUBY_TYPED_DEFAULT_FREE, NULL, NULL, {NULL}},
+    {family_mark, family_free, family_memsize, NULL, {NULL}},
     0, 0, RUBY_TYPED_FREE_IMMEDIATELY,
 };
 
@@ -595,9 +626,56 @@ static VALUE family_alloc(VALUE klass)
 
 static family_t *get_family(VALUE obj)
 {
+    /* The update path's check first: rb_check_typeddata is a call. */
+    if (RB_LIKELY(!RB_SPECIAL_CONST_P(obj) && RB_BUILTIN_TYPE(obj) == T_DATA && RTYPEDDATA_P(obj) &&
+                  RTYPEDDATA_TYPE(obj) == &family_type))
+        return RTYPEDDATA_DATA(obj);
     family_t *f;
     TypedData_Get_Struct(obj, family_t, &family_type, f);
     return f;
+}
+
+/* ---------------------------------------------------------------------
+ * Series: a series handle bound to its family and its label values. They
+ * are the leaves of a family's cache, and what Family#series and
+ * Family#__bind return. A handle gone stale (the series deleted or
+ * expired by any process, the store wiped) is looked up again in place,
+ * from the label values it keeps, so whoever holds a Series never sees
+ * the staleness.
+ */
+typedef struct {
+    struct shmetrics_series h;
+    VALUE family;      /* the Shmetrics::Family */
+    VALUE values;      /* the label values: a frozen Array of frozen Strings */
+    unsigned long gen; /* the store generation `h` was got in */
+} series_t;
+
+static void series_mark(void *p)
+{
+    series_t *sr = p;
+    rb_gc_mark(sr->family);
+    rb_gc_mark(sr->values);
+}
+
+static size_t series_memsize(const void *p)
+{
+    return sizeof(series_t);
+}
+
+static const rb_data_type_t series_type = {
+    "Shmetrics::Series",
+    {series_mark, RUBY_TYPED_DEFAULT_FREE, series_memsize, NULL, {NULL}},
+    0, 0, RUBY_TYPED_FREE_IMMEDIATELY,
+};
+
+static series_t *get_series(VALUE obj)
+{
+    if (RB_LIKELY(!RB_SPECIAL_CONST_P(obj) && RB_BUILTIN_TYPE(obj) == T_DATA && RTYPEDDATA_P(obj) &&
+                  RTYPEDDATA_TYPE(obj) == &series_type))
+        return RTYPEDDATA_DATA(obj);
+    series_t *sr;
+    TypedData_Get_Struct(obj, series_t, &series_type, sr);
+    return sr;
 }
 
 static VALUE spec_get(VALUE spec, const char *key)
@@ -658,6 +736,8 @@ static void family_register(VALUE self, family_t *f)
     if (!NIL_P(v = spec_get(spec, "ttl_ms"))) d.ttl_ms = NUM2ULL(v);
     d.exemplars = RTEST(spec_get(spec, "exemplars"));
     d.name_as_given = RTEST(spec_get(spec, "name_as_given"));
+    /* prometheus-client's names: the legacy character sets, checked by the store. */
+    d.name_rules = SHMETRICS_NAMES_LEGACY;
     struct shmetrics_family out;
     shmetrics_result rc = L.shmetrics_register(s->ptr, &d, &out);
     RB_GC_GUARD(names_buf);
@@ -666,9 +746,7 @@ static void family_register(VALUE self, family_t *f)
     check(rc);
     f->fam = out;
     f->gen = s->gen;
-    f->cache = rb_hash_new();
-    f->cached = 0;
-    f->nolabels = Qnil;
+    cache_reset(f);
 }
 
 /* Family#__init(store, spec, extra_label_names): registers the family
@@ -762,6 +840,60 @@ static void raise_labels(family_t *f, VALUE labels, const char *what, VALUE whic
     rb_exc_raise(exc);
 }
 
+/* Gets the handle of the series with the label values `strs` (Strings,
+ * in label order) into `out`, registering the family again first if the
+ * store was reopened or wiped. On OVERFLOW `out` is the family's overflow
+ * series, which records under shmetrics_overflow="true"; any other
+ * failure raises. */
+static void resolve(VALUE fam, family_t *f, VALUE strs, struct shmetrics_series *out)
+{
+    store_t *s = open_store(f->store);
+    if (f->gen != s->gen)
+        family_register(fam, f);
+    long n = RARRAY_LEN(strs);
+    VALUE vbuf = rb_str_buf_new(n * (long)sizeof(struct shmetrics_str) + 1);
+    struct shmetrics_str *vals = (struct shmetrics_str *)RSTRING_PTR(vbuf);
+    for (long i = 0; i < n; i++)
+        vals[i] = sstr(RARRAY_AREF(strs, i));
+    shmetrics_result rc = L.shmetrics_series_get(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, out);
+    if (rc == SHMETRICS_STALE_HANDLE) {
+        /* The store was wiped: the family is gone; register it again. */
+        family_register(fam, f);
+        rc = L.shmetrics_series_get(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, out);
+    }
+    RB_GC_GUARD(vbuf);
+    RB_GC_GUARD(strs);
+    if (rc != SHMETRICS_OK && rc != SHMETRICS_OVERFLOW)
+        raise_rc(rc);
+}
+
+/* A new Series of family `fam` for the label values `strs` (frozen
+ * Strings, in label order; the Array is kept frozen). */
+static VALUE series_bind(VALUE fam, family_t *f, VALUE strs)
+{
+    series_t *sr;
+    VALUE obj = TypedData_Make_Struct(cSeries, series_t, &series_type, sr);
+    sr->family = fam;
+    sr->values = rb_obj_freeze(strs);
+    resolve(fam, f, strs, &sr->h);
+    sr->gen = get_store(f->store)->gen;
+    return obj;
+}
+
+/* Looks the series up again (it went stale, or the store was reopened). */
+static void series_refresh(series_t *sr)
+{
+    family_t *f = RTYPEDDATA_DATA(sr->family);
+    resolve(sr->family, f, sr->values, &sr->h);
+    sr->gen = get_store(f->store)->gen;
+}
+
+/* A label value as the store keeps it: a frozen String. */
+static VALUE value_str(VALUE v)
+{
+    return rb_str_new_frozen(RB_TYPE_P(v, T_STRING) ? v : rb_obj_as_string(v));
+}
+
 /* Gets (or creates) the series for `labels` from the store, and caches
  * its handle. The slow path: checks the labels and says what is wrong. */
 static VALUE family_lookup_slow(VALUE self, family_t *f, VALUE labels)
@@ -779,39 +911,20 @@ static VALUE family_lookup_slow(VALUE self, family_t *f, VALUE labels)
         raise_labels(f, labels, "unexpected label", kc.bad);
     long n = f->nlabels;
     VALUE raw = rb_ary_new_capa(n), strs = rb_ary_new_capa(n);
-    VALUE vbuf = rb_str_buf_new(n * (long)sizeof(struct shmetrics_str) + 1);
     for (long i = 0; i < n; i++) {
         VALUE v = label_value(labels, RARRAY_AREF(f->label_syms, i), RARRAY_AREF(f->label_strs, i));
         if (v == Qundef)
             raise_labels(f, labels, "missing label", RARRAY_AREF(f->label_syms, i));
         rb_ary_push(raw, v);
-        VALUE str = RB_TYPE_P(v, T_STRING) ? v : rb_obj_as_string(v);
-        rb_ary_push(strs, str);
+        rb_ary_push(strs, value_str(v));
     }
-    struct shmetrics_str *vals = (struct shmetrics_str *)RSTRING_PTR(vbuf);
-    for (long i = 0; i < n; i++)
-        vals[i] = sstr(RARRAY_AREF(strs, i));
-    struct shmetrics_series out;
-    shmetrics_result rc = L.shmetrics_series_get(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, &out);
-    if (rc == SHMETRICS_STALE_HANDLE) {
-        /* The store was wiped: the family is gone; register it again. */
-        family_register(self, f);
-        rc = L.shmetrics_series_get(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, &out);
-    }
-    RB_GC_GUARD(vbuf);
-    RB_GC_GUARD(strs);
-    if (rc != SHMETRICS_OK && rc != SHMETRICS_OVERFLOW)
-        raise_rc(rc);
-    /* On OVERFLOW `out` is the family's overflow series: record there. */
-    VALUE handle = series_new(&out);
+    VALUE handle = series_bind(self, f, strs);
     if (n == 0) {
         f->nolabels = handle;
         return handle;
     }
-    if (f->cached >= f->cache_limit) {
-        f->cache = rb_hash_new();
-        f->cached = 0;
-    }
+    if (f->cached >= f->cache_limit)
+        cache_reset(f);
     VALUE node = f->cache;
     for (long i = 0; i < n - 1; i++) {
         VALUE k = RARRAY_AREF(raw, i);
@@ -827,11 +940,86 @@ static VALUE family_lookup_slow(VALUE self, family_t *f, VALUE labels)
     return handle;
 }
 
+/* Whether a label value's contents can never change, so that the memo
+ * may know it by identity: immediates (small Integers, Symbols, true,
+ * false, nil, Floats), frozen Strings and dynamic Symbols. */
+static inline int memo_stable(VALUE v)
+{
+    if (RB_SPECIAL_CONST_P(v))
+        return 1;
+    return (RB_BUILTIN_TYPE(v) == T_STRING && RB_OBJ_FROZEN_RAW(v)) || RB_BUILTIN_TYPE(v) == T_SYMBOL;
+}
+
+/* The label values of `labels` in the family's label order, for the
+ * fast path: one pass over the Hash, keys compared with the family's
+ * label Symbols by identity (no key hashing). Any other key must be one
+ * of the family's extra keys; a String key, a missing label or an
+ * unknown key stops the pass, and the slow path says what is wrong. */
+struct pick {
+    const VALUE *syms;
+    long n;
+    const VALUE *extra;
+    long nextra;
+    long found;
+    int bad;
+    VALUE vals[MEMO_LABELS];
+};
+
+static int pick_label(st_data_t key, st_data_t val, st_data_t arg)
+{
+    struct pick *p = (struct pick *)arg;
+    for (long i = 0; i < p->n; i++) {
+        if (p->syms[i] == (VALUE)key) {
+            p->vals[i] = (VALUE)val;
+            p->found++;
+            return ST_CONTINUE;
+        }
+    }
+    for (long i = 0; i < p->nextra; i++)
+        if (p->extra[i] == (VALUE)key)
+            return ST_CONTINUE;
+    p->bad = 1;
+    return ST_STOP;
+}
+
+/* libruby's rb_hash_stlike_foreach: exported by every libruby since 2.7
+ * with this signature, but declared only in Ruby's internal headers. It
+ * walks a Hash without rb_hash_foreach's rb_ensure frame (a setjmp), for
+ * callbacks that neither raise nor change the Hash, as pick_label does.
+ * Looked up at load; without it, the fast path looks each label up. */
+typedef int (*stlike_foreach_fn)(VALUE, int (*)(st_data_t, st_data_t, st_data_t), st_data_t);
+static stlike_foreach_fn hash_walk;
+
+/* The values of the family's labels in `labels` (a Hash of RHASH_SIZE
+ * `size`) into p->vals; 0 if the slow path must decide. */
+static inline int pick_labels(family_t *f, VALUE labels, long size, struct pick *p)
+{
+    p->syms = RARRAY_CONST_PTR(f->label_syms);
+    p->n = f->nlabels;
+    if (hash_walk) {
+        p->extra = RARRAY_CONST_PTR(f->extra_syms);
+        p->nextra = f->extra_keys;
+        p->found = 0;
+        p->bad = 0;
+        hash_walk(labels, pick_label, (st_data_t)p);
+        return !p->bad && p->found == p->n;
+    }
+    if (size > p->n)
+        return 0; /* extra keys: the slow path checks them */
+    for (long i = 0; i < p->n; i++) {
+        VALUE v = rb_hash_lookup2(labels, p->syms[i], Qundef);
+        if (v == Qundef)
+            return 0;
+        p->vals[i] = v;
+    }
+    return 1;
+}
+
 /* The handle for `labels`: the cached one, found without allocating, or
  * the slow path's. */
 static inline VALUE family_lookup(VALUE self, family_t *f, VALUE labels)
 {
-    store_t *s = get_store(f->store);
+    store_t *s = RTYPEDDATA_DATA(f->store);
     if (RB_UNLIKELY(s->ptr == NULL || f->gen != s->gen))
         return family_lookup_slow(self, f, labels);
     long n = f->nlabels;
@@ -841,11 +1029,42 @@ static inline VALUE family_lookup(VALUE self, family_t *f, VALUE labels)
             return f->nolabels;
         return family_lookup_slow(self, f, labels);
     }
-    if (!RB_TYPE_P(labels, T_HASH) || RHASH_SIZE(labels) < (size_t)n ||
-        RHASH_SIZE(labels) > (size_t)(n + f->extra_keys))
+    if (!RB_TYPE_P(labels, T_HASH))
         return family_lookup_slow(self, f, labels);
-    VALUE node = f->cache;
+    long size = (long)RHASH_SIZE(labels);
+    if (size < n || size > n + f->extra_keys)
+        return family_lookup_slow(self, f, labels);
+    if (n <= MEMO_LABELS) {
+        struct pick p;
+        memset(p.vals, 0, sizeof p.vals);
+        if (!pick_labels(f, labels, size, &p))
+            return family_lookup_slow(self, f, labels);
+        uint64_t h = 0;
+        int stable = 1;
+        for (long i = 0; i < n; i++) {
+            stable &= memo_stable(p.vals[i]);
+            h = (h ^ (uint64_t)p.vals[i]) * 0x9E3779B97F4A7C15ull;
+        }
+        struct memo_entry *e = f->memo ? &f->memo[(h >> 58) & (MEMO_SIZE - 1)] : NULL;
+        if (e && e->handle && memcmp(e->values, p.vals, sizeof p.vals) == 0)
+            return e->handle;
+        VALUE node = f->cache;
+        for (long i = 0; i < n; i++) {
+            node = rb_hash_lookup2(node, p.vals[i], Qundef);
+            if (node == Qundef)
+                return family_lookup_slow(self, f, labels);
+        }
+        if (stable) {
+            if (!f->memo)
+                f->memo = ZALLOC_N(struct memo_entry, MEMO_SIZE);
+            e = &f->memo[(h >> 58) & (MEMO_SIZE - 1)];
+            memcpy(e->values, p.vals, sizeof p.vals);
+            e->handle = node;
+        }
+        return node;
+    }
     const VALUE *syms = RARRAY_CONST_PTR(f->label_syms);
+    VALUE node = f->cache;
     for (long i = 0; i < n; i++) {
         VALUE v = rb_hash_lookup2(labels, syms[i], Qundef);
         if (v == Qundef)
@@ -857,7 +1076,19 @@ static inline VALUE family_lookup(VALUE self, family_t *f, VALUE labels)
     return node;
 }
 
-static shmetrics_result apply(int op, struct shmetrics_store *st, const struct shmetrics_series *s, double v)
+/* A number as a double: small Integers without a call. */
+static inline double num_dbl(VALUE v)
+{
+    if (RB_FIXNUM_P(v))
+        return (double)RB_FIX2LONG(v);
+    return NUM2DBL(v);
+}
+
+/* The update path is inlined into each entry point, whose `op` is a
+ * constant: the switch and the calls between them go. */
+#define HOT static inline __attribute__((always_inline))
+
+HOT shmetrics_result apply(int op, struct shmetrics_store *st, const struct shmetrics_series *s, double v)
 {
     switch (op) {
     case OP_COUNTER_ADD: return L.shmetrics_counter_add(st, s, v);
@@ -868,28 +1099,34 @@ static shmetrics_result apply(int op, struct shmetrics_store *st, const struct s
     }
 }
 
-/* One update: the handle for `labels`, then `op` with `v`. A stale handle
- * (a series deleted, or expired, by any process; a wiped store) is looked
- * up again once and the update retried. */
-static VALUE update(VALUE self, int op, VALUE labels, VALUE value)
+/* `op` with `v` on the Series `h`. A stale handle (a series deleted, or
+ * expired, by any process; a wiped store) is looked up again once and the
+ * update retried. */
+HOT VALUE series_apply(VALUE h, int op, double v)
 {
-    family_t *f = get_family(self);
-    double v = op == OP_SET_TO_CURRENT_TIME ? 0.0 : NUM2DBL(value);
-    VALUE h = family_lookup(self, f, labels);
-    store_t *s = get_store(f->store);
-    shmetrics_result rc = apply(op, s->ptr, (const struct shmetrics_series *)RTYPEDDATA_DATA(h), v);
+    series_t *sr = RTYPEDDATA_DATA(h);
+    family_t *f = RTYPEDDATA_DATA(sr->family);
+    store_t *s = RTYPEDDATA_DATA(f->store);
+    if (RB_UNLIKELY(s->ptr == NULL || sr->gen != s->gen))
+        series_refresh(sr); /* raises if the store is closed */
+    shmetrics_result rc = apply(op, s->ptr, &sr->h, v);
     if (RB_LIKELY(rc == SHMETRICS_OK))
         return Qnil;
     if (rc == SHMETRICS_STALE_HANDLE) {
-        f->cache = rb_hash_new();
-        f->cached = 0;
-        f->nolabels = Qnil;
-        h = family_lookup_slow(self, f, labels);
-        rc = apply(op, s->ptr, (const struct shmetrics_series *)RTYPEDDATA_DATA(h), v);
+        series_refresh(sr);
+        rc = apply(op, s->ptr, &sr->h, v);
     }
     RB_GC_GUARD(h);
     check(rc);
     return Qnil;
+}
+
+/* One update: the handle for `labels`, then `op` with `v`. */
+HOT VALUE update(VALUE self, int op, VALUE labels, VALUE value)
+{
+    family_t *f = get_family(self);
+    double v = op == OP_SET_TO_CURRENT_TIME ? 0.0 : num_dbl(value);
+    return series_apply(family_lookup(self, f, labels), op, v);
 }
 
 /* The update entry points: (labels, value). */
@@ -931,20 +1168,17 @@ static VALUE family_exemplar(VALUE self, VALUE observe, VALUE labels, VALUE valu
         names[i] = sstr(RARRAY_AREF(ks, i));
         vals[i] = sstr(RARRAY_AREF(vs, i));
     }
+    VALUE h = family_lookup(self, f, labels);
+    series_t *sr = RTYPEDDATA_DATA(h);
     shmetrics_result rc = SHMETRICS_STALE_HANDLE;
     for (int attempt = 0; attempt < 2 && rc == SHMETRICS_STALE_HANDLE; attempt++) {
-        VALUE h = attempt ? family_lookup_slow(self, f, labels) : family_lookup(self, f, labels);
-        const struct shmetrics_series *sp = RTYPEDDATA_DATA(h);
+        if (attempt)
+            series_refresh(sr);
         struct shmetrics_store *st = get_store(f->store)->ptr;
-        rc = RTEST(observe) ? L.shmetrics_observe_exemplar(st, sp, v, n ? names : NULL, n ? vals : NULL, (size_t)n)
-                            : L.shmetrics_counter_add_exemplar(st, sp, v, n ? names : NULL, n ? vals : NULL, (size_t)n);
-        if (rc == SHMETRICS_STALE_HANDLE) {
-            f->cache = rb_hash_new();
-            f->cached = 0;
-            f->nolabels = Qnil;
-        }
-        RB_GC_GUARD(h);
+        rc = RTEST(observe) ? L.shmetrics_observe_exemplar(st, &sr->h, v, n ? names : NULL, n ? vals : NULL, (size_t)n)
+                            : L.shmetrics_counter_add_exemplar(st, &sr->h, v, n ? names : NULL, n ? vals : NULL, (size_t)n);
     }
+    RB_GC_GUARD(h);
     RB_GC_GUARD(buf);
     RB_GC_GUARD(ks);
     RB_GC_GUARD(vs);
@@ -978,9 +1212,7 @@ static VALUE family_remove(VALUE self, VALUE labels)
     shmetrics_result rc = L.shmetrics_series_delete(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, &existed);
     RB_GC_GUARD(vbuf);
     RB_GC_GUARD(strs);
-    f->cache = rb_hash_new();
-    f->cached = 0;
-    f->nolabels = Qnil;
+    cache_reset(f);
     if (rc == SHMETRICS_STALE_HANDLE)
         return Qfalse; /* wiped: nothing to delete */
     check(rc);
@@ -996,13 +1228,65 @@ static VALUE family_clear(VALUE self)
         family_register(self, f);
     size_t deleted = 0;
     shmetrics_result rc = L.shmetrics_family_clear(s->ptr, &f->fam, &deleted);
-    f->cache = rb_hash_new();
-    f->cached = 0;
-    f->nolabels = Qnil;
+    cache_reset(f);
     if (rc == SHMETRICS_STALE_HANDLE)
         return INT2FIX(0);
     check(rc);
     return SIZET2NUM(deleted);
+}
+
+/* Family#__register: registers the family again now (it may have been
+ * wiped since), raising what the store says (ConflictError when the name
+ * was taken meanwhile by another definition). */
+static VALUE family_register_now(VALUE self)
+{
+    family_register(self, get_family(self));
+    return self;
+}
+
+/* Family#series(labels) -> the Series for `labels` (the one in the
+ * family's cache). */
+static VALUE family_series(VALUE self, VALUE labels)
+{
+    return family_lookup(self, get_family(self), labels);
+}
+
+/* Family#__bind(values) -> a new Series for these label values, in the
+ * order of the family's label names, not kept in the family's cache (the
+ * caller keeps it). */
+static VALUE family_bind(VALUE self, VALUE values)
+{
+    family_t *f = get_family(self);
+    Check_Type(values, T_ARRAY);
+    if (RARRAY_LEN(values) != f->nlabels)
+        raise_labels(f, values, "label values count", LONG2NUM(RARRAY_LEN(values)));
+    VALUE strs = rb_ary_new_capa(f->nlabels);
+    for (long i = 0; i < f->nlabels; i++)
+        rb_ary_push(strs, value_str(RARRAY_AREF(values, i)));
+    return series_bind(self, f, strs);
+}
+
+/* The Series update entry points: (value). `__add` adds to a counter, or
+ * to a gauge. */
+static VALUE series_add(VALUE self, VALUE v)
+{
+    series_t *sr = get_series(self);
+    family_t *f = RTYPEDDATA_DATA(sr->family);
+    return series_apply(self, f->fam.kind == SHMETRICS_KIND_GAUGE ? OP_GAUGE_ADD : OP_COUNTER_ADD, num_dbl(v));
+}
+static VALUE series_counter_add(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_COUNTER_ADD, num_dbl(v)); }
+static VALUE series_gauge_set(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_GAUGE_SET, num_dbl(v)); }
+static VALUE series_observe(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_OBSERVE, num_dbl(v)); }
+static VALUE series_set_to_current_time(VALUE self) { get_series(self); return series_apply(self, OP_SET_TO_CURRENT_TIME, 0.0); }
+
+static VALUE series_family(VALUE self)
+{
+    return get_series(self)->family;
+}
+
+static VALUE series_label_values(VALUE self)
+{
+    return get_series(self)->values;
 }
 
 static VALUE family_cached_count(VALUE self)
@@ -1010,6 +1294,246 @@ static VALUE family_cached_count(VALUE self)
     family_t *f = get_family(self);
     return LONG2NUM(f->cached + (f->nolabels != Qnil ? 1 : 0));
 }
+
+/* ---------------------------------------------------------------------
+ * The StatsD facade's series cache (lib/shmetrics/statsd/series_cache.rb):
+ * per StatsD name, a Hash of the tags' key (an Integer) to
+ * [frozen copy of the tags, series, more], `more` nil or a list of
+ * [tags, series] pairs whose tags have the same key. Tags are what the
+ * app passes: nil, a String, an Array (of Strings, nearly always) or a
+ * Hash. An Array of Strings is hashed and compared here, string by
+ * string: Array#hash and Array#== go through Ruby's recursion guard,
+ * which cost more than the store update. Anything else uses its own
+ * #hash and #==.
+ */
+
+/* Whether `tags` is an Array of Strings only, and their bytes in all. */
+static int string_array_p(VALUE tags, long *bytes)
+{
+    if (!RB_TYPE_P(tags, T_ARRAY))
+        return 0;
+    long n = RARRAY_LEN(tags), sum = 0;
+    const VALUE *e = RARRAY_CONST_PTR(tags);
+    for (long i = 0; i < n; i++) {
+        if (!RB_TYPE_P(e[i], T_STRING))
+            return 0;
+        sum += RSTRING_LEN(e[i]);
+    }
+    *bytes = sum;
+    return 1;
+}
+
+/* The key of an Array of Strings: one rb_memhash (Ruby's seeded hash, as
+ * String#hash) over the strings, each after its length, when they fit in
+ * a small buffer; else the strings' hashes combined. Equal tags have
+ * equal bytes, so equal keys. */
+#define TAGS_BUF 256
+static st_index_t string_array_hash(VALUE tags, long bytes)
+{
+    long n = RARRAY_LEN(tags);
+    const VALUE *e = RARRAY_CONST_PTR(tags);
+    if (bytes + n * (long)sizeof(long) <= TAGS_BUF) {
+        char buf[TAGS_BUF];
+        long at = 0;
+        for (long i = 0; i < n; i++) {
+            long len = RSTRING_LEN(e[i]);
+            memcpy(buf + at, &len, sizeof len);
+            memcpy(buf + at + sizeof len, RSTRING_PTR(e[i]), (size_t)len);
+            at += (long)sizeof len + len;
+        }
+        return rb_memhash(buf, at);
+    }
+    st_index_t h = rb_hash_start((st_index_t)n);
+    for (long i = 0; i < n; i++)
+        h = rb_hash_uint(h, rb_str_hash(e[i]));
+    return rb_hash_end(h);
+}
+
+/* A Hash of tags with Symbol keys (static Symbols, which keep their
+ * identity) and String or immediate values (Integers, true...), up to
+ * TAGS_PAIRS pairs, read in one pass: hashed and compared here, pair by
+ * pair and in any order, as Hash#== does. Other Hashes use Hash#hash and
+ * Hash#==. */
+#define TAGS_PAIRS 8
+struct tag_pairs {
+    long n;
+    int bad;
+    VALUE k[TAGS_PAIRS], v[TAGS_PAIRS];
+};
+
+static int collect_pair(st_data_t key, st_data_t val, st_data_t arg)
+{
+    struct tag_pairs *p = (struct tag_pairs *)arg;
+    VALUE k = (VALUE)key, v = (VALUE)val;
+    if (p->n == TAGS_PAIRS || !RB_STATIC_SYM_P(k) || !(RB_SPECIAL_CONST_P(v) || RB_TYPE_P(v, T_STRING))) {
+        p->bad = 1;
+        return ST_STOP;
+    }
+    p->k[p->n] = k;
+    p->v[p->n] = v;
+    p->n++;
+    return ST_CONTINUE;
+}
+
+static int tag_pairs_of(VALUE tags, struct tag_pairs *p)
+{
+    p->n = 0;
+    p->bad = 0;
+    if (!hash_walk || !RB_TYPE_P(tags, T_HASH) || RHASH_SIZE(tags) > TAGS_PAIRS)
+        return 0;
+    hash_walk(tags, collect_pair, (st_data_t)p);
+    return !p->bad;
+}
+
+static st_index_t tag_pairs_hash(const struct tag_pairs *p)
+{
+    st_index_t h = (st_index_t)p->n;
+    for (long i = 0; i < p->n; i++) {
+        VALUE v = p->v[i];
+        st_index_t vh = RB_SPECIAL_CONST_P(v) ? rb_hash_end(rb_hash_start((st_index_t)v))
+                                              : rb_memhash(RSTRING_PTR(v), RSTRING_LEN(v));
+        h += ((st_index_t)p->k[i] * 0x9E3779B97F4A7C15ull) ^ vh; /* a sum: any order */
+    }
+    return h;
+}
+
+static inline int str_same(VALUE a, VALUE b);
+
+/* Whether two pair sets are the same, in any order. */
+static int tag_pairs_same(const struct tag_pairs *a, const struct tag_pairs *b)
+{
+    if (a->n != b->n)
+        return 0;
+    for (long i = 0; i < a->n; i++) {
+        long j = 0;
+        while (j < b->n && b->k[j] != a->k[i])
+            j++;
+        if (j == b->n)
+            return 0;
+        VALUE x = a->v[i], y = b->v[j];
+        if (x != y && (RB_SPECIAL_CONST_P(x) || RB_SPECIAL_CONST_P(y) || !str_same(x, y)))
+            return 0;
+    }
+    return 1;
+}
+
+static VALUE tags_key(VALUE tags)
+{
+    st_index_t h;
+    long bytes;
+    struct tag_pairs p;
+    if (NIL_P(tags))
+        return INT2FIX(0);
+    if (RB_TYPE_P(tags, T_STRING))
+        h = rb_str_hash(tags);
+    else if (string_array_p(tags, &bytes))
+        h = string_array_hash(tags, bytes);
+    else if (tag_pairs_of(tags, &p))
+        h = tag_pairs_hash(&p);
+    else
+        return rb_hash(tags);
+    return LONG2FIX((long)(h >> 2)); /* a Fixnum */
+}
+
+/* Two Strings the same as String#== says: same bytes and encoding here,
+ * else String#== decides. */
+static inline int str_same(VALUE a, VALUE b)
+{
+    long len = RSTRING_LEN(a);
+    if (len != RSTRING_LEN(b))
+        return 0;
+    if (memcmp(RSTRING_PTR(a), RSTRING_PTR(b), (size_t)len) != 0)
+        return 0;
+    return RB_ENCODING_GET_INLINED(a) == RB_ENCODING_GET_INLINED(b) || RTEST(rb_str_equal(a, b));
+}
+
+static int tags_same(VALUE a, VALUE b)
+{
+    if (a == b)
+        return 1;
+    if (RB_TYPE_P(a, T_STRING) && RB_TYPE_P(b, T_STRING))
+        return str_same(a, b);
+    if (RB_TYPE_P(a, T_ARRAY) && RB_TYPE_P(b, T_ARRAY)) {
+        long n = RARRAY_LEN(a);
+        if (RARRAY_LEN(b) != n)
+            return 0;
+        long i = 0;
+        for (; i < n; i++) {
+            VALUE x = RARRAY_AREF(a, i), y = RARRAY_AREF(b, i);
+            if (!RB_TYPE_P(x, T_STRING) || !RB_TYPE_P(y, T_STRING))
+                break;
+            if (!str_same(x, y))
+                return 0;
+        }
+        if (i == n)
+            return 1;
+    }
+    struct tag_pairs pa, pb;
+    if (tag_pairs_of(a, &pa) && tag_pairs_of(b, &pb))
+        return tag_pairs_same(&pa, &pb);
+    return RTEST(rb_equal(a, b));
+}
+
+/* SeriesCache.key(tags) -> the Integer its entries are filed under. */
+static VALUE sc_key(VALUE mod, VALUE tags)
+{
+    return tags_key(tags);
+}
+
+/* SeriesCache.same?(a, b) -> whether two tags are the same. */
+static VALUE sc_same(VALUE mod, VALUE a, VALUE b)
+{
+    return tags_same(a, b) ? Qtrue : Qfalse;
+}
+
+static VALUE sc_lookup(VALUE root, VALUE tags)
+{
+    VALUE e = rb_hash_lookup2(root, tags_key(tags), Qnil);
+    if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) < 2)
+        return Qnil;
+    if (tags_same(RARRAY_AREF(e, 0), tags))
+        return RARRAY_AREF(e, 1);
+    VALUE more = RARRAY_LEN(e) > 2 ? RARRAY_AREF(e, 2) : Qnil;
+    if (!RB_TYPE_P(more, T_ARRAY))
+        return Qnil;
+    for (long i = 0; i < RARRAY_LEN(more); i++) {
+        VALUE pair = RARRAY_AREF(more, i);
+        if (tags_same(RARRAY_AREF(pair, 0), tags))
+            return RARRAY_AREF(pair, 1);
+    }
+    return Qnil;
+}
+
+/* SeriesCache.find(root, tags) -> the series cached for `tags`, or nil. */
+static VALUE sc_find(VALUE mod, VALUE root, VALUE tags)
+{
+    Check_Type(root, T_HASH);
+    return sc_lookup(root, tags);
+}
+
+static ID id_counter_add, id_gauge_set, id_observe;
+
+/* An update of the series cached in `root` for `tags`: true when done,
+ * nil when nothing is cached (the caller looks the series up). A cached
+ * object that is no Series (the facade's Dropped) gets the Ruby call. */
+static VALUE sc_update(VALUE root, VALUE tags, int op, ID id, VALUE value)
+{
+    Check_Type(root, T_HASH);
+    VALUE s = sc_lookup(root, tags);
+    if (NIL_P(s))
+        return Qnil;
+    if (!RB_SPECIAL_CONST_P(s) && RB_BUILTIN_TYPE(s) == T_DATA && RTYPEDDATA_P(s) &&
+        RTYPEDDATA_TYPE(s) == &series_type)
+        series_apply(s, op, num_dbl(value));
+    else
+        rb_funcallv(s, id, 1, &value);
+    return Qtrue;
+}
+
+/* SeriesCache.counter_add / gauge_set / observe(root, tags, value). */
+static VALUE sc_counter_add(VALUE mod, VALUE root, VALUE tags, VALUE v) { return sc_update(root, tags, OP_COUNTER_ADD, id_counter_add, v); }
+static VALUE sc_gauge_set(VALUE mod, VALUE root, VALUE tags, VALUE v) { return sc_update(root, tags, OP_GAUGE_SET, id_gauge_set, v); }
+static VALUE sc_observe(VALUE mod, VALUE root, VALUE tags, VALUE v) { return sc_update(root, tags, OP_OBSERVE, id_observe, v); }
 
 /* ---------------------------------------------------------------------
  * Init.
@@ -1024,6 +1548,7 @@ void Init_shmetrics_ext(void)
     rb_define_const(mNative, "ABI_MAJOR", INT2FIX(SHMETRICS_VERSION_MAJOR));
     rb_define_singleton_method(mNative, "__load", native_load, 2);
     rb_define_singleton_method(mNative, "loaded?", native_loaded_p, 0);
+    hash_walk = (stlike_foreach_fn)dlsym(RTLD_DEFAULT, "rb_hash_stlike_foreach");
 
     /* Errors: Shmetrics::Error and one subclass per result code. The
      * classes are defined in Ruby (lib/shmetrics/errors.rb) and looked
@@ -1062,6 +1587,13 @@ void Init_shmetrics_ext(void)
 
     cSeries = rb_define_class_under(mShmetrics, "Series", rb_cObject);
     rb_undef_alloc_func(cSeries);
+    rb_define_method(cSeries, "family", series_family, 0);
+    rb_define_method(cSeries, "label_values", series_label_values, 0);
+    rb_define_method(cSeries, "__add", series_add, 1);
+    rb_define_method(cSeries, "__counter_add", series_counter_add, 1);
+    rb_define_method(cSeries, "__gauge_set", series_gauge_set, 1);
+    rb_define_method(cSeries, "__observe", series_observe, 1);
+    rb_define_method(cSeries, "__set_to_current_time", series_set_to_current_time, 0);
 
     cFamily = rb_define_class_under(mShmetrics, "Family", rb_cObject);
     rb_define_alloc_func(cFamily, family_alloc);
@@ -1076,9 +1608,23 @@ void Init_shmetrics_ext(void)
     rb_define_method(cFamily, "__observe", family_observe, 2);
     rb_define_method(cFamily, "__set_to_current_time", family_set_to_current_time, 1);
     rb_define_method(cFamily, "__touch", family_touch, 1);
+    rb_define_method(cFamily, "series", family_series, 1);
+    rb_define_method(cFamily, "__bind", family_bind, 1);
+    rb_define_method(cFamily, "__register", family_register_now, 0);
     rb_define_method(cFamily, "__exemplar", family_exemplar, 4);
     rb_define_method(cFamily, "__remove", family_remove, 1);
     rb_define_method(cFamily, "__clear", family_clear, 0);
+
+    VALUE mSeriesCache = rb_define_module_under(rb_define_module_under(mShmetrics, "StatsD"), "SeriesCache");
+    rb_define_singleton_method(mSeriesCache, "key", sc_key, 1);
+    rb_define_singleton_method(mSeriesCache, "same?", sc_same, 2);
+    rb_define_singleton_method(mSeriesCache, "find", sc_find, 2);
+    rb_define_singleton_method(mSeriesCache, "counter_add", sc_counter_add, 3);
+    rb_define_singleton_method(mSeriesCache, "gauge_set", sc_gauge_set, 3);
+    rb_define_singleton_method(mSeriesCache, "observe", sc_observe, 3);
+    id_counter_add = rb_intern("__counter_add");
+    id_gauge_set = rb_intern("__gauge_set");
+    id_observe = rb_intern("__observe");
 
     id_to_s = rb_intern("to_s");
     id_text = rb_intern("text");

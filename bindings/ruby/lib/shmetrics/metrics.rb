@@ -145,3 +145,44 @@ module Shmetrics
     exemplar.map { |k, v| [k.to_s, v.to_s] }.sort
   end
 end
+
+module Shmetrics
+  # One series of a family, bound to its label values: what
+  # Family#series(labels) returns. Updating it skips the label lookup of
+  # Family's own methods. It stays valid when the series is deleted or
+  # expired by any process, or the store wiped: the next update looks it
+  # up again (and it starts from zero).
+  #
+  #   ok = requests.series(route: "/users", status: 200)
+  #   ok.increment
+  class Series
+    # Adds `by` to a counter (not negative) or a gauge.
+    def increment(by: 1)
+      __add(by)
+    end
+
+    # Takes `by` from a gauge.
+    def decrement(by: 1)
+      __add(-by)
+    end
+
+    # Sets a gauge.
+    def set(value)
+      __gauge_set(value)
+    end
+
+    # Sets a gauge to the current Unix time.
+    def set_to_current_time
+      __set_to_current_time
+    end
+
+    # Records `value` in a histogram or summary.
+    def observe(value)
+      __observe(value)
+    end
+
+    def inspect
+      "#<Shmetrics::Series #{family.name} #{family.label_names.zip(label_values).to_h.inspect}>"
+    end
+  end
+end

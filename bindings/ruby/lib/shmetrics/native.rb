@@ -44,7 +44,7 @@ module Shmetrics
               "`cargo build --release -p shmetrics-ffi` and set $SHMETRICS_LIBRARY to its path)"
       end
 
-      # The loaded library's version ("0.1.0"), nil before it is loaded.
+      # The loaded library's version ("1.0.0"), nil before it is loaded.
       def version
         @version
       end

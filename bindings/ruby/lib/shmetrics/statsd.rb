@@ -14,13 +14,7 @@
 # written for statsd-instrument runs unchanged.
 
 require "logger"
-
-module Shmetrics
-  module StatsD
-    # Loaded on the first store sink, so captures and tests need no library.
-    autoload :Backend, File.expand_path("statsd/backend", __dir__)
-  end
-end
+require "shmetrics"
 
 require_relative "statsd/version"
 require_relative "statsd/errors"
@@ -54,8 +48,9 @@ module Shmetrics
       # Sets up the singleton client: `store:` (a path or a
       # `Shmetrics::Store`), `prefix:`, `default_tags:`,
       # `default_sample_rate:`, `buckets:` (the bounds of timers,
-      # histograms and distributions), `passthrough:` (an agent address
-      # for `set`, `event` and `service_check`).
+      # histograms and distributions), `ttl:` (seconds after which a
+      # series no process updated is forgotten), `passthrough:` (an agent
+      # address for `set`, `event` and `service_check`).
       def configure(**options)
         @singleton_client = Instrument::Client.new(**options)
       end

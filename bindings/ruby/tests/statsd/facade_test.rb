@@ -3,9 +3,16 @@
 # The facade against a real store: what each call leaves in the store, as
 # `shmetrics dump` prints it, and what is passed through to an agent.
 #
-#   ruby bindings/ruby/tests/statsd/facade_test.rb  (after cargo build --release -p shmetrics -p shmetrics-ffi)
+#   ruby bindings/ruby/tests/statsd/facade_test.rb  (scripts/ruby-statsd-tests.sh runs it)
 
-$LOAD_PATH.unshift(File.expand_path("../../lib", __dir__))
+# The gem as installed by scripts/ruby-statsd-tests.sh, or this tree's lib
+# with a build of its native part in SHMETRICS_RUBY_EXT_DIR.
+LIB_ARGS = if (ext = ENV["SHMETRICS_RUBY_EXT_DIR"])
+  $LOAD_PATH.unshift(ext, File.expand_path("../../lib", __dir__))
+  ["-I", ext, "-I", File.expand_path("../../lib", __dir__)]
+else
+  []
+end
 require "minitest/autorun"
 require "tmpdir"
 require "socket"
@@ -118,6 +125,7 @@ class FacadeTest < Minitest::Test
     assert_raises(Shmetrics::StatsD::ValueError) { @client.increment("c", -1) }
     assert_raises(Shmetrics::StatsD::ValueError) { @client.measure("m", "slow") }
     assert_raises(ArgumentError) { @client.gauge("g", nil) }
+    assert_raises(Shmetrics::StatsD::ValueError) { @client.gauge("g", Float::NAN) }
   end
 
   def test_set_event_and_service_check_need_an_agent
@@ -139,6 +147,24 @@ class FacadeTest < Minitest::Test
       "_sc|app.db|2|#env:t|m:down"], got)
   ensure
     agent&.close
+  end
+
+  # The C extension's lookups: a deep copy of tags of every shape finds
+  # its entry; tags that differ in a value, in length or in an encoding
+  # that String#== tells apart do not.
+  def test_series_cache_finds_equal_tags_of_every_shape
+    sc = Shmetrics::StatsD::SeriesCache
+    root = {}
+    shapes = [nil, "a:1,b:2", ["a:1", "b:2"], { a: "1", b: "2" }, ["a:1", :b], ["k:é"], { a: "1", b: 2 },
+      { "a" => "1" }, { a: 1.5 }]
+    shapes.each_with_index { |t, i| sc.store(root, t, i) }
+    shapes.each_with_index { |t, i| assert_equal(i, sc.find(root, Marshal.load(Marshal.dump(t))), t.inspect) }
+    assert_equal(3, sc.find(root, { b: "2", a: "1" })) # Hash#== holds in any order
+    [["a:1", "b:3"], ["a:1"], ["a:1", "b:2", "c:3"], ["a:1", "b"], ["k:é".b], "a:1,b:3", { a: "1", b: "3" },
+     { a: "1" }, { a: "1", b: "2", c: "3" }, { a: "1", c: "2" }, { a: "1", b: 3 }, { "a" => "2" }].each do |t|
+      assert_nil(sc.find(root, t), t.inspect)
+    end
+    assert_nil(sc.counter_add(root, ["x:1"], 1))
   end
 
   # Two different tag sets whose `hash` is the same keep their own series.
@@ -164,15 +190,108 @@ class FacadeTest < Minitest::Test
     assert_equal(2.0, sample(page, 'app:collide_total{k="b"}'))
   end
 
+  # Runs `code` in another process with the facade loaded, as another
+  # worker or another program on the host would.
+  def in_another_process(code)
+    out, st = Open3.capture2e("ruby", *LIB_ARGS, "-rshmetrics/statsd", "-e", code)
+    assert(st.success?, out)
+  end
+
+  def test_updates_go_on_after_another_process_wipes_the_store
+    @client.increment("w", 5, tags: { k: "a" })
+    @client.gauge("wg", 3)
+    @client.distribution("wd", 2)
+    in_another_process("Shmetrics::Store.new(#{@store.inspect}).wipe")
+    refute_match(/^app:w/, dump)
+    # The cached series went stale: each update looks it up again (the
+    # family registered again) and starts from zero.
+    @client.increment("w", tags: { k: "a" })
+    @client.gauge("wg", 4)
+    @client.distribution("wd", 2)
+    page = dump
+    assert_equal(1.0, sample(page, 'app:w_total{k="a"}'))
+    assert_equal(4.0, sample(page, "app:wg "))
+    assert_equal(1.0, sample(page, "app:wd_count"))
+  end
+
+  def test_a_series_idle_for_the_ttl_expires_and_comes_back_from_zero
+    # A TTL long enough that the checks after the second update see the
+    # series, on a loaded machine too.
+    c = Client.new(store: @store, prefix: "app", ttl: 2)
+    c.increment("idle", 7, tags: { k: "a" })
+    c.measure("idle.t", 1)
+    sleep 2.5
+    refute_match(/^app:idle/, dump, "hidden once idle for the TTL")
+    c.increment("idle", tags: { k: "a" })
+    c.measure("idle.t", 1)
+    page = dump
+    assert_equal(1.0, sample(page, 'app:idle_total{k="a"}'))
+    assert_equal(1.0, sample(page, "app:idle:t_count"))
+  end
+
+  def test_other_tag_keys_from_another_process_are_fitted_not_raised
+    log = StringIO.new
+    Shmetrics::StatsD.logger = Logger.new(log)
+    in_another_process(<<~RUBY)
+      Shmetrics::StatsD::Instrument::Client.new(store: #{@store.inspect}, prefix: "app").increment("x", tags: { a: 1 })
+    RUBY
+    # This process never used "x": its first use has other tag keys. The
+    # host's definition (tag key a) is taken; b is left out, a is empty.
+    @client.increment("x", tags: { b: 2 })
+    @client.increment("x", tags: { b: 3, a: 1 })
+    page = dump
+    assert_equal(1.0, sample(page, 'app:x_total{a=""}'))
+    assert_equal(2.0, sample(page, 'app:x_total{a="1"}'))
+    assert_match(/app\.x: tags b left out: the metric's tags are a/, log.string)
+    assert_nil(sample(page, "shmetrics_statsd_dropped_events_total"))
+  ensure
+    Shmetrics::StatsD.logger = nil
+  end
+
+  def test_tag_keys_that_change_across_a_wipe_are_fitted
+    log = StringIO.new
+    Shmetrics::StatsD.logger = Logger.new(log)
+    @client.increment("z", tags: { a: 1 })
+    in_another_process(<<~RUBY)
+      Shmetrics::Store.new(#{@store.inspect}).wipe
+      Shmetrics::StatsD::Instrument::Client.new(store: #{@store.inspect}, prefix: "app").increment("z", tags: { b: 1 })
+    RUBY
+    # The cached series is stale, and its family cannot register again:
+    # the name now has tag key b. The event is fitted to that.
+    @client.increment("z", tags: { a: 1 })
+    page = dump
+    assert_equal(1.0, sample(page, 'app:z_total{b="1"}'))
+    assert_equal(1.0, sample(page, 'app:z_total{b=""}'))
+    assert_match(/app\.z: tags a left out: the metric's tags are b/, log.string)
+  ensure
+    Shmetrics::StatsD.logger = nil
+  end
+
+  def test_a_name_taken_by_another_type_is_counted_as_dropped_not_raised
+    log = StringIO.new
+    Shmetrics::StatsD.logger = Logger.new(log)
+    in_another_process(<<~RUBY)
+      Shmetrics::Store.new(#{@store.inspect}).gauge("app:taken", mode: :shared).set(1)
+    RUBY
+    @client.increment("taken")
+    @client.increment("taken", tags: { k: "v" })
+    @client.measure("taken", 3)
+    page = dump
+    assert_equal(3.0, sample(page, 'shmetrics_statsd_dropped_events_total{reason="conflict"}'))
+    assert_equal(1.0, sample(page, "app:taken "))
+    assert_equal(1, log.string.scan(/app\.taken: events dropped \(conflict\)/).size, log.string)
+  ensure
+    Shmetrics::StatsD.logger = nil
+  end
+
   def test_compat_defines_the_constant_only_on_request
-    lib = File.expand_path("../../lib", __dir__)
-    out, st = Open3.capture2e("ruby", "-I", lib, "-e", 'require "shmetrics/statsd"; p defined?(::StatsD)')
+    out, st = Open3.capture2e("ruby", *LIB_ARGS, "-e", 'require "shmetrics/statsd"; p defined?(::StatsD)')
     assert(st.success?, out)
     assert_equal("nil\n", out)
-    out, st = Open3.capture2e("ruby", "-I", lib, "-e",
+    out, st = Open3.capture2e("ruby", *LIB_ARGS, "-e",
       'require "shmetrics/statsd/compat"; p StatsD.equal?(Shmetrics::StatsD)')
     assert_equal("true\n", out)
-    out, st = Open3.capture2e("ruby", "-I", lib, "-e", 'module StatsD; end; require "shmetrics/statsd/compat"')
+    out, st = Open3.capture2e("ruby", *LIB_ARGS, "-e", 'module StatsD; end; require "shmetrics/statsd/compat"')
     refute(st.success?)
     assert_match(/already defined/, out)
   end

@@ -16,7 +16,12 @@ end
 dir = candidates.find { |d| File.directory?(File.join(d, "test")) } or
   abort "statsd-instrument 3.11.0 not found (tried #{candidates.join(", ")}); set STATSD_INSTRUMENT_DIR"
 
-$LOAD_PATH.unshift(File.expand_path("../../lib", __dir__), __dir__, File.join(__dir__, "shim"))
+$LOAD_PATH.unshift(__dir__, File.join(__dir__, "shim"))
+# The gem as installed by scripts/ruby-statsd-tests.sh, or this tree's lib
+# with a build of its native part in SHMETRICS_RUBY_EXT_DIR.
+if (ext = ENV["SHMETRICS_RUBY_EXT_DIR"])
+  $LOAD_PATH.unshift(ext, File.expand_path("../../lib", __dir__))
+end
 
 # The test files that exercise the public API (not datagram bytes, sinks,
 # sockets, the aggregator or the environment parser).

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// The first eight bytes of every store file.
 pub(crate) const MAGIC: [u8; 8] = *b"SHMETRIX";
 /// Bumped on any incompatible change of this file.
-pub(crate) const LAYOUT_VERSION: u32 = 5;
+pub(crate) const LAYOUT_VERSION: u32 = 7;
 /// Page size used to align regions (and the size of the header).
 pub(crate) const PAGE: u64 = 4096;
 
@@ -158,14 +158,25 @@ pub(crate) struct AllocArea {
     /// instead of faulting a page (see `store/space.rs`). Family and
     /// series records, arena bytes, and per slot region (in every slot up
     /// to `slots_hwm`, and slot 0): integer cells from the start, float
-    /// cells from the end, sketch cells from the start.
+    /// cells from the end. (Sketch cells are reserved page by page as
+    /// updates first write them: `marks.rs`.)
     pub families_reserved: AtomicU64,
     pub series_reserved: AtomicU64,
     pub arena_reserved: AtomicU64,
     pub int_cells_reserved: AtomicU64,
     pub float_cells_reserved: AtomicU64,
-    pub sketch_cells_reserved: AtomicU64,
-    pub reserved: [AtomicU64; 3],
+    /// Bumped (Release) after a series leaves `LIVE` (deleted, or retired
+    /// in a family with a TTL) and after a lock recovery: a reader that
+    /// finds it where it was at its last refresh knows that every series
+    /// it saw live still is, without reading each state word.
+    pub series_removals: AtomicU64,
+    /// Processes that took the shared slot 0 for their updates (every
+    /// slot taken, or the lock unusable), counted (Release) before their
+    /// first write there. While it is 0, slot 0 holds no counts (only
+    /// shared-mode gauges and TTL stamps, which readers take per slot),
+    /// and the merge skips it.
+    pub shared_slot_writers: AtomicU64,
+    pub reserved: [AtomicU64; 2],
 }
 
 /// The whole header page.
@@ -311,6 +322,13 @@ pub(crate) struct Capacities {
     pub sketch_cells_per_slot: u64,
 }
 
+/// What each slot's cell region starts after the previous one's page-
+/// aligned end: 17 cache lines, so that the same cell of 64 consecutive
+/// slots falls in 64 different sets of a 4 KiB-periodic L1 cache. With
+/// page-aligned regions, the merge's eight streams (and its sums) all
+/// fell in one set of an 8-way L1 and evicted each other.
+const SLOT_STAGGER: u64 = 17 * 64;
+
 fn align_up(v: u64, a: u64) -> u64 {
     v.div_ceil(a) * a
 }
@@ -325,8 +343,8 @@ impl Fixed {
         let off_index = align_up(off_series + c.max_series as u64 * 64, PAGE);
         let off_arena = align_up(off_index + index_size * 4, PAGE);
         let off_cells = align_up(off_arena + c.arena_bytes, PAGE);
-        let slot_stride = align_up(c.cells_per_slot * 8, PAGE);
-        let off_sketch = off_cells + slot_stride * (c.max_slots as u64 + 1);
+        let slot_stride = align_up(c.cells_per_slot * 8, PAGE) + SLOT_STAGGER;
+        let off_sketch = align_up(off_cells + slot_stride * (c.max_slots as u64 + 1), PAGE);
         let sketch_stride = align_up(c.sketch_cells_per_slot * 8, PAGE);
         let file_size = off_sketch + sketch_stride * (c.max_slots as u64 + 1);
         let mut f = Fixed {

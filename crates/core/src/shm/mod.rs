@@ -275,7 +275,8 @@ impl Mapping {
     /// Makes the file system grant the bytes `[off, off + len)` of the
     /// file, so that touching them through the mapping cannot fault for
     /// want of space. Under the store lock, on the slow path (registration,
-    /// series creation, claiming a slot), never on the update path.
+    /// series creation, claiming a slot); sketch pages also on an update's
+    /// cold branch, through [`crate::marks::Space`].
     pub fn reserve(&self, off: u64, len: u64) -> std::io::Result<()> {
         debug_assert!(off.saturating_add(len) <= self.fixed.file_size);
         reserve(&self.file, off, len)
@@ -283,6 +284,13 @@ impl Mapping {
 
     pub fn fixed(&self) -> &Fixed {
         &self.fixed
+    }
+
+    /// The byte offset in the file of cells of this mapping, checked.
+    fn offset_of(&self, cells: &[AtomicU64]) -> Option<u64> {
+        let off = (cells.as_ptr() as usize).checked_sub(self.map.as_ptr() as usize)? as u64;
+        let end = off.checked_add(std::mem::size_of_val(cells) as u64)?;
+        (end <= self.fixed.file_size).then_some(off)
     }
 
     pub fn writable(&self) -> bool {
@@ -536,6 +544,17 @@ fn reserve(file: &File, off: u64, len: u64) -> std::io::Result<()> {
             libc::EINTR => continue,
             rc => return Err(std::io::Error::from_raw_os_error(rc)),
         }
+    }
+}
+
+/// The sketch region's pages are reserved when first written, on the
+/// update path's cold branch (see `marks.rs`).
+impl crate::marks::Space for Mapping {
+    fn reserve(&self, cells: &[AtomicU64]) -> std::io::Result<()> {
+        let off = self.offset_of(cells).ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "cells outside the store")
+        })?;
+        reserve(&self.file, off, std::mem::size_of_val(cells) as u64)
     }
 }
 

@@ -24,12 +24,26 @@ struct Merged<'a> {
     now_ms: u64,
     /// The highest slot that was ever used.
     hwm: u32,
+    /// Whether a series may have been removed since the last refresh, so
+    /// that every series' state word must be read again.
+    recheck: bool,
 }
 
 impl Store {
     /// Emits the series of every family into `snap`, from the merged sums
-    /// in its cache.
-    pub(super) fn emit_series(&self, snap: &mut Snapshot, life: &[SlotLife]) {
+    /// in its cache. `recheck`: a series may have been removed since the
+    /// last refresh; `same_records`: no record was decoded since, and no
+    /// series removed.
+    pub(super) fn emit_series(
+        &self,
+        snap: &mut Snapshot,
+        life: &[SlotLife],
+        recheck: bool,
+        same_records: bool,
+    ) {
+        if same_records && snap.cache.replayable && self.replay_values(snap, life) {
+            return;
+        }
         snap.series.clear();
         snap.numbers.clear();
         snap.counts.clear();
@@ -43,7 +57,7 @@ impl Store {
         snap.cache.sketch_tmp.resize(sketch_cells, 0);
         // Taken out while the series are pushed, and put back.
         let mut families = std::mem::take(&mut snap.families);
-        let members = std::mem::take(&mut snap.cache.members);
+        let mut members = std::mem::take(&mut snap.cache.members);
         let sums = std::mem::take(&mut snap.cache.sums);
         let at = Merged {
             life,
@@ -52,6 +66,7 @@ impl Store {
             slots: self.map.slots(),
             now_ms: shm::coarse_monotonic_ms(),
             hwm: (life.len() as u32).saturating_sub(1),
+            recheck,
         };
         // Room for every series at once: a fresh snapshot would otherwise
         // grow these by doubling, copying them each time.
@@ -65,12 +80,20 @@ impl Store {
         snap.series.reserve(series);
         snap.numbers.reserve(series);
         snap.counts.reserve(counts);
+        // Kept for the next refresh to rewrite, unless this one is the
+        // first since a reset (every fresh snapshot's, which would pay for
+        // memory it never uses; a kept snapshot's next refresh keeps them).
+        snap.cache.replayable = !recheck && families.iter().all(replayable);
+        snap.cache.cells_of.clear();
+        if snap.cache.replayable {
+            snap.cache.cells_of.reserve(series);
+        }
         let fam_recs = self.map.families();
         let mut native_next = 0u32;
-        for (fam, list) in families.iter_mut().zip(&members) {
+        for (fam, list) in families.iter_mut().zip(&mut members) {
             fam.overflows = fam_recs[fam.raw as usize].overflows.load(Relaxed);
             let first = snap.series.len() as u32;
-            for m in list {
+            for m in list.iter_mut() {
                 // Every member of a native family has an entry, in order.
                 let native_k = native_next;
                 if fam.native.is_some() {
@@ -92,12 +115,20 @@ impl Store {
         &self,
         snap: &mut Snapshot,
         fam: &FamilyEntry,
-        m: &CachedSeries,
+        m: &mut CachedSeries,
         native_k: u32,
         at: &Merged,
     ) {
-        if at.recs[m.id as usize].state.load(Acquire) != m.word {
-            return; // deleted or expired since it was decoded
+        // A series decoded live stays so until the store counts a removal;
+        // a family with a TTL reuses records, so its members are always
+        // read, as is a member kept undecoded (word 0).
+        let read = at.recheck || fam.ttl_ms > 0 || m.word == 0;
+        if read && at.recs[m.id as usize].state.load(Acquire) != m.word {
+            // Deleted or expired since it was decoded, for good (a state
+            // word never comes back), so the next refreshes skip it too
+            // without reading its record.
+            m.word = 0;
+            return;
         }
         let overflow = m.id == fam.overflow_series;
         if overflow && fam.overflows == 0 {
@@ -126,6 +157,7 @@ impl Store {
             created_unix_ns: m.created_unix_ns,
         };
         let Some((ints, float)) = at.sums.series(io, fam.shape.ints as usize, fo) else {
+            snap.cache.replayable = false; // its sums may be there next time
             return;
         };
         if fam.exemplars > 0 {
@@ -153,7 +185,59 @@ impl Store {
                 snap.numbers.push(v);
             }
         }
+        if snap.cache.replayable {
+            snap.cache.cells_of.push((io as u32, fo as u32));
+        }
         snap.series.push(entry);
+    }
+
+    /// Rewrites in place the values of the series the last refresh
+    /// emitted, which are the series to emit when no record was decoded
+    /// or removed since, every family is [`replayable`] and the last
+    /// refresh skipped no series for want of sums: each series is one
+    /// number (and a histogram's counts) at the same place. `false`, with
+    /// values half rewritten, if a family's overflow series came into use
+    /// or went out of it, or a series' cells are past the sums: the caller
+    /// then emits every series anew.
+    fn replay_values(&self, snap: &mut Snapshot, life: &[SlotLife]) -> bool {
+        let fam_recs = self.map.families();
+        let (sums, cells_of) = (&snap.cache.sums, &snap.cache.cells_of);
+        let mut next_count = 0;
+        for fam in &mut snap.families {
+            let overflows = fam_recs[fam.raw as usize].overflows.load(Relaxed);
+            if (overflows == 0) != (fam.overflows == 0) {
+                return false;
+            }
+            fam.overflows = overflows;
+            let n_ints = fam.shape.ints as usize;
+            let classic = classic_cells(fam.bounds.len(), false).min(n_ints);
+            let series = fam.series.start as usize..fam.series.end as usize;
+            let numbers = &mut snap.numbers[series.clone()];
+            for (&(io, fo), number) in cells_of[series].iter().zip(numbers) {
+                let (io, fo) = (io as usize, fo as usize);
+                let Some((ints, float)) = sums.series(io, n_ints, fo) else {
+                    return false;
+                };
+                *number = match fam.kind {
+                    Kind::Counter => ints[0] as f64 + float,
+                    Kind::Histogram => {
+                        let out = &mut snap.counts[next_count..next_count + classic];
+                        let mut running = 0u64;
+                        for (c, o) in ints[..classic].iter().zip(out) {
+                            running = running.wrapping_add(*c);
+                            *o = running;
+                        }
+                        next_count += classic;
+                        float
+                    }
+                    _ => {
+                        let per_slot = self.gauge_slots(fam.mode, (io, fo), life);
+                        combine_gauge(fam.mode, per_slot.map(|(_, v, m)| (v, m)))
+                    }
+                };
+            }
+        }
+        true
     }
 
     /// Pushes the latest exemplar of each of a series' places; `io` and
@@ -332,6 +416,21 @@ impl Store {
             labels: first..labels.len() as u32,
         })
     }
+}
+
+/// Whether a family's series are each one number from the sums (and a
+/// histogram's classic counts), and nothing else: what
+/// [`Store::replay_values`] can rewrite in place. Not so for a family
+/// with a TTL (its series expire with time), exemplars, native buckets,
+/// summaries, or per-process gauges (a series per slot).
+fn replayable(fam: &FamilyEntry) -> bool {
+    let plain = fam.ttl_ms == 0 && fam.exemplars == 0 && fam.native.is_none();
+    plain
+        && match fam.kind {
+            Kind::Counter | Kind::Histogram => true,
+            Kind::Gauge => !fam.mode.per_process(),
+            Kind::Summary => false,
+        }
 }
 
 /// Pushes a histogram series' cumulative counts from its classic bucket

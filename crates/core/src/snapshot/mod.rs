@@ -231,6 +231,14 @@ struct Cache {
     /// The merge phase's output.
     sums: Sums,
     life: Vec<SlotLife>,
+    /// The store's removal count at the start of the last refresh (`None`
+    /// after a reset): while it stays, no series left `LIVE`.
+    removals: Option<u64>,
+    /// Per series the last refresh emitted, its first integer cell and its
+    /// float cell; and whether that refresh's values can be rewritten in
+    /// place (see `emit::replayable`).
+    cells_of: Vec<(u32, u32)>,
+    replayable: bool,
 }
 
 /// A consistent copy of a store's contents.
@@ -278,6 +286,8 @@ impl Snapshot {
         c.series_done = 0;
         c.members.clear();
         c.stale_spans = 0;
+        c.removals = None;
+        c.replayable = false;
         self.families.clear();
     }
 }
@@ -334,10 +344,17 @@ impl Store {
             return Ok(false);
         }
         snap.reset_cache((self.tag, epoch));
+        // Read before any state word: a removal counted later is seen by
+        // the next refresh, and one counted before shows in its record.
+        let removals = self.map.header().alloc.series_removals.load(Acquire);
+        let recheck = snap.cache.removals.replace(removals) != Some(removals);
         let (fam_used, series_used) = self.records_used()?;
+        let decoded = (snap.cache.families_done, snap.cache.series_done);
         self.decode_new_families(snap, fam_used);
         self.decode_new_series(snap, series_used);
         self.decode_reused_series(snap);
+        let same_records =
+            !recheck && decoded == (snap.cache.families_done, snap.cache.series_done);
         // The cell counts are read only now. A series is published LIVE
         // after it took its cells, so these counts cover every series just
         // decoded.
@@ -347,7 +364,7 @@ impl Store {
         snap.stats = self.stats_with(&life);
         self.merge_slots(&life, cells, &mut snap.cache.sums);
         self.read_natives(snap, &life);
-        self.emit_series(snap, &life);
+        self.emit_series(snap, &life, recheck, same_records);
         snap.cache.life = life;
 
         if hot.epoch.load(Acquire) != epoch || hot.wipe_pending.load(Acquire) != 0 {

@@ -94,9 +94,17 @@ impl Store {
         // SeqCst, as in `retire`: an update that starts once this returns
         // sees the new word.
         rec.state.store(state::with(word, state::DEAD), SeqCst);
+        self.count_removal();
         if let Some(pos) = self.index_position(id, rec.hash.load(Relaxed)) {
             self.map.index()[pos].store(TOMBSTONE, Release);
         }
+    }
+
+    /// After a series left `LIVE` (or a lock recovery, which may have
+    /// finished a removal): tells readers to check every series' state.
+    pub(crate) fn count_removal(&self) {
+        let h = self.map.header();
+        h.alloc.series_removals.fetch_add(1, Release);
     }
 
     /// Sets every value of every series to zero, in all slots. Families,

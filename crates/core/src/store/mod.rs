@@ -120,6 +120,8 @@ impl Store {
                 .lock_recoveries_total
                 .fetch_add(1, Relaxed);
             self.recover();
+            // The dead holder may have been removing a series.
+            self.count_removal();
         }
         Ok(guard)
     }

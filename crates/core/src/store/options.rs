@@ -36,10 +36,11 @@ pub struct Options {
     /// 2^schema` (2,048 at the default schema 3: 16 KiB a writer). A
     /// family's overflow series takes its cells only when first used.
     /// The file is sparse: this capacity costs address space; memory is
-    /// taken as series are created, for the cells they take in each
-    /// writer slot used so far (reserved on the file system then, so
-    /// that a full file system refuses a new series instead of faulting
-    /// a writer). `0` picks 16,777,216 (128 MiB of address space a
+    /// taken page by page (4 KiB, 512 cells) as updates first write
+    /// them, reserved on the file system then, so that a full file
+    /// system refuses the update ([`ErrorKind::StoreFull`]) instead of
+    /// faulting a writer. A summary set whose observations span a few
+    /// decades takes one or two pages. `0` picks 16,777,216 (128 MiB of address space a
     /// writer: 793 such summary series, or 8,192 native ones at schema
     /// 3). Exemplars take 68 cells (544 bytes) per place: per counter
     /// series, and per classic bucket of a histogram series, of a family

@@ -46,6 +46,23 @@ impl Store {
     /// [`ErrorKind::StaleHandle`] if the store was wiped since the family
     /// was registered.
     pub fn series(&self, family: &Family, values: &[&str]) -> Result<Series> {
+        self.series_created(family, values, None)
+    }
+
+    /// Like [`Store::series`], but a series this call makes gets
+    /// `created_unix_ns` as its creation time (what `_created` samples
+    /// show) instead of the store's clock, when given: a binding's own
+    /// clock, such as Python's `time.time()`, which tests replace. A
+    /// series that exists already keeps its time.
+    ///
+    /// # Errors
+    /// As [`Store::series`].
+    pub fn series_created(
+        &self,
+        family: &Family,
+        values: &[&str],
+        created_unix_ns: Option<u64>,
+    ) -> Result<Series> {
         // A handle is for writing; a read-only store hands out none.
         self.check_writable()?;
         self.check_family(family)?;
@@ -64,14 +81,33 @@ impl Store {
                 Error::new(ErrorKind::Corrupt, "a series insert never finished")
                     .with_path(self.path()),
             ),
-            Found::Absent => self.insert_series(family, hash, values),
+            Found::Absent => self.insert_series(
+                family,
+                hash,
+                values,
+                created_unix_ns.unwrap_or_else(proc::unix_nanos),
+            ),
         }
     }
 
     /// Like [`Store::series`], but a series that does not fit resolves to
     /// the family's overflow series instead of an error.
     pub fn series_or_overflow(&self, family: &Family, values: &[&str]) -> Result<Series> {
-        match self.series(family, values) {
+        self.series_or_overflow_created(family, values, None)
+    }
+
+    /// Like [`Store::series_created`], but a series that does not fit
+    /// resolves to the family's overflow series instead of an error.
+    ///
+    /// # Errors
+    /// As [`Store::series`], but never [`ErrorKind::Overflow`].
+    pub fn series_or_overflow_created(
+        &self,
+        family: &Family,
+        values: &[&str],
+        created_unix_ns: Option<u64>,
+    ) -> Result<Series> {
+        match self.series_created(family, values, created_unix_ns) {
             Err(e) if e.kind() == ErrorKind::Overflow => e.overflow_series().ok_or(e),
             r => r,
         }
@@ -196,13 +232,19 @@ impl Store {
         None
     }
 
-    fn insert_series(&self, family: &Family, hash: u64, values: &[&str]) -> Result<Series> {
+    fn insert_series(
+        &self,
+        family: &Family,
+        hash: u64,
+        values: &[&str],
+        created: u64,
+    ) -> Result<Series> {
         let h = self.map.header();
         let f = &self.map.families()[family.index as usize];
         let mut encoded = Vec::new();
         encode_strs(&mut encoded, values);
         if family.ttl {
-            if let Some(s) = self.reuse_expired(family, hash, &encoded)? {
+            if let Some(s) = self.reuse_expired(family, hash, &encoded, created)? {
                 return Ok(s);
             }
         }
@@ -233,7 +275,6 @@ impl Store {
             series: (u64::from(id) + 1) * 64,
             ints: (int_off + u64::from(family.shape.ints)) * 8,
             floats: (self.map.fixed().cells_per_slot - float_off) * 8,
-            sketch: (sketch_off + sketch_cells) * 8,
             ..Reach::default()
         };
         if let Err(e) = self.reserve_reach(reach) {
@@ -263,7 +304,7 @@ impl Store {
         rec.int_off.store(int_off, Relaxed);
         rec.float_off.store(float_off, Relaxed);
         rec.sketch_off.store(sketch_off, Relaxed);
-        rec.created_unix_ns.store(proc::unix_nanos(), Relaxed);
+        rec.created_unix_ns.store(created, Relaxed);
         index[pos].store(id + 1, Release);
         rec.state.store(state::LIVE, Release);
         f.series_count.fetch_add(1, Relaxed);
@@ -273,7 +314,13 @@ impl Store {
     /// For a family with a TTL: expires what is due, then gives an expired
     /// series' record and cells to the new series if there is one. A
     /// family (or store) that is full looks for idle series at once.
-    fn reuse_expired(&self, family: &Family, hash: u64, encoded: &[u8]) -> Result<Option<Series>> {
+    fn reuse_expired(
+        &self,
+        family: &Family,
+        hash: u64,
+        encoded: &[u8],
+        created: u64,
+    ) -> Result<Option<Series>> {
         let f = &self.map.families()[family.index as usize];
         let limit = f.max_series.load(Relaxed);
         let full = (limit != 0 && f.series_count.load(Relaxed) >= limit)
@@ -282,7 +329,7 @@ impl Store {
             || (self.series_sketch_room(family, self.sketch_cells_of(family))).is_none();
         self.sweep(family.index, full);
         if limit == 0 || f.series_count.load(Relaxed) < limit {
-            return self.reuse_series(family, hash, encoded);
+            return self.reuse_series(family, hash, encoded, created);
         }
         Ok(None)
     }
@@ -342,7 +389,7 @@ impl Store {
 
     /// Gives `family`'s overflow series its sketch cells on its first use
     /// (registration leaves them out: see `register.rs`), if the store
-    /// and the file system have room. Without them, its observations
+    /// has room. Without them, its observations
     /// still count in its count and sum, and its quantiles, native
     /// buckets and exemplars are absent. Under the lock.
     fn give_overflow_sketch(&self, family: &Family) {
@@ -357,13 +404,6 @@ impl Store {
         let Some(off) = self.sketch_room(n) else {
             return;
         };
-        let reach = Reach {
-            sketch: (off + n) * 8,
-            ..Reach::default()
-        };
-        if self.reserve_reach(reach).is_err() {
-            return;
-        }
         // Taken before the record points at them: a holder that dies in
         // between leaks them, and the record keeps pointing at none.
         let a = &self.map.header().alloc;

@@ -39,7 +39,13 @@ impl Store {
         self.check_writable()?;
         // If the lock is unusable, write through the shared slot: updates
         // stay exact, only gauges lose their per-process meaning.
-        Ok(self.try_claim_slot().unwrap_or(0))
+        let slot = self.try_claim_slot().unwrap_or(0);
+        if slot == 0 {
+            // Before the first write there: readers merge slot 0 from now.
+            let h = self.map.header();
+            h.alloc.shared_slot_writers.fetch_add(1, Release);
+        }
+        Ok(slot)
     }
 
     fn try_claim_slot(&self) -> Result<u32> {

@@ -5,17 +5,26 @@
 //! touched before the file system granted it: the header, the slot table
 //! and the series index are reserved (`posix_fallocate`) when the file is
 //! created, and the regions that fill from one end (family and series
-//! records, arena bytes, and each slot's integer, float and sketch cells)
-//! are reserved as their fill marks grow, in chunks, under the lock, by
+//! records, arena bytes, and each slot's integer and float cells) are
+//! reserved as their fill marks grow, in chunks, under the lock, by
 //! registration, series creation and slot claims. The update path only
-//! touches cells below the fill marks, so it needs no check at all; nor do
-//! readers, which read only below the fill marks too.
+//! touches value cells below the fill marks, so it needs no check there;
+//! nor do readers, which read only below the fill marks too.
+//!
+//! The sketch region (summary quantile sets, native histogram buckets,
+//! exemplar records) is the exception: a summary series takes 165 KiB
+//! of it per writer slot, of which an observation stream touches a few
+//! pages. Its pages are reserved when an update first writes them, on the
+//! update's cold branch, page by page (`marks.rs`, and the exemplar
+//! record's first write in `exemplar.rs`); readers read only what the
+//! marks say was written, so only reserved pages.
 //!
 //! When the file system has no room, the change that needed it fails
 //! before it wrote anything: registration with [`ErrorKind::StoreFull`],
 //! a new series with [`ErrorKind::Overflow`] (its updates go to the
 //! family's overflow series), a slot claim by falling back to the shared
-//! slot. Everything already stored stays as it was.
+//! slot, an observation whose sketch page is refused with
+//! [`ErrorKind::StoreFull`]. Everything already stored stays as it was.
 //!
 //! [`ErrorKind::StoreFull`]: crate::ErrorKind::StoreFull
 //! [`ErrorKind::Overflow`]: crate::ErrorKind::Overflow
@@ -40,10 +49,9 @@ pub(super) struct Reach {
     pub series: u64,
     pub arena: u64,
     /// Per slot region: integer cells from its start, float cells from
-    /// its end, sketch cells from its start.
+    /// its end.
     pub ints: u64,
     pub floats: u64,
-    pub sketch: u64,
 }
 
 /// The file system refused space: which region, and its error.
@@ -162,19 +170,8 @@ impl Store {
             "value cells",
             &a.float_cells_reserved,
             reach.floats,
-            slots.clone(),
-            cells(true),
-        )?;
-        self.grow(
-            "sketch cells",
-            &a.sketch_cells_reserved,
-            reach.sketch,
             slots,
-            |s: u64| Span {
-                start: fx.off_sketch + s * fx.sketch_stride,
-                limit: fx.sketch_cells_per_slot * 8,
-                from_end: false,
-            },
+            cells(true),
         )
     }
 
@@ -242,15 +239,6 @@ impl Store {
                     start: fx.off_cells + s * fx.slot_stride,
                     limit: fx.cells_per_slot * 8,
                     from_end: true,
-                },
-            ),
-            (
-                "sketch cells",
-                &a.sketch_cells_reserved,
-                Span {
-                    start: fx.off_sketch + s * fx.sketch_stride,
-                    limit: fx.sketch_cells_per_slot * 8,
-                    from_end: false,
                 },
             ),
         ];

@@ -193,6 +193,7 @@ impl Store {
         // SeqCst: see the module documentation.
         rec.state
             .store(state::next_gen(word, state::RETIRED), SeqCst);
+        self.count_removal();
         if let Some(pos) = self.index_position(id, rec.hash.load(Relaxed)) {
             self.map.index()[pos].store(TOMBSTONE, Release);
         }
@@ -273,6 +274,7 @@ impl Store {
         family: &Family,
         hash: u64,
         encoded: &[u8],
+        created: u64,
     ) -> Result<Option<Series>> {
         let f = &self.map.families()[family.index as usize];
         let head = f.free_head.load(Relaxed);
@@ -320,7 +322,7 @@ impl Store {
         self.map.arena_write(labels, encoded);
         super::set_ref(&rec.labels, labels, encoded.len());
         rec.hash.store(hash, Relaxed);
-        rec.created_unix_ns.store(proc::unix_nanos(), Relaxed);
+        rec.created_unix_ns.store(created, Relaxed);
         self.stamp_created(family, rec.int_off.load(Relaxed));
         self.map.index()[pos].store(id + 1, Release);
         rec.state.store(state::with(word, state::LIVE), Release);

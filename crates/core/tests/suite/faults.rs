@@ -150,10 +150,31 @@ fn a_tmpfs_that_fills_while_writing_refuses_what_does_not_fit_and_keeps_the_rest
     };
     store.counter_add(overflow, 5.0).unwrap();
     want.insert(0, (String::new(), 5.0));
-    // A summary series takes 165 KiB a writer: no room for it, nor for
-    // its overflow series' sketch. The overflow series counts.
-    let e = expect_err(store.series(&lat, &["b"]), ErrorKind::Overflow);
-    store.observe(e.overflow_series().unwrap(), 3.0).unwrap();
+    // A summary series' sketch takes its pages as observations first
+    // land in them (33 KiB a set, 512 cells a page): a new series (or
+    // the overflow series, if its record found no room) takes the pages
+    // already granted, and an observation that needs a page the file
+    // system refuses gets an error and is recorded nowhere.
+    let b = match store.series(&lat, &["b"]) {
+        Ok(s) => s,
+        Err(e) => {
+            assert_eq!(e.kind(), ErrorKind::Overflow, "{e}");
+            e.overflow_series().unwrap()
+        }
+    };
+    let (mut recorded, mut refused) = (0u64, Vec::new());
+    for d in -9..9 {
+        match store.observe(b, 10f64.powi(d)) {
+            Ok(()) => recorded += 1,
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::StoreFull, "{e}");
+                assert!(e.message().contains("quantile sketch"), "{e}");
+                assert!(e.message().contains("No space left"), "{e}");
+                refused.push(d);
+            }
+        }
+    }
+    assert!(!refused.is_empty(), "every page of the sketch was granted");
     // Registering: refused once its records or bytes need more space.
     let e = (0..4096)
         .find_map(|n| {
@@ -189,14 +210,82 @@ fn a_tmpfs_that_fills_while_writing_refuses_what_does_not_fit_and_keeps_the_rest
             v => panic!("{v:?}"),
         })
         .collect();
-    assert_eq!(counts.iter().sum::<u64>(), 2, "{counts:?}");
+    assert_eq!(counts.iter().sum::<u64>(), 1 + recorded, "{counts:?}");
     // No page was touched that the file system had not granted.
     assert_eq!(faults_absorbed(), faults);
 
-    // Space freed: new series fit again.
+    // Space freed: new series fit again, and the refused observations
+    // find their pages.
     std::fs::remove_file(filler).unwrap();
     let s = store.series(&jobs, &["later"]).unwrap();
     store.counter_inc(s).unwrap();
+    for d in &refused {
+        store.observe(b, 10f64.powi(*d)).unwrap();
+    }
+    let snap = reader.snapshot().unwrap();
+    let count: u64 = snap
+        .family("lat")
+        .unwrap()
+        .series()
+        .map(|s| match s.value() {
+            Value::Summary { count, .. } => count,
+            v => panic!("{v:?}"),
+        })
+        .sum();
+    assert_eq!(count, 1 + 18);
+    assert_eq!(faults_absorbed(), faults);
+}
+
+#[test]
+fn summary_sketches_take_only_the_pages_their_observations_touch() {
+    // 100 summary series with quantiles, each observed in 4 writers: with
+    // their sketches reserved whole (165 KiB a series a writer) they
+    // would need 64 MiB; touched page by page they fit in 4 MiB.
+    let _one = count_faults();
+    let faults = faults_absorbed();
+    let fs = Tmpfs::mount("4m");
+    let path = fs.path().join("store");
+    let opts = Options {
+        max_families: 8,
+        max_series: 256,
+        label_bytes: 1 << 16,
+        max_writers: 8,
+        cells_per_writer: 1 << 14,
+        sketch_cells_per_writer: 1 << 22,
+        ..Options::default()
+    };
+    let desc = FamilyDesc::new("lat", Kind::Summary)
+        .labels(&["k"])
+        .quantiles(&[0.5, 0.99]);
+    let store = Store::open(&path, &opts).unwrap();
+    store.register(&desc).unwrap();
+    let writers: Vec<Store> = (0..4).map(|_| Store::open(&path, &opts).unwrap()).collect();
+    for w in &writers {
+        let f = w.register(&desc).unwrap();
+        for i in 0..100 {
+            let s = w.series(&f, &[&i.to_string()]).unwrap();
+            w.observe(s, 0.25 + f64::from(i) / 1000.0).unwrap();
+            w.observe(s, 0.5).unwrap();
+        }
+    }
+    let snap = store.snapshot().unwrap();
+    let mut n = 0;
+    for s in snap.family("lat").unwrap().series() {
+        match s.value() {
+            Value::Summary {
+                count, quantiles, ..
+            } => {
+                assert_eq!(count, 8);
+                assert!(
+                    quantiles.iter().all(|q| q.value > 0.2 && q.value < 0.6),
+                    "{quantiles:?}"
+                );
+            }
+            v => panic!("{v:?}"),
+        }
+        n += 1;
+    }
+    assert_eq!(n, 100);
     assert_eq!(faults_absorbed(), faults);
 }
 

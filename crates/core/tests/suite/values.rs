@@ -278,3 +278,37 @@ fn a_kept_snapshot_follows_deletes_resets_overflows_and_wipes() {
     check(&mut kept, "register after the wipe");
     assert_eq!(view(&kept), [("d[]".to_string(), false, 1.0)]);
 }
+
+#[test]
+fn a_series_made_with_a_given_creation_time_keeps_it() {
+    let (_d, s) = open();
+    let f = s
+        .register(&FamilyDesc::new("jobs", Kind::Counter).labels(&["q"]))
+        .unwrap();
+    s.series_created(&f, &["a"], Some(123_456_000_000)).unwrap();
+    // Found, not made: the time given is not taken.
+    s.series_created(&f, &["a"], Some(999)).unwrap();
+    s.series_or_overflow_created(&f, &["b"], Some(7_000_000_000))
+        .unwrap();
+    let before = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64;
+    s.series(&f, &["c"]).unwrap();
+    let snap = s.snapshot().unwrap();
+    let created: Vec<(String, u64)> = snap
+        .family("jobs")
+        .unwrap()
+        .series()
+        .map(|x| {
+            (
+                x.label_values().next().unwrap().to_string(),
+                x.created_unix_ns(),
+            )
+        })
+        .collect();
+    assert_eq!(created[0], ("a".to_string(), 123_456_000_000));
+    assert_eq!(created[1], ("b".to_string(), 7_000_000_000));
+    assert_eq!(created[2].0, "c");
+    assert!(created[2].1 >= before, "the store's clock by default");
+}

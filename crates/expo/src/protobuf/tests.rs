@@ -983,7 +983,7 @@ fn utf8_names_by_escaping() {
     assert_eq!(
         names(Escaping::Dots),
         (
-            "http_dot_requests__total".into(),
+            "http_dot_requests_total".into(),
             vec!["http_dot_method".into(), "code".into()],
             "trace_dot_id".into()
         )

@@ -184,6 +184,13 @@ fn at_the_limit_the_oldest_idle_connection_makes_room() {
             .evicted_connections
             .load(std::sync::atomic::Ordering::Relaxed)
     };
+    let rejected = || {
+        server
+            .renderer
+            .stats
+            .rejected_connections
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
 
     // Fill every place with a connection that sends nothing, then open
     // EXTRA more, one after the other (the pause lets the server find
@@ -213,7 +220,13 @@ fn at_the_limit_the_oldest_idle_connection_makes_room() {
             "the count of closed idle connections",
             CLOSE_BOUND,
             Duration::from_millis(10),
-            || (evicted() == n as u64).then_some(()),
+            || match evicted() {
+                e if e == n as u64 => Ok(()),
+                e => Err(format!(
+                    "{e} closed, and the rejected count is {}",
+                    rejected()
+                )),
+            },
         )
     };
     counted(EXTRA);

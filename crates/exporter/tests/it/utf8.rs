@@ -63,6 +63,11 @@ fn utf8_store(path: &std::path::Path) -> Store {
     store
 }
 
+/// A scrape: its name, `Accept`, the `Content-Type` answered, the parser,
+/// and the names prometheus_client reads (counter sample, its label, the
+/// gauge).
+type Case<'a> = (&'a str, Option<&'a str>, &'a str, &'a str, [&'a str; 3]);
+
 #[test]
 fn utf8_names_by_negotiated_escaping() {
     let dir = tempfile::tempdir().unwrap();
@@ -73,7 +78,7 @@ fn utf8_names_by_negotiated_escaping() {
 
     // (case, Accept, Content-Type, parser, the names prometheus_client
     // reads: counter sample, its label, the gauge)
-    let cases: &[(&str, Option<&str>, &str, &str, [&str; 3])] = &[
+    let cases: &[Case] = &[
         (
             "no Accept",
             None,
@@ -124,7 +129,7 @@ fn utf8_names_by_negotiated_escaping() {
             "text/plain; version=1.0.0; charset=utf-8; escaping=dots",
             "text",
             [
-                "http_dot_server_dot_requests__total",
+                "http_dot_server_dot_requests_total",
                 "http_dot_request_dot_method",
                 "temp__rature____C",
             ],
@@ -135,7 +140,7 @@ fn utf8_names_by_negotiated_escaping() {
             "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=values",
             "openmetrics",
             [
-                "U__http_2e_server_2e_requests__total",
+                "U__http_2e_server_2e_requests_total",
                 "U__http_2e_request_2e_method",
                 "U__temp_e9_rature_20__b0_C",
             ],

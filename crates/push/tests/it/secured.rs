@@ -299,6 +299,175 @@ fn remote_write_over_https_with_basic_auth_to_victoria_metrics() {
     }
 }
 
+/// Debian's `vmauth` (VictoriaMetrics' authenticating proxy, 1.79)
+/// serving HTTPS, which lets a bearer token through to a VictoriaMetrics
+/// behind it; killed when dropped.
+struct VmAuth {
+    _process: KillOnDrop,
+    addr: SocketAddr,
+}
+
+impl VmAuth {
+    /// vmauth on a free port with the test PKI's certificate, letting
+    /// `Authorization: Bearer <token>` through to `backend`.
+    fn start(dir: &Path, pki: &Pki, token: &str, backend: &str) -> VmAuth {
+        let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+        let config = dir.join("vmauth.yml");
+        std::fs::write(
+            &config,
+            format!("users:\n- bearer_token: \"{token}\"\n  url_prefix: \"{backend}\"\n"),
+        )
+        .unwrap();
+        let log = dir.join("vmauth.log");
+        let process = spawn_logged(
+            Command::new("/usr/bin/vmauth")
+                .arg(format!("-auth.config={}", config.display()))
+                .arg(format!("-httpListenAddr={addr}"))
+                .arg("-tls")
+                .arg(format!("-tlsCertFile={}", pki.cert.display()))
+                .arg(format!("-tlsKeyFile={}", pki.key.display())),
+            &log,
+            "the Debian package `victoria-metrics` (it has vmauth)",
+        );
+        wait_for(
+            "vmauth answers over HTTPS",
+            Duration::from_secs(60),
+            Duration::from_millis(200),
+            || {
+                let out = Command::new("curl")
+                    .args(["-sS", "--max-time", "5", "--cacert"])
+                    .arg(&pki.ca)
+                    .arg(format!("https://{addr}/health"))
+                    .output()
+                    .map_err(|e| format!("cannot run curl: {e}"))?;
+                match String::from_utf8_lossy(&out.stdout).trim() {
+                    "OK" => Ok(()),
+                    other => Err(format!(
+                        "{other} {}\n{}",
+                        String::from_utf8_lossy(&out.stderr),
+                        std::fs::read_to_string(&log).unwrap_or_default()
+                    )),
+                }
+            },
+        );
+        VmAuth {
+            _process: process,
+            addr,
+        }
+    }
+
+    fn write_url(&self) -> String {
+        format!("https://{}/api/v1/write", self.addr)
+    }
+}
+
+/// remote_write with a bearer token from a file, over HTTPS, through a
+/// real authenticating proxy (vmauth) into VictoriaMetrics. vmauth 1.79
+/// answers an unknown token with 400 and quotes the `Authorization`
+/// header it refused (from 1.91 on it answers 401 without it): the batch
+/// is dropped and counted as `reason="status"`, and the token is hidden
+/// from the log. A request without credentials gets 401, counted as
+/// `reason="auth"`.
+#[test]
+fn remote_write_with_a_bearer_token_through_vmauth() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::write(dir.path());
+    let vm = Receiver::start(Peer::Victoria, &dir.path().join("vm"));
+    let vmauth = VmAuth::start(
+        dir.path(),
+        &pki,
+        "tok-rw-5c1e",
+        &format!("http://{}", vm.addr),
+    );
+    let store_path = dir.path().join("store");
+    let _store = write_store(&store_path);
+    let token = dir.path().join("token");
+    std::fs::write(&token, "tok-rw-5c1e\n").unwrap();
+    let wrong_token = dir.path().join("wrong-token");
+    std::fs::write(&wrong_token, "tok-guess-77a0\n").unwrap();
+    let url = vmauth.write_url();
+    let serve = |who: &str, extra: &[&str]| {
+        let label = format!("who={who}");
+        let mut args = vec![
+            "--store",
+            s(&store_path),
+            "--remote-write.url",
+            &url,
+            "--remote-write.interval",
+            "0.5",
+            "--remote-write.external-label",
+            &label,
+            "--remote-write.tls.ca-file",
+            s(&pki.ca),
+        ];
+        args.extend(extra);
+        Serve::start(&args)
+    };
+    let good = serve("good", &["--remote-write.bearer-token-file", s(&token)]);
+    let wrong = serve(
+        "wrong",
+        &["--remote-write.bearer-token-file", s(&wrong_token)],
+    );
+    let none = serve("none", &[]);
+    let started = Instant::now();
+
+    // The right token: the values arrive in VictoriaMetrics.
+    wait_for(
+        "the pushed value in VictoriaMetrics, through vmauth",
+        ARRIVAL,
+        Duration::from_millis(250),
+        || match vm.value(r#"jobs_processed_total{queue="email",who="good"}"#) {
+            Ok(7.0) => Ok(()),
+            other => Err(format!("{other:?}\n{}", good.stderr())),
+        },
+    );
+    eprintln!("arrived through vmauth after {:?}", started.elapsed());
+    let sent = format!("shmetrics_remote_write_samples_sent_total{{url=\"{url}\"}}");
+    assert!(good.metric(&sent) > 0.0);
+    let failures = |reason: &str| {
+        format!(
+            "shmetrics_remote_write_request_failures_total{{url=\"{url}\",reason=\"{reason}\"}}"
+        )
+    };
+    for reason in ["tls", "auth", "status"] {
+        assert_eq!(good.metric(&failures(reason)), 0.0, "{reason}");
+    }
+
+    // A wrong token: vmauth 1.79 answers 400, quoting the header; the log
+    // says so with the token hidden.
+    wait_failure(
+        &wrong,
+        &failures("status"),
+        &[
+            "the receiver answered 400 Bad Request",
+            r#"cannot find the provided auth token \"Bearer <hidden>\""#,
+            "dropped",
+        ],
+    );
+    let log = wrong.stderr();
+    assert!(
+        !log.contains("tok-guess"),
+        "the log shows the token:\n{log}"
+    );
+    let failed = format!("shmetrics_remote_write_samples_failed_total{{url=\"{url}\"}}");
+    assert!(wrong.metric(&failed) > 0.0);
+    // No credentials: 401, an authentication failure.
+    wait_failure(
+        &none,
+        &failures("auth"),
+        &[
+            "refused the credentials (401 Unauthorized)",
+            "missing `Authorization` request header",
+        ],
+    );
+    eprintln!("both failures counted after {:?}", started.elapsed());
+    // Nothing from them arrived.
+    for who in ["wrong", "none"] {
+        let q = format!("count({{who=\"{who}\"}}) or vector(0)");
+        assert_eq!(vm.value(&q), Ok(0.0), "{who}");
+    }
+}
+
 #[test]
 fn otlp_over_https_with_a_bearer_token_file_and_headers() {
     let dir = tempfile::tempdir().unwrap();

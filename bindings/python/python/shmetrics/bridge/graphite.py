@@ -9,7 +9,7 @@ import threading
 import time
 from typing import Any, Callable, Tuple
 
-from .._text import float_text
+from .._native import float_text
 from ..registry import REGISTRY
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9_]")

@@ -3,7 +3,7 @@ writer and the escaping schemes' names."""
 
 from .._exposition import ALLOWUTF8, DOTS, UNDERSCORES, VALUES, CONTENT_TYPE_OPENMETRICS
 from .._exposition import generate_openmetrics as generate_latest
-from .._text import escape_label_name, escape_metric_name
+from .._names import escape_label_name, escape_metric_name
 
 CONTENT_TYPE_LATEST = CONTENT_TYPE_OPENMETRICS
 ESCAPING_HEADER_TAG = "escaping"

@@ -14,10 +14,13 @@ module Shmetrics
           # store's path; without it events are dropped, as
           # statsd-instrument drops them outside production),
           # `STATSD_PREFIX`, `STATSD_DEFAULT_TAGS` (comma-separated),
-          # `STATSD_SAMPLE_RATE`, and `STATSD_ADDR` (the agent that `set`,
-          # `event` and `service_check` are passed through to).
+          # `STATSD_SAMPLE_RATE`, `STATSD_ADDR` (the agent that `set`,
+          # `event` and `service_check` are passed through to), and
+          # `SHMETRICS_STATSD_TTL` (seconds after which a series no process
+          # updated is forgotten).
           def from_env(env = Environment.current)
             rate = env["STATSD_SAMPLE_RATE"]
+            ttl = env["SHMETRICS_STATSD_TTL"]
             tags = env["STATSD_DEFAULT_TAGS"]
             new(
               store: env["SHMETRICS_STATSD_STORE"],
@@ -25,11 +28,12 @@ module Shmetrics
               default_tags: tags&.split(","),
               default_sample_rate: rate && Float(rate),
               passthrough: env["STATSD_ADDR"],
+              ttl: ttl && Float(ttl),
             )
           end
         end
 
-        attr_reader :sink, :prefix, :default_tags, :passthrough, :buckets
+        attr_reader :sink, :prefix, :default_tags, :passthrough, :buckets, :ttl
 
         # Keyword arguments of statsd-instrument's constructor that decide
         # the wire format or the batching; the store needs none of them.
@@ -39,7 +43,7 @@ module Shmetrics
         ].freeze
 
         def initialize(store: nil, sink: nil, prefix: nil, default_tags: nil,
-          default_sample_rate: nil, passthrough: nil, buckets: nil, **ignored)
+          default_sample_rate: nil, passthrough: nil, buckets: nil, ttl: nil, **ignored)
           unknown = ignored.keys - IGNORED_OPTIONS
           raise ArgumentError, "unknown keywords: #{unknown.join(", ")}" unless unknown.empty?
 
@@ -47,13 +51,14 @@ module Shmetrics
           @default_tags = default_tags
           @default_sample_rate = default_sample_rate
           @buckets = buckets
+          @ttl = ttl
           @passthrough = passthrough.is_a?(String) ? Passthrough.new(passthrough) : passthrough
           @prefix_part = prefix ? "#{prefix}.".tr(":|@", "_") : ""
           @compiled_default_tags = compile_tags(default_tags)
           # Series handles by kind, name and tags; no_prefix has its own.
           @cache = { false => { c: {}, g: {}, h: {} }, true => { c: {}, g: {}, h: {} } }
           @counters, @gauges, @histograms = @cache[false].values_at(:c, :g, :h)
-          self.sink = sink || (store ? StoreSink.for(store, buckets: buckets) : NullSink.new)
+          self.sink = sink || (store ? StoreSink.for(store, buckets: buckets, ttl: ttl) : NullSink.new)
         end
 
         def default_sample_rate
@@ -61,14 +66,19 @@ module Shmetrics
         end
 
         # The methods below write into the store straight from the client
-        # when its sink is a store (the hot path: two hash lookups and one
-        # update); anything else (a capture, no prefix, a bad value) goes
+        # when its sink is a store (the hot path: a hash lookup by name,
+        # then one call into the C extension that finds the series by tags
+        # and updates it); anything else (a capture, no prefix, a bad value) goes
         # through the sink's `emit`.
 
         def increment(name, value = 1, sample_rate: nil, tags: nil, no_prefix: false)
-          if (h = @handle) && !no_prefix && value.is_a?(Numeric) && value >= 0
-            series = ((r = @counters[name]) && SeriesCache.find(r, tags)) || @direct.series(self, :c, name, tags, false)
-            (rc = Backend::Lib.counter_add(h, series, value)) == 0 || Backend.check(rc)
+          if (d = @direct) && !no_prefix && value.is_a?(Numeric) && value >= 0
+            begin
+              ((r = @counters[name]) && SeriesCache.counter_add(r, tags, value)) ||
+                d.series(self, :c, name, tags, false).__counter_add(value)
+            rescue Shmetrics::Error => e
+              d.recover(self, :c, name, value, tags, false, e)
+            end
           else
             @sink.emit(self, :c, name, value, sample_rate, tags, no_prefix)
           end
@@ -76,9 +86,13 @@ module Shmetrics
         end
 
         def gauge(name, value, sample_rate: nil, tags: nil, no_prefix: false)
-          if (h = @handle) && !no_prefix && value.is_a?(Numeric)
-            series = ((r = @gauges[name]) && SeriesCache.find(r, tags)) || @direct.series(self, :g, name, tags, false)
-            (rc = Backend::Lib.gauge_set(h, series, value)) == 0 || Backend.check(rc)
+          if (d = @direct) && !no_prefix && value.is_a?(Numeric)
+            begin
+              ((r = @gauges[name]) && SeriesCache.gauge_set(r, tags, value)) ||
+                d.series(self, :g, name, tags, false).__gauge_set(value)
+            rescue Shmetrics::Error => e
+              d.recover(self, :g, name, value, tags, false, e)
+            end
           else
             @sink.emit(self, :g, name, value, sample_rate, tags, no_prefix)
           end
@@ -136,6 +150,7 @@ module Shmetrics
             default_tags: default_tags == :keep ? @default_tags : default_tags,
             passthrough: @passthrough,
             buckets: @buckets,
+            ttl: @ttl,
             **ignored.slice(*IGNORED_OPTIONS),
           )
         end
@@ -191,13 +206,16 @@ module Shmetrics
         def sink=(sink)
           @sink = sink
           @direct = sink.is_a?(StoreSink) ? sink : nil
-          @handle = @direct&.store
         end
 
         def record(type, name, value, sample_rate, tags, no_prefix)
-          if (h = @handle) && !no_prefix && value.is_a?(Numeric)
-            series = ((r = @histograms[name]) && SeriesCache.find(r, tags)) || @direct.series(self, type, name, tags, false)
-            (rc = Backend::Lib.observe(h, series, value)) == 0 || Backend.check(rc)
+          if (d = @direct) && !no_prefix && value.is_a?(Numeric)
+            begin
+              ((r = @histograms[name]) && SeriesCache.observe(r, tags, value)) ||
+                d.series(self, type, name, tags, false).__observe(value)
+            rescue Shmetrics::Error => e
+              d.recover(self, type, name, value, tags, false, e)
+            end
           else
             @sink.emit(self, type, name, value, sample_rate, tags, no_prefix)
           end

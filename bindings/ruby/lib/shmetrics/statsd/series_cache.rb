@@ -5,28 +5,28 @@ module Shmetrics
     # Series handles of one name by tags. A new but equal tags array or
     # hash must find its handle fast: as a Hash key it would be hashed and
     # compared through Ruby's recursion guard, which costs more than the
-    # store update itself. So entries are keyed by the tags' `hash` (an
-    # Integer key) and hold a frozen copy of the tags, compared with `==`
-    # on a hit (a different tag set with the same hash, practically never
-    # seen, gets its own entry in a short list).
+    # store update itself. So entries are keyed by `key(tags)` (an Integer)
+    # and hold a frozen copy of the tags, compared with `same?` on a hit (a
+    # different tag set with the same key, practically never seen, gets its
+    # own entry in a short list).
+    #
+    # The lookups are in the gem's C extension (ext/shmetrics/shmetrics.c):
+    # `key` and `same?` hash and compare an Array of Strings string by
+    # string, and a Hash of Symbols to Strings or Integers pair by pair in
+    # any order (other tags use their own #hash and #==); `find(root, tags)`
+    # returns the cached series or nil; `counter_add`, `gauge_set` and
+    # `observe(root, tags, value)` update the cached series in the same
+    # call and return true, or nil when none is cached.
     module SeriesCache
       class << self
-        # The handle cached in `root` for `tags`, or nil.
-        def find(root, tags)
-          e = root[tags.hash] or return nil
-          return e[1] if e[0] == tags
-
-          e[2]&.each { |t, s| return s if t == tags }
-          nil
-        end
-
         # Caches `series` in `root` for `tags`.
         def store(root, tags, series)
           copy = frozen_copy(tags)
-          e = root[tags.hash]
+          key = key(tags)
+          e = root[key]
           if e.nil?
-            root[tags.hash] = [copy, series]
-          elsif e[0] != tags
+            root[key] = [copy, series]
+          elsif !same?(e[0], tags)
             (e[2] ||= []) << [copy, series]
           end
           series

@@ -1,16 +1,16 @@
 -- The Lua binding as a LuaRocks package: shmetrics.lua and its generated
 -- declarations (shmetrics/cdef.lua, from crates/ffi/gen-header.sh). LuaJIT
--- only (it uses LuaJIT's ffi). The library, libshmetrics.so.0, is not in
+-- only (it uses LuaJIT's ffi). The library, libshmetrics.so.1, is not in
 -- the rock: install it on the system's library path (the .deb, or a build
 -- of crates/ffi) or point $SHMETRICS_LIBRARY at it; see docs/install.md.
--- `luarocks make bindings/lua/shmetrics-0.1.0-1.rockspec` from the
+-- `luarocks make bindings/lua/shmetrics-1.0.0-1.rockspec` from the
 -- repository's root installs this checkout's module.
 rockspec_format = "3.0"
 package = "shmetrics"
-version = "0.1.0-1"
+version = "1.0.0-1"
 source = {
    url = "git+https://example.invalid/shmetrics.git",
-   tag = "v0.1.0",
+   tag = "v1.0.0",
 }
 description = {
    summary = "nginx-lua-prometheus's API on a shared-memory metric store, for nginx and OpenResty",

@@ -1,0 +1,16 @@
+dnl The shmetrics PHP extension: the package's hot classes (CollectorRegistry,
+dnl Counter, Gauge, Histogram, Summary) in C over libshmetrics' C ABI, which
+dnl it loads at run time (dlopen of $SHMETRICS_LIBRARY, the ini setting
+dnl shmetrics.library, else the SONAME libshmetrics.so.1), as the FFI
+dnl binding does: building needs no library, only PHP's headers.
+dnl   phpize && ./configure && make && make install
+PHP_ARG_ENABLE([shmetrics],
+  [whether to enable the shmetrics extension],
+  [AS_HELP_STRING([--enable-shmetrics], [Enable the shmetrics extension])],
+  [yes])
+
+if test "$PHP_SHMETRICS" != "no"; then
+  PHP_ADD_LIBRARY(dl, 1, SHMETRICS_SHARED_LIBADD)
+  PHP_SUBST(SHMETRICS_SHARED_LIBADD)
+  PHP_NEW_EXTENSION(shmetrics, shmetrics.c, $ext_shared,, -Wall -Wextra -Wno-unused-parameter)
+fi
