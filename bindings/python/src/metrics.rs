@@ -214,12 +214,12 @@ impl Metric {
         kind: Kind,
         tune: impl FnOnce(FamilyDesc, &Hints) -> PyResult<FamilyDesc>,
     ) -> PyResult<Metric> {
+        let label_names = c.labelnames.clone().unwrap_or_default();
+        let names: Vec<&str> = label_names.iter().map(String::as_str).collect();
+        crate::names::check_given(c.name, &c.full_name(kind), &names)?;
         let (store_obj, hints) = c.store(py, kind, &c.full_name(kind))?;
         let generation = store_obj.get().generation();
         let store = store_obj.get().store();
-        let label_names = c.labelnames.clone().unwrap_or_default();
-        let names: Vec<&str> = label_names.iter().map(String::as_str).collect();
-        crate::names::check_legacy(Some(&c.full_name(kind)), &names)?;
         let mut desc = FamilyDesc::new(c.full_name(kind), kind)
             .name_rules(crate::names::rules())
             .help(c.documentation)
@@ -886,7 +886,7 @@ fn exemplar_labels(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, String)>> {
         .map(|(k, v)| Ok((k.str()?.to_string(), v.str()?.to_string())))
         .collect::<PyResult<_>>()?;
     let names: Vec<&str> = labels.iter().map(|(k, _)| k.as_str()).collect();
-    crate::names::check_legacy(None, &names)?;
+    crate::names::check_legacy(&names)?;
     Ok(labels)
 }
 

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use pyo3::prelude::*;
 use shmetrics_core::NameRules;
 
-use crate::errors::to_py;
+use crate::errors::{to_py, InvalidNameError};
 
 /// Whether names outside the legacy set are refused.
 static LEGACY: AtomicBool = AtomicBool::new(false);
@@ -34,19 +34,30 @@ pub(crate) fn rules() -> NameRules {
     }
 }
 
-/// Refuses, under legacy validation, a metric name or label names outside
-/// the legacy set (the core's [`NameRules::Legacy`]), before a registry
-/// keeps the name. Under the default rules the store checks them.
-pub(crate) fn check_legacy(metric: Option<&str>, labels: &[&str]) -> PyResult<()> {
+/// Checks a metric's names before a registry keeps them: `name` (the
+/// part given, which prometheus_client refuses empty whatever the
+/// namespace), and under legacy validation the full name and the label
+/// names (the core's [`NameRules::Legacy`]). Under the default rules the
+/// store checks the rest.
+pub(crate) fn check_given(name: &str, full: &str, labels: &[&str]) -> PyResult<()> {
+    if name.is_empty() {
+        return Err(InvalidNameError::new_err("metric name should not be empty"));
+    }
     let rules = rules();
-    if rules == NameRules::Utf8 {
-        return Ok(());
+    if rules == NameRules::Legacy {
+        rules.check_metric_name(full).map_err(to_py)?;
     }
-    if let Some(m) = metric {
-        rules.check_metric_name(m).map_err(to_py)?;
-    }
-    for l in labels {
-        rules.check_label_name(l).map_err(to_py)?;
+    check_legacy(labels)
+}
+
+/// Refuses, under legacy validation, label names (of series or
+/// exemplars) outside the legacy set.
+pub(crate) fn check_legacy(labels: &[&str]) -> PyResult<()> {
+    let rules = rules();
+    if rules == NameRules::Legacy {
+        for l in labels {
+            rules.check_label_name(l).map_err(to_py)?;
+        }
     }
     Ok(())
 }

@@ -23,7 +23,7 @@ from typing import List, Set
 VERSION = "0.26.0"
 # The measured count (2026-11-26): raise it when more pass, never lower it
 # to make a run pass.
-FLOOR = 236
+FLOOR = 251
 
 ROOT = Path(__file__).resolve().parents[3]
 WORK = ROOT / "target" / "prometheus_client_suite"
