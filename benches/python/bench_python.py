@@ -140,6 +140,10 @@ def child_ops(spec: dict) -> dict:
                 k = m.CounterMetricFamily("bench_pool_checkouts", "Checkouts.")
                 k.add_metric([], time.perf_counter())
                 yield k
+        # Only this collector: the default process, platform and GC
+        # collectors, which REGISTRY also carries, would be published too.
+        for d in (m.PROCESS_COLLECTOR, m.PLATFORM_COLLECTOR, m.GC_COLLECTOR):
+            m.REGISTRY.unregister(d)
         m.REGISTRY.register(Pool())
         m.Gauge("bench_fn", "Function gauge.", multiprocess_mode="livesum").set_function(time.perf_counter)
         publisher = m.start_publisher(interval=0.001)
@@ -181,7 +185,11 @@ def child_ops(spec: dict) -> dict:
     ticks = 0
     if publisher is not None:
         publisher.stop()
-        ticks = int(m.REGISTRY.get_sample_value("bench_pool_checkouts_total") is not None)
+        # Read from the store (REGISTRY's own page takes the name from the
+        # collector itself).
+        store_view = m.CollectorRegistry()
+        m.multiprocess.MultiProcessCollector(store_view)
+        ticks = int(store_view.get_sample_value("bench_pool_checkouts_total") is not None)
     lib.check_alone()
     return {"ops": out, "version": getattr(m, "__version__", "?"), "published": ticks}
 
@@ -328,13 +336,12 @@ def child_page(spec: dict) -> dict:
     import hashlib
     lib = Lib(spec)
     m = lib.mod
-    # REGISTRY (ours: the configured store), without prometheus_client's
-    # default process, platform and GC collectors (ours has none by
-    # default), whose values differ between the two processes.
+    # REGISTRY (ours: the configured store), without the default process,
+    # platform and GC collectors, whose values differ between the two
+    # processes.
     registry = m.REGISTRY
-    if lib.name == THEIRS:
-        for c in (m.PROCESS_COLLECTOR, m.PLATFORM_COLLECTOR, m.GC_COLLECTOR):
-            registry.unregister(c)
+    for c in (m.PROCESS_COLLECTOR, m.PLATFORM_COLLECTOR, m.GC_COLLECTOR):
+        registry.unregister(c)
     values = label_values(spec["series"])
     for f, vals in enumerate(values):
         c = m.Counter(f"bench_requests_{f}_total", f"Requests served by handler {f}.", ["route", "code"])

@@ -31,9 +31,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "php.h"
 #include "php_ini.h"
+#include "ext/standard/basic_functions.h"
 #include "ext/standard/info.h"
 #include "Zend/zend_exceptions.h"
 #include "Zend/zend_interfaces.h"
@@ -68,7 +70,14 @@
     X(shmetrics_family_cached)                                                                               \
     X(shmetrics_family_cache)                                                                                \
     X(shmetrics_update)                                                                                      \
-    X(shmetrics_update_exemplar)
+    X(shmetrics_update_exemplar)                                                                             \
+    X(shmetrics_register)                                                                                    \
+    X(shmetrics_series_get)                                                                                  \
+    X(shmetrics_counter_add)                                                                                 \
+    X(shmetrics_gauge_set)                                                                                   \
+    X(shmetrics_gauge_add)                                                                                   \
+    X(shmetrics_gauge_set_to_current_time)                                                                   \
+    X(shmetrics_observe)
 
 static struct {
 #define SHM_FIELD(f) __typeof__(f) *f;
@@ -89,7 +98,7 @@ PHP_INI_BEGIN()
     PHP_INI_ENTRY("shmetrics.library", "", PHP_INI_SYSTEM, NULL)
 PHP_INI_END()
 
-static zend_class_entry *ce_store, *ce_collector, *ce_counter, *ce_gauge, *ce_histogram, *ce_summary, *ce_registry;
+static zend_class_entry *ce_store, *ce_storage, *ce_collector, *ce_counter, *ce_gauge, *ce_histogram, *ce_summary, *ce_registry;
 
 /* ---- calling the PHP side (slow paths only) ---------------------------------------------------- */
 
@@ -229,6 +238,15 @@ static bool shm_load(bool quiet)
     return false;
 }
 
+/* Initialises the zend_object std of a new object of class ce with handlers h; returns it. */
+static zend_object *object_ready(zend_object *std, zend_class_entry *ce, const zend_object_handlers *h)
+{
+    zend_object_std_init(std, ce);
+    object_properties_init(std, ce);
+    std->handlers = h;
+    return std;
+}
+
 /* ---- Shmetrics\Ext\Store: a persistent store handle ------------------------------------------- */
 
 typedef struct {
@@ -246,11 +264,8 @@ static inline shm_store *store_of(zend_object *o)
 static zend_object *store_create(zend_class_entry *ce)
 {
     shm_store *s = zend_object_alloc(sizeof(shm_store), ce);
-    zend_object_std_init(&s->std, ce);
-    object_properties_init(&s->std, ce);
-    s->std.handlers = &store_handlers;
     s->st = NULL;
-    return &s->std;
+    return object_ready(&s->std, ce, &store_handlers);
 }
 
 static zend_function *store_get_constructor(zend_object *o)
@@ -261,31 +276,59 @@ static zend_function *store_get_constructor(zend_object *o)
 
 /* ---- Shmetrics\Ext\ functions ------------------------------------------------------------------ */
 
-/* open(string $path, array $options): Store; the options are checked by Storage\Shmetrics. */
-PHP_FUNCTION(open)
+/*
+ * The store handles this process opened, by path and read_only: the
+ * library's persistent handle and the file (device, inode) it maps, so
+ * that the check that the path still names that file (issue 17: a store
+ * removed or replaced is opened again, at the next request) is one lstat,
+ * not the library's fstat of its descriptor plus lstat of the path. A
+ * mapped file keeps its inode, so no other file can take its number while
+ * the handle lives: lstat(path) giving the same (device, inode) means the
+ * path names the mapped file. Anything else goes to the library, which
+ * checks again and opens the path again if needed.
+ */
+typedef struct {
+    shmetrics_store *st;
+    dev_t dev;
+    ino_t ino;
+    bool known; /* dev and ino are the mapped file's */
+} shm_opened;
+
+/* Per process, "w" or "r" (read_only) then the path => shm_opened*. Not
+ * shared between threads: under ZTS, every check goes to the library. */
+static HashTable opened;
+
+/* The destructor of the per-process tables' values: pemalloc'd. */
+static void opened_free(zval *v)
 {
-    zend_string *path;
-    HashTable *options;
-    ZEND_PARSE_PARAMETERS_START(2, 2)
-        Z_PARAM_STR(path)
-        Z_PARAM_ARRAY_HT(options)
-    ZEND_PARSE_PARAMETERS_END();
-    if (!shm_load(false)) {
-        RETURN_THROWS();
-    }
-    zval *ro = zend_hash_str_find(options, "read_only", sizeof("read_only") - 1);
-    shmetrics_store *st = lib.shmetrics_store_persistent(ZSTR_VAL(path), ZSTR_LEN(path), ro != NULL && zend_is_true(ro));
+    pefree(Z_PTR_P(v), 1);
+}
+
+/*
+ * Opens the store at path through the library (the persistent handle, or
+ * a new one if the path now names another file) and records which file it
+ * maps, when that is sure: the path named the same file just before and
+ * just after the library found that it names the mapped one. NULL when it
+ * threw.
+ */
+static shmetrics_store *store_open_slow(zend_string *path, HashTable *options, bool read_only, const char *key,
+    size_t key_len)
+{
+    struct stat before;
+    bool seen = lstat(ZSTR_VAL(path), &before) == 0;
+    shmetrics_store *st = lib.shmetrics_store_persistent(ZSTR_VAL(path), ZSTR_LEN(path), read_only);
+    bool confirmed = st != NULL;
     if (st == NULL) {
         shmetrics_options o;
         lib.shmetrics_options_default(&o);
-        zend_string *key;
+        zend_string *k;
         zval *v;
-        ZEND_HASH_FOREACH_STR_KEY_VAL(options, key, v) {
-            if (key == NULL) {
+        ZEND_HASH_FOREACH_STR_KEY_VAL(options, k, v) {
+            if (k == NULL) {
                 continue;
             }
 #define SHM_OPT(field, conv)                                                                                 \
-    if (zend_string_equals_literal(key, #field)) {                                                           \
+    if (zend_string_equals_literal(k, #field)) {                                                             \
         o.field = conv;                                                                                      \
     }
             SHM_OPT(create, zend_is_true(v))
@@ -302,8 +345,66 @@ PHP_FUNCTION(open)
         uint32_t rc = lib.shmetrics_store_reopen_persistent(ZSTR_VAL(path), ZSTR_LEN(path), &o, &st);
         if (rc != 0) {
             throw_rc(rc, zend_string_init("cannot open the store", sizeof("cannot open the store") - 1, 0));
-            RETURN_THROWS();
+            return NULL;
         }
+    }
+#ifndef ZTS
+    shm_opened *e = zend_hash_str_find_ptr(&opened, key, key_len);
+    if (e == NULL) {
+        e = pemalloc(sizeof *e, 1);
+        zend_hash_str_add_new_ptr(&opened, key, key_len, e);
+    }
+    e->st = st;
+    struct stat after;
+    /* After a new open, the next request's check confirms the file first. A
+     * path with a byte 0 is not the path lstat sees: never known. */
+    e->known = confirmed && seen && lstat(ZSTR_VAL(path), &after) == 0 && before.st_dev == after.st_dev
+        && before.st_ino == after.st_ino && strlen(ZSTR_VAL(path)) == ZSTR_LEN(path);
+    e->dev = before.st_dev;
+    e->ino = before.st_ino;
+#else
+    (void)key, (void)key_len, (void)seen, (void)confirmed;
+#endif
+    return st;
+}
+
+/* The process's handle of the store at path, opened if needed; NULL when it threw. */
+static shmetrics_store *store_open(zend_string *path, HashTable *options)
+{
+    if (!shm_load(false)) {
+        return NULL;
+    }
+    zval *ro = zend_hash_str_find(options, "read_only", sizeof("read_only") - 1);
+    bool read_only = ro != NULL && zend_is_true(ro);
+    ALLOCA_FLAG(use_heap);
+    size_t key_len = ZSTR_LEN(path) + 1;
+    char *key = do_alloca(key_len, use_heap);
+    key[0] = read_only ? 'r' : 'w';
+    memcpy(key + 1, ZSTR_VAL(path), ZSTR_LEN(path));
+    shm_opened *e = zend_hash_str_find_ptr(&opened, key, key_len);
+    struct stat now;
+    shmetrics_store *st;
+    if (e != NULL && e->known && lstat(ZSTR_VAL(path), &now) == 0 && now.st_dev == e->dev && now.st_ino == e->ino) {
+        st = e->st;
+    } else {
+        st = store_open_slow(path, options, read_only, key, key_len);
+    }
+    free_alloca(key, use_heap);
+    return st;
+}
+
+/* open(string $path, array $options): Store; the options are checked by Checks::storeOptions(). */
+PHP_FUNCTION(open)
+{
+    zend_string *path;
+    HashTable *options;
+    ZEND_PARSE_PARAMETERS_START(2, 2)
+        Z_PARAM_STR(path)
+        Z_PARAM_ARRAY_HT(options)
+    ZEND_PARSE_PARAMETERS_END();
+    shmetrics_store *st = store_open(path, options);
+    if (st == NULL) {
+        RETURN_THROWS();
     }
     object_init_ex(return_value, ce_store);
     store_of(Z_OBJ_P(return_value))->st = st;
@@ -360,6 +461,26 @@ PHP_FUNCTION(content_type)
     RETURN_STRING(t);
 }
 
+/* The store's statistics as an array into out; the result code. */
+static uint32_t stats_array(shmetrics_store *st, zval *out)
+{
+    shmetrics_stats stats;
+    uint32_t rc = lib.shmetrics_store_stats(st, &stats);
+    if (rc != 0) {
+        return rc;
+    }
+    array_init(out);
+#define SHM_STAT(f) add_assoc_long(out, #f, (zend_long)stats.f);
+    SHM_STAT(layout_version) SHM_STAT(families) SHM_STAT(families_capacity) SHM_STAT(series_allocated)
+    SHM_STAT(series_capacity) SHM_STAT(writers_capacity) SHM_STAT(writers_live) SHM_STAT(writers_dead)
+    SHM_STAT(file_size) SHM_STAT(label_bytes_used) SHM_STAT(label_bytes_capacity) SHM_STAT(cells_used)
+    SHM_STAT(cells_capacity) SHM_STAT(writer_claims_total) SHM_STAT(writer_reuses_total)
+    SHM_STAT(writers_exhausted_total) SHM_STAT(overflows_total) SHM_STAT(lock_recoveries_total)
+    SHM_STAT(sketch_cells_used) SHM_STAT(sketch_cells_capacity) SHM_STAT(series_expired_total)
+#undef SHM_STAT
+    return 0;
+}
+
 /* stats(Store $store, ?array &$out): int */
 PHP_FUNCTION(stats)
 {
@@ -369,19 +490,9 @@ PHP_FUNCTION(stats)
         STORE_ARG(s)
         Z_PARAM_ZVAL(out)
     ZEND_PARSE_PARAMETERS_END();
-    shmetrics_stats st;
-    uint32_t rc = lib.shmetrics_store_stats(STORE_PTR(s), &st);
+    zval arr;
+    uint32_t rc = stats_array(STORE_PTR(s), &arr);
     if (rc == 0) {
-        zval arr;
-        array_init(&arr);
-#define SHM_STAT(f) add_assoc_long(&arr, #f, (zend_long)st.f);
-        SHM_STAT(layout_version) SHM_STAT(families) SHM_STAT(families_capacity) SHM_STAT(series_allocated)
-        SHM_STAT(series_capacity) SHM_STAT(writers_capacity) SHM_STAT(writers_live) SHM_STAT(writers_dead)
-        SHM_STAT(file_size) SHM_STAT(label_bytes_used) SHM_STAT(label_bytes_capacity) SHM_STAT(cells_used)
-        SHM_STAT(cells_capacity) SHM_STAT(writer_claims_total) SHM_STAT(writer_reuses_total)
-        SHM_STAT(writers_exhausted_total) SHM_STAT(overflows_total) SHM_STAT(lock_recoveries_total)
-        SHM_STAT(sketch_cells_used) SHM_STAT(sketch_cells_capacity) SHM_STAT(series_expired_total)
-#undef SHM_STAT
         ZEND_TRY_ASSIGN_REF_ARR(out, Z_ARR(arr));
     }
     RETURN_LONG(rc);
@@ -512,11 +623,239 @@ PHP_FUNCTION(version)
     RETURN_STRING(lib.shmetrics_version());
 }
 
+/* ---- Shmetrics\Storage\Shmetrics: the store, in place of the PHP class ---------------------------- */
+
+/*
+ * The extension's Shmetrics\Storage\Shmetrics: the API of
+ * src/Storage/Shmetrics.php (which is then never loaded), in C, because
+ * php-fpm builds one in every request. Its public properties are the PHP
+ * class's: $ffi (null here) and $store (a Shmetrics\Ext\Store), which
+ * Shmetrics\Snapshot reads.
+ */
+typedef struct {
+    shmetrics_store *st; /* NULL until constructed */
+    zend_string *path;
+    zend_object std;
+} shm_storage;
+
+static zend_object_handlers storage_handlers;
+
+/* The declared properties' slots, in the order of their declaration. */
+#define STORAGE_PROP_FFI 0
+#define STORAGE_PROP_STORE 1
+
+static inline shm_storage *storage_of(zend_object *o)
+{
+    return (shm_storage *)((char *)o - XtOffsetOf(shm_storage, std));
+}
+
+static zend_object *storage_create(zend_class_entry *ce)
+{
+    shm_storage *s = zend_object_alloc(sizeof(shm_storage), ce);
+    s->st = NULL;
+    s->path = NULL;
+    return object_ready(&s->std, ce, &storage_handlers);
+}
+
+static void storage_free(zend_object *o)
+{
+    shm_storage *s = storage_of(o);
+    if (s->path) zend_string_release(s->path);
+    zend_object_std_dtor(o);
+}
+
+/* Opens the store for a new storage object; path NULL for the default. False when it threw. */
+static bool storage_init(shm_storage *s, zend_string *path, HashTable *options)
+{
+    zval ret;
+    if (zend_hash_num_elements(options) != 0) {
+        zval arg;
+        ZVAL_ARR(&arg, options);
+        if (!call_static("Shmetrics\\Checks", "storeOptions", &ret, 1, &arg)) {
+            return false;
+        }
+    }
+    zend_string *p;
+    if (path != NULL) {
+        p = zend_string_copy(path);
+    } else {
+        /* getenv('SHMETRICS_STORE'), as PHP's getenv() reads it: php-fpm's pool env first */
+        p = php_getenv("SHMETRICS_STORE", sizeof("SHMETRICS_STORE") - 1);
+        if (p == NULL || ZSTR_LEN(p) == 0) {
+            if (p) zend_string_release(p);
+            p = zend_string_init("/dev/shm/shmetrics", sizeof("/dev/shm/shmetrics") - 1, 0);
+        }
+    }
+    if (ZSTR_LEN(p) == 0) {
+        zend_string_release(p);
+        throw_from("Shmetrics\\Checks", "emptyStorePath", 0, NULL);
+        return false;
+    }
+    shmetrics_store *st = store_open(p, options);
+    if (st == NULL) {
+        zend_string_release(p);
+        return false;
+    }
+    s->st = st;
+    s->path = p;
+    zval *store = OBJ_PROP_NUM(&s->std, STORAGE_PROP_STORE);
+    zval_ptr_dtor(store);
+    object_init_ex(store, ce_store);
+    store_of(Z_OBJ_P(store))->st = st;
+    return true;
+}
+
+#define THIS_STORAGE() storage_of(Z_OBJ_P(ZEND_THIS))
+
+#define STORAGE_READY(s)                                                                                     \
+    if ((s)->st == NULL) {                                                                                   \
+        zend_throw_error(NULL, "Shmetrics\\Storage\\Shmetrics was not constructed");                        \
+        RETURN_THROWS();                                                                                     \
+    }
+
+/* __construct(?string $path = null, array $options = []) */
+PHP_METHOD(Storage, __construct)
+{
+    zend_string *path = NULL;
+    HashTable *options = (HashTable *)&zend_empty_array;
+    ZEND_PARSE_PARAMETERS_START(0, 2)
+        Z_PARAM_OPTIONAL
+        Z_PARAM_STR_OR_NULL(path)
+        Z_PARAM_ARRAY_HT(options)
+    ZEND_PARSE_PARAMETERS_END();
+    shm_storage *s = THIS_STORAGE();
+    if (s->st != NULL) {
+        zend_throw_error(NULL, "Shmetrics\\Storage\\Shmetrics is constructed already");
+        RETURN_THROWS();
+    }
+    if (!storage_init(s, path, options)) {
+        RETURN_THROWS();
+    }
+}
+
+PHP_METHOD(Storage, path)
+{
+    ZEND_PARSE_PARAMETERS_NONE();
+    shm_storage *s = THIS_STORAGE();
+    STORAGE_READY(s);
+    RETURN_STR_COPY(s->path);
+}
+
+/* Throws Native::exception($rc, "$what {$this->path}"). */
+static void storage_throw(shm_storage *s, uint32_t rc, const char *what)
+{
+    throw_rc(rc, zend_string_concat3(what, strlen(what), " ", 1, ZSTR_VAL(s->path), ZSTR_LEN(s->path)));
+}
+
+PHP_METHOD(Storage, wipeStorage)
+{
+    ZEND_PARSE_PARAMETERS_NONE();
+    shm_storage *s = THIS_STORAGE();
+    STORAGE_READY(s);
+    uint32_t rc = lib.shmetrics_store_wipe(s->st);
+    if (rc != 0) {
+        storage_throw(s, rc, "cannot wipe the store");
+        RETURN_THROWS();
+    }
+}
+
+/* The exposition of the store in format into return_value; false when it threw. */
+static bool storage_render(shm_storage *s, uint32_t format, zval *return_value)
+{
+    shmetrics_buf *buf = NULL;
+    uint32_t rc = lib.shmetrics_render_alloc(s->st, format, &buf);
+    if (rc != 0) {
+        storage_throw(s, rc, "cannot render the store");
+        return false;
+    }
+    ZVAL_STRINGL(return_value, (const char *)lib.shmetrics_buf_data(buf), lib.shmetrics_buf_len(buf));
+    lib.shmetrics_buf_free(buf);
+    return true;
+}
+
+/* render(int $format = FORMAT_TEXT): string */
+PHP_METHOD(Storage, render)
+{
+    zend_long format = 0;
+    ZEND_PARSE_PARAMETERS_START(0, 1)
+        Z_PARAM_OPTIONAL
+        Z_PARAM_LONG(format)
+    ZEND_PARSE_PARAMETERS_END();
+    shm_storage *s = THIS_STORAGE();
+    STORAGE_READY(s);
+    if (!storage_render(s, (uint32_t)format, return_value)) {
+        RETURN_THROWS();
+    }
+}
+
+/* contentType(int $format = FORMAT_TEXT): string */
+PHP_METHOD(Storage, contentType)
+{
+    zend_long format = 0;
+    ZEND_PARSE_PARAMETERS_START(0, 1)
+        Z_PARAM_OPTIONAL
+        Z_PARAM_LONG(format)
+    ZEND_PARSE_PARAMETERS_END();
+    const char *t = shm_load(false) ? lib.shmetrics_format_content_type((uint32_t)format) : NULL;
+    if (t == NULL) {
+        if (!EG(exception)) {
+            zval arg;
+            ZVAL_LONG(&arg, format);
+            throw_from("Shmetrics\\Checks", "unknownFormat", 1, &arg);
+        }
+        RETURN_THROWS();
+    }
+    RETURN_STRING(t);
+}
+
+/* collect(): list<Exposition>, one of the whole store */
+PHP_METHOD(Storage, collect)
+{
+    ZEND_PARSE_PARAMETERS_NONE();
+    shm_storage *s = THIS_STORAGE();
+    STORAGE_READY(s);
+    zend_class_entry *ce = php_class("Shmetrics\\Exposition");
+    zval text, exposition;
+    if (ce == NULL || !storage_render(s, 0, &text)) {
+        RETURN_THROWS();
+    }
+    object_init_ex(&exposition, ce);
+    zend_call_known_instance_method_with_1_params(ce->constructor, Z_OBJ(exposition), NULL, &text);
+    zval_ptr_dtor(&text);
+    if (EG(exception)) {
+        zval_ptr_dtor(&exposition);
+        RETURN_THROWS();
+    }
+    array_init_size(return_value, 1);
+    add_next_index_zval(return_value, &exposition);
+}
+
+/* stats(): array<string, int> */
+PHP_METHOD(Storage, stats)
+{
+    ZEND_PARSE_PARAMETERS_NONE();
+    shm_storage *s = THIS_STORAGE();
+    STORAGE_READY(s);
+    uint32_t rc = stats_array(s->st, return_value);
+    if (rc != 0) {
+        storage_throw(s, rc, "cannot read the statistics of");
+        RETURN_THROWS();
+    }
+}
+
 /* ---- the metrics ------------------------------------------------------------------------------- */
 
 typedef struct {
     shmetrics_store *st;
     uint32_t family; /* the token of shmetrics_family_cached */
+    struct shm_family *fam; /* the process's handle of the family, or NULL */
+    /* The last label values updated (immutable array, else joined), and their series' handle */
+    HashTable *last_ht;
+    uint32_t last_uses;  /* how many updates in a row had them (last_key holds them); 0: none */
+    bool last_resolved;  /* last_series is their series' handle */
+    uint32_t last_len;
+    char last_key[96];
+    shmetrics_series last_series;
     uint32_t kind;   /* SHMETRICS_KIND_* */
     uint32_t label_count;
     uint32_t gauge_mode;
@@ -525,12 +864,10 @@ typedef struct {
     uint64_t max_age_ms;
     zend_string *name;
     zend_string *help;
-    zend_string *what; /* "counter app_requests", for messages */
+    zend_string *what; /* "counter app_requests", for messages: made when one needs it (metric_what) */
     zval labels;       /* list<string>, the label names */
     zval storage;      /* the Storage\Shmetrics */
-    zval buckets;      /* a histogram's classic bounds (list<float>) or null */
     zval native;       /* a histogram's [factor, threshold, max buckets] or null */
-    zval quantiles;    /* a summary's quantiles */
     zend_string *mode; /* a gauge's mode */
     zend_object std;
 } shm_metric;
@@ -548,13 +885,8 @@ static zend_object *metric_create(zend_class_entry *ce)
     memset(m, 0, XtOffsetOf(shm_metric, std));
     ZVAL_UNDEF(&m->labels);
     ZVAL_UNDEF(&m->storage);
-    ZVAL_NULL(&m->buckets);
     ZVAL_NULL(&m->native);
-    ZVAL_NULL(&m->quantiles);
-    zend_object_std_init(&m->std, ce);
-    object_properties_init(&m->std, ce);
-    m->std.handlers = &metric_handlers;
-    return &m->std;
+    return object_ready(&m->std, ce, &metric_handlers);
 }
 
 static void metric_free(zend_object *o)
@@ -564,15 +896,24 @@ static void metric_free(zend_object *o)
     if (m->help) zend_string_release(m->help);
     if (m->what) zend_string_release(m->what);
     if (m->mode) zend_string_release(m->mode);
+    if (m->last_ht) zend_array_release(m->last_ht);
     zval_ptr_dtor(&m->labels);
     zval_ptr_dtor(&m->storage);
-    zval_ptr_dtor(&m->buckets);
     zval_ptr_dtor(&m->native);
-    zval_ptr_dtor(&m->quantiles);
     zend_object_std_dtor(o);
 }
 
 #define THIS_METRIC() metric_of(Z_OBJ_P(ZEND_THIS))
+
+/* "counter app_requests", for messages (slow paths only). */
+static zend_string *metric_what(shm_metric *m)
+{
+    if (m->what == NULL) {
+        const char *kind = KIND_NAMES[m->kind];
+        m->what = zend_string_concat3(kind, strlen(kind), " ", 1, ZSTR_VAL(m->name), ZSTR_LEN(m->name));
+    }
+    return m->what;
+}
 
 static const char *const GAUGE_MODES[] = {NULL, "all", "liveall", "sum", "livesum", "max", "livemax", "min",
     "livemin", "mostrecent", "livemostrecent", "shared"};
@@ -626,20 +967,100 @@ static void append_doubles(smart_str *key, char tag, const double *v, size_t n)
 }
 
 /*
+ * Series handles. An update through a handle is the library's lean path
+ * (shmetrics_counter_add, shmetrics_observe: no hash, no lock), where
+ * shmetrics_update hashes the label values and takes its cache's lock. A
+ * metric object keeps the handle of the label values it updated twice in
+ * a row (the loop of a long-running process, not php-fpm's one update per
+ * metric per request, which shmetrics_update serves as well), found with
+ * shmetrics_series_get through the family's handle. The library's cached
+ * calls stay the reference: a handle that went stale (its series deleted
+ * or expired, the store wiped, by any process) fails with
+ * SHMETRICS_STALE_HANDLE before it writes anything; it is then dropped
+ * and the update made through shmetrics_update, which looks the series up
+ * again (registering the family again after a wipe): no update is lost.
+ * An overflow series is used once and not kept, so a label set gets its
+ * own series once there is room, as in the library's cache.
+ *
+ * A family's handle comes from shmetrics_register with the description
+ * shmetrics_family_cache got, once per process and family (again after a
+ * wipe). Not shared between threads: under ZTS, updates go through
+ * shmetrics_update only.
+ */
+typedef struct shm_family {
+    const shmetrics_store *st;
+    bool ok; /* fam is a live handle, as far as this process knows */
+    shmetrics_family fam;
+} shm_family;
+
+/* Per process: family handles by token (of the handle st; tokens of another store's handle replace them). */
+static HashTable families;
+
+#ifndef ZTS
+/* The handle updates of the ops, by op (SHMETRICS_OP_*). */
+typedef shmetrics_result (*series_op_fn)(const shmetrics_store *, const shmetrics_series *, double);
+
+static shmetrics_result op_set_to_current_time(const shmetrics_store *st, const shmetrics_series *s, double v)
+{
+    return lib.shmetrics_gauge_set_to_current_time(st, s);
+}
+
+static inline series_op_fn series_op(uint32_t op)
+{
+    switch (op) {
+    case SHMETRICS_OP_COUNTER_ADD: return lib.shmetrics_counter_add;
+    case SHMETRICS_OP_GAUGE_SET: return lib.shmetrics_gauge_set;
+    case SHMETRICS_OP_GAUGE_ADD: return lib.shmetrics_gauge_add;
+    case SHMETRICS_OP_OBSERVE: return lib.shmetrics_observe;
+    case SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME: return op_set_to_current_time;
+    default: return NULL;
+    }
+}
+#endif
+
+/*
+ * A histogram's bounds or a summary's quantiles, for the registration
+ * only: the user's array, else defaults (a C array), else none.
+ */
+typedef struct {
+    zval *arr;
+    const double *defaults;
+    size_t count;
+} shm_numbers;
+
+#define NO_NUMBERS ((shm_numbers){NULL, NULL, 0})
+
+/* The doubles of *in into *out and *n (emalloc'd into *owned, if from an array); false when it threw. */
+static bool numbers_of(shm_metric *m, const shm_numbers *in, const double **out, size_t *n, double **owned)
+{
+    *owned = NULL;
+    *out = in->defaults;
+    *n = in->count;
+    if (in->arr != NULL) {
+        if (!to_doubles(metric_what(m), in->arr, owned, n)) {
+            return false;
+        }
+        *out = *owned;
+    }
+    return true;
+}
+
+/*
  * Registers the family of *m (or finds it in the library's per-process
  * cache, by a key made of the whole definition, the same key as
  * Storage\Shmetrics::register()) and sets m->family; false when it threw.
  */
-static bool metric_register(shm_metric *m)
+static bool metric_register(shm_metric *m, const shm_numbers *bounds, const shm_numbers *quants)
 {
-    double *buckets = NULL, *quantiles = NULL;
-    size_t nb = 0, nq = 0;
+    const double *buckets, *quantiles;
+    double *own_b, *own_q;
+    size_t nb, nq;
     bool ok = false;
-    if (Z_TYPE(m->buckets) == IS_ARRAY && !to_doubles(m->what, &m->buckets, &buckets, &nb)) {
+    if (!numbers_of(m, bounds, &buckets, &nb, &own_b)) {
         return false;
     }
-    if (Z_TYPE(m->quantiles) == IS_ARRAY && !to_doubles(m->what, &m->quantiles, &quantiles, &nq)) {
-        if (buckets) efree(buckets);
+    if (!numbers_of(m, quants, &quantiles, &nq, &own_q)) {
+        if (own_b) efree(own_b);
         return false;
     }
     HashTable *names = Z_ARRVAL(m->labels);
@@ -665,9 +1086,9 @@ static bool metric_register(shm_metric *m)
     smart_str_appendc(&key, '\0');
     if (m->exemplars) smart_str_appendc(&key, 'e');
     smart_str_appendc(&key, '\0');
-    if (Z_TYPE(m->buckets) == IS_ARRAY) append_doubles(&key, 'b', buckets, nb); else smart_str_appendc(&key, 'n');
+    if (buckets != NULL || bounds->arr != NULL) append_doubles(&key, 'b', buckets, nb); else smart_str_appendc(&key, 'n');
     smart_str_appendc(&key, '\0');
-    if (Z_TYPE(m->quantiles) == IS_ARRAY) append_doubles(&key, 'q', quantiles, nq); else smart_str_appendc(&key, 'n');
+    if (quantiles != NULL || quants->arr != NULL) append_doubles(&key, 'q', quantiles, nq); else smart_str_appendc(&key, 'n');
     smart_str_appendc(&key, '\0');
     double nat[2] = {0, 0};
     uint64_t nat_max = 0;
@@ -686,7 +1107,14 @@ static bool metric_register(shm_metric *m)
     smart_str_0(&key);
 
     uint32_t token = lib.shmetrics_family_cached(m->st, ZSTR_VAL(key.s), ZSTR_LEN(key.s));
-    if (token == 0) {
+    shm_family *e = NULL;
+#ifndef ZTS
+    e = token != 0 ? zend_hash_index_find_ptr(&families, token) : NULL;
+    bool known = e != NULL && e->st == m->st && e->ok;
+#else
+    bool known = token != 0;
+#endif
+    if (!known) {
         shmetrics_family_desc d;
         memset(&d, 0, sizeof d);
         d.name.ptr = ZSTR_VAL(m->name);
@@ -719,19 +1147,30 @@ static bool metric_register(shm_metric *m)
         d.ttl_ms = m->ttl_ms;
         /* PromPHP's names: the legacy character sets, checked by the store. */
         d.name_rules = SHMETRICS_NAMES_LEGACY;
-        uint32_t rc = lib.shmetrics_family_cache(m->st, ZSTR_VAL(key.s), ZSTR_LEN(key.s), &d, &token);
-        if (ln) efree(ln);
+        uint32_t rc = token != 0 ? 0 : lib.shmetrics_family_cache(m->st, ZSTR_VAL(key.s), ZSTR_LEN(key.s), &d, &token);
         if (rc != 0) {
-            throw_rc(rc, zend_strpprintf(0, "cannot register %s", ZSTR_VAL(m->what)));
+            if (ln) efree(ln);
+            throw_rc(rc, zend_strpprintf(0, "cannot register %s", ZSTR_VAL(metric_what(m))));
             goto out;
         }
+#ifndef ZTS
+        if (e == NULL) {
+            e = pecalloc(1, sizeof *e, 1);
+            zend_hash_index_update_ptr(&families, token, e);
+        }
+        e->st = m->st;
+        /* The same definition as the token's: the same family. */
+        e->ok = lib.shmetrics_register(m->st, &d, &e->fam) == 0;
+#endif
+        if (ln) efree(ln);
     }
     m->family = token;
+    m->fam = e;
     ok = true;
 out:
     smart_str_free(&key);
-    if (buckets) efree(buckets);
-    if (quantiles) efree(quantiles);
+    if (own_b) efree(own_b);
+    if (own_q) efree(own_q);
     return ok;
 }
 
@@ -741,42 +1180,51 @@ out:
  * already. False when it threw.
  */
 static bool metric_init(shm_metric *m, zval *storage, zend_string *ns, zend_string *name, zend_string *help,
-    HashTable *labels, bool ttl_null, double ttl)
+    HashTable *labels, bool ttl_null, double ttl, const shm_numbers *bounds, const shm_numbers *quants)
 {
-    if (!zend_string_equals_literal(Z_OBJCE_P(storage)->name, "Shmetrics\\Storage\\Shmetrics")) {
+    if (Z_OBJCE_P(storage) != ce_storage) {
         zend_type_error("%s::__construct(): Argument #1 ($storage) must be of type Shmetrics\\Storage\\Shmetrics, %s given",
             ZSTR_VAL(m->std.ce->name), ZSTR_VAL(Z_OBJCE_P(storage)->name));
         return false;
     }
-    zval rv;
-    zval *store = zend_read_property(Z_OBJCE_P(storage), Z_OBJ_P(storage), "store", sizeof("store") - 1, 1, &rv);
-    if (store == NULL || Z_TYPE_P(store) != IS_OBJECT || Z_OBJCE_P(store) != ce_store) {
-        throw_storage("this Shmetrics\\Storage\\Shmetrics was opened through FFI, before the shmetrics extension "
-                      "was loaded: open the store again");
+    m->st = storage_of(Z_OBJ_P(storage))->st;
+    if (m->st == NULL) {
+        zend_throw_error(NULL, "Shmetrics\\Storage\\Shmetrics was not constructed");
         return false;
     }
-    m->st = store_of(Z_OBJ_P(store))->st;
     ZVAL_COPY(&m->storage, storage);
     /* concat, not a printf: these run for every metric of every request */
     m->name = ZSTR_LEN(ns) ? zend_string_concat3(ZSTR_VAL(ns), ZSTR_LEN(ns), "_", 1, ZSTR_VAL(name), ZSTR_LEN(name))
                            : zend_string_copy(name);
     m->help = zend_string_copy(help);
-    const char *kind = KIND_NAMES[m->kind];
-    m->what = zend_string_concat3(kind, strlen(kind), " ", 1, ZSTR_VAL(m->name), ZSTR_LEN(m->name));
-    /* array_values($labels), which must all be strings */
-    bool strings = true;
+    /* array_values($labels), which must all be strings: the array itself
+     * when it is a list of strings (a literal's is immutable: no copy) */
+    bool strings = true, refs = false;
     zval *v;
-    array_init_size(&m->labels, zend_hash_num_elements(labels));
     ZEND_HASH_FOREACH_VAL(labels, v) {
+        refs |= Z_ISREF_P(v);
         ZVAL_DEREF(v);
         if (Z_TYPE_P(v) != IS_STRING) strings = false;
-        Z_TRY_ADDREF_P(v);
-        add_next_index_zval(&m->labels, v);
     } ZEND_HASH_FOREACH_END();
+    if (!refs && zend_array_is_list(labels)) {
+        ZVAL_ARR(&m->labels, labels);
+        if (GC_FLAGS(labels) & GC_IMMUTABLE) {
+            Z_TYPE_FLAGS(m->labels) = 0; /* not refcounted */
+        } else {
+            GC_ADDREF(labels);
+        }
+    } else {
+        array_init_size(&m->labels, zend_hash_num_elements(labels));
+        ZEND_HASH_FOREACH_VAL(labels, v) {
+            ZVAL_DEREF(v);
+            Z_TRY_ADDREF_P(v);
+            add_next_index_zval(&m->labels, v);
+        } ZEND_HASH_FOREACH_END();
+    }
     m->label_count = zend_hash_num_elements(labels);
     if (!ttl_null) {
         zval args[2], ret;
-        ZVAL_STR(&args[0], m->what);
+        ZVAL_STR(&args[0], metric_what(m));
         ZVAL_DOUBLE(&args[1], ttl);
         if (!call_static("Shmetrics\\Checks", "ttlMs", &ret, 2, args)) {
             return false;
@@ -785,13 +1233,13 @@ static bool metric_init(shm_metric *m, zval *storage, zend_string *ns, zend_stri
     }
     if (!strings) {
         zval args[2], ret;
-        ZVAL_STR(&args[0], m->what);
+        ZVAL_STR(&args[0], metric_what(m));
         ZVAL_COPY_VALUE(&args[1], &m->labels);
         call_static("Shmetrics\\Checks", "labelNames", &ret, 2, args);
         zval_ptr_dtor(&ret);
         return false;
     }
-    return metric_register(m);
+    return metric_register(m, bounds, quants);
 }
 
 /*
@@ -835,17 +1283,131 @@ static const char *join_fast(shm_metric *m, HashTable *labels, char *buf, size_t
     return buf;
 }
 
+#ifndef ZTS
+/*
+ * The number of updates in a row of the same label values after which
+ * their series' handle is looked up (shmetrics_series_get, which costs
+ * twice a cached shmetrics_update) and kept: not for php-fpm's one or two
+ * updates per metric per request, yes for a loop.
+ */
+#define RESOLVE_AFTER 4
+
+/*
+ * Makes update op of v through the handle of the series of the label
+ * values joined in key, updated last time too: the kept handle, else one
+ * found now (and kept, unless it is the overflow series). True when done,
+ * *rc its result: 0, or a refusal that wrote nothing (the library recorded
+ * its message). False when the update must go through shmetrics_update:
+ * a stale handle, or a failure to find one (the library's message).
+ */
+static bool series_update(shm_metric *m, uint32_t op, const char *key, size_t len, double v, uint32_t *rc)
+{
+    series_op_fn update = series_op(op);
+    if (m->last_resolved) {
+        *rc = update(m->st, &m->last_series, v);
+        if (*rc != SHMETRICS_STALE_HANDLE) {
+            return true;
+        }
+        m->last_resolved = false; /* deleted, expired or wiped: looked up again */
+        m->last_uses = 1;
+        return false;
+    }
+    if (++m->last_uses < RESOLVE_AFTER || m->fam == NULL || !m->fam->ok || key == NULL) {
+        return false;
+    }
+    shmetrics_str values[64];
+    if (m->label_count > sizeof values / sizeof values[0]) {
+        return false;
+    }
+    const char *p = key, *end = key + len;
+    for (uint32_t i = 0; i < m->label_count; i++) {
+        const char *sep = memchr(p, 0xff, (size_t)(end - p));
+        const char *stop = sep ? sep : end;
+        values[i].ptr = p;
+        values[i].len = (size_t)(stop - p);
+        p = stop + 1;
+    }
+    shmetrics_series found;
+    uint32_t got = lib.shmetrics_series_get(m->st, &m->fam->fam, values, m->label_count, &found);
+    if (got == 0) {
+        m->last_series = found;
+        m->last_resolved = true;
+    } else if (got != SHMETRICS_OVERFLOW) {
+        if (got == SHMETRICS_STALE_HANDLE) {
+            m->fam->ok = false; /* wiped: registered again by the next metric_register */
+        }
+        return false;
+    }
+    *rc = update(m->st, &found, v);
+    return *rc != SHMETRICS_STALE_HANDLE;
+}
+
+/* Records $labels (joined in key, len bytes) as the last label values of m. */
+static void last_remember(shm_metric *m, HashTable *ht, const char *key, size_t len)
+{
+    if (m->last_ht) {
+        zend_array_release(m->last_ht);
+        m->last_ht = NULL;
+    }
+    m->last_uses = 0;
+    m->last_resolved = false;
+    if (key == NULL || len > sizeof m->last_key) {
+        return;
+    }
+    if (GC_FLAGS(ht) & IS_ARRAY_IMMUTABLE) {
+        m->last_ht = ht; /* never changes, never freed while the request runs */
+    }
+    memcpy(m->last_key, key, len);
+    m->last_len = (uint32_t)len;
+    m->last_uses = 1;
+}
+#endif
+
 /* Makes update op of v on the series of $labels, with an exemplar if not NULL. */
 static void metric_update(shm_metric *m, uint32_t op, zval *labels, double v, zval *exemplar)
 {
+#ifndef ZTS
+    /* The hot path: the same literal label array as last time, its series' handle kept. Anything
+     * but success goes the whole way below, which makes the update again (nothing was written). */
+    if (Z_ARRVAL_P(labels) == m->last_ht && m->last_resolved && exemplar == NULL
+        && EXPECTED(series_op(op)(m->st, &m->last_series, v) == 0)) {
+        return;
+    }
+#endif
     char buf[512];
     size_t len = 0;
     zval slow;
     ZVAL_UNDEF(&slow);
-    const char *key = join_fast(m, Z_ARRVAL_P(labels), buf, sizeof buf, &len);
+    uint32_t rc;
+    HashTable *ht = Z_ARRVAL_P(labels);
+    const char *key = NULL;
+#ifndef ZTS
+    if (exemplar == NULL && m->last_uses != 0) {
+        /* The same immutable array (a literal) as last time: the same values, without joining them */
+        if (ht == m->last_ht && m->last_resolved && series_update(m, op, NULL, 0, v, &rc)) {
+            goto done;
+        }
+        key = join_fast(m, ht, buf, sizeof buf, &len);
+        if (key != NULL && len == m->last_len && memcmp(key, m->last_key, len) == 0) {
+            if (series_update(m, op, key, len, v, &rc)) {
+                goto done;
+            }
+        } else {
+            last_remember(m, ht, key, len);
+        }
+    } else
+#endif
+    {
+        key = join_fast(m, ht, buf, sizeof buf, &len);
+#ifndef ZTS
+        if (exemplar == NULL) {
+            last_remember(m, ht, key, len);
+        }
+#endif
+    }
     if (key == NULL) {
         zval args[3];
-        ZVAL_STR(&args[0], m->what);
+        ZVAL_STR(&args[0], metric_what(m));
         ZVAL_COPY_VALUE(&args[1], &m->labels);
         ZVAL_COPY_VALUE(&args[2], labels);
         if (!call_static("Shmetrics\\Checks", "labelValues", &slow, 3, args)) {
@@ -854,12 +1416,11 @@ static void metric_update(shm_metric *m, uint32_t op, zval *labels, double v, zv
         key = Z_STRVAL(slow);
         len = Z_STRLEN(slow);
     }
-    uint32_t rc;
     if (exemplar == NULL) {
         rc = lib.shmetrics_update(m->st, m->family, op, key, len, v);
     } else {
         zval args[2], pair;
-        ZVAL_STR(&args[0], m->what);
+        ZVAL_STR(&args[0], metric_what(m));
         ZVAL_COPY_VALUE(&args[1], exemplar);
         if (!call_static("Shmetrics\\Checks", "exemplar", &pair, 2, args)) {
             zval_ptr_dtor(&slow);
@@ -887,10 +1448,13 @@ static void metric_update(shm_metric *m, uint32_t op, zval *labels, double v, zv
         zval_ptr_dtor(&pair);
     }
     zval_ptr_dtor(&slow);
+#ifndef ZTS
+done:
+#endif
     if (rc != 0) {
         zval args[5];
         ZVAL_LONG(&args[0], rc);
-        ZVAL_STR(&args[1], m->what);
+        ZVAL_STR(&args[1], metric_what(m));
         ZVAL_COPY_VALUE(&args[2], &m->labels);
         ZVAL_COPY_VALUE(&args[3], labels);
         ZVAL_BOOL(&args[4], exemplar != NULL);
@@ -915,7 +1479,7 @@ static bool counter_init(shm_metric *m, zval *storage, metric_args *a)
 {
     m->kind = SHMETRICS_KIND_COUNTER;
     m->exemplars = a->exemplars;
-    return metric_init(m, storage, a->ns, a->name, a->help, a->labels, a->ttl_null, a->ttl);
+    return metric_init(m, storage, a->ns, a->name, a->help, a->labels, a->ttl_null, a->ttl, &NO_NUMBERS, &NO_NUMBERS);
 }
 
 static bool gauge_init(shm_metric *m, zval *storage, metric_args *a)
@@ -938,7 +1502,7 @@ static bool gauge_init(shm_metric *m, zval *storage, metric_args *a)
         return false;
     }
     m->mode = a->mode ? zend_string_copy(a->mode) : zend_string_init("shared", 6, 0);
-    return metric_init(m, storage, a->ns, a->name, a->help, a->labels, a->ttl_null, a->ttl);
+    return metric_init(m, storage, a->ns, a->name, a->help, a->labels, a->ttl_null, a->ttl, &NO_NUMBERS, &NO_NUMBERS);
 }
 
 static bool histogram_init(shm_metric *m, zval *storage, metric_args *a)
@@ -961,20 +1525,14 @@ static bool histogram_init(shm_metric *m, zval *storage, metric_args *a)
             return false;
         }
     }
+    shm_numbers bounds = NO_NUMBERS;
     if (a->buckets != NULL) {
-        /* array_values($buckets) */
-        zval *v;
-        array_init_size(&m->buckets, zend_hash_num_elements(Z_ARRVAL_P(a->buckets)));
-        ZEND_HASH_FOREACH_VAL(Z_ARRVAL_P(a->buckets), v) {
-            ZVAL_DEREF(v);
-            Z_TRY_ADDREF_P(v);
-            add_next_index_zval(&m->buckets, v);
-        } ZEND_HASH_FOREACH_END();
+        bounds.arr = a->buckets;
     } else if (a->native == NULL) {
-        doubles_array(&m->buckets, DEFAULT_BUCKETS, sizeof DEFAULT_BUCKETS / sizeof(double));
+        bounds = (shm_numbers){NULL, DEFAULT_BUCKETS, sizeof DEFAULT_BUCKETS / sizeof(double)};
     }
     m->exemplars = a->exemplars;
-    return metric_init(m, storage, a->ns, a->name, a->help, a->labels, a->ttl_null, a->ttl);
+    return metric_init(m, storage, a->ns, a->name, a->help, a->labels, a->ttl_null, a->ttl, &bounds, &NO_NUMBERS);
 }
 
 static bool summary_init(shm_metric *m, zval *storage, metric_args *a)
@@ -988,18 +1546,11 @@ static bool summary_init(shm_metric *m, zval *storage, metric_args *a)
         return false;
     }
     m->max_age_ms = (uint64_t)a->max_age * 1000;
+    shm_numbers quants = {NULL, DEFAULT_QUANTILES, sizeof DEFAULT_QUANTILES / sizeof(double)};
     if (a->quantiles != NULL) {
-        zval *v;
-        array_init_size(&m->quantiles, zend_hash_num_elements(Z_ARRVAL_P(a->quantiles)));
-        ZEND_HASH_FOREACH_VAL(Z_ARRVAL_P(a->quantiles), v) {
-            ZVAL_DEREF(v);
-            Z_TRY_ADDREF_P(v);
-            add_next_index_zval(&m->quantiles, v);
-        } ZEND_HASH_FOREACH_END();
-    } else {
-        doubles_array(&m->quantiles, DEFAULT_QUANTILES, sizeof DEFAULT_QUANTILES / sizeof(double));
+        quants = (shm_numbers){a->quantiles, NULL, 0};
     }
-    return metric_init(m, storage, a->ns, a->name, a->help, a->labels, a->ttl_null, a->ttl);
+    return metric_init(m, storage, a->ns, a->name, a->help, a->labels, a->ttl_null, a->ttl, &NO_NUMBERS, &quants);
 }
 
 typedef bool (*metric_init_fn)(shm_metric *, zval *, metric_args *);
@@ -1318,10 +1869,7 @@ static zend_object *registry_create(zend_class_entry *ce)
         zend_hash_init(&r->metrics[k], 8, NULL, ZVAL_PTR_DTOR, 0);
     }
     r->ready = false;
-    zend_object_std_init(&r->std, ce);
-    object_properties_init(&r->std, ce);
-    r->std.handlers = &registry_handlers;
-    return &r->std;
+    return object_ready(&r->std, ce, &registry_handlers);
 }
 
 static void registry_free(zend_object *o)
@@ -1470,21 +2018,12 @@ PHP_METHOD(CollectorRegistry, __construct)
         zend_throw_error(NULL, "Shmetrics\\CollectorRegistry is constructed already");
         RETURN_THROWS();
     }
-    if (storage != NULL && Z_TYPE_P(storage) == IS_OBJECT
-        && zend_string_equals_literal(Z_OBJCE_P(storage)->name, "Shmetrics\\Storage\\Shmetrics")) {
+    if (storage != NULL && Z_TYPE_P(storage) == IS_OBJECT && Z_OBJCE_P(storage) == ce_storage) {
         ZVAL_COPY(&r->storage, storage);
     } else if (storage == NULL || Z_TYPE_P(storage) == IS_NULL || Z_TYPE_P(storage) == IS_STRING) {
-        zend_class_entry *ce = php_class("Shmetrics\\Storage\\Shmetrics");
-        if (ce == NULL) {
-            RETURN_THROWS();
-        }
-        object_init_ex(&r->storage, ce);
-        zval arg;
-        ZVAL_COPY(&arg, storage != NULL ? storage : &EG(uninitialized_zval));
-        if (storage == NULL) ZVAL_NULL(&arg);
-        zend_call_known_instance_method_with_1_params(ce->constructor, Z_OBJ(r->storage), NULL, &arg);
-        zval_ptr_dtor(&arg);
-        if (EG(exception)) {
+        object_init_ex(&r->storage, ce_storage);
+        zend_string *path = storage != NULL && Z_TYPE_P(storage) == IS_STRING ? Z_STR_P(storage) : NULL;
+        if (!storage_init(storage_of(Z_OBJ(r->storage)), path, (HashTable *)&zend_empty_array)) {
             zval_ptr_dtor(&r->storage);
             ZVAL_UNDEF(&r->storage);
             RETURN_THROWS();
@@ -1692,6 +2231,25 @@ static const zend_function_entry ext_functions[] = {
     PHP_FE_END
 };
 
+ZEND_BEGIN_ARG_INFO_EX(ai_storage_construct, 0, 0, 0)
+    ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, path, IS_STRING, 1, "null")
+    ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, options, IS_ARRAY, 0, "[]")
+ZEND_END_ARG_INFO()
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(ai_format_string, 0, 0, IS_STRING, 0)
+    ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, format, IS_LONG, 0, "Shmetrics\\Storage\\Shmetrics::FORMAT_TEXT")
+ZEND_END_ARG_INFO()
+
+static const zend_function_entry storage_methods[] = {
+    PHP_ME(Storage, __construct, ai_storage_construct, ZEND_ACC_PUBLIC)
+    PHP_ME(Storage, path, ai_string, ZEND_ACC_PUBLIC)
+    PHP_ME(Storage, wipeStorage, ai_void, ZEND_ACC_PUBLIC)
+    PHP_ME(Storage, render, ai_format_string, ZEND_ACC_PUBLIC)
+    PHP_ME(Storage, contentType, ai_format_string, ZEND_ACC_PUBLIC)
+    PHP_ME(Storage, collect, ai_array, ZEND_ACC_PUBLIC)
+    PHP_ME(Storage, stats, ai_array, ZEND_ACC_PUBLIC)
+    PHP_FE_END
+};
+
 static const zend_function_entry collector_methods[] = {
     PHP_ME(Collector, getName, ai_string, ZEND_ACC_PUBLIC)
     PHP_ME(Collector, getHelp, ai_string, ZEND_ACC_PUBLIC)
@@ -1805,6 +2363,8 @@ PHP_MINIT_FUNCTION(shmetrics)
 {
     REGISTER_INI_ENTRIES();
     ZVAL_EMPTY_ARRAY(&empty_labels);
+    zend_hash_init(&opened, 4, NULL, opened_free, 1);
+    zend_hash_init(&families, 16, NULL, opened_free, 1);
 
     ce_store = register_class("Shmetrics\\Ext\\Store", NULL, NULL, ZEND_ACC_FINAL | ZEND_ACC_NO_DYNAMIC_PROPERTIES
         | ZEND_ACC_NOT_SERIALIZABLE, store_create);
@@ -1812,6 +2372,18 @@ PHP_MINIT_FUNCTION(shmetrics)
     store_handlers.offset = XtOffsetOf(shm_store, std);
     store_handlers.get_constructor = store_get_constructor;
     store_handlers.clone_obj = NULL;
+
+    memcpy(&storage_handlers, zend_get_std_object_handlers(), sizeof storage_handlers);
+    storage_handlers.offset = XtOffsetOf(shm_storage, std);
+    storage_handlers.free_obj = storage_free;
+    storage_handlers.clone_obj = NULL;
+    ce_storage = register_class("Shmetrics\\Storage\\Shmetrics", storage_methods, NULL, ZEND_ACC_FINAL
+        | ZEND_ACC_NOT_SERIALIZABLE, storage_create);
+    zend_declare_class_constant_long(ce_storage, "FORMAT_TEXT", sizeof("FORMAT_TEXT") - 1, 0);
+    zend_declare_class_constant_long(ce_storage, "FORMAT_OPENMETRICS", sizeof("FORMAT_OPENMETRICS") - 1, 1);
+    /* In this order: STORAGE_PROP_FFI, STORAGE_PROP_STORE */
+    zend_declare_property_null(ce_storage, "ffi", sizeof("ffi") - 1, ZEND_ACC_PUBLIC);
+    zend_declare_property_null(ce_storage, "store", sizeof("store") - 1, ZEND_ACC_PUBLIC);
 
     memcpy(&metric_handlers, zend_get_std_object_handlers(), sizeof metric_handlers);
     metric_handlers.offset = XtOffsetOf(shm_metric, std);
@@ -1847,6 +2419,8 @@ PHP_MINIT_FUNCTION(shmetrics)
 PHP_MSHUTDOWN_FUNCTION(shmetrics)
 {
     UNREGISTER_INI_ENTRIES();
+    zend_hash_destroy(&opened);
+    zend_hash_destroy(&families);
     return SUCCESS;
 }
 

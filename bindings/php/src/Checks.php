@@ -162,6 +162,54 @@ final class Checks
         }
     }
 
+    /** The options a new store accepts, as in `shmetrics_options`. */
+    private const STORE_OPTIONS = [
+        'create' => 'bool', 'read_only' => 'bool', 'mode' => 'u32', 'max_families' => 'u32',
+        'max_series' => 'u32', 'label_bytes' => 'u64', 'max_writers' => 'u32', 'cells_per_writer' => 'u64',
+        'sketch_cells_per_writer' => 'u64',
+    ];
+
+    /**
+     * Refuses an unknown store option or a value of the wrong type or out
+     * of range, before the options go to `shmetrics_options`.
+     *
+     * @param array<mixed> $options
+     */
+    public static function storeOptions(array $options): void
+    {
+        foreach ($options as $key => $value) {
+            $type = self::STORE_OPTIONS[$key] ?? null;
+            if ($type === null) {
+                throw new InvalidArgumentException(sprintf(
+                    'unknown store option "%s"; the options are %s',
+                    $key,
+                    implode(', ', array_keys(self::STORE_OPTIONS))
+                ));
+            }
+            $ok = $type === 'bool'
+                ? is_bool($value)
+                : is_int($value) && $value >= 0 && ($type === 'u64' || $value <= 0xFFFFFFFF);
+            if (!$ok) {
+                throw new InvalidArgumentException(sprintf(
+                    'store option "%s" must be %s, got %s',
+                    $key,
+                    $type === 'bool' ? 'a bool' : ($type === 'u32' ? 'an integer from 0 to 2^32-1' : 'a non-negative integer'),
+                    var_export($value, true)
+                ));
+            }
+        }
+    }
+
+    public static function emptyStorePath(): InvalidArgumentException
+    {
+        return new InvalidArgumentException('the store path is empty: pass a file path such as /dev/shm/myapp.metrics');
+    }
+
+    public static function unknownFormat(int $format): InvalidArgumentException
+    {
+        return new InvalidArgumentException("unknown exposition format $format; use FORMAT_TEXT or FORMAT_OPENMETRICS");
+    }
+
     /** @param array<string, int> $modes */
     public static function unknownGaugeMode(string $mode, array $modes): InvalidArgumentException
     {

@@ -58,6 +58,33 @@ final class CrossDeleteTest extends TestCase
         }
     }
 
+    /**
+     * The same in this process: a wipe while the metric objects hold their
+     * series' handles (the extension keeps one for label values updated
+     * several times in a row), then more updates through the same objects,
+     * with label arrays built each time and literal ones: every round's
+     * totals are exact.
+     */
+    public function testHeldSeriesSurviveAWipeInThisProcess(): void
+    {
+        $reg = $this->registry();
+        $path = $reg->getStorage()->path();
+        $jobs = $reg->getOrRegisterCounter('app', 'jobs', 'Jobs.', ['queue']);
+        $wait = $reg->getOrRegisterHistogram('app', 'wait_seconds', 'Wait.', ['queue'], [0.1, 1]);
+        $queue = 'em';
+        for ($round = 0; $round < 3; $round++) {
+            for ($i = 0; $i < 50; $i++) {
+                $jobs->inc([$queue . 'ail']);
+                $wait->observe(0.5, ['email']);
+            }
+            $s = $this->dumped($path);
+            self::assertSame(50.0, $s['app_jobs_total{queue="email"}'], "round $round");
+            self::assertSame(50.0, $s['app_wait_seconds_count{queue="email"}'], "round $round");
+            $reg->wipeStorage();
+            self::assertArrayNotHasKey('app_jobs_total{queue="email"}', $this->dumped($path));
+        }
+    }
+
     public function testExposedNamesCollidingAcrossTypesAreRefused(): void
     {
         $reg = $this->registry();

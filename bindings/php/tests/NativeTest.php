@@ -138,11 +138,11 @@ final class NativeTest extends TestCase
     {
         $storage = new Shmetrics($this->dir . '/which');
         foreach ([\Shmetrics\CollectorRegistry::class, \Shmetrics\Counter::class, \Shmetrics\Gauge::class,
-            \Shmetrics\Histogram::class, \Shmetrics\Summary::class] as $class) {
+            \Shmetrics\Histogram::class, \Shmetrics\Summary::class, Shmetrics::class] as $class) {
             self::assertSame(Native::extension(), (new \ReflectionClass($class))->isInternal(), $class);
         }
-        // Storage and Snapshot stay PHP in both, over the extension's store handle or FFI.
-        self::assertFalse((new \ReflectionClass(Shmetrics::class))->isInternal());
+        // Snapshot stays PHP in both, over the extension's store handle or FFI.
+        self::assertFalse((new \ReflectionClass(\Shmetrics\Snapshot::class))->isInternal());
         self::assertSame(Native::extension(), $storage->store instanceof \Shmetrics\Ext\Store);
         self::assertSame(Native::extension(), $storage->ffi === null);
     }

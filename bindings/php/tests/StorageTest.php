@@ -174,6 +174,35 @@ final class StorageTest extends TestCase
         self::assertStringContainsString("c_total 1\n", $ro->render());
     }
 
+    /**
+     * A store removed, or replaced by a rename, is opened again by the next
+     * Storage\Shmetrics of its path in the same process (php-fpm builds one
+     * per request), and the updates land in the file the path names.
+     */
+    public function testAStoreReplacedUnderTheProcessIsOpenedAgain(): void
+    {
+        $path = $this->dir . '/replaced';
+        $hit = function (string $path, int $n = 1): void {
+            (new CollectorRegistry(new Shmetrics($path), false))->getOrRegisterCounter('', 'hits', 'Hits.')->incBy($n);
+        };
+        $hit($path);
+        $hit($path);
+        self::assertStringContainsString("\nhits_total 2\n", (new Shmetrics($path))->render());
+
+        unlink($path);
+        $hit($path);
+        self::assertFileExists($path);
+        self::assertStringContainsString("\nhits_total 1\n", (new Shmetrics($path))->render());
+
+        $other = $this->dir . '/other';
+        $hit($other, 10);
+        rename($other, $path);
+        $hit($path);
+        self::assertStringContainsString("\nhits_total 11\n", (new Shmetrics($path))->render());
+        $hit($path);
+        self::assertStringContainsString("\nhits_total 12\n", (new Shmetrics($path))->render());
+    }
+
     public function testStats(): void
     {
         $reg = $this->registry();

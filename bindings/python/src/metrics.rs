@@ -36,6 +36,7 @@ static EXCEPTION_COUNTER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static INPROGRESS_TRACKER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static SET_FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static REMOVE_BY_LABELS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static METRIC_REPR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// One of the helper classes of `shmetrics._metrics`, made with `args`.
 fn helper<'py>(
@@ -194,6 +195,21 @@ impl Common<'_, '_> {
     }
 }
 
+impl Common<'_, '_> {
+    /// Tells a shmetrics registry that its metric `name` is now in `store`
+    /// (`_shmetrics_registered`): a family its `unregister()` hid shows
+    /// again.
+    fn registered(&self, py: Python<'_>, name: &str, store: &Py<PyStore>) -> PyResult<()> {
+        let Some(r) = self.registry.filter(|r| !r.is_none()) else {
+            return Ok(());
+        };
+        if let Ok(f) = r.getattr("_shmetrics_registered") {
+            f.call1((name, store.clone_ref(py)))?;
+        }
+        Ok(())
+    }
+}
+
 /// Now by Python's `time.time()`, in nanoseconds: the creation time of a
 /// series this process makes, as prometheus_client takes it for
 /// `_created` (so a test that replaces `time.time` sees its time).
@@ -235,6 +251,7 @@ impl Metric {
             desc = desc.ttl(ttl);
         }
         let family = store.register(&desc).map_err(to_py)?;
+        c.registered(py, &desc.name, &store_obj)?;
         let (series, children) = if label_names.is_empty() {
             let created = Some(created_now(py)?);
             (
@@ -540,20 +557,6 @@ impl Metric {
     fn label_values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.label_values.as_deref().unwrap_or_default())
     }
-
-    fn repr(&self, class: &str) -> String {
-        match &self.label_values {
-            Some(v) => format!(
-                "shmetrics.{class}({:?}, labels={:?})",
-                self.def.name,
-                self.def.label_names.iter().zip(v).collect::<Vec<_>>()
-            ),
-            None => format!(
-                "shmetrics.{class}({:?}, labelnames={:?})",
-                self.def.name, self.def.label_names
-            ),
-        }
-    }
 }
 
 /// Generates a metric class: its constructor (the common arguments plus
@@ -673,8 +676,16 @@ macro_rules! metric_class {
                 self.m.def.store_obj.clone_ref(py)
             }
 
-            fn __repr__(&self) -> String {
-                self.m.repr(stringify!($ty))
+            /// As prometheus_client writes it: the module the class is
+            /// imported from, the class and the name
+            /// (`shmetrics.metrics.Counter(c)`).
+            fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+                helper(slf.py(), &METRIC_REPR, "metric_repr", (slf,))?.extract()
+            }
+
+            /// As prometheus_client writes it: `counter:c`.
+            fn __str__(&self) -> String {
+                format!("{}:{}", $kind.as_str(), self.m.def.name)
             }
 
             $($methods)*

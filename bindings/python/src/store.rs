@@ -1,7 +1,7 @@
 //! `shmetrics.Store`: one open store file, and the process's default store
 //! that metrics use unless given another.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Release};
@@ -233,10 +233,11 @@ impl PyStore {
     /// OpenMetrics (without `# EOF`): with `_created` samples if
     /// `created`, the gauge families named in `retype` typed as `"info"`
     /// or `"stateset"` in OpenMetrics, and the `_sum` of histograms with a
-    /// negative bucket bound only if `negative_bucket_sum`. The GIL is released while
-    /// rendering.
+    /// negative bucket bound only if `negative_bucket_sum`; the families
+    /// named in `skip` are left out. The GIL is released while rendering.
     #[pyo3(signature = (openmetrics = false, escaping = "underscores", created = true, retype = None,
-                        negative_bucket_sum = false))]
+                        negative_bucket_sum = false, skip = None))]
+    #[allow(clippy::too_many_arguments)] // prometheus_client's page options, by keyword
     fn render_client_python<'py>(
         &self,
         py: Python<'py>,
@@ -245,6 +246,7 @@ impl PyStore {
         created: bool,
         retype: Option<HashMap<String, String>>,
         negative_bucket_sum: bool,
+        skip: Option<HashSet<String>>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let page = crate::render::page(openmetrics, escaping);
         let retype: HashMap<String, Retype> = retype
@@ -257,10 +259,13 @@ impl PyStore {
             })
             .collect();
         let lookup = |name: &str| retype.get(name).copied();
+        let skip = skip.unwrap_or_default();
+        let skipped = |name: &str| skip.contains(name);
         let view = StoreView {
             created,
             negative_bucket_sum,
             retype: &lookup,
+            skip: &skipped,
         };
         let mut out = Vec::new();
         let store = self.store();

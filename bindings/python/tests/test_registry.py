@@ -21,6 +21,7 @@ from prometheus_client.parser import text_string_to_metric_families as parse_tex
 import shmetrics
 from shmetrics.registry import DuplicateTimeseries
 from _workers import fork_ready
+from conftest import dump, samples_of
 
 # prometheus_client.core's names that shmetrics.core lacks (docs/python.md).
 NOT_IN_CORE = {"BucketSpan", "NativeHistogram"}
@@ -262,8 +263,84 @@ def test_register_unregister_and_duplicates(store):
         shmetrics.Gauge("kept_total", "K.", registry=reg)
     shmetrics.REGISTRY.register(c)
     reg.unregister(c)
-    assert reg.get_sample_value("kept_total") == 1
+    # Unregistered: the registry no longer shows it and its names are free.
+    assert reg.get_sample_value("kept_total") is None
+    shmetrics.Gauge("kept_total", "K.", registry=reg).set(5)
+    assert reg.get_sample_value("kept_total") == 5
     assert shmetrics.REGISTRY.get_sample_value("kept_total") is None
+
+
+def test_unregister_in_a_registry_of_its_own_is_prometheus_clients(store):
+    """A registry of its own, as prometheus_client's: an unregistered
+    metric leaves the page and its names may be taken again, by another
+    type or by a new metric of the same name that starts from zero."""
+    def run(lib: ModuleType) -> bytes:
+        reg = lib.CollectorRegistry()
+        s = lib.Summary("s", "Help.", registry=reg)
+        s.observe(2)
+        c = lib.Counter("c", "Help.", ["k"], registry=reg)
+        c.labels("a").inc(3)
+        i = lib.Info("i", "Help.", registry=reg)
+        with pytest.raises(ValueError):
+            lib.Gauge("s_count", "Help.", registry=reg)
+        reg.unregister(s)
+        lib.Gauge("s_count", "Help.", registry=reg).set(7)
+        reg.unregister(c)
+        reg.unregister(i)
+        c.labels("a").inc()  # still counts, shown nowhere
+        lib.Counter("c", "Help.", ["k"], registry=reg).labels("b").inc()
+        lib.Info("i", "Help.", registry=reg).info({"x": "y"})
+        return bytes(lib.generate_latest(reg))
+    for lib in (shmetrics, prometheus_client):
+        lib.disable_created_metrics()
+    try:
+        assert run(shmetrics) == run(prometheus_client)
+    finally:
+        for lib in (shmetrics, prometheus_client):
+            lib.enable_created_metrics()
+
+
+def test_unregister_from_registry_hides_the_family_in_this_process(store):
+    """REGISTRY shows the shared store: an unregistered metric leaves its
+    in-process pages, but its family stays in the store (other processes
+    may be writing it) and the exporter still serves it."""
+    reg = shmetrics.REGISTRY
+    c = shmetrics.Counter("shared_jobs", "Jobs.", registry=reg)
+    c.inc(2)
+    reg.unregister(c)
+    assert reg.get_sample_value("shared_jobs_total") is None
+    assert b"shared_jobs" not in shmetrics.generate_latest()
+    assert b"shared_jobs" not in shmetrics.generate_openmetrics()
+    c.inc()
+    assert samples_of(dump(store))[("shared_jobs_total", frozenset())] == 3
+    # Another definition of the name is still the store's conflict, and
+    # leaves the family hidden.
+    with pytest.raises(shmetrics.ConflictError):
+        shmetrics.Gauge("shared_jobs", "Jobs.", registry=reg)
+    assert reg.get_sample_value("shared_jobs_total") is None
+    # The same definition is the same family again, with its counts.
+    shmetrics.Counter("shared_jobs", "Jobs.", registry=reg)
+    assert reg.get_sample_value("shared_jobs_total") == 3
+    assert b"shared_jobs_total 3.0" in shmetrics.generate_latest()
+
+
+def test_new_info_shows_empty_until_set_as_in_prometheus_client(store):
+    def run(lib: ModuleType) -> List[bytes]:
+        reg = lib.CollectorRegistry()
+        i = lib.Info("build", "Build.", registry=reg)
+        by = lib.Info("lib", "Library.", ["name"], registry=reg)
+        pages = [bytes(lib.generate_latest(reg))]
+        by.labels("a")
+        pages.append(bytes(lib.generate_latest(reg)))
+        i.info({"version": "1.2"})
+        by.labels("b").info({"v": "3"})
+        pages.append(bytes(lib.generate_latest(reg)))
+        return pages
+    ours, theirs = run(shmetrics), run(prometheus_client)
+    assert ours[:2] == theirs[:2]
+    # Once set, the store's series: a child never set is not shown (its
+    # keys are the store's label names, which it lacks).
+    assert ours[2] == theirs[2].replace(b'lib_info{name="a"} 1.0\n', b"")
 
 
 def test_family_classes_refuse_what_prometheus_client_refuses():
@@ -395,3 +472,24 @@ def test_histogram_upper_bounds_as_prometheus_clients(store):
         ours = shmetrics.Histogram("ub", "B.", registry=shmetrics.CollectorRegistry(), **kw)
         theirs = prometheus_client.Histogram("ub", "B.", registry=None, **kw)
         assert ours._upper_bounds == theirs._upper_bounds
+
+
+def test_repr_and_str_are_prometheus_clients_shape(store):
+    """`module.Class(name)`, the module being the one the class is imported
+    from (prometheus_client's suite checks `prometheus_client.metrics.X`
+    through the alias), and `type:name`."""
+    import shmetrics.metrics
+    made = [shmetrics.Counter("c", "C."), shmetrics.Gauge("g", "G."), shmetrics.Histogram("h", "H.", ["l"]),
+            shmetrics.Summary("s", "S."), shmetrics.Info("i", "I."),
+            shmetrics.Enum("e", "E.", states=["a", "b"])]
+    reprs = [repr(m) for m in made]
+    assert reprs == ["shmetrics.metrics.Counter(c)", "shmetrics.metrics.Gauge(g)", "shmetrics.metrics.Histogram(h)",
+                     "shmetrics.metrics.Summary(s)", "shmetrics.metrics.Info(i)", "shmetrics.metrics.Enum(e)"]
+    for m in made:
+        assert getattr(shmetrics.metrics, type(m).__name__) is type(m)
+    assert repr(made[2].labels("x")) == "shmetrics.metrics.Histogram(h)"
+    assert [str(m) for m in made] == ["counter:c", "gauge:g", "histogram:h", "summary:s", "info:i", "stateset:e"]
+    theirs = prometheus_client.CollectorRegistry()
+    assert [str(m) for m in (prometheus_client.Counter("c", "C.", registry=theirs),
+                             prometheus_client.Enum("e", "E.", states=["a"], registry=theirs))] == [
+        "counter:c", "stateset:e"]

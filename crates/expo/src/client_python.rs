@@ -86,6 +86,9 @@ pub struct StoreView<'a> {
     pub negative_bucket_sum: bool,
     /// The families shown as another type, by family name.
     pub retype: &'a (dyn Fn(&str) -> Option<Retype> + Sync),
+    /// The families left out, by family name (a registry's unregistered
+    /// metrics, and names its in-process collectors give).
+    pub skip: &'a (dyn Fn(&str) -> bool + Sync),
 }
 
 impl Default for StoreView<'_> {
@@ -94,6 +97,7 @@ impl Default for StoreView<'_> {
             created: true,
             negative_bucket_sum: false,
             retype: &|_| None,
+            skip: &|_| false,
         }
     }
 }
@@ -403,7 +407,9 @@ pub fn encode_snapshot(snapshot: &Snapshot, page: Page, view: &StoreView<'_>, ou
         pairs: Vec::with_capacity(8),
     };
     for f in snapshot.families() {
-        enc.family(&f, view, out);
+        if !(view.skip)(f.name()) {
+            enc.family(&f, view, out);
+        }
     }
 }
 
@@ -905,5 +911,34 @@ mod tests {
             escaping: Escaping::Values,
         };
         assert_eq!(text.name("jobs_total").bytes, b"jobs_total");
+    }
+
+    #[test]
+    fn skipped_families_left_out() {
+        use shmetrics_core::{FamilyDesc, Options, Store};
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("store"), &Options::default()).unwrap();
+        for name in ["kept", "hidden"] {
+            let f = store
+                .register(&FamilyDesc::new(name, Kind::Gauge).help("h"))
+                .unwrap();
+            store
+                .gauge_set(store.series(&f, &[]).unwrap(), 1.0)
+                .unwrap();
+        }
+        let page = Page {
+            openmetrics: false,
+            escaping: Escaping::Underscores,
+        };
+        let view = StoreView {
+            skip: &|name| name == "hidden",
+            ..StoreView::default()
+        };
+        let mut body = Vec::new();
+        encode_snapshot(&store.snapshot().unwrap(), page, &view, &mut body);
+        assert_eq!(
+            String::from_utf8(body).unwrap(),
+            "# HELP kept h\n# TYPE kept gauge\nkept 1.0\n"
+        );
     }
 }

@@ -24,6 +24,11 @@ use Shmetrics\Native;
  * replaced by a rename, is opened again (`shmetrics_store_reopen_persistent`),
  * so that the request's updates land in the file the exporter serves. A
  * forked child gets a writer slot of its own on its first update.
+ *
+ * This class is the FFI implementation. The shmetrics extension, when
+ * loaded, declares its own Shmetrics\Storage\Shmetrics (the same API, in
+ * C, with the store's handle kept per process), and this file is then
+ * never loaded: `$ffi` is null there and `$store` a Shmetrics\Ext\Store.
  */
 final class Shmetrics
 {
@@ -32,17 +37,10 @@ final class Shmetrics
     /** OpenMetrics 1.0 text. */
     public const FORMAT_OPENMETRICS = 1;
 
-    /** The options a new store accepts, as in `shmetrics_options`. */
-    private const OPTIONS = [
-        'create' => 'bool', 'read_only' => 'bool', 'mode' => 'u32', 'max_families' => 'u32',
-        'max_series' => 'u32', 'label_bytes' => 'u64', 'max_writers' => 'u32', 'cells_per_writer' => 'u64',
-        'sketch_cells_per_writer' => 'u64',
-    ];
-
-    /** @internal null with the shmetrics extension */
+    /** @internal null in the extension's class */
     public ?FFI $ffi = null;
-    /** @internal the `shmetrics_store *`, or the extension's handle of it */
-    public CData|\Shmetrics\Ext\Store $store;
+    /** @internal the `shmetrics_store *` (a Shmetrics\Ext\Store in the extension's class) */
+    public CData $store;
     private string $path;
 
     /**
@@ -67,15 +65,11 @@ final class Shmetrics
             $path = is_string($env) && $env !== '' ? $env : '/dev/shm/shmetrics';
         }
         if ($path === '') {
-            throw new InvalidArgumentException('the store path is empty: pass a file path such as /dev/shm/myapp.metrics');
+            throw Checks::emptyStorePath();
         }
         $this->path = $path;
-        foreach ($options as $key => $value) {
-            self::checkOption($key, $value);
-        }
-        if (Native::extension()) {
-            $this->store = \Shmetrics\Ext\open($path, $options);
-            return;
+        if ($options !== []) {
+            Checks::storeOptions($options);
         }
         $this->ffi = $ffi = Native::ffi();
         $store = $ffi->shmetrics_store_persistent($path, strlen($path), $options['read_only'] ?? false);
@@ -103,29 +97,6 @@ final class Shmetrics
         return pack('e*', ...$numbers);
     }
 
-    private static function checkOption(string|int $key, mixed $value): void
-    {
-        $type = self::OPTIONS[$key] ?? null;
-        if ($type === null) {
-            throw new InvalidArgumentException(sprintf(
-                'unknown store option "%s"; the options are %s',
-                $key,
-                implode(', ', array_keys(self::OPTIONS))
-            ));
-        }
-        $ok = $type === 'bool'
-            ? is_bool($value)
-            : is_int($value) && $value >= 0 && ($type === 'u64' || $value <= 0xFFFFFFFF);
-        if (!$ok) {
-            throw new InvalidArgumentException(sprintf(
-                'store option "%s" must be %s, got %s',
-                $key,
-                $type === 'bool' ? 'a bool' : ($type === 'u32' ? 'an integer from 0 to 2^32-1' : 'a non-negative integer'),
-                var_export($value, true)
-            ));
-        }
-    }
-
     /** The store file's path. */
     public function path(): string
     {
@@ -139,7 +110,7 @@ final class Shmetrics
      */
     public function wipeStorage(): void
     {
-        $rc = $this->ffi === null ? \Shmetrics\Ext\wipe($this->store) : $this->ffi->shmetrics_store_wipe($this->store);
+        $rc = $this->ffi->shmetrics_store_wipe($this->store);
         if ($rc !== Native::OK) {
             throw Native::exception($rc, "cannot wipe the store {$this->path}");
         }
@@ -152,13 +123,6 @@ final class Shmetrics
     public function render(int $format = self::FORMAT_TEXT): string
     {
         $ffi = $this->ffi;
-        if ($ffi === null) {
-            $rc = \Shmetrics\Ext\render($this->store, $format, $text);
-            if ($rc !== Native::OK) {
-                throw Native::exception($rc, "cannot render the store {$this->path}");
-            }
-            return $text;
-        }
         $buf = $ffi->new('shmetrics_buf *');
         $rc = $ffi->shmetrics_render_alloc($this->store, $format, FFI::addr($buf));
         if ($rc !== Native::OK) {
@@ -174,11 +138,9 @@ final class Shmetrics
     /** The HTTP Content-Type of an exposition in $format. */
     public function contentType(int $format = self::FORMAT_TEXT): string
     {
-        $type = $this->ffi === null
-            ? \Shmetrics\Ext\content_type($format)
-            : $this->ffi->shmetrics_format_content_type($format);
+        $type = $this->ffi->shmetrics_format_content_type($format);
         if ($type === null) {
-            throw new InvalidArgumentException("unknown exposition format $format; use FORMAT_TEXT or FORMAT_OPENMETRICS");
+            throw Checks::unknownFormat($format);
         }
         return $type;
     }
@@ -202,13 +164,6 @@ final class Shmetrics
      */
     public function stats(): array
     {
-        if ($this->ffi === null) {
-            $rc = \Shmetrics\Ext\stats($this->store, $out);
-            if ($rc !== Native::OK) {
-                throw Native::exception($rc, "cannot read the statistics of {$this->path}");
-            }
-            return $out;
-        }
         $s = $this->ffi->new('shmetrics_stats');
         $rc = $this->ffi->shmetrics_store_stats($this->store, FFI::addr($s));
         if ($rc !== Native::OK) {

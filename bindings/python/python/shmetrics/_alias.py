@@ -62,4 +62,15 @@ def install_as_prometheus_client() -> None:
             setattr(sys.modules[parent], child, module)
 
 
-__all__ = ["install_as_prometheus_client", "MODULES"]
+def public_module(module: str) -> str:
+    """The name ``module`` (a shmetrics module) is imported by: its
+    prometheus_client name where ``install_as_prometheus_client()`` made
+    that name give this very module, else its own."""
+    target = sys.modules.get(module)
+    for alias, name in MODULES.items():
+        if name == module and target is not None and sys.modules.get(alias) is target:
+            return alias
+    return module
+
+
+__all__ = ["install_as_prometheus_client", "MODULES", "public_module"]

@@ -153,6 +153,15 @@ def remove_by_labels(metric: Any, labels: Any) -> None:
                 metric.remove(*(got.get(n, "") for n in labelnames))
 
 
+def metric_repr(metric: Any) -> str:
+    """A metric's ``repr()`` as prometheus_client writes it: the module the
+    class is imported from, the class and the name
+    (``shmetrics.metrics.Counter(c)``; ``prometheus_client.metrics.Counter(c)``
+    once ``install_as_prometheus_client()`` made that name give it)."""
+    from ._alias import public_module
+    return f"{public_module('shmetrics.metrics')}.{type(metric).__name__}({metric._name})"
+
+
 Counter = _native.Counter
 Gauge = _native.Gauge
 Histogram = _native.Histogram
@@ -203,8 +212,10 @@ class Info:
 
     The keys become label names, so they are fixed by the first ``info()``
     call in the store; a later call with other keys raises
-    ``ConflictError``. Across processes the series are combined with
-    ``max``: every process that sets the same info shares one series."""
+    ``ConflictError``. Until then it has no series in the store; a
+    registry of its own shows it empty meanwhile, as prometheus_client
+    does. Across processes the series are combined with ``max``: every
+    process that sets the same info shares one series."""
 
     def __init__(
         self,
@@ -236,6 +247,15 @@ class Info:
         retype = getattr(registry, "_shmetrics_retype", None)
         if retype is not None and not _labelvalues:
             retype(self._name + "_info", "info")
+        pending = getattr(registry, "_shmetrics_pending_info", None)
+        if pending is not None and not _labelvalues:
+            pending(self)
+
+    def __repr__(self) -> str:
+        return metric_repr(self)
+
+    def __str__(self) -> str:
+        return f"info:{self._name}"
 
     def labels(self, *values: Any, **kwargs: Any) -> "Info":
         """The child for these label values."""
@@ -323,6 +343,16 @@ class Enum:
             # A registry of its own is one process's: the Enum starts in
             # its first state, as prometheus_client's does.
             self.state(self._states[0])
+
+    @property
+    def _name(self) -> str:
+        return str(self._gauge._name)
+
+    def __repr__(self) -> str:
+        return metric_repr(self)
+
+    def __str__(self) -> str:
+        return f"stateset:{self._name}"
 
     def labels(self, *values: Any, **kwargs: Any) -> "Enum":
         """The child for these label values."""

@@ -2,7 +2,7 @@
 in ./run-tests)."""
 
 from os import PathLike
-from typing import Any, Callable, ClassVar, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
+from typing import AbstractSet, Any, Callable, ClassVar, Dict, Iterable, List, Optional, Protocol, Sequence, Tuple, TypeVar, Union, final
 
 __all__ = [
     "InvalidNameError",
@@ -87,11 +87,13 @@ class Store:
         """Opens the path again if it names another file; whether it did."""
     def render_client_python(self, openmetrics: bool = False, escaping: str = "underscores",
                              created: bool = True, retype: Optional[Dict[str, str]] = None,
-                             negative_bucket_sum: bool = False) -> bytes:
+                             negative_bucket_sum: bool = False,
+                             skip: Optional[AbstractSet[str]] = None) -> bytes:
         """The store's families as prometheus_client writes a registry
         that shows them (``_created`` samples if ``created``; the gauges
         named in ``retype`` typed ``info`` or ``stateset`` in
-        OpenMetrics), without OpenMetrics' ``# EOF``."""
+        OpenMetrics; the families named in ``skip`` left out), without
+        OpenMetrics' ``# EOF``."""
     def collect(self) -> List[Tuple[str, str, str, str, List[_Series]]]: ...
     def reset(self) -> None: ...
     def wipe(self) -> None: ...

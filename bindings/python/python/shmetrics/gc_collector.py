@@ -38,7 +38,8 @@ class GCCollector:
         return iter([collected, uncollectable, collections])
 
 
-GC_COLLECTOR = GCCollector(registry=None)
-"""The collector of this interpreter, not registered: ``REGISTRY.register()`` it to export it in process."""
+GC_COLLECTOR = GCCollector()
+"""The collector of this process, registered in ``REGISTRY`` as prometheus_client's is:
+it shows on the pages rendered in the process (see docs/python.md)."""
 
 __all__ = ["GCCollector", "GC_COLLECTOR"]

@@ -42,7 +42,8 @@ class PlatformCollector:
         return iter(self._metrics)
 
 
-PLATFORM_COLLECTOR = PlatformCollector(registry=None)
-"""The collector of this interpreter, not registered: ``REGISTRY.register()`` it to export it in process."""
+PLATFORM_COLLECTOR = PlatformCollector()
+"""The collector of this process, registered in ``REGISTRY`` as prometheus_client's is:
+it shows on the pages rendered in the process (see docs/python.md)."""
 
 __all__ = ["PlatformCollector", "PLATFORM_COLLECTOR"]

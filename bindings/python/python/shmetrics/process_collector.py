@@ -80,7 +80,8 @@ class ProcessCollector:
         return iter(out)
 
 
-PROCESS_COLLECTOR = ProcessCollector(registry=None)
-"""The collector of this process, not registered: ``REGISTRY.register()`` it to export it in process."""
+PROCESS_COLLECTOR = ProcessCollector()
+"""The collector of this process, registered in ``REGISTRY`` as prometheus_client's is:
+it shows on the pages rendered in the process (see docs/python.md)."""
 
 __all__ = ["ProcessCollector", "PROCESS_COLLECTOR"]

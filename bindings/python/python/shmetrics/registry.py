@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Protocol, Set, Tuple
+from typing import AbstractSet, Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Set, Tuple
 
 from . import _check, _native, _publish
 from .metrics_core import Metric
@@ -113,6 +113,28 @@ class StoreCollector:
         self.retype = retype if retype is not None else {}
         # Multiprocess mode's collector has no _created samples.
         self.created = created
+        # Families left out: metrics unregistered from the registry that
+        # shows this view (their series stay in the store) ...
+        self.hidden: Set[str] = set()
+        # ... and the names the registry's own collectors give, which run
+        # in the process and so take those names on its pages (a family a
+        # Publisher put in the store from such a collector is not shown
+        # twice).
+        self.taken: Callable[[], AbstractSet[str]] = frozenset
+
+    def _skip(self) -> AbstractSet[str]:
+        taken = self.taken()
+        return self.hidden.union(taken) if taken else set(self.hidden)
+
+    def shows(self, store: _native.Store) -> bool:
+        """Whether this view shows ``store``."""
+        mine = self.store
+        if mine is None:
+            try:
+                mine = _native.default_store()
+            except _native.NotConfiguredError:
+                return False
+        return mine is store or mine.path == store.path
 
     def resolve(self) -> _native.Store:
         """The store collected (the default store checked for a replaced
@@ -127,8 +149,10 @@ class StoreCollector:
         store = self.resolve()
         _publish.run_functions(store)
         retype = self.retype or _RETYPE_DEFAULT
+        skip = self._skip()
         for family in store.collect():
-            yield _store_metric(*family, retype=retype.get(family[0]), created=self.created)
+            if family[0] not in skip:
+                yield _store_metric(*family, retype=retype.get(family[0]), created=self.created)
 
     def render(self, openmetrics: bool, escaping: str) -> bytes:
         """What ``collect()`` yields, written natively as prometheus_client
@@ -137,7 +161,7 @@ class StoreCollector:
         _publish.run_functions(store)
         return store.render_client_python(openmetrics, escaping, self.created and _use_created(),
                                           self.retype or _RETYPE_DEFAULT,
-                                          negative_bucket_sum=not self.created)
+                                          negative_bucket_sum=not self.created, skip=self._skip() or None)
 
 
 class CollectorRegistry:
@@ -158,13 +182,35 @@ class CollectorRegistry:
         self._nameless = support_collectors_without_names
         self._default = _default
         self._retype: Dict[str, str] = {}
-        self._views: List[StoreCollector] = [StoreCollector(retype=self._retype)] if _default else []
+        self._views: List[StoreCollector] = []
+        # The private store new metrics go to (the last one made), and how
+        # many private stores there are (their views come first).
         self._private: Optional[_native.Store] = None
+        self._n_private = 0
+        # The names the metrics unregistered from ``_private`` exposed: a
+        # metric that would take one goes to a new private store, so that
+        # it starts afresh as in prometheus_client (a store cannot remove a
+        # family; the old one stays there, hidden).
+        self._private_freed: Set[str] = set()
+        # Info metrics of this registry not set yet (a registry of its own).
+        self._pending_infos: List[Any] = []
         self._lock = threading.Lock()
         self._collectors: Dict[Any, List[str]] = {}
         self._store_names: Dict[str, str] = {}
         self._target_info: Optional[Dict[str, str]] = None
+        if _default:
+            self._views.append(self._view(StoreCollector(retype=self._retype)))
         self.set_target_info(target_info)
+
+    def _view(self, view: StoreCollector) -> StoreCollector:
+        """``view``, leaving out the names this registry's collectors give."""
+        view.taken = self._collector_names
+        return view
+
+    def _collector_names(self) -> AbstractSet[str]:
+        """The series names of the registered collectors."""
+        with self._lock:
+            return frozenset(n for ns in self._collectors.values() for n in ns)
 
     @property
     def store_collector(self) -> Optional[StoreCollector]:
@@ -179,7 +225,7 @@ class CollectorRegistry:
                 if v.store is view.store or (v.store is not None and view.store is not None
                                              and v.store.path == view.store.path):
                     return
-            self._views.append(view)
+            self._views.append(self._view(view))
 
     def _shmetrics_attach(self, name: str, kind: str, labelnames: List[str],
                           reserved: bool = False) -> Tuple[Optional[_native.Store], Optional[str]]:
@@ -203,12 +249,50 @@ class CollectorRegistry:
                 for n in names:
                     self._store_names[n] = name
                 return None, None
-            if self._private is None:
+            if self._private is None or self._private_freed.intersection(names):
                 self._private = _private_store()
-                self._views.insert(0, StoreCollector(self._private, self._retype))
+                self._private_freed = set()
+                self._views.insert(self._n_private, self._view(StoreCollector(self._private, self._retype)))
+                self._n_private += 1
             for n in names:
                 self._store_names[n] = name
             return self._private, "shared"
+
+    def _shmetrics_registered(self, name: str, store: _native.Store) -> None:
+        """Called once a metric created with this registry is in ``store``
+        (by the native constructors): a family of that name that
+        ``unregister()`` hid there shows again."""
+        with self._lock:
+            views = [v for v in self._views if name in v.hidden]
+        for v in views:
+            if v.shows(store):
+                v.hidden.discard(name)
+
+    def _shmetrics_pending_info(self, info: Any) -> None:
+        """An ``Info`` created with this registry: in a registry of its own
+        it shows empty (``name_info 1.0``, one sample per child made by
+        ``labels()``) until its first ``info()`` call, as prometheus_client
+        shows a new Info. (Its keys become the store's label names, so it
+        has no series in the store until then.)"""
+        if not self._default:
+            with self._lock:
+                self._pending_infos.append(info)
+
+    def _pending(self) -> List[Metric]:
+        """The Info metrics not set yet, as prometheus_client shows them."""
+        with self._lock:
+            infos = list(self._pending_infos)
+        out = []
+        for i in infos:
+            if i._shared.get("gauge") is not None:
+                continue
+            m = Metric(i._name, i._documentation, "info")
+            if not i._labelnames:
+                m.add_sample(i._name + "_info", {}, 1.0)
+            for values in list(i._children):
+                m.add_sample(i._name + "_info", dict(zip(i._labelnames, values)), 1.0)
+            out.append(m)
+        return out
 
     def _shmetrics_retype(self, family: str, kind: str) -> None:
         """Marks the store family ``family`` as holding an ``Info``
@@ -243,17 +327,38 @@ class CollectorRegistry:
             self._collectors[collector] = names
 
     def unregister(self, collector: Any) -> None:
-        """Removes a custom collector. A shmetrics metric frees its names
-        in this registry (its series stay in the store: use its
-        ``clear()`` to drop them)."""
+        """Removes a custom collector, or a metric created with this
+        registry: see ``_unregister_metric``."""
         if _is_store_metric(collector):
-            name = _store_name(collector)
-            with self._lock:
-                for n in [n for n, owner in self._store_names.items() if owner == name]:
-                    del self._store_names[n]
+            self._unregister_metric(collector)
             return
         with self._lock:
             del self._collectors[collector]
+
+    def _unregister_metric(self, metric: Any) -> None:
+        """A shmetrics metric leaves this registry: its family is no longer
+        shown by the registry (pages, ``collect()``, ``get_sample_value``)
+        and its names are free here. The store cannot remove a family
+        (another process may be writing it), so its series stay there and
+        the exporter still serves them: ``clear()`` drops them. Created
+        again with this registry, a metric of that name is, in ``REGISTRY``,
+        the same family again (another definition still raises
+        ``ConflictError``), and in a registry of its own a new metric that
+        starts afresh (in a new private store, if the old family's names
+        would clash)."""
+        name = _store_name(metric)
+        store = _metric_store(metric)
+        with self._lock:
+            freed = [n for n, owner in self._store_names.items() if owner == name]
+            for n in freed:
+                del self._store_names[n]
+            if store is None or store is self._private:
+                self._private_freed.update(freed)
+            self._pending_infos = [i for i in self._pending_infos if i is not metric]
+            views = list(self._views)
+        for v in views:
+            if store is None or v.shows(store):
+                v.hidden.add(name)
 
     def _shmetrics_reserve(self, name: str, kind: str) -> None:
         """Takes the names of a metric made later (an ``Info``'s gauge is
@@ -291,7 +396,7 @@ class CollectorRegistry:
     def _own(self) -> Tuple[Optional[Metric], List[Any]]:
         """``target_info`` (if set) and the registered collectors."""
         with self._lock:
-            collectors = list(self._collectors)
+            collectors = ([_PendingInfos(self)] if self._pending_infos else []) + list(self._collectors)
             target = self._target_info
         if not target:
             return None, collectors
@@ -362,6 +467,7 @@ class RestrictedRegistry:
             yield info
         for view in list(r._views):
             yield from view.collect()
+        yield from r._pending()
         with r._lock:
             collectors = [(c, names) for c, names in r._collectors.items()
                           if self._names.intersection(names) or (not names and r._nameless)]
@@ -375,6 +481,28 @@ class RestrictedRegistry:
                 part = Metric(m.name, m.documentation, m.type)
                 part.unit, part.samples = m.unit, kept
                 yield part
+
+
+class _PendingInfos:
+    """The ``Info`` metrics of a registry not set yet, as a collector."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self._registry._pending())
+
+
+def _metric_store(obj: Any) -> Optional[_native.Store]:
+    """The store a shmetrics metric is in (``None``: an ``Info`` not set
+    yet, which is in none)."""
+    from ._metrics import Enum, Info
+    if isinstance(obj, Info):
+        gauge = obj._shared.get("gauge")
+        return None if gauge is None else gauge._store
+    if isinstance(obj, Enum):
+        return obj._gauge._store
+    return obj._store
 
 
 def _store_name(obj: Any) -> str:
