@@ -263,6 +263,9 @@ function Metric:_register()
   -- A counter keeps the name it was given in the text format, as in
   -- nginx-lua-prometheus: `_total` only if the name has it.
   d.name_as_given = self.kind == 1
+  -- nginx-lua-prometheus's names: the legacy character sets, checked by
+  -- the store.
+  d.name_rules = C.SHMETRICS_NAMES_LEGACY
   local fam = ffi_new("shmetrics_family")
   local rc = C.shmetrics_register(self.store, d, fam)
   let_go()

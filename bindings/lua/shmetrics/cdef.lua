@@ -62,6 +62,12 @@ enum shmetrics_gauge_mode {
 };
 typedef uint32_t shmetrics_gauge_mode;
 
+enum shmetrics_name_rules {
+  SHMETRICS_NAMES_UTF8 = 0,
+  SHMETRICS_NAMES_LEGACY = 1,
+};
+typedef uint32_t shmetrics_name_rules;
+
 enum shmetrics_format {
   SHMETRICS_FORMAT_PROMETHEUS_TEXT = 0,
   SHMETRICS_FORMAT_OPENMETRICS = 1,
@@ -148,6 +154,7 @@ typedef struct shmetrics_family_desc {
   bool exemplars;
   uint64_t ttl_ms;
   bool name_as_given;
+  uint32_t name_rules;
 } shmetrics_family_desc;
 
 typedef struct shmetrics_family {

@@ -111,6 +111,9 @@ for _, case in ipairs(vectors.cases) do
   end)
 end
 
+-- The Lua binding registers under the legacy name rules (as
+-- nginx-lua-prometheus checks names): every case, `legacy_only` ones too,
+-- is refused.
 for _, bad in ipairs(vectors.register_errors) do
   H.test("register error: " .. bad.family.name .. " / " .. bad.error, function()
     local p = shmetrics.init(H.store_path("vec"), { log = function() end })

@@ -1145,6 +1145,8 @@ static bool metric_register(shm_metric *m, const shm_numbers *bounds, const shm_
         }
         d.exemplars = m->exemplars;
         d.ttl_ms = m->ttl_ms;
+        /* PromPHP's names: the legacy character sets, checked by the store. */
+        d.name_rules = SHMETRICS_NAMES_LEGACY;
         uint32_t rc = token != 0 ? 0 : lib.shmetrics_family_cache(m->st, ZSTR_VAL(key.s), ZSTR_LEN(key.s), &d, &token);
         if (rc != 0) {
             if (ln) efree(ln);

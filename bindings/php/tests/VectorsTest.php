@@ -156,6 +156,8 @@ final class VectorsTest extends TestCase
     public function testRegisterError(array $bad): void
     {
         // PromPHP throws InvalidArgumentException for a bad definition too.
+        // The binding registers under the legacy name rules, as PromPHP
+        // checks names: `legacy_only` cases are refused as well.
         $this->expectException(InvalidArgumentException::class);
         $this->expectExceptionMessage(str_replace('_', ' ', $bad['error']));  // "invalid name", ...
         self::make($this->registry(), $bad['family']);

@@ -10,6 +10,7 @@
 mod collect;
 mod errors;
 mod metrics;
+mod names;
 mod render;
 mod store;
 
@@ -18,6 +19,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
+    names::register(m)?;
     m.add_class::<store::PyStore>()?;
     m.add_class::<metrics::Counter>()?;
     m.add_class::<metrics::Gauge>()?;

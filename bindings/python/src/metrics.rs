@@ -230,12 +230,14 @@ impl Metric {
         kind: Kind,
         tune: impl FnOnce(FamilyDesc, &Hints) -> PyResult<FamilyDesc>,
     ) -> PyResult<Metric> {
+        let label_names = c.labelnames.clone().unwrap_or_default();
+        let names: Vec<&str> = label_names.iter().map(String::as_str).collect();
+        crate::names::check_given(c.name, &c.full_name(kind), &names)?;
         let (store_obj, hints) = c.store(py, kind, &c.full_name(kind))?;
         let generation = store_obj.get().generation();
         let store = store_obj.get().store();
-        let label_names = c.labelnames.clone().unwrap_or_default();
-        let names: Vec<&str> = label_names.iter().map(String::as_str).collect();
         let mut desc = FamilyDesc::new(c.full_name(kind), kind)
+            .name_rules(crate::names::rules())
             .help(c.documentation)
             .labels(&names)
             .unit(c.unit);
@@ -890,9 +892,13 @@ metric_class! {
 /// are `str()`-ed, as label values are. The store checks names and the
 /// 128-character limit.
 fn exemplar_labels(d: &Bound<'_, PyDict>) -> PyResult<Vec<(String, String)>> {
-    d.iter()
+    let labels: Vec<(String, String)> = d
+        .iter()
         .map(|(k, v)| Ok((k.str()?.to_string(), v.str()?.to_string())))
-        .collect()
+        .collect::<PyResult<_>>()?;
+    let names: Vec<&str> = labels.iter().map(|(k, _)| k.as_str()).collect();
+    crate::names::check_legacy(&names)?;
+    Ok(labels)
 }
 
 fn label_refs(labels: &[(String, String)]) -> Vec<(&str, &str)> {

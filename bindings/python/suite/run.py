@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import List, Set
 
 VERSION = "0.26.0"
-# The measured count (2026-11-26, 244 when the flaky TLS test passes):
+# The measured count (2026-11-26, 259 when the flaky TLS test passes):
 # raise it when more pass, never lower it to make a run pass.
-FLOOR = 243
+FLOOR = 258
 
 ROOT = Path(__file__).resolve().parents[3]
 WORK = ROOT / "target" / "prometheus_client_suite"

@@ -96,7 +96,19 @@ def test_vector_case(tmp_path, case):
 
 
 @pytest.mark.parametrize("bad", VECTORS["register_errors"], ids=lambda e: e["family"]["name"] + "/" + e["error"])
-def test_vector_register_error(tmp_path, bad):
+@pytest.mark.parametrize("legacy", [False, True], ids=["utf8", "legacy"])
+def test_vector_register_error(tmp_path, bad, legacy):
+    """Refused under both name rules, but ``legacy_only`` cases: those
+    register under prometheus_client 0.26's default (any UTF-8 name) and
+    are refused under ``enable_legacy_validation()``."""
     store = shmetrics.Store(tmp_path / "v.shm")
-    with pytest.raises(ERRORS[bad["error"]]):
-        make(store, bad["family"])
+    if legacy:
+        shmetrics.validation.enable_legacy_validation()
+    try:
+        if bad.get("legacy_only") and not legacy:
+            make(store, bad["family"])
+        else:
+            with pytest.raises(ERRORS[bad["error"]]):
+                make(store, bad["family"])
+    finally:
+        shmetrics.validation.disable_legacy_validation()

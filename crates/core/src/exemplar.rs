@@ -16,11 +16,13 @@
 //!   length of the encoded labels, and [`LABEL_BYTES`] bytes of them.
 //!
 //! Labels are encoded pair by pair: a u8 name length, the name, a u16
-//! little-endian value length, the value. Names are ASCII and at least
-//! one character, values at most four bytes a character, so 128
-//! characters take at most 512 bytes with their lengths (each name
-//! character costs at most 4 bytes: itself plus its pair's 3 length
-//! bytes; each value character at most 4).
+//! little-endian value length, the value. With names in the legacy set
+//! (ASCII, at least one character) and values at most four bytes a
+//! character, 128 characters take at most 512 bytes with their lengths
+//! (each name character costs at most 4 bytes: itself plus its pair's 3
+//! length bytes; each value character at most 4). UTF-8 names can take
+//! more: labels whose encoding passes [`LABEL_BYTES`], or with a name of
+//! more than 255 bytes, are refused.
 //!
 //! Only the slot's owner process writes a record; several of its threads
 //! may try at once. A writer takes the sequence word from even to odd
@@ -62,7 +64,7 @@ fn invalid(msg: String) -> Error {
 /// Checks and encodes an exemplar's labels: valid label names, none
 /// twice, at most [`MAX_EXEMPLAR_CHARS`] characters in all.
 pub(crate) fn encode(labels: &[(&str, &str)]) -> Result<Encoded> {
-    let mut chars = 0usize;
+    let (mut chars, mut bytes) = (0usize, 0usize);
     for (i, (name, value)) in labels.iter().enumerate() {
         check_label_name(name).map_err(|e| {
             Error::new(
@@ -77,11 +79,26 @@ pub(crate) fn encode(labels: &[(&str, &str)]) -> Result<Encoded> {
             ));
         }
         chars += name.chars().count() + value.chars().count();
+        bytes += 3 + name.len() + value.len();
+        if name.len() > usize::from(u8::MAX) {
+            return Err(invalid(format!(
+                "exemplar label name {name:?} takes {} bytes, more than the 255 a store keeps",
+                name.len()
+            )));
+        }
     }
     if chars > MAX_EXEMPLAR_CHARS {
         return Err(invalid(format!(
             "an exemplar's label names and values may have at most {MAX_EXEMPLAR_CHARS} \
              characters together (OpenMetrics), got {chars}"
+        )));
+    }
+    if bytes > LABEL_BYTES {
+        // Only with many short names outside ASCII: 128 characters of
+        // legacy names and any values always fit.
+        return Err(invalid(format!(
+            "an exemplar's labels take {bytes} bytes encoded, more than the {LABEL_BYTES} a \
+             store keeps: use fewer or shorter label names"
         )));
     }
     let mut bytes = [0u8; LABEL_BYTES];
@@ -336,10 +353,27 @@ mod tests {
             .collect();
         let many: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "")).collect();
         assert_eq!(encode(&many).err().unwrap().kind(), ErrorKind::InvalidName); // duplicates
-        for bad in ["", "9a", "__x", "a-b"] {
+        for bad in ["", "__x", "a\0"] {
             let e = encode(&[(bad, "v")]).err().unwrap();
             assert_eq!(e.kind(), ErrorKind::InvalidName, "{bad}");
         }
+        // UTF-8 names, as Prometheus 3 and prometheus_client take them.
+        for ok in ["9a", "a-b", ":o)", "花火"] {
+            let e = encode(&[(ok, "v")]).unwrap();
+            assert!(record(&ts, &rec, 1.0, 10, &e, &Granted).unwrap());
+            assert_eq!(read(&rec).unwrap().pairs().next().unwrap(), (ok, "v"));
+        }
+        // Many short 4-byte names would pass the record: refused.
+        let wide: Vec<String> = (0..100)
+            .map(|i| char::from_u32(0x1F600 + i).unwrap().to_string())
+            .collect();
+        let wide: Vec<(&str, &str)> = wide.iter().map(|n| (n.as_str(), "")).collect();
+        assert_eq!(encode(&wide).err().unwrap().kind(), ErrorKind::InvalidValue);
+        let long = "😀".repeat(70);
+        assert_eq!(
+            encode(&[(&long, "")]).err().unwrap().kind(),
+            ErrorKind::InvalidValue
+        );
     }
 
     #[test]

@@ -4,6 +4,8 @@
 use std::time::Duration;
 
 use crate::error::{Error, ErrorKind, Result};
+pub use crate::names::{check_label_name, check_metric_name};
+use crate::names::{is_legacy_label_name, underscored, NameRules};
 
 /// The default histogram buckets of the Prometheus client libraries.
 pub const DEFAULT_BUCKETS: [f64; 11] = [
@@ -344,6 +346,9 @@ pub struct FamilyDesc {
     /// as client_python does). OpenMetrics names the samples
     /// `name_total` either way. See [`FamilyDesc::name_as_given`].
     pub name_as_given: bool,
+    /// Which names registration takes: any UTF-8 name (the default) or
+    /// legacy ones only. See [`FamilyDesc::name_rules`].
+    pub name_rules: NameRules,
 }
 
 /// The shortest series TTL: the store's clock for it ticks every few
@@ -369,6 +374,7 @@ impl FamilyDesc {
             exemplars: false,
             ttl: None,
             name_as_given: false,
+            name_rules: NameRules::Utf8,
         }
     }
 
@@ -498,6 +504,16 @@ impl FamilyDesc {
         self
     }
 
+    /// Sets which names registration takes: [`NameRules::Legacy`] refuses
+    /// metric and label names outside the legacy character sets, as
+    /// PromPHP, nginx-lua-prometheus and Ruby's prometheus-client do.
+    /// Only a check: a family registered under either rules is the same
+    /// family.
+    pub fn name_rules(mut self, rules: NameRules) -> FamilyDesc {
+        self.name_rules = rules;
+        self
+    }
+
     /// Sets the family's own series limit.
     pub fn max_series(mut self, n: u32) -> FamilyDesc {
         self.max_series = n;
@@ -539,9 +555,9 @@ impl FamilyDesc {
 
     /// The name, and the unit it must end in.
     fn check_name(&self) -> Result<()> {
-        check_metric_name(&self.name)?;
+        self.name_rules.check_metric_name(&self.name)?;
         if !self.unit.is_empty() {
-            check_label_name_chars(&self.unit)
+            check_unit_chars(&self.unit)
                 .map_err(|_| invalid(format!("unit {:?} must match [a-zA-Z0-9_]+", self.unit)))?;
             if !self.name.ends_with(&format!("_{}", self.unit)) {
                 return Err(invalid(format!(
@@ -561,14 +577,17 @@ impl FamilyDesc {
             )));
         }
         for (i, l) in self.label_names.iter().enumerate() {
-            check_label_name(l)?;
+            self.name_rules.check_label_name(l)?;
+            // As scrapers without UTF-8 see it: `l.e` would be a second
+            // `le` there.
+            let seen = underscored(l, false);
             let reserved = match self.kind {
-                Kind::Histogram => l == "le",
-                Kind::Summary => l == "quantile",
-                Kind::Gauge => self.gauge_mode.per_process() && l == PID_LABEL,
+                Kind::Histogram => seen == "le",
+                Kind::Summary => seen == "quantile",
+                Kind::Gauge => self.gauge_mode.per_process() && seen == PID_LABEL,
                 Kind::Counter => false,
             };
-            if reserved || l == OVERFLOW_LABEL {
+            if reserved || seen == OVERFLOW_LABEL {
                 return Err(invalid(format!(
                     "label name {l:?} is reserved for {} families",
                     self.kind.as_str()
@@ -576,6 +595,15 @@ impl FamilyDesc {
             }
             if self.label_names[..i].contains(l) {
                 return Err(invalid(format!("label name {l:?} is given twice")));
+            }
+            if let Some(other) = self.label_names[..i]
+                .iter()
+                .find(|o| underscored(o, false) == seen)
+            {
+                return Err(invalid(format!(
+                    "label names {other:?} and {l:?} are both {seen:?} to scrapers that do not \
+                     take UTF-8 names (escaping=underscores): choose another name for one of them"
+                )));
             }
         }
         Ok(())
@@ -721,48 +749,13 @@ fn check_increasing(v: &[f64], what: &str) -> Result<()> {
     Ok(())
 }
 
-/// Checks a metric name against `[a-zA-Z_:][a-zA-Z0-9_:]*`.
-pub fn check_metric_name(name: &str) -> Result<()> {
-    let ok = !name.is_empty()
-        && name.bytes().enumerate().all(|(i, b)| {
-            b.is_ascii_alphabetic() || b == b'_' || b == b':' || (i > 0 && b.is_ascii_digit())
-        });
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid(format!(
-            "metric name {name:?} must match [a-zA-Z_:][a-zA-Z0-9_:]*"
-        )))
-    }
-}
-
-fn check_label_name_chars(name: &str) -> std::result::Result<(), ()> {
-    let ok = !name.is_empty()
-        && name
-            .bytes()
-            .enumerate()
-            .all(|(i, b)| b.is_ascii_alphabetic() || b == b'_' || (i > 0 && b.is_ascii_digit()));
-    if ok {
+/// Checks a unit against `[a-zA-Z_][a-zA-Z0-9_]*`.
+fn check_unit_chars(unit: &str) -> std::result::Result<(), ()> {
+    if is_legacy_label_name(unit) {
         Ok(())
     } else {
         Err(())
     }
-}
-
-/// Checks a label name against `[a-zA-Z_][a-zA-Z0-9_]*`, without the
-/// reserved `__` prefix.
-pub fn check_label_name(name: &str) -> Result<()> {
-    if check_label_name_chars(name).is_err() {
-        return Err(invalid(format!(
-            "label name {name:?} must match [a-zA-Z_][a-zA-Z0-9_]*"
-        )));
-    }
-    if name.starts_with("__") {
-        return Err(invalid(format!(
-            "label name {name:?} starts with \"__\", which Prometheus reserves for internal use"
-        )));
-    }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -770,28 +763,34 @@ mod tests {
     use super::*;
 
     #[test]
-    fn metric_names() {
-        for ok in ["a", "_a", "a:b", "http_requests_total", "A9_:"] {
-            assert!(check_metric_name(ok).is_ok(), "{ok}");
-        }
-        for bad in ["", "9a", "a-b", "a b", "é", "a.b"] {
-            let e = check_metric_name(bad).unwrap_err();
-            assert_eq!(e.kind(), ErrorKind::InvalidName, "{bad}");
+    fn utf8_names() {
+        let d = FamilyDesc::new("http.server.requests_total", Kind::Counter)
+            .labels(&["http.method", "花火"])
+            .normalized()
+            .unwrap();
+        assert_eq!(d.name, "http.server.requests");
+        assert_eq!(d.label_names, ["http.method", "花火"]);
+        for bad in ["", "a\0"] {
+            let e = FamilyDesc::new(bad, Kind::Gauge).normalized().unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidName, "{bad:?}");
         }
     }
 
     #[test]
-    fn label_names() {
-        for ok in ["a", "_a", "le", "a9"] {
-            assert!(check_label_name(ok).is_ok(), "{ok}");
-        }
-        for bad in ["", "9a", "a:b", "__name__", "__x", "a-b"] {
-            assert_eq!(
-                check_label_name(bad).unwrap_err().kind(),
-                ErrorKind::InvalidName,
-                "{bad}"
-            );
-        }
+    fn label_names_alike_when_underscored() {
+        // A scraper without UTF-8 would see `a_b` twice.
+        let e = FamilyDesc::new("g", Kind::Gauge)
+            .labels(&["a.b", "a_b"])
+            .normalized()
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidName);
+        assert!(e.to_string().contains("a_b"), "{e}");
+        // ... and `le` where a histogram has its own.
+        let e = FamilyDesc::new("h", Kind::Histogram)
+            .labels(&["shmetrics.overflow"])
+            .normalized()
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidName);
     }
 
     #[test]

@@ -40,6 +40,7 @@ mod family;
 mod handle;
 mod health;
 mod marks;
+mod names;
 mod native;
 mod proc;
 #[allow(unsafe_code)]
@@ -58,6 +59,10 @@ pub use family::{
     MAX_QUANTILES, MAX_TTL, MIN_TTL, OVERFLOW_LABEL, PID_LABEL,
 };
 pub use health::faults_absorbed;
+pub use names::{
+    escape_label_name, escape_metric_name, escape_name_into, is_legacy_label_name,
+    is_legacy_metric_name, rewrite_name_into, Escaping, NameRules,
+};
 pub use shm::trust::{group_id, user_id};
 pub use shm::LockState;
 pub use snapshot::{

@@ -47,41 +47,14 @@
 //! # Ok::<(), shmetrics_core::Error>(())
 //! ```
 
-use shmetrics_core::{FamilyView, Kind, SeriesView, Snapshot, Value};
+pub use shmetrics_core::Escaping;
+use shmetrics_core::{
+    escape_name_into, is_legacy_label_name, is_legacy_metric_name, rewrite_name_into, FamilyView,
+    Kind, SeriesView, Snapshot, Value,
+};
 
 use crate::escape;
 use crate::num::{non_finite, write_shortest};
-
-/// How names outside the classic character set are written: Prometheus
-/// 3's escaping schemes, as prometheus_client 0.26 applies them.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Escaping {
-    /// `allow-utf-8`: such names are written quoted (`{"my.metric"}`).
-    AllowUtf8,
-    /// `underscores`: each character outside the set becomes `_`.
-    #[default]
-    Underscores,
-    /// `dots`: `.` becomes `_dot_`, `_` becomes `__`, any other character
-    /// outside the set `__`; applied to every name, classic or not.
-    Dots,
-    /// `values`: `U__`, then each character outside the set as
-    /// `_<hex code point>_` and `_` as `__`.
-    Values,
-}
-
-impl Escaping {
-    /// The scheme for its name in an `Accept` header (`allow-utf-8`,
-    /// `underscores`, `dots`, `values`).
-    pub fn parse(name: &str) -> Option<Escaping> {
-        match name {
-            "allow-utf-8" => Some(Escaping::AllowUtf8),
-            "underscores" => Some(Escaping::Underscores),
-            "dots" => Some(Escaping::Dots),
-            "values" => Some(Escaping::Values),
-            _ => None,
-        }
-    }
-}
 
 /// The page being written: its format and escaping scheme.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -235,19 +208,13 @@ pub fn write_python_repr(out: &mut Vec<u8>, v: f64) {
     }
 }
 
-/// Whether `c` may be in a classic name (`[a-zA-Z_:][a-zA-Z0-9_:]*`;
-/// label names without `:`).
-fn valid_char(c: char, first: bool, colon: bool) -> bool {
-    c.is_ascii_alphabetic() || c == '_' || (colon && c == ':') || (!first && c.is_ascii_digit())
-}
-
-/// Whether `name` is a classic metric name (`colon`) or label name.
-fn is_classic(name: &str, colon: bool) -> bool {
-    !name.is_empty()
-        && name
-            .chars()
-            .enumerate()
-            .all(|(i, c)| valid_char(c, i == 0, colon))
+/// Whether `name` is a classic metric name (`metric`) or label name.
+fn is_classic(name: &str, metric: bool) -> bool {
+    if metric {
+        is_legacy_metric_name(name)
+    } else {
+        is_legacy_label_name(name)
+    }
 }
 
 /// Appends `name` as `escaping` writes a metric name (`metric`) or a label
@@ -267,58 +234,12 @@ fn is_classic(name: &str, colon: bool) -> bool {
 /// assert_eq!(esc("classic_name", Escaping::Values), "classic_name");
 /// ```
 pub fn write_escaped_name(out: &mut Vec<u8>, name: &str, escaping: Escaping, metric: bool) {
-    if name.is_empty() {
-        return;
-    }
     if escaping != Escaping::Dots && (escaping == Escaping::AllowUtf8 || is_classic(name, metric)) {
         out.extend_from_slice(name.as_bytes());
     } else {
-        transform(out, name, escaping, metric);
-    }
-}
-
-/// Appends `name` with `escaping`'s character rewriting applied whether
-/// or not the name is classic (prometheus_client's `_escape`); names are
-/// left as they are under `allow-utf-8`.
-fn transform(out: &mut Vec<u8>, name: &str, escaping: Escaping, colon: bool) {
-    let mut tmp = [0u8; 4];
-    let mut keep =
-        |out: &mut Vec<u8>, c: char| out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
-    match escaping {
-        Escaping::AllowUtf8 => out.extend_from_slice(name.as_bytes()),
-        Escaping::Dots => {
-            for (i, c) in name.chars().enumerate() {
-                match c {
-                    '_' => out.extend_from_slice(b"__"),
-                    '.' => out.extend_from_slice(b"_dot_"),
-                    c if valid_char(c, i == 0, colon) => keep(out, c),
-                    _ => out.extend_from_slice(b"__"),
-                }
-            }
-        }
-        Escaping::Values => {
-            out.extend_from_slice(b"U__");
-            for (i, c) in name.chars().enumerate() {
-                match c {
-                    '_' => out.extend_from_slice(b"__"),
-                    c if valid_char(c, i == 0, colon) => keep(out, c),
-                    c => {
-                        out.push(b'_');
-                        out.extend_from_slice(format!("{:x}", u32::from(c)).as_bytes());
-                        out.push(b'_');
-                    }
-                }
-            }
-        }
-        Escaping::Underscores => {
-            for (i, c) in name.chars().enumerate() {
-                if valid_char(c, i == 0, colon) {
-                    keep(out, c);
-                } else {
-                    out.push(b'_');
-                }
-            }
-        }
+        let mut s = String::with_capacity(name.len() + 8);
+        escape_name_into(&mut s, name, escaping, metric);
+        out.extend_from_slice(s.as_bytes());
     }
 }
 
@@ -357,7 +278,9 @@ impl Page {
             let quoted = write_name(&mut bytes, name, self.escaping, true);
             return Name { bytes, quoted };
         }
-        transform(&mut bytes, name, self.escaping, false);
+        let mut s = String::with_capacity(name.len() + 8);
+        rewrite_name_into(&mut s, name, self.escaping, false);
+        bytes.extend_from_slice(s.as_bytes());
         Name {
             bytes,
             quoted: false,

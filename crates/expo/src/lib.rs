@@ -63,7 +63,11 @@ mod families;
 mod num;
 pub mod protobuf;
 
-use shmetrics_core::{Exemplar, FamilyView, Kind, Quantile, SeriesView, Snapshot, Value};
+pub use shmetrics_core::{escape_label_name, escape_metric_name, Escaping};
+use shmetrics_core::{
+    escape_name_into, is_legacy_label_name, is_legacy_metric_name, Exemplar, FamilyView, Kind,
+    Quantile, SeriesView, Snapshot, Value,
+};
 
 pub use families::{Families, Family};
 pub use num::{write_canonical_float, write_float, write_u64, write_unix_nanos_as_seconds};
@@ -164,11 +168,10 @@ impl Format {
 /// write are skipped. Without a header, or with nothing usable in it, the
 /// answer is [`Format::PrometheusText`].
 ///
-/// The `escaping` parameter of Prometheus 3 is ignored: metric and label
-/// names in a store always match the legacy character set, so every
-/// escaping scheme leaves them as they are.
+/// [`negotiate_scrape`] also says which version and escaping scheme the
+/// winning range asked for (Prometheus 3's `escaping` parameter).
 pub fn negotiate(accept: Option<&str>) -> Format {
-    negotiate_among(accept, true)
+    negotiate_scrape(accept, true).format
 }
 
 /// Like [`negotiate`], for a server that sends only the text formats: the
@@ -182,37 +185,122 @@ pub fn negotiate(accept: Option<&str>) -> Format {
 /// assert_eq!(negotiate_text(Some(native)), Format::OpenMetrics);
 /// ```
 pub fn negotiate_text(accept: Option<&str>) -> Format {
-    negotiate_among(accept, false)
+    negotiate_scrape(accept, false).format
 }
 
-fn negotiate_among(accept: Option<&str>, protobuf: bool) -> Format {
+/// What a scrape negotiated: the format, the version its `Content-Type`
+/// states, and how names outside the legacy character set are written
+/// (see [`Escaping`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Negotiated {
+    /// The format.
+    pub format: Format,
+    /// The escaping scheme for names outside the legacy set.
+    pub escaping: Escaping,
+    /// The version the `Content-Type` states: `true` for 1.0.0 of the
+    /// Prometheus text format (the one with quoted UTF-8 names) and of
+    /// OpenMetrics (also asked for without a version); `false` for text
+    /// 0.0.4 and OpenMetrics 0.0.1. Unused for protobuf.
+    pub v1: bool,
+}
+
+impl Default for Negotiated {
+    /// The text format 0.0.4, names escaped with `underscores`: what a
+    /// scrape without an `Accept` header gets.
+    fn default() -> Negotiated {
+        Negotiated {
+            format: Format::PrometheusText,
+            escaping: Escaping::Underscores,
+            v1: false,
+        }
+    }
+}
+
+impl Negotiated {
+    /// The `Content-Type` of the answer, stating the version and the
+    /// escaping scheme, as client_golang does:
+    ///
+    /// ```
+    /// use shmetrics_expo::negotiate_scrape;
+    /// let n = negotiate_scrape(Some("text/plain;version=1.0.0;escaping=allow-utf-8"), true);
+    /// assert_eq!(n.content_type(), "text/plain; version=1.0.0; charset=utf-8; escaping=allow-utf-8");
+    /// assert_eq!(
+    ///     negotiate_scrape(None, true).content_type(),
+    ///     "text/plain; version=0.0.4; charset=utf-8; escaping=underscores",
+    /// );
+    /// ```
+    pub fn content_type(&self) -> String {
+        let head = match (self.format, self.v1) {
+            (Format::PrometheusText, false) => "text/plain; version=0.0.4; charset=utf-8",
+            (Format::PrometheusText, true) => "text/plain; version=1.0.0; charset=utf-8",
+            (Format::OpenMetrics, false) => {
+                "application/openmetrics-text; version=0.0.1; charset=utf-8"
+            }
+            (Format::OpenMetrics, true) => {
+                "application/openmetrics-text; version=1.0.0; charset=utf-8"
+            }
+            (Format::Protobuf, _) => Format::Protobuf.content_type(),
+        };
+        format!("{head}; escaping={}", self.escaping.as_str())
+    }
+}
+
+/// Like [`negotiate`] (or [`negotiate_text`] if `protobuf` is false), and
+/// also the version and escaping scheme the winning media range asks for.
+///
+/// The escaping scheme is the range's `escaping` parameter (`allow-utf-8`,
+/// `underscores`, `dots`, `values`); without one, or with another value,
+/// it is `underscores`, as Prometheus specifies for scrapers that name
+/// none (Prometheus 2). `allow-utf-8` is taken only where the format can
+/// carry UTF-8 names: the text format 1.0.0, OpenMetrics 1.0.0 and
+/// protobuf; asked for with text 0.0.4, OpenMetrics 0.0.1 or no version,
+/// it becomes `underscores` (as prometheus_client 0.26 does).
+///
+/// ```
+/// use shmetrics_core::Escaping;
+/// use shmetrics_expo::{negotiate_scrape, Format};
+/// // Prometheus 3's default scrape protocols.
+/// let p3 = "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,\
+///           application/openmetrics-text;version=0.0.1;q=0.5,\
+///           text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,\
+///           text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+/// let n = negotiate_scrape(Some(p3), true);
+/// assert_eq!((n.format, n.escaping, n.v1), (Format::OpenMetrics, Escaping::AllowUtf8, true));
+/// // Prometheus 2.42's.
+/// let p2 = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,\
+///           text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+/// let n = negotiate_scrape(Some(p2), true);
+/// assert_eq!((n.format, n.escaping), (Format::OpenMetrics, Escaping::Underscores));
+/// ```
+pub fn negotiate_scrape(accept: Option<&str>, protobuf: bool) -> Negotiated {
     let Some(accept) = accept else {
-        return Format::PrometheusText;
+        return Negotiated::default();
     };
-    let mut best: Option<(u16, Format)> = None;
+    let mut best: Option<(u16, Negotiated)> = None;
     for range in accept.split(',') {
-        let Some((format, q)) = media_range(range) else {
+        let Some((n, q)) = media_range(range) else {
             continue;
         };
-        if format == Format::Protobuf && !protobuf {
+        if n.format == Format::Protobuf && !protobuf {
             continue;
         }
         if q > 0 && best.is_none_or(|(bq, _)| q > bq) {
-            best = Some((q, format));
+            best = Some((q, n));
         }
     }
-    best.map_or(Format::PrometheusText, |(_, f)| f)
+    best.map_or_else(Negotiated::default, |(_, n)| n)
 }
 
-/// One media range of an `Accept` header: the format it asks for (if this
+/// One media range of an `Accept` header: what it asks for (if this
 /// crate writes it) and its weight in thousandths.
-fn media_range(range: &str) -> Option<(Format, u16)> {
+fn media_range(range: &str) -> Option<(Negotiated, u16)> {
     let mut params = range.split(';');
     let media = params.next()?.trim();
     let mut q = 1000;
     let mut version = None;
     let mut proto = None;
     let mut encoding = None;
+    let mut escaping = None;
     for p in params {
         let Some((key, value)) = p.split_once('=') else {
             continue; // a parameter without a value: ignored
@@ -226,34 +314,56 @@ fn media_range(range: &str) -> Option<(Format, u16)> {
             proto = Some(value);
         } else if key.eq_ignore_ascii_case("encoding") {
             encoding = Some(value);
+        } else if key.eq_ignore_ascii_case("escaping") {
+            escaping = Escaping::parse(value);
         }
     }
     let is = |s: &str| media.eq_ignore_ascii_case(s);
-    let format = if is("application/openmetrics-text") {
+    // (format, version 1.0.0 in the answer, UTF-8 names allowed)
+    let (format, v1, utf8) = if is("application/openmetrics-text") {
         match version {
-            None | Some("1.0.0") | Some("0.0.1") => Format::OpenMetrics,
+            // Without a version: 1.0.0, but names escaped, as in
+            // prometheus_client.
+            None => (Format::OpenMetrics, true, false),
+            Some("0.0.1") => (Format::OpenMetrics, false, false),
+            Some("1.0.0") => (Format::OpenMetrics, true, true),
             Some(_) => return None,
         }
     } else if is("text/plain") {
         match version {
-            None | Some("0.0.4") | Some("1.0.0") => Format::PrometheusText,
+            None | Some("0.0.4") => (Format::PrometheusText, false, false),
+            Some("1.0.0") => (Format::PrometheusText, true, true),
             Some(_) => return None,
         }
     } else if is("*/*") || is("text/*") {
-        Format::PrometheusText
+        (Format::PrometheusText, false, false)
     } else if is("application/vnd.google.protobuf") {
         // The protobuf format, which Prometheus asks for first when it
         // scrapes native histograms. As client_golang's expfmt, only the
         // MetricFamily protocol in the delimited encoding; the `text` and
         // `compact-text` encodings (debugging aids) are not written.
         match (proto, encoding) {
-            (Some("io.prometheus.client.MetricFamily"), Some("delimited")) => Format::Protobuf,
+            (Some("io.prometheus.client.MetricFamily"), Some("delimited")) => {
+                (Format::Protobuf, false, true)
+            }
             _ => return None,
         }
     } else {
         return None;
     };
-    Some((format, q))
+    let escaping = match escaping {
+        Some(Escaping::AllowUtf8) if !utf8 => Escaping::Underscores,
+        Some(e) => e,
+        None => Escaping::Underscores,
+    };
+    Some((
+        Negotiated {
+            format,
+            escaping,
+            v1,
+        },
+        q,
+    ))
 }
 
 /// Parses an HTTP qvalue (`0`, `0.5`, `1`, `1.000`) into thousandths.
@@ -407,13 +517,54 @@ pub fn encode_with(
     format: Format,
     out: &mut Vec<u8>,
 ) {
+    encode_escaped(snapshot, extra, format, Escaping::Underscores, out);
+}
+
+/// Like [`encode_with`], writing names outside the legacy character set
+/// as `escaping` says (see [`Escaping`]; [`encode_with`] escapes them with
+/// `underscores`, for any scraper). Legacy names are written as they are
+/// whatever the scheme (as client_golang does; `dots` does not double
+/// their underscores). With [`Escaping::AllowUtf8`] the text formats quote
+/// the other names (`{"my.metric","label.name"="v"} 1`, `# TYPE
+/// "my.metric" gauge`), as the text format 1.0.0 and Prometheus 3's
+/// OpenMetrics parser take them; the protobuf format carries them as
+/// they are.
+///
+/// ```
+/// use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+/// use shmetrics_expo::{encode_escaped, Escaping, Format};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let store = Store::open(dir.path().join("s"), &Options::default())?;
+/// let f = store.register(&FamilyDesc::new("my.jobs", Kind::Gauge).labels(&["job.kind"]))?;
+/// store.gauge_set(store.series(&f, &["cron"])?, 2.0)?;
+/// let page = |escaping| {
+///     let mut out = Vec::new();
+///     encode_escaped(&store.snapshot().unwrap(), &[], Format::PrometheusText, escaping, &mut out);
+///     String::from_utf8(out).unwrap()
+/// };
+/// assert_eq!(page(Escaping::AllowUtf8), "# TYPE \"my.jobs\" gauge\n{\"my.jobs\",\"job.kind\"=\"cron\"} 2\n");
+/// assert_eq!(page(Escaping::Underscores), "# TYPE my_jobs gauge\nmy_jobs{job_kind=\"cron\"} 2\n");
+/// assert_eq!(page(Escaping::Dots), "# TYPE my_dot_jobs gauge\nmy_dot_jobs{job_dot_kind=\"cron\"} 2\n");
+/// # Ok::<(), shmetrics_core::Error>(())
+/// ```
+pub fn encode_escaped(
+    snapshot: &Snapshot,
+    extra: &[ExtraFamily<'_>],
+    format: Format,
+    escaping: Escaping,
+    out: &mut Vec<u8>,
+) {
     out.reserve(estimate(snapshot, format));
     if format == Format::Protobuf {
-        protobuf::encode(snapshot, extra, out);
+        protobuf::encode(snapshot, extra, escaping, out);
         return;
     }
     let mut enc = Encoder {
         om: format == Format::OpenMetrics,
+        escaping,
+        mode: NameMode::Plain,
+        rendered: Vec::new(),
+        labels_plain: true,
         labels: Vec::with_capacity(256),
         le: Vec::new(),
         le_ends: Vec::new(),
@@ -455,9 +606,45 @@ fn estimate(snapshot: &Snapshot, format: Format) -> usize {
         .sum()
 }
 
+/// How the current family's name is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum NameMode {
+    /// A legacy name: as it is.
+    Plain,
+    /// Escaped by a scheme other than `allow-utf-8`.
+    Escaped,
+    /// Quoted, inside the braces (`allow-utf-8`).
+    Quoted,
+}
+
+/// Every suffix a sample or metadata name may take.
+const SUFFIXES: [&[u8]; 6] = [b"", b"_total", b"_bucket", b"_count", b"_sum", b"_created"];
+
+/// Appends a label name: as it is if legacy, else quoted (`allow-utf-8`)
+/// or escaped.
+#[inline]
+fn write_label_name(out: &mut Vec<u8>, name: &str, escaping: Escaping) {
+    if is_legacy_label_name(name) {
+        out.extend_from_slice(name.as_bytes());
+    } else if escaping == Escaping::AllowUtf8 {
+        out.push(b'"');
+        escape(out, name.as_bytes(), true);
+        out.push(b'"');
+    } else {
+        out.extend_from_slice(escape_label_name(name, escaping).as_bytes());
+    }
+}
+
 /// Scratch space reused across series and families.
 struct Encoder {
     om: bool,
+    escaping: Escaping,
+    /// How the current family's name is written; unless `Plain`,
+    /// `rendered` holds it with each of [`SUFFIXES`], as written.
+    mode: NameMode,
+    rendered: Vec<Vec<u8>>,
+    /// Whether the current family's label names are all legacy.
+    labels_plain: bool,
     /// The current series' labels, rendered: `a="x",b="y"`.
     labels: Vec<u8>,
     /// The current histogram family's `le="…"} ` fragments, one after the
@@ -469,7 +656,62 @@ struct Encoder {
 }
 
 impl Encoder {
+    /// Decides how the family's names are written, and renders its
+    /// name's forms if they are not written as they are.
+    fn start_family<'a>(&mut self, name: &str, mut label_names: impl Iterator<Item = &'a str>) {
+        self.labels_plain = label_names.all(is_legacy_label_name);
+        self.mode = if is_legacy_metric_name(name) {
+            NameMode::Plain
+        } else if self.escaping == Escaping::AllowUtf8 {
+            NameMode::Quoted
+        } else {
+            NameMode::Escaped
+        };
+        if self.mode == NameMode::Plain {
+            return;
+        }
+        self.rendered.resize_with(SUFFIXES.len(), Vec::new);
+        // Escaped, the name and then its suffix as it is (as client_golang
+        // appends `_bucket` to an escaped histogram name), so that every
+        // sample name starts with the family's (OpenMetrics parsers check).
+        let mut escaped = String::new();
+        if self.mode == NameMode::Escaped {
+            escape_name_into(&mut escaped, name, self.escaping, true);
+        }
+        for (dst, suffix) in self.rendered.iter_mut().zip(SUFFIXES) {
+            dst.clear();
+            if self.mode == NameMode::Quoted {
+                dst.push(b'"');
+                escape(dst, name.as_bytes(), true);
+                escape(dst, suffix, true);
+                dst.push(b'"');
+            } else {
+                dst.extend_from_slice(escaped.as_bytes());
+                dst.extend_from_slice(suffix);
+            }
+        }
+    }
+
+    /// Appends `name` with `suffix` as the family's mode writes it.
+    #[inline]
+    fn write_name(&self, out: &mut Vec<u8>, name: &[u8], suffix: &[u8]) {
+        if self.mode == NameMode::Plain {
+            out.extend_from_slice(name);
+            out.extend_from_slice(suffix);
+        } else {
+            let i = SUFFIXES.iter().position(|s| *s == suffix);
+            // UNWRAP: every suffix written is one of SUFFIXES.
+            out.extend_from_slice(&self.rendered[i.expect("a known suffix")]);
+        }
+    }
+
     fn extra_family(&mut self, f: &ExtraFamily<'_>, out: &mut Vec<u8>) {
+        self.start_family(
+            f.name,
+            f.samples
+                .iter()
+                .flat_map(|s| s.labels.iter().map(|(n, _)| *n)),
+        );
         let name = f.name.as_bytes();
         let (kind, suffix): (Kind, &[u8]) = match f.kind {
             Kind::Counter => (Kind::Counter, b"_total"),
@@ -485,6 +727,7 @@ impl Encoder {
     }
 
     fn family(&mut self, f: &FamilyView<'_>, out: &mut Vec<u8>) {
+        self.start_family(f.name(), f.label_names());
         let name = f.name().as_bytes();
         let kind = f.kind();
         // A counter's samples end in `_total`, but in the text format for
@@ -598,10 +841,7 @@ impl Encoder {
     ) {
         let line = |out: &mut Vec<u8>, keyword: &[u8]| {
             out.extend_from_slice(keyword);
-            out.extend_from_slice(name);
-            if !self.om {
-                out.extend_from_slice(text_suffix);
-            }
+            self.write_name(out, name, if self.om { b"" } else { text_suffix });
             out.push(b' ');
         };
         if !self.om && !help.is_empty() {
@@ -636,24 +876,60 @@ impl Encoder {
             if !buf.is_empty() {
                 buf.push(b',');
             }
-            buf.extend_from_slice(name.as_bytes());
+            if self.labels_plain {
+                buf.extend_from_slice(name.as_bytes());
+            } else {
+                write_label_name(buf, name, self.escaping);
+            }
             buf.extend_from_slice(b"=\"");
             escape(buf, value.as_bytes(), true);
             buf.push(b'"');
         }
     }
 
-    /// `name_suffix{labels} ` (no braces without labels).
+    /// `name_suffix{labels} ` (no braces without labels), or
+    /// `{"name_suffix",labels} ` for a quoted name.
     #[inline]
     fn sample_start(&self, out: &mut Vec<u8>, name: &[u8], suffix: &[u8]) {
-        out.extend_from_slice(name);
-        out.extend_from_slice(suffix);
+        if self.mode == NameMode::Quoted {
+            out.push(b'{');
+            self.write_name(out, name, suffix);
+            if !self.labels.is_empty() {
+                out.push(b',');
+                out.extend_from_slice(&self.labels);
+            }
+            out.extend_from_slice(b"} ");
+            return;
+        }
+        self.write_name(out, name, suffix);
         if !self.labels.is_empty() {
             out.push(b'{');
             out.extend_from_slice(&self.labels);
             out.push(b'}');
         }
         out.push(b' ');
+    }
+
+    /// `self.bucket_prefix` = `name_suffix{labels,` (`name_suffix{`
+    /// without labels), or `{"name_suffix",labels,` for a quoted name:
+    /// what comes before a `le` or `quantile` label.
+    #[inline]
+    fn prefix(&mut self, name: &[u8], suffix: &[u8]) {
+        let mut prefix = std::mem::take(&mut self.bucket_prefix);
+        prefix.clear();
+        if self.mode == NameMode::Quoted {
+            prefix.push(b'{');
+            self.write_name(&mut prefix, name, suffix);
+            prefix.push(b',');
+        } else {
+            self.write_name(&mut prefix, name, suffix);
+            prefix.push(b'{');
+        }
+        if !self.labels.is_empty() {
+            prefix.extend_from_slice(&self.labels);
+            prefix.push(b',');
+        }
+        self.bucket_prefix = prefix;
     }
 
     /// Renders `le="…"} ` once per histogram family.
@@ -679,14 +955,7 @@ impl Encoder {
     /// the fragments [`Self::prepare_fragments`] made for the family.
     #[inline]
     fn quantiles(&mut self, out: &mut Vec<u8>, name: &[u8], quantiles: &[Quantile]) {
-        let prefix = &mut self.bucket_prefix;
-        prefix.clear();
-        prefix.extend_from_slice(name);
-        prefix.push(b'{');
-        if !self.labels.is_empty() {
-            prefix.extend_from_slice(&self.labels);
-            prefix.push(b',');
-        }
+        self.prefix(name, b"");
         let mut start = 0;
         for (&end, q) in self.le_ends.iter().zip(quantiles) {
             out.extend_from_slice(&self.bucket_prefix);
@@ -700,14 +969,7 @@ impl Encoder {
     /// The `_bucket` lines: one per bound and `+Inf`, `le` last.
     #[inline]
     fn buckets(&mut self, out: &mut Vec<u8>, name: &[u8], cumulative: &[u64], s: &SeriesView<'_>) {
-        let prefix = &mut self.bucket_prefix;
-        prefix.clear();
-        prefix.extend_from_slice(name);
-        prefix.extend_from_slice(b"_bucket{");
-        if !self.labels.is_empty() {
-            prefix.extend_from_slice(&self.labels);
-            prefix.push(b',');
-        }
+        self.prefix(name, b"_bucket");
         let mut start = 0;
         let mut exemplars = s.exemplars();
         for (&end, &count) in self.le_ends.iter().zip(cumulative) {
@@ -733,7 +995,7 @@ impl Encoder {
             if i > 0 {
                 out.push(b',');
             }
-            out.extend_from_slice(name.as_bytes());
+            write_label_name(out, name, self.escaping);
             out.extend_from_slice(b"=\"");
             escape(out, value.as_bytes(), true);
             out.push(b'"');

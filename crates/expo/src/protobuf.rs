@@ -48,7 +48,8 @@ pub mod proto;
 
 use prost::Message;
 use shmetrics_core::{
-    BucketRun, Exemplar, Kind, NativeBuckets, Quantile, SeriesView, Snapshot, Value,
+    escape_label_name, escape_metric_name, is_legacy_label_name, is_legacy_metric_name, BucketRun,
+    Escaping, Exemplar, Kind, NativeBuckets, Quantile, SeriesView, Snapshot, Value,
 };
 
 use crate::ExtraFamily;
@@ -160,6 +161,15 @@ fn set_labels<'a>(dst: &mut Vec<LabelPair>, labels: impl IntoIterator<Item = (&'
         n += 1;
     }
     dst.truncate(n);
+}
+
+/// Escapes the label names outside the legacy set.
+fn escape_label_names(pairs: &mut [LabelPair], escaping: Escaping) {
+    for name in pairs.iter_mut().flat_map(|p| p.name.as_mut()) {
+        if !is_legacy_label_name(name) {
+            *name = escape_label_name(name, escaping).into_owned();
+        }
+    }
 }
 
 /// Sets an optional string field, reusing its buffer.
@@ -306,8 +316,16 @@ fn fill_summary(s: &mut proto::Summary, count: u64, sum: f64, quantiles: &[Quant
 
 /// Appends every family of `snapshot`, then `extra`, each as one
 /// length-delimited `MetricFamily`.
-pub(crate) fn encode(snapshot: &Snapshot, extra: &[ExtraFamily<'_>], out: &mut Vec<u8>) {
-    let mut enc = Encoder::default();
+pub(crate) fn encode(
+    snapshot: &Snapshot,
+    extra: &[ExtraFamily<'_>],
+    escaping: Escaping,
+    out: &mut Vec<u8>,
+) {
+    let mut enc = Encoder {
+        escaping,
+        ..Encoder::default()
+    };
     for f in snapshot.families() {
         if f.series().len() == 0 {
             continue;
@@ -357,6 +375,9 @@ struct Encoder {
     tail: MetricFamily,
     /// The current family's series, encoded.
     body: Vec<u8>,
+    /// How names outside the legacy set are written (as they are with
+    /// `allow-utf-8`).
+    escaping: Escaping,
 }
 
 impl Encoder {
@@ -365,7 +386,13 @@ impl Encoder {
     fn begin(&mut self, name: &str, kind: Kind, help: &str, unit: &str, as_given: bool) {
         let n = self.head.name.get_or_insert_with(String::new);
         n.clear();
-        n.push_str(name);
+        // The name escaped, then its suffix as it is, as the text formats
+        // write it (`U__a_2e_b_total`, not `U__a_2e_b__total`).
+        if self.escaping != Escaping::AllowUtf8 && !is_legacy_metric_name(name) {
+            n.push_str(&escape_metric_name(name, self.escaping));
+        } else {
+            n.push_str(name);
+        }
         if kind == Kind::Counter && !as_given {
             n.push_str("_total");
         }
@@ -389,9 +416,25 @@ impl Encoder {
         created_unix_ns: u64,
         exemplars_of: Option<&SeriesView<'_>>,
     ) {
-        fill_metric(&mut self.one.metric[0], labels, value, created_unix_ns);
+        let m = &mut self.one.metric[0];
+        fill_metric(m, labels, value, created_unix_ns);
         if let Some(s) = exemplars_of.filter(|s| s.exemplars().len() > 0) {
-            set_exemplars(&mut self.one.metric[0], s);
+            set_exemplars(m, s);
+        }
+        if self.escaping != Escaping::AllowUtf8 {
+            escape_label_names(&mut m.label, self.escaping);
+            let exemplars = m
+                .counter
+                .iter_mut()
+                .flat_map(|c| c.exemplar.as_mut())
+                .chain(
+                    m.histogram
+                        .iter_mut()
+                        .flat_map(|h| h.bucket.iter_mut().flat_map(|b| b.exemplar.as_mut())),
+                );
+            for e in exemplars {
+                escape_label_names(&mut e.label, self.escaping);
+            }
         }
         put(&self.one, &mut self.body);
     }

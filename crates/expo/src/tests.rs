@@ -40,15 +40,24 @@ impl Fixture {
     /// Renders the store. `_created` values are checked to be a time
     /// between the fixture's creation and now, then replaced by `T`.
     fn render(&self, format: Format) -> String {
+        self.render_escaped(format, Escaping::Underscores)
+    }
+
+    fn render_escaped(&self, format: Format, escaping: Escaping) -> String {
         let mut out = b"prefix\n".to_vec();
-        encode(&self.store.snapshot().unwrap(), format, &mut out);
+        let snap = self.store.snapshot().unwrap();
+        encode_escaped(&snap, &[], format, escaping, &mut out);
         let text = String::from_utf8(out).unwrap();
         let text = text.strip_prefix("prefix\n").expect("encode appends");
         let t1 = now() + 1.0;
         let mut normalized = String::new();
         for line in text.lines() {
             let (series, value) = line.rsplit_once(' ').unwrap();
-            let name = series.split('{').next().unwrap();
+            let name = match series.strip_prefix("{\"") {
+                // A quoted name: `{"name",...} value`.
+                Some(quoted) => quoted.split('"').next().unwrap(),
+                None => series.split('{').next().unwrap(),
+            };
             if !line.starts_with('#') && name.ends_with("_created") {
                 assert_eq!(format, Format::OpenMetrics, "{line}");
                 let t: f64 = value.parse().unwrap();
@@ -83,7 +92,11 @@ impl Fixture {
 fn count_created_digits(text: &str) -> usize {
     text.lines()
         .filter(|l| {
-            !l.starts_with('#') && l.split([' ', '{']).next().unwrap().ends_with("_created")
+            let name = match l.strip_prefix("{\"") {
+                Some(quoted) => quoted.split('"').next().unwrap(),
+                None => l.split([' ', '{']).next().unwrap(),
+            };
+            !l.starts_with('#') && name.ends_with("_created")
         })
         .map(|l| l.rsplit_once(' ').unwrap().1.len() - 1)
         .sum()
@@ -1006,4 +1019,258 @@ fn exemplars() {
     let mut out = Vec::new();
     encode(&s.snapshot().unwrap(), Format::PrometheusText, &mut out);
     assert!(!String::from_utf8(out).unwrap().contains(" # "));
+}
+
+/// A store with UTF-8 names, in every format and escaping scheme.
+#[test]
+fn utf8_names() {
+    let f = fixture();
+    let s = &f.store;
+    let c = s
+        .register(
+            &FamilyDesc::new("http.requests_total", Kind::Counter)
+                .help("Requests.")
+                .labels(&["http.method", "code"]),
+        )
+        .unwrap();
+    s.counter_add(s.series(&c, &["GET", "200"]).unwrap(), 3.0)
+        .unwrap();
+    let g = s
+        .register(&FamilyDesc::new("temp \"°C\"", Kind::Gauge))
+        .unwrap();
+    s.gauge_set(s.series(&g, &[]).unwrap(), 21.5).unwrap();
+    let h = s
+        .register(
+            &FamilyDesc::new("rpc.latency", Kind::Histogram)
+                .labels(&["svc"])
+                .buckets(&[1.0]),
+        )
+        .unwrap();
+    s.observe(s.series(&h, &["a"]).unwrap(), 0.5).unwrap();
+    let q = s
+        .register(&FamilyDesc::new("job_size", Kind::Summary).labels(&["queue.name"]))
+        .unwrap();
+    s.observe(s.series(&q, &["q1"]).unwrap(), 2.0).unwrap();
+
+    assert_eq!(
+        f.render_escaped(Format::PrometheusText, Escaping::AllowUtf8),
+        "# HELP \"http.requests_total\" Requests.\n\
+         # TYPE \"http.requests_total\" counter\n\
+         {\"http.requests_total\",\"http.method\"=\"GET\",code=\"200\"} 3\n\
+         # TYPE \"temp \\\"°C\\\"\" gauge\n\
+         {\"temp \\\"°C\\\"\"} 21.5\n\
+         # TYPE \"rpc.latency\" histogram\n\
+         {\"rpc.latency_bucket\",svc=\"a\",le=\"1.0\"} 1\n\
+         {\"rpc.latency_bucket\",svc=\"a\",le=\"+Inf\"} 1\n\
+         {\"rpc.latency_count\",svc=\"a\"} 1\n\
+         {\"rpc.latency_sum\",svc=\"a\"} 0.5\n\
+         # TYPE job_size summary\n\
+         job_size_count{\"queue.name\"=\"q1\"} 1\n\
+         job_size_sum{\"queue.name\"=\"q1\"} 2\n"
+    );
+    let underscores = "# HELP http_requests_total Requests.\n\
+         # TYPE http_requests_total counter\n\
+         http_requests_total{http_method=\"GET\",code=\"200\"} 3\n\
+         # TYPE temp___C_ gauge\n\
+         temp___C_ 21.5\n\
+         # TYPE rpc_latency histogram\n\
+         rpc_latency_bucket{svc=\"a\",le=\"1.0\"} 1\n\
+         rpc_latency_bucket{svc=\"a\",le=\"+Inf\"} 1\n\
+         rpc_latency_count{svc=\"a\"} 1\n\
+         rpc_latency_sum{svc=\"a\"} 0.5\n\
+         # TYPE job_size summary\n\
+         job_size_count{queue_name=\"q1\"} 1\n\
+         job_size_sum{queue_name=\"q1\"} 2\n";
+    assert_eq!(
+        f.render_escaped(Format::PrometheusText, Escaping::Underscores),
+        underscores
+    );
+    // The default.
+    assert_eq!(f.render(Format::PrometheusText), underscores);
+    // Legacy names stay as they are (`job_size`, `code`, `svc`), as in
+    // client_golang; the others take the scheme whole, suffix included.
+    assert_eq!(
+        f.render_escaped(Format::PrometheusText, Escaping::Dots),
+        "# HELP http_dot_requests_total Requests.\n\
+         # TYPE http_dot_requests_total counter\n\
+         http_dot_requests_total{http_dot_method=\"GET\",code=\"200\"} 3\n\
+         # TYPE temp______C__ gauge\n\
+         temp______C__ 21.5\n\
+         # TYPE rpc_dot_latency histogram\n\
+         rpc_dot_latency_bucket{svc=\"a\",le=\"1.0\"} 1\n\
+         rpc_dot_latency_bucket{svc=\"a\",le=\"+Inf\"} 1\n\
+         rpc_dot_latency_count{svc=\"a\"} 1\n\
+         rpc_dot_latency_sum{svc=\"a\"} 0.5\n\
+         # TYPE job_size summary\n\
+         job_size_count{queue_dot_name=\"q1\"} 1\n\
+         job_size_sum{queue_dot_name=\"q1\"} 2\n"
+    );
+    assert_eq!(
+        f.render_escaped(Format::PrometheusText, Escaping::Values),
+        "# HELP U__http_2e_requests_total Requests.\n\
+         # TYPE U__http_2e_requests_total counter\n\
+         U__http_2e_requests_total{U__http_2e_method=\"GET\",code=\"200\"} 3\n\
+         # TYPE U__temp_20__22__b0_C_22_ gauge\n\
+         U__temp_20__22__b0_C_22_ 21.5\n\
+         # TYPE U__rpc_2e_latency histogram\n\
+         U__rpc_2e_latency_bucket{svc=\"a\",le=\"1.0\"} 1\n\
+         U__rpc_2e_latency_bucket{svc=\"a\",le=\"+Inf\"} 1\n\
+         U__rpc_2e_latency_count{svc=\"a\"} 1\n\
+         U__rpc_2e_latency_sum{svc=\"a\"} 0.5\n\
+         # TYPE job_size summary\n\
+         job_size_count{U__queue_2e_name=\"q1\"} 1\n\
+         job_size_sum{U__queue_2e_name=\"q1\"} 2\n"
+    );
+    assert_eq!(
+        f.render_escaped(Format::OpenMetrics, Escaping::AllowUtf8),
+        "# TYPE \"http.requests\" counter\n\
+         # HELP \"http.requests\" Requests.\n\
+         {\"http.requests_total\",\"http.method\"=\"GET\",code=\"200\"} 3\n\
+         {\"http.requests_created\",\"http.method\"=\"GET\",code=\"200\"} T\n\
+         # TYPE \"temp \\\"°C\\\"\" gauge\n\
+         {\"temp \\\"°C\\\"\"} 21.5\n\
+         # TYPE \"rpc.latency\" histogram\n\
+         {\"rpc.latency_bucket\",svc=\"a\",le=\"1.0\"} 1\n\
+         {\"rpc.latency_bucket\",svc=\"a\",le=\"+Inf\"} 1\n\
+         {\"rpc.latency_count\",svc=\"a\"} 1\n\
+         {\"rpc.latency_sum\",svc=\"a\"} 0.5\n\
+         {\"rpc.latency_created\",svc=\"a\"} T\n\
+         # TYPE job_size summary\n\
+         job_size_count{\"queue.name\"=\"q1\"} 1\n\
+         job_size_sum{\"queue.name\"=\"q1\"} 2\n\
+         job_size_created{\"queue.name\"=\"q1\"} T\n\
+         # EOF\n"
+    );
+    assert_eq!(
+        f.render_escaped(Format::OpenMetrics, Escaping::Underscores),
+        "# TYPE http_requests counter\n\
+         # HELP http_requests Requests.\n\
+         http_requests_total{http_method=\"GET\",code=\"200\"} 3\n\
+         http_requests_created{http_method=\"GET\",code=\"200\"} T\n\
+         # TYPE temp___C_ gauge\n\
+         temp___C_ 21.5\n\
+         # TYPE rpc_latency histogram\n\
+         rpc_latency_bucket{svc=\"a\",le=\"1.0\"} 1\n\
+         rpc_latency_bucket{svc=\"a\",le=\"+Inf\"} 1\n\
+         rpc_latency_count{svc=\"a\"} 1\n\
+         rpc_latency_sum{svc=\"a\"} 0.5\n\
+         rpc_latency_created{svc=\"a\"} T\n\
+         # TYPE job_size summary\n\
+         job_size_count{queue_name=\"q1\"} 1\n\
+         job_size_sum{queue_name=\"q1\"} 2\n\
+         job_size_created{queue_name=\"q1\"} T\n\
+         # EOF\n"
+    );
+}
+
+/// A legacy store reads the same under every scheme.
+#[test]
+fn legacy_names_ignore_escaping() {
+    let f = fixture();
+    let s = &f.store;
+    let c = s
+        .register(
+            &FamilyDesc::new("a_b:c", Kind::Counter)
+                .labels(&["x_y"])
+                .exemplars(true),
+        )
+        .unwrap();
+    s.counter_add_with_exemplar(s.series(&c, &["1"]).unwrap(), 1.0, &[("trace_id", "t")])
+        .unwrap();
+    for format in [
+        Format::PrometheusText,
+        Format::OpenMetrics,
+        Format::Protobuf,
+    ] {
+        let mut want = Vec::new();
+        encode(&s.snapshot().unwrap(), format, &mut want);
+        for e in Escaping::ALL {
+            let mut got = Vec::new();
+            encode_escaped(&s.snapshot().unwrap(), &[], format, e, &mut got);
+            assert_eq!(got, want, "{format:?} {e:?}");
+        }
+    }
+}
+
+#[test]
+fn utf8_exemplar_label_names() {
+    let f = fixture();
+    let s = &f.store;
+    let c = s
+        .register(&FamilyDesc::new("c", Kind::Counter).exemplars(true))
+        .unwrap();
+    s.counter_add_with_exemplar(s.series(&c, &[]).unwrap(), 1.0, &[("trace.id", "t")])
+        .unwrap();
+    let line = |e| {
+        let text = f.render_escaped(Format::OpenMetrics, e);
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("c_total"))
+            .unwrap()
+            .to_string();
+        line.split(" # ")
+            .nth(1)
+            .unwrap()
+            .split('}')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(line(Escaping::AllowUtf8), "{\"trace.id\"=\"t\"");
+    assert_eq!(line(Escaping::Underscores), "{trace_id=\"t\"");
+}
+
+#[test]
+fn negotiate_escaping_and_version() {
+    use Escaping::*;
+    let p3 = PROMETHEUS_ACCEPT
+        .iter()
+        .find(|(v, ..)| *v == "3.x")
+        .unwrap()
+        .1;
+    let p3_underscores = PROMETHEUS_ACCEPT
+        .iter()
+        .find(|(v, ..)| *v == "3.x, underscore escaping")
+        .unwrap()
+        .1;
+    let cases: &[(Option<&str>, Format, Escaping, &str)] = &[
+        (None, Format::PrometheusText, Underscores, "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"),
+        (Some(p3), Format::OpenMetrics, AllowUtf8, "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=allow-utf-8"),
+        (Some(p3_underscores), Format::OpenMetrics, Underscores, "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores"),
+        (Some(PROMETHEUS_2_42_NATIVE), Format::Protobuf, Underscores, "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=underscores"),
+        (
+            Some("application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;escaping=allow-utf-8"),
+            Format::Protobuf,
+            AllowUtf8,
+            "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=allow-utf-8",
+        ),
+        (Some("text/plain;version=1.0.0;escaping=allow-utf-8"), Format::PrometheusText, AllowUtf8, "text/plain; version=1.0.0; charset=utf-8; escaping=allow-utf-8"),
+        (Some("text/plain;version=1.0.0;escaping=dots"), Format::PrometheusText, Dots, "text/plain; version=1.0.0; charset=utf-8; escaping=dots"),
+        (Some("text/plain;version=1.0.0"), Format::PrometheusText, Underscores, "text/plain; version=1.0.0; charset=utf-8; escaping=underscores"),
+        // UTF-8 names only where the version carries them.
+        (Some("text/plain;version=0.0.4;escaping=allow-utf-8"), Format::PrometheusText, Underscores, "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"),
+        (Some("text/plain;escaping=allow-utf-8"), Format::PrometheusText, Underscores, "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"),
+        (Some("application/openmetrics-text;escaping=allow-utf-8"), Format::OpenMetrics, Underscores, "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores"),
+        (Some("application/openmetrics-text;version=0.0.1;escaping=allow-utf-8"), Format::OpenMetrics, Underscores, "application/openmetrics-text; version=0.0.1; charset=utf-8; escaping=underscores"),
+        // Schemes that write legacy names go with any version.
+        (Some("text/plain;version=0.0.4;escaping=values"), Format::PrometheusText, Values, "text/plain; version=0.0.4; charset=utf-8; escaping=values"),
+        // An unknown scheme is the default one; the escaping of the range
+        // that wins counts, not another's.
+        (Some("text/plain;version=1.0.0;escaping=hex"), Format::PrometheusText, Underscores, "text/plain; version=1.0.0; charset=utf-8; escaping=underscores"),
+        (
+            Some("text/plain;version=1.0.0;escaping=allow-utf-8;q=0.2,application/openmetrics-text;version=1.0.0;q=0.5"),
+            Format::OpenMetrics,
+            Underscores,
+            "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores",
+        ),
+        (Some("*/*"), Format::PrometheusText, Underscores, "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"),
+    ];
+    for (accept, format, escaping, ct) in cases {
+        let n = negotiate_scrape(*accept, true);
+        assert_eq!((n.format, n.escaping), (*format, *escaping), "{accept:?}");
+        assert_eq!(n.content_type(), *ct, "{accept:?}");
+    }
+    // Without protobuf, the next range.
+    let n = negotiate_scrape(Some(PROMETHEUS_2_42_NATIVE), false);
+    assert_eq!((n.format, n.escaping), (Format::OpenMetrics, Underscores));
 }

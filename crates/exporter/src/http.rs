@@ -443,20 +443,22 @@ async fn scrape(
     arrived: Instant,
 ) -> Response<Full<Bytes>> {
     let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok());
-    let format = shmetrics_expo::negotiate(accept);
+    let negotiated = shmetrics_expo::negotiate_scrape(accept, true);
+    let (format, escaping) = (negotiated.format, negotiated.escaping);
     let gzip = accepts_gzip(headers.get(ACCEPT_ENCODING));
     let r2 = renderer.clone();
-    let rendered = tokio::task::spawn_blocking(move || r2.get(format, gzip, arrived)).await;
+    let rendered =
+        tokio::task::spawn_blocking(move || r2.get(format, escaping, gzip, arrived)).await;
     match rendered {
         Ok(Ok(r)) => {
             renderer.stats.count_scrape(format);
             renderer.stats.bytes.fetch_add(r.body.len() as u64, Relaxed);
             let mut resp = Response::new(Full::new(r.body));
             let h = resp.headers_mut();
-            h.insert(
-                CONTENT_TYPE,
-                HeaderValue::from_static(format.content_type()),
-            );
+            // UNWRAP: the content type is ASCII, built from constants.
+            let ct =
+                HeaderValue::from_str(&negotiated.content_type()).expect("an ASCII content type");
+            h.insert(CONTENT_TYPE, ct);
             h.insert(VARY, HeaderValue::from_static("Accept, Accept-Encoding"));
             if gzip {
                 h.insert(CONTENT_ENCODING, HeaderValue::from_static("gzip"));

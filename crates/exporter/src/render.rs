@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use shmetrics_core::{Options, PathNow, Snapshot, Store, StoreStats};
-use shmetrics_expo::{ExtraFamily, Families, Format};
+use shmetrics_expo::{Escaping, ExtraFamily, Families, Format};
 
 use crate::attach::{Attached, Slot};
 use crate::conns::Conns;
@@ -77,7 +77,8 @@ struct State {
     /// another store file.
     served: Option<Arc<Attached>>,
     snap: Snapshot,
-    cache: HashMap<(Format, bool), Rendered>,
+    /// By format, escaping scheme and gzip.
+    cache: HashMap<(Format, Escaping, bool), Rendered>,
 }
 
 /// Renders the store on demand; one render at a time.
@@ -256,12 +257,14 @@ impl Renderer {
         }
     }
 
-    /// The exposition in `format`, rendered no earlier than `arrived`.
-    /// Blocks while another render runs, then reuses it if it is fresh
-    /// enough. Call from a blocking thread.
+    /// The exposition in `format`, names outside the legacy set written
+    /// as `escaping` says, rendered no earlier than `arrived`. Blocks
+    /// while another render runs, then reuses it if it is fresh enough.
+    /// Call from a blocking thread.
     pub fn get(
         &self,
         format: Format,
+        escaping: Escaping,
         gzip: bool,
         arrived: Instant,
     ) -> Result<Rendered, shmetrics_core::Error> {
@@ -269,18 +272,18 @@ impl Renderer {
         // still consistent (it is rebuilt on every render), so carry on.
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let fresh = |r: &&Rendered| r.started >= arrived;
-        if let Some(r) = st.cache.get(&(format, gzip)).filter(fresh) {
+        if let Some(r) = st.cache.get(&(format, escaping, gzip)).filter(fresh) {
             self.stats.shared_renders.fetch_add(1, Relaxed);
             return Ok(r.clone());
         }
-        let plain = match st.cache.get(&(format, false)).filter(fresh) {
+        let plain = match st.cache.get(&(format, escaping, false)).filter(fresh) {
             Some(r) => {
                 self.stats.shared_renders.fetch_add(1, Relaxed);
                 r.clone()
             }
             None => {
-                let r = self.render(&mut st, format)?;
-                st.cache.insert((format, false), r.clone());
+                let r = self.render(&mut st, format, escaping)?;
+                st.cache.insert((format, escaping, false), r.clone());
                 r
             }
         };
@@ -291,11 +294,16 @@ impl Renderer {
             body: compress(&plain.body),
             ..plain
         };
-        st.cache.insert((format, true), zipped.clone());
+        st.cache.insert((format, escaping, true), zipped.clone());
         Ok(zipped)
     }
 
-    fn render(&self, st: &mut State, format: Format) -> Result<Rendered, shmetrics_core::Error> {
+    fn render(
+        &self,
+        st: &mut State,
+        format: Format,
+        escaping: Escaping,
+    ) -> Result<Rendered, shmetrics_core::Error> {
         let started = Instant::now();
         // Not attached: the snapshot stays empty and only the exporter's
         // own metrics are rendered.
@@ -310,11 +318,11 @@ impl Renderer {
         }
         let mut out = Vec::with_capacity(
             st.cache
-                .get(&(format, false))
+                .get(&(format, escaping, false))
                 .map_or(64 << 10, |r| r.body.len() + 4096),
         );
         let own = self.own_metrics(attached.as_deref().map(|a| (a, &st.snap)));
-        shmetrics_expo::encode_with(&st.snap, &own, format, &mut out);
+        shmetrics_expo::encode_escaped(&st.snap, &own, format, escaping, &mut out);
         let took = started.elapsed();
         self.stats.renders.fetch_add(1, Relaxed);
         self.stats

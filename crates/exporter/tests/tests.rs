@@ -36,6 +36,8 @@ mod store_follow;
 mod store_later;
 #[path = "it/store_owner.rs"]
 mod store_owner;
+#[path = "it/utf8.rs"]
+mod utf8;
 #[path = "it/util.rs"]
 mod util;
 #[path = "it/web_config.rs"]

@@ -270,6 +270,30 @@ typedef uint32_t shmetrics_gauge_mode;
 #endif // __cplusplus
 
 /**
+ * Which metric and label names a registration takes: the values of
+ * `shmetrics_family_desc.name_rules`.
+ */
+enum shmetrics_name_rules
+#ifdef __cplusplus
+  : uint32_t
+#endif // __cplusplus
+ {
+  /**
+   * Any UTF-8 name, as Prometheus 3 and prometheus_client 0.26 take;
+   * scrapers that do not take UTF-8 get them escaped.
+   */
+  SHMETRICS_NAMES_UTF8 = 0,
+  /**
+   * Legacy names only (`[a-zA-Z_:][a-zA-Z0-9_:]*` for metrics,
+   * `[a-zA-Z_][a-zA-Z0-9_]*` for labels).
+   */
+  SHMETRICS_NAMES_LEGACY = 1,
+};
+#ifndef __cplusplus
+typedef uint32_t shmetrics_name_rules;
+#endif // __cplusplus
+
+/**
  * Exposition formats: the `format` argument of `shmetrics_render`.
  */
 enum shmetrics_format
@@ -521,8 +545,10 @@ typedef struct shmetrics_str {
  */
 typedef struct shmetrics_family_desc {
   /**
-   * The metric name, `[a-zA-Z_:][a-zA-Z0-9_:]*`. A counter's trailing
-   * `_total` is removed (the exposition adds it back).
+   * The metric name: any UTF-8 string, not empty and without NUL, as
+   * Prometheus 3 takes (`http.requests`); only `[a-zA-Z_:][a-zA-Z0-9_:]*`
+   * under `SHMETRICS_NAMES_LEGACY` (see `name_rules`). A counter's
+   * trailing `_total` is removed (the exposition adds it back).
    */
   struct shmetrics_str name;
   /**
@@ -640,6 +666,16 @@ typedef struct shmetrics_family_desc {
    * `name_total` either way. Part of the definition.
    */
   bool name_as_given;
+  /**
+   * Which names to take: a `SHMETRICS_NAMES_*` value. 0
+   * (`SHMETRICS_NAMES_UTF8`) takes any UTF-8 metric and label name
+   * (label names not starting with `__`); `SHMETRICS_NAMES_LEGACY`
+   * refuses names outside `[a-zA-Z_:][a-zA-Z0-9_:]*` (metric) and
+   * `[a-zA-Z_][a-zA-Z0-9_]*` (label) with `SHMETRICS_INVALID_NAME`, as
+   * PromPHP, nginx-lua-prometheus and Ruby's prometheus-client do. A
+   * check only, not part of the definition.
+   */
+  uint32_t name_rules;
 } shmetrics_family_desc;
 
 /**

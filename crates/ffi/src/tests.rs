@@ -39,6 +39,7 @@ pub(crate) fn zeroed_desc() -> shmetrics_family_desc {
         exemplars: false,
         ttl_ms: 0,
         name_as_given: false,
+        name_rules: 0,
     }
 }
 
@@ -134,6 +135,46 @@ pub(crate) fn render(st: &TestStore, format: u32) -> String {
     assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
     buf.truncate(len);
     String::from_utf8(buf).unwrap()
+}
+
+/// UTF-8 names (Prometheus 3) pass through the C ABI as given; the page
+/// `shmetrics_render` writes escapes them with `underscores`, for any
+/// scraper. Bytes that are not UTF-8 and empty names are refused.
+#[test]
+fn utf8_names() {
+    let st = open_store();
+    let f = counter(&st, "http.server.requests", &[s("http.method"), s("x.花")]);
+    let (r, one) = series(&st, &f, &[s("GET"), s("x")]);
+    assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+    assert_eq!(shmetrics_counter_inc(st.ptr, &one), SHMETRICS_OK);
+    let text = render(&st, 0);
+    assert!(
+        text.contains("http_server_requests_total{http_method=\"GET\",x__=\"x\"} 1\n"),
+        "{text}"
+    );
+    let mut d = zeroed_desc();
+    d.kind = SHMETRICS_KIND_GAUGE as u32;
+    let bad = [0xffu8, b'a'];
+    d.name = shmetrics_str {
+        ptr: bad.as_ptr().cast(),
+        len: bad.len(),
+    };
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_UTF8);
+    d.name = s("");
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_NAME);
+    // One name to scrapers without UTF-8: refused.
+    d.name = s("http_server_requests_total");
+    assert_eq!(
+        register(&st, &d).0,
+        SHMETRICS_CONFLICT,
+        "{}",
+        last_error_string()
+    );
+    assert!(
+        last_error_string().contains("UTF-8"),
+        "{}",
+        last_error_string()
+    );
 }
 
 #[test]
@@ -377,12 +418,6 @@ fn exemplars() {
         len: 1,
     };
     for (names, values, v, code) in [
-        (
-            vec![s("trace-id")],
-            vec![s("x")],
-            1.0,
-            SHMETRICS_INVALID_NAME,
-        ),
         (vec![s("__x")], vec![s("x")], 1.0, SHMETRICS_INVALID_NAME),
         (vec![s("")], vec![s("x")], 1.0, SHMETRICS_INVALID_NAME),
         (
@@ -562,6 +597,18 @@ fn error_codes_and_messages() {
     let mut d = zeroed_desc();
     d.name = s("bad-name");
     d.kind = SHMETRICS_KIND_GAUGE as u32;
+    d.name_rules = shmetrics_name_rules::SHMETRICS_NAMES_LEGACY as u32;
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_NAME);
+    assert!(last_error_string().contains("[a-zA-Z_:][a-zA-Z0-9_:]*"));
+    d.name_rules = 2;
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
+    d.name_rules = shmetrics_name_rules::SHMETRICS_NAMES_UTF8 as u32;
+    assert_eq!(
+        register(&st, &d).0,
+        SHMETRICS_OK,
+        "any UTF-8 name by default"
+    );
+    d.name = s("");
     assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_NAME);
     d.name = s("jobs");
     assert_eq!(register(&st, &d).0, SHMETRICS_CONFLICT);

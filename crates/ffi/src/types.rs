@@ -8,7 +8,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use shmetrics_core::{
-    Family, FamilyDesc, GaugeMode, Kind, NativeOpts, Options, Series, Snapshot, Store, StoreStats,
+    Family, FamilyDesc, GaugeMode, Kind, NameRules, NativeOpts, Options, Series, Snapshot, Store,
+    StoreStats,
 };
 
 use crate::error::{shmetrics_result, FfiError};
@@ -110,6 +111,19 @@ pub enum shmetrics_gauge_mode {
     SHMETRICS_GAUGE_LIVEMOSTRECENT = 10,
     /// One value shared by all processes (PromPHP APCu semantics).
     SHMETRICS_GAUGE_SHARED = 11,
+}
+
+/// Which metric and label names a registration takes: the values of
+/// `shmetrics_family_desc.name_rules`.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum shmetrics_name_rules {
+    /// Any UTF-8 name, as Prometheus 3 and prometheus_client 0.26 take;
+    /// scrapers that do not take UTF-8 get them escaped.
+    SHMETRICS_NAMES_UTF8 = 0,
+    /// Legacy names only (`[a-zA-Z_:][a-zA-Z0-9_:]*` for metrics,
+    /// `[a-zA-Z_][a-zA-Z0-9_]*` for labels).
+    SHMETRICS_NAMES_LEGACY = 1,
 }
 
 /// Exposition formats: the `format` argument of `shmetrics_render`.
@@ -276,8 +290,10 @@ impl From<&shmetrics_options> for Options {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct shmetrics_family_desc {
-    /// The metric name, `[a-zA-Z_:][a-zA-Z0-9_:]*`. A counter's trailing
-    /// `_total` is removed (the exposition adds it back).
+    /// The metric name: any UTF-8 string, not empty and without NUL, as
+    /// Prometheus 3 takes (`http.requests`); only `[a-zA-Z_:][a-zA-Z0-9_:]*`
+    /// under `SHMETRICS_NAMES_LEGACY` (see `name_rules`). A counter's
+    /// trailing `_total` is removed (the exposition adds it back).
     pub name: shmetrics_str,
     /// The help text (any UTF-8; may be empty).
     pub help: shmetrics_str,
@@ -354,6 +370,14 @@ pub struct shmetrics_family_desc {
     /// (false, as client_python does). OpenMetrics samples are named
     /// `name_total` either way. Part of the definition.
     pub name_as_given: bool,
+    /// Which names to take: a `SHMETRICS_NAMES_*` value. 0
+    /// (`SHMETRICS_NAMES_UTF8`) takes any UTF-8 metric and label name
+    /// (label names not starting with `__`); `SHMETRICS_NAMES_LEGACY`
+    /// refuses names outside `[a-zA-Z_:][a-zA-Z0-9_:]*` (metric) and
+    /// `[a-zA-Z_][a-zA-Z0-9_]*` (label) with `SHMETRICS_INVALID_NAME`, as
+    /// PromPHP, nginx-lua-prometheus and Ruby's prometheus-client do. A
+    /// check only, not part of the definition.
+    pub name_rules: u32,
 }
 
 impl shmetrics_family_desc {
@@ -379,6 +403,16 @@ impl shmetrics_family_desc {
         d.max_series = self.max_series;
         d.exemplars = self.exemplars;
         d.name_as_given = self.name_as_given;
+        d.name_rules = match self.name_rules {
+            0 => NameRules::Utf8,
+            1 => NameRules::Legacy,
+            n => {
+                return Err(FfiError::Other(
+                    shmetrics_result::SHMETRICS_INVALID_OPTIONS,
+                    format!("unknown name_rules {n}: SHMETRICS_NAMES_UTF8 (0) or SHMETRICS_NAMES_LEGACY (1)"),
+                ))
+            }
+        };
         if self.ttl_ms != 0 {
             d = d.ttl(Duration::from_millis(self.ttl_ms));
         }

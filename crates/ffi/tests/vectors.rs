@@ -75,8 +75,17 @@ fn open() -> Store {
     }
 }
 
-/// Registers `fam` (a vector's family object).
+/// Registers `fam` (a vector's family object) under the core's name rules.
 fn register(st: &Store, fam: &Value) -> (shmetrics_result, shmetrics_family) {
+    register_with(st, fam, shmetrics_name_rules::SHMETRICS_NAMES_UTF8)
+}
+
+/// Registers `fam` under `rules`.
+fn register_with(
+    st: &Store,
+    fam: &Value,
+    rules: shmetrics_name_rules,
+) -> (shmetrics_result, shmetrics_family) {
     let name = fam["name"].as_str().unwrap();
     let help = fam["help"].as_str().unwrap();
     let labels = strings(&fam["labels"]);
@@ -132,6 +141,7 @@ fn register(st: &Store, fam: &Value) -> (shmetrics_result, shmetrics_family) {
         exemplars: fam["exemplars"].as_bool().unwrap_or(false),
         ttl_ms: 0,
         name_as_given: false,
+        name_rules: rules as u32,
     };
     let mut f = shmetrics_family::default();
     let r = shmetrics_register(st.ptr, &desc, &mut f);
@@ -280,8 +290,22 @@ fn every_case_renders_exactly_and_reports_its_errors() {
 fn bad_definitions_are_refused_with_their_kind() {
     let v = vectors();
     let st = open();
+    let legacy = open();
     for e in v["register_errors"].as_array().unwrap() {
+        let want = error_code(e["error"].as_str().unwrap());
+        // Under the legacy rules (PHP, Lua, Ruby), every case is refused.
+        let (r, _) = register_with(
+            &legacy,
+            &e["family"],
+            shmetrics_name_rules::SHMETRICS_NAMES_LEGACY,
+        );
+        assert_eq!(r, want, "legacy rules: {e}");
+        // Under the core's (UTF-8) rules, the legacy-only ones register.
         let (r, _) = register(&st, &e["family"]);
-        assert_eq!(r, error_code(e["error"].as_str().unwrap()), "{e}");
+        if e["legacy_only"] == true {
+            assert_eq!(r, shmetrics_result::SHMETRICS_OK, "UTF-8 rules: {e}");
+        } else {
+            assert_eq!(r, want, "UTF-8 rules: {e}");
+        }
     }
 }

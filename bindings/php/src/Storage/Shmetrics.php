@@ -247,6 +247,8 @@ final class Shmetrics
         }
         $d->exemplars = $exemplars;
         $d->ttl_ms = $ttlMs;
+        // PromPHP's names: the legacy character sets, checked by the store.
+        $d->name_rules = $ffi->SHMETRICS_NAMES_LEGACY;
         $token = $ffi->new('uint32_t');
         $rc = $ffi->shmetrics_family_cache($this->store, $key, strlen($key), FFI::addr($d), FFI::addr($token));
         if ($rc !== Native::OK) {

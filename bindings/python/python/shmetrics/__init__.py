@@ -60,6 +60,7 @@ from ._check import (CheckStoreASGIMiddleware, CheckStoreMiddleware, StoreCheck,
 from .process_collector import PROCESS_COLLECTOR, ProcessCollector
 from .platform_collector import PLATFORM_COLLECTOR, PlatformCollector
 from .gc_collector import GC_COLLECTOR, GCCollector
+from . import validation  # noqa: E402,F401  (reads PROMETHEUS_LEGACY_NAME_VALIDATION)
 from . import multiprocess  # noqa: E402  (prometheus_client exposes it as an attribute)
 
 __shmetrics__ = True

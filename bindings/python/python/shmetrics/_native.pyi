@@ -28,6 +28,8 @@ __all__ = [
     "render_metrics",
     "float_text",
     "escape_name",
+    "legacy_validation",
+    "set_legacy_validation",
     "DEFAULT_BUCKETS",
     "LAYOUT_VERSION",
     "STORE_ENV",
@@ -211,6 +213,10 @@ def default_store() -> Store: ...
 def store_path_from_env() -> Optional[Any]: ...
 def content_type(format: str) -> str: ...
 def negotiate(accept: Optional[str]) -> Tuple[str, str]: ...
+def set_legacy_validation(on: bool) -> None:
+    """Turns prometheus_client's legacy name validation on or off."""
+def legacy_validation() -> bool:
+    """Whether legacy name validation is on."""
 def render_metrics(metrics: Iterable[Any], openmetrics: bool, escaping: str = "underscores") -> bytes:
     """prometheus_client ``Metric`` objects written as prometheus_client
     writes them, without OpenMetrics' ``# EOF``."""

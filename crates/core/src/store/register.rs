@@ -31,6 +31,10 @@ pub(super) struct FamilyIndex {
     /// being inserted, so that record is read again once it is done.
     read_up_to: usize,
     by_name: HashMap<Box<[u8]>, u32>,
+    /// Families named outside the legacy set, by their name as scrapers
+    /// without UTF-8 see it (`a.b` under `a_b`; see
+    /// [`crate::names::underscored`]). A legacy name is its own.
+    by_underscored: HashMap<Box<str>, Vec<u32>>,
 }
 
 impl FamilyIndex {
@@ -49,7 +53,56 @@ impl FamilyIndex {
             if let Some(i) = self.by_name.get(name.as_bytes()).and_then(|&i| check(i)) {
                 return Some(i);
             }
-        } else {
+        }
+        self.catch_up(store, families, epoch);
+        match self.by_name.get(name.as_bytes()).and_then(|&i| check(i)) {
+            Some(i) => Some(i),
+            // Not indexed, or indexed under a stale position (a record
+            // still being inserted when last read): the full scan decides.
+            None if self.read_up_to < families.len() => families.iter().position(is_it),
+            None => None,
+        }
+    }
+
+    /// The positions of the live families named outside the legacy set
+    /// whose underscored name is `u` (legacy-named ones are found by
+    /// name). Under the store lock.
+    pub(super) fn find_underscored(
+        &mut self,
+        store: &Store,
+        families: &[FamilyRec],
+        epoch: u32,
+        u: &str,
+    ) -> Vec<usize> {
+        self.catch_up(store, families, epoch);
+        let is_it = |f: &FamilyRec| {
+            f.state.load(Acquire) == state::LIVE
+                && store
+                    .arena_str(&f.name)
+                    .and_then(underscored_of)
+                    .is_some_and(|x| x == u)
+        };
+        let mut found: Vec<usize> = self
+            .by_underscored
+            .get(u)
+            .into_iter()
+            .flatten()
+            .map(|&i| i as usize)
+            .filter(|&i| families.get(i).is_some_and(is_it))
+            .collect();
+        // Records left unread (one still being inserted when last read).
+        for (i, f) in families.iter().enumerate().skip(self.read_up_to) {
+            if is_it(f) && !found.contains(&i) {
+                found.push(i);
+            }
+        }
+        found
+    }
+
+    /// Reads the records appended since the last call (all of them after
+    /// a wipe).
+    fn catch_up(&mut self, store: &Store, families: &[FamilyRec], epoch: u32) {
+        if self.epoch != epoch {
             *self = FamilyIndex {
                 epoch,
                 ..FamilyIndex::default()
@@ -61,19 +114,28 @@ impl FamilyIndex {
                 state::LIVE => {
                     if let Some(n) = store.arena_str(&f.name) {
                         self.by_name.insert(n.into(), self.read_up_to as u32);
+                        if let Some(u) = underscored_of(n) {
+                            self.by_underscored
+                                .entry(u.into())
+                                .or_default()
+                                .push(self.read_up_to as u32);
+                        }
                     }
                 }
                 _ => {}
             }
             self.read_up_to += 1;
         }
-        match self.by_name.get(name.as_bytes()).and_then(|&i| check(i)) {
-            Some(i) => Some(i),
-            // Not indexed, or indexed under a stale position (a record
-            // still being inserted when last read): the full scan decides.
-            None if self.read_up_to < families.len() => families.iter().position(is_it),
-            None => None,
-        }
+    }
+}
+
+/// The underscored form of a stored name outside the legacy set; `None`
+/// for a legacy name (its own) or bytes that are not UTF-8.
+fn underscored_of(name: &[u8]) -> Option<String> {
+    let name = std::str::from_utf8(name).ok()?;
+    match crate::names::underscored(name, true) {
+        std::borrow::Cow::Owned(u) => Some(u),
+        std::borrow::Cow::Borrowed(_) => None,
     }
 }
 

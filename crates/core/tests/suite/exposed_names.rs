@@ -61,6 +61,45 @@ fn colliding_exposed_names_are_refused_across_types() {
     }
 }
 
+/// Scrapers that do not take UTF-8 names see them escaped with
+/// `underscores` by default: `a.b` and `a_b` would be one family there.
+#[test]
+fn names_alike_when_underscored_are_refused() {
+    use Kind::*;
+    // (first, second, the name both would expose once underscored)
+    let cases = [
+        ((Gauge, "a.b"), (Gauge, "a_b"), "a_b"),
+        ((Gauge, "a_b"), (Gauge, "a.b"), "a_b"),
+        ((Gauge, "a.b"), (Counter, "a-b"), "a_b"),
+        ((Counter, "a.b"), (Gauge, "a_b_total"), "a_b_total"),
+        ((Gauge, "a_b_total"), (Counter, "a.b"), "a_b_total"),
+        ((Histogram, "x.y"), (Gauge, "x.y_bucket"), "x_y_bucket"),
+        ((Summary, "花火"), (Gauge, "___count"), "___count"),
+        ((Gauge, "é"), (Gauge, "è"), "_"),
+    ];
+    for ((k1, n1), (k2, n2), both) in cases {
+        let (_d, store) = open();
+        store.register(&FamilyDesc::new(n1, k1)).unwrap();
+        let e = store.register(&FamilyDesc::new(n2, k2)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Conflict, "{n1} then {n2}: {e}");
+        let msg = e.to_string();
+        assert!(msg.contains(&format!("{both:?}")), "{msg:?} lacks {both}");
+        assert!(msg.contains("UTF-8"), "{msg}");
+        let snap = store.snapshot().unwrap();
+        assert_eq!(snap.families().len(), 1, "{msg}");
+    }
+    // Told apart once underscored: accepted.
+    let (_d, store) = open();
+    for name in ["a.b", "a.bc", "a_b_c", "b.a"] {
+        store.register(&FamilyDesc::new(name, Gauge)).unwrap();
+    }
+    // And found again by name in another process's view (a new handle
+    // reads the records from the file).
+    let again = Store::open(store.path(), &Options::default()).unwrap();
+    let e = again.register(&FamilyDesc::new("a-b", Gauge)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Conflict, "{e}");
+}
+
 #[test]
 fn names_that_only_look_alike_are_accepted() {
     let (_d, store) = open();

@@ -924,3 +924,68 @@ fn exemplars_decode_back() {
     assert_eq!(hist.bucket[2].cumulative_count, Some(2));
     check(&hist.bucket[2].exemplar, "inf", 7.0);
 }
+
+/// Names outside the legacy set: as they are with `allow-utf-8`, else
+/// escaped (the family name with its `_total`, label names, exemplar
+/// label names); legacy names as they are.
+#[test]
+fn utf8_names_by_escaping() {
+    let f = fixture();
+    let s = &f.store;
+    let c = s
+        .register(
+            &FamilyDesc::new("http.requests", Kind::Counter)
+                .labels(&["http.method", "code"])
+                .exemplars(true),
+        )
+        .unwrap();
+    s.counter_add_with_exemplar(
+        s.series(&c, &["GET", "200"]).unwrap(),
+        1.0,
+        &[("trace.id", "t")],
+    )
+    .unwrap();
+    let names = |escaping| {
+        let mut out = Vec::new();
+        crate::encode_escaped(
+            &s.snapshot().unwrap(),
+            &[],
+            Format::Protobuf,
+            escaping,
+            &mut out,
+        );
+        let fam = decode_all(&out).remove(0);
+        let m = &fam.metric[0];
+        let labels: Vec<String> = m.label.iter().map(|l| l.name().to_string()).collect();
+        let ex = m.counter.as_ref().unwrap().exemplar.as_ref().unwrap();
+        (
+            fam.name().to_string(),
+            labels,
+            ex.label[0].name().to_string(),
+        )
+    };
+    assert_eq!(
+        names(Escaping::AllowUtf8),
+        (
+            "http.requests_total".into(),
+            vec!["http.method".into(), "code".into()],
+            "trace.id".into()
+        )
+    );
+    assert_eq!(
+        names(Escaping::Underscores),
+        (
+            "http_requests_total".into(),
+            vec!["http_method".into(), "code".into()],
+            "trace_id".into()
+        )
+    );
+    assert_eq!(
+        names(Escaping::Dots),
+        (
+            "http_dot_requests_total".into(),
+            vec!["http_dot_method".into(), "code".into()],
+            "trace_dot_id".into()
+        )
+    );
+}

@@ -36,13 +36,20 @@ pub const ACCEPT_PROM1: &str = "application/vnd.google.protobuf;proto=io.prometh
 /// first), as captured from Debian's prometheus 2.42.0.
 pub const ACCEPT_PROM242_NATIVE: &str = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
 
-/// The text format's Content-Type.
-pub const CT_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+/// The text format's Content-Type (0.0.4, names escaped with
+/// `underscores`: what scrapers that name no escaping get).
+pub const CT_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8; escaping=underscores";
+/// The text format 1.0.0 with UTF-8 names, as Prometheus 3 asks for it.
+pub const CT_TEXT_UTF8: &str = "text/plain; version=1.0.0; charset=utf-8; escaping=allow-utf-8";
 /// OpenMetrics' Content-Type.
-pub const CT_OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+pub const CT_OPENMETRICS: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores";
+/// OpenMetrics with UTF-8 names, as Prometheus 3 asks for it.
+pub const CT_OPENMETRICS_UTF8: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=allow-utf-8";
 /// The protobuf format's Content-Type.
 pub const CT_PROTOBUF: &str =
-    "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited";
+    "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited; escaping=underscores";
 
 // ----- expositions -----------------------------------------------------------
 

@@ -212,7 +212,7 @@ int main(void) {
   shmetrics_str ex_values[] = {S("abc123")};
   OK(shmetrics_counter_inc_exemplar(store, &job, NULL, NULL, 0));
   OK(shmetrics_counter_add_exemplar(store, &job, 2, ex_names, ex_values, 1));
-  shmetrics_str bad_names[] = {S("trace-id")};
+  shmetrics_str bad_names[] = {S("__trace_id")}; /* reserved under every rule */
   CHECK_RC(shmetrics_counter_add_exemplar(store, &job, 1, bad_names, ex_values, 1),
            SHMETRICS_INVALID_NAME);
   CHECK_RC(shmetrics_counter_add_exemplar(store, &ok, 1, ex_names, ex_values, 1),
@@ -240,6 +240,7 @@ int main(void) {
   memset(&d, 0, sizeof d);
   d.name = S("bad-name");
   d.kind = SHMETRICS_KIND_COUNTER;
+  d.name_rules = SHMETRICS_NAMES_LEGACY; /* any UTF-8 name otherwise */
   shmetrics_family bad_family;
   CHECK_RC(shmetrics_register(store, &d, &bad_family), SHMETRICS_INVALID_NAME);
   CHECK(strstr(last_error(), "bad-name") != NULL);
