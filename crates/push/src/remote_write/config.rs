@@ -11,9 +11,10 @@ use crate::{Endpoint, HttpSettings};
 pub struct ExternalLabels(Vec<(String, String)>);
 
 impl ExternalLabels {
-    /// From `NAME=VALUE` arguments. A name must be a valid label name not
-    /// starting with `__`, and not `le` (which histogram buckets use); a
-    /// value must not be empty.
+    /// From `NAME=VALUE` arguments. A name must be a legacy label name
+    /// (`[a-zA-Z_][a-zA-Z0-9_]*`, which remote write 1.0 requires of every
+    /// label name) not starting with `__`, and not `le` (which histogram
+    /// buckets use); a value must not be empty.
     pub fn parse<S: AsRef<str>>(args: &[S]) -> Result<ExternalLabels, ConfigError> {
         let mut labels: Vec<(String, String)> = Vec::with_capacity(args.len());
         for arg in args {
@@ -25,7 +26,9 @@ impl ExternalLabels {
             let (name, value) = arg
                 .split_once('=')
                 .ok_or_else(|| bad("expected NAME=VALUE".into()))?;
-            shmetrics_core::check_label_name(name).map_err(|e| bad(e.to_string()))?;
+            shmetrics_core::NameRules::Legacy
+                .check_label_name(name)
+                .map_err(|e| bad(e.to_string()))?;
             if name == "le" {
                 return Err(bad("`le` is the histogram bucket label".into()));
             }
