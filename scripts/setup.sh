@@ -27,14 +27,57 @@ ensure_apt() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# ensure_rust: cargo and rustc (rustup's stable toolchain if none).
+# The oldest Rust the workspace builds with (Cargo.toml's rust-version).
+RUST_MIN_VERSION=$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' "$(dirname "${BASH_SOURCE[0]}")/../Cargo.toml")
+
+# rust_recent_enough: rustc on PATH is at least RUST_MIN_VERSION.
+rust_recent_enough() {
+  local v
+  v=$(rustc --version 2>/dev/null | cut -d' ' -f2) || return 1
+  v=${v%%-*}
+  [ -n "$v" ] && [ "$(printf '%s\n%s\n' "$RUST_MIN_VERSION" "$v" | sort -V | head -n1)" = "$RUST_MIN_VERSION" ]
+}
+
+# ensure_rustup: rustup under ~/.cargo, with a stable toolchain. Debian 12
+# has no rustup package, so a machine without it gets rustup-init from
+# static.rust-lang.org (curl needs the CA bundle).
+ensure_rustup() {
+  if [ -x "$HOME/.cargo/bin/rustup" ] && [[ ":$PATH:" != *":$HOME/.cargo/bin:"* ]]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+  command -v rustup >/dev/null 2>&1 && return 0
+  ensure_apt curl ca-certificates
+  local dir
+  dir=$(mktemp -d)
+  say "rustup-init: stable toolchain under $HOME/.cargo"
+  curl --proto '=https' --tlsv1.2 -sSfL -o "$dir/rustup-init" \
+    "https://static.rust-lang.org/rustup/dist/$(uname -m)-unknown-linux-gnu/rustup-init"
+  chmod +x "$dir/rustup-init"
+  "$dir/rustup-init" -y --quiet --no-modify-path --profile minimal \
+    --default-toolchain stable --component rustfmt --component clippy
+  rm -rf "$dir"
+  export PATH="$HOME/.cargo/bin:$PATH"
+}
+
+# ensure_rust: cargo and rustc at least RUST_MIN_VERSION (Debian 12's
+# cargo is too old for the workspace: rustup's stable then), with rustfmt
+# and clippy, and the C compiler and libc headers rustc links with.
 ensure_rust() {
-  if ! command -v cargo >/dev/null 2>&1; then
-    [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+  if [ -x "$HOME/.cargo/bin/cargo" ] && [[ ":$PATH:" != *":$HOME/.cargo/bin:"* ]]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
   fi
-  if ! command -v cargo >/dev/null 2>&1; then
-    ensure_apt cargo rustc
+  if ! command -v cargo >/dev/null 2>&1 || ! rust_recent_enough; then
+    ensure_rustup
+    if ! rust_recent_enough; then
+      say "rustup default stable"
+      rustup toolchain install stable --profile minimal --component rustfmt --component clippy
+      rustup default stable
+    fi
   fi
+  if command -v rustup >/dev/null 2>&1 && ! { cargo fmt --version && cargo clippy --version; } >/dev/null 2>&1; then
+    rustup component add rustfmt clippy
+  fi
+  ensure_apt gcc libc6-dev
 }
 
 # ensure_pip MODULE PACKAGE : pip-install PACKAGE unless MODULE imports.
@@ -94,9 +137,7 @@ ensure_cbindgen() {
 # and the nightly toolchain it needs (libFuzzer's sanitizer flags).
 CARGO_FUZZ_VERSION=0.13.2
 ensure_cargo_fuzz() {
-  if ! command -v rustup >/dev/null 2>&1; then
-    ensure_apt rustup
-  fi
+  ensure_rustup
   if ! cargo +nightly --version >/dev/null 2>&1; then
     say "rustup toolchain install nightly"
     rustup toolchain install nightly --profile minimal
