@@ -38,8 +38,15 @@ rust_recent_enough() {
   [ -n "$v" ] && [ "$(printf '%s\n%s\n' "$RUST_MIN_VERSION" "$v" | sort -V | head -n1)" = "$RUST_MIN_VERSION" ]
 }
 
-# ensure_rustup: rustup under ~/.cargo, with a stable toolchain. Debian 12
-# has no rustup package, so a machine without it gets rustup-init from
+# The toolchain a machine without a recent enough Rust gets: the Rust the
+# project's machines carry, which the code is checked with. rustup's moving
+# "stable" would bring new lints and deprecations that `clippy -D warnings`
+# fails on (1.99 deprecates the atomics' fetch_update, which crates/core
+# calls).
+RUST_TOOLCHAIN=1.95.0
+
+# ensure_rustup: rustup under ~/.cargo, with RUST_TOOLCHAIN. Debian 12 has
+# no rustup package, so a machine without it gets rustup-init from
 # static.rust-lang.org (curl needs the CA bundle).
 ensure_rustup() {
   if [ -x "$HOME/.cargo/bin/rustup" ] && [[ ":$PATH:" != *":$HOME/.cargo/bin:"* ]]; then
@@ -49,18 +56,18 @@ ensure_rustup() {
   ensure_apt curl ca-certificates
   local dir
   dir=$(mktemp -d)
-  say "rustup-init: stable toolchain under $HOME/.cargo"
+  say "rustup-init: Rust $RUST_TOOLCHAIN under $HOME/.cargo"
   curl --proto '=https' --tlsv1.2 -sSfL -o "$dir/rustup-init" \
     "https://static.rust-lang.org/rustup/dist/$(uname -m)-unknown-linux-gnu/rustup-init"
   chmod +x "$dir/rustup-init"
   "$dir/rustup-init" -y --quiet --no-modify-path --profile minimal \
-    --default-toolchain stable --component rustfmt --component clippy
+    --default-toolchain "$RUST_TOOLCHAIN" --component rustfmt --component clippy
   rm -rf "$dir"
   export PATH="$HOME/.cargo/bin:$PATH"
 }
 
 # ensure_rust: cargo and rustc at least RUST_MIN_VERSION (Debian 12's
-# cargo is too old for the workspace: rustup's stable then), with rustfmt
+# cargo is too old for the workspace: rustup's RUST_TOOLCHAIN then), with rustfmt
 # and clippy, and the C compiler and libc headers rustc links with.
 ensure_rust() {
   if [ -x "$HOME/.cargo/bin/cargo" ] && [[ ":$PATH:" != *":$HOME/.cargo/bin:"* ]]; then
@@ -69,9 +76,9 @@ ensure_rust() {
   if ! command -v cargo >/dev/null 2>&1 || ! rust_recent_enough; then
     ensure_rustup
     if ! rust_recent_enough; then
-      say "rustup default stable"
-      rustup toolchain install stable --profile minimal --component rustfmt --component clippy
-      rustup default stable
+      say "rustup default $RUST_TOOLCHAIN"
+      rustup toolchain install "$RUST_TOOLCHAIN" --profile minimal --component rustfmt --component clippy
+      rustup default "$RUST_TOOLCHAIN"
     fi
   fi
   if command -v rustup >/dev/null 2>&1 && ! { cargo fmt --version && cargo clippy --version; } >/dev/null 2>&1; then
