@@ -88,10 +88,19 @@ ensure_rust() {
 }
 
 # ensure_pip MODULE PACKAGE : pip-install PACKAGE unless MODULE imports.
+# Debian's python3 (a machine with no other) comes without pip, and is
+# marked externally managed (PEP 668): pip then installs into it only with
+# --break-system-packages.
 ensure_pip() {
   python3 -c "import $1" 2>/dev/null && return 0
+  command -v python3 >/dev/null 2>&1 || ensure_apt python3
+  python3 -m pip --version >/dev/null 2>&1 || ensure_apt python3-pip ca-certificates
+  local flags=()
+  if python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+    flags+=(--break-system-packages)
+  fi
   say "pip install $2"
-  python3 -m pip install --quiet --disable-pip-version-check "$2"
+  python3 -m pip install --quiet --disable-pip-version-check "${flags[@]}" "$2"
 }
 
 # ensure_php: what the PHP binding's tests and benchmark need: php-cli
