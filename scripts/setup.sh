@@ -106,9 +106,10 @@ ensure_pip() {
 # ensure_php: what the PHP binding's tests and benchmark need: php-cli
 # (with FFI and pcntl), php-fpm and nginx for the FastCGI test, phpunit,
 # php-apcu for the APCng-shaped benchmark, and php-dev (phpize and PHP's
-# headers) to build the binding's extension (bindings/php/ext).
+# headers) and make to build the binding's extension (bindings/php/ext;
+# php-dev does not bring make).
 ensure_php() {
-  ensure_apt php-cli php-fpm phpunit php-apcu nginx php-dev
+  ensure_apt php-cli php-fpm phpunit php-apcu nginx php-dev make
 }
 
 # ensure_lua: what the Lua binding's tests and benchmark need: OpenResty's
