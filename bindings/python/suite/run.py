@@ -43,7 +43,16 @@ def fetch() -> None:
     if SOURCE.exists():
         shutil.rmtree(SOURCE)
     with tarfile.open(SDIST) as t:
-        t.extractall(WORK, filter="data")
+        if hasattr(tarfile, "data_filter"):
+            t.extractall(WORK, filter="data")
+        else:
+            # Python before 3.11.4 (Debian 12's 3.11.2) has no extraction
+            # filters: refuse absolute paths, "..", links and devices.
+            for m in t.getmembers():
+                parts = Path(m.name).parts
+                if Path(m.name).is_absolute() or ".." in parts or not (m.isfile() or m.isdir()):
+                    raise SystemExit(f"{SDIST}: refusing to extract {m.name!r}")
+            t.extractall(WORK)
 
 
 def pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess:
