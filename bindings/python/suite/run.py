@@ -58,8 +58,14 @@ def fetch() -> None:
 def pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items()
            if k not in ("SHMETRICS_STORE", "PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir")}
-    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-W", "ignore", *args],
-                          cwd=cwd, env=env, capture_output=True, text=True)
+    # A bounded run: a test that fails can leave a thread of its own behind
+    # (test_graphite_bridge's server, when localhost does not resolve), and
+    # pytest then never exits.
+    try:
+        return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-W", "ignore", *args],
+                              cwd=cwd, env=env, capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired as e:
+        raise SystemExit(f"pytest {' '.join(args)} did not exit within 900 s:\n{e.stdout}\n{e.stderr}")
 
 
 def all_ids() -> List[str]:
