@@ -187,10 +187,11 @@ ensure_python_env() {
 # ensure_ruby: what the Ruby binding's tests and benchmarks need: Ruby with
 # its headers and a C compiler (the gem's native part is built by `gem
 # install`), minitest and rspec, rack and puma for the middleware tests,
-# benchmark-ips, and prometheus-client-mmap to compare against.
+# benchmark-ips, prometheus-client-mmap to compare against, and bundler
+# (the gem's bundle tests run `bundle install`).
 ensure_ruby() {
   ensure_apt ruby ruby-dev gcc make ruby-minitest ruby-rspec ruby-rack ruby-rack-test ruby-timecop puma unicorn \
-    ruby-benchmark-ips ruby-prometheus-client-mmap
+    ruby-benchmark-ips ruby-prometheus-client-mmap bundler
 }
 
 # install_ruby_gem: builds the gem from bindings/ruby (`gem build`) and
