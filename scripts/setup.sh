@@ -27,29 +27,89 @@ ensure_apt() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# ensure_rust: cargo and rustc (rustup's stable toolchain if none).
+# The oldest Rust the workspace builds with (Cargo.toml's rust-version).
+RUST_MIN_VERSION=$(sed -n 's/^rust-version = "\(.*\)"$/\1/p' "$(dirname "${BASH_SOURCE[0]}")/../Cargo.toml")
+
+# rust_recent_enough: rustc on PATH is at least RUST_MIN_VERSION.
+rust_recent_enough() {
+  local v
+  v=$(rustc --version 2>/dev/null | cut -d' ' -f2) || return 1
+  v=${v%%-*}
+  [ -n "$v" ] && [ "$(printf '%s\n%s\n' "$RUST_MIN_VERSION" "$v" | sort -V | head -n1)" = "$RUST_MIN_VERSION" ]
+}
+
+# The toolchain a machine without a recent enough Rust gets: the Rust the
+# project's machines carry, which the code is checked with. rustup's moving
+# "stable" would bring new lints and deprecations that `clippy -D warnings`
+# fails on (1.99 deprecates the atomics' fetch_update, which crates/core
+# calls).
+RUST_TOOLCHAIN=1.95.0
+
+# ensure_rustup: rustup under ~/.cargo, with RUST_TOOLCHAIN. Debian 12 has
+# no rustup package, so a machine without it gets rustup-init from
+# static.rust-lang.org (curl needs the CA bundle).
+ensure_rustup() {
+  if [ -x "$HOME/.cargo/bin/rustup" ] && [[ ":$PATH:" != *":$HOME/.cargo/bin:"* ]]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+  command -v rustup >/dev/null 2>&1 && return 0
+  ensure_apt curl ca-certificates
+  local dir
+  dir=$(mktemp -d)
+  say "rustup-init: Rust $RUST_TOOLCHAIN under $HOME/.cargo"
+  curl --proto '=https' --tlsv1.2 -sSfL -o "$dir/rustup-init" \
+    "https://static.rust-lang.org/rustup/dist/$(uname -m)-unknown-linux-gnu/rustup-init"
+  chmod +x "$dir/rustup-init"
+  "$dir/rustup-init" -y --quiet --no-modify-path --profile minimal \
+    --default-toolchain "$RUST_TOOLCHAIN" --component rustfmt --component clippy
+  rm -rf "$dir"
+  export PATH="$HOME/.cargo/bin:$PATH"
+}
+
+# ensure_rust: cargo and rustc at least RUST_MIN_VERSION (Debian 12's
+# cargo is too old for the workspace: rustup's RUST_TOOLCHAIN then), with rustfmt
+# and clippy, and the C compiler and libc headers rustc links with.
 ensure_rust() {
-  if ! command -v cargo >/dev/null 2>&1; then
-    [ -x "$HOME/.cargo/bin/cargo" ] && export PATH="$HOME/.cargo/bin:$PATH"
+  if [ -x "$HOME/.cargo/bin/cargo" ] && [[ ":$PATH:" != *":$HOME/.cargo/bin:"* ]]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
   fi
-  if ! command -v cargo >/dev/null 2>&1; then
-    ensure_apt cargo rustc
+  if ! command -v cargo >/dev/null 2>&1 || ! rust_recent_enough; then
+    ensure_rustup
+    if ! rust_recent_enough; then
+      say "rustup default $RUST_TOOLCHAIN"
+      rustup toolchain install "$RUST_TOOLCHAIN" --profile minimal --component rustfmt --component clippy
+      rustup default "$RUST_TOOLCHAIN"
+    fi
   fi
+  if command -v rustup >/dev/null 2>&1 && ! { cargo fmt --version && cargo clippy --version; } >/dev/null 2>&1; then
+    rustup component add rustfmt clippy
+  fi
+  ensure_apt gcc libc6-dev
 }
 
 # ensure_pip MODULE PACKAGE : pip-install PACKAGE unless MODULE imports.
+# Debian's python3 (a machine with no other) comes without pip, and is
+# marked externally managed (PEP 668): pip then installs into it only with
+# --break-system-packages.
 ensure_pip() {
   python3 -c "import $1" 2>/dev/null && return 0
+  command -v python3 >/dev/null 2>&1 || ensure_apt python3
+  python3 -m pip --version >/dev/null 2>&1 || ensure_apt python3-pip ca-certificates
+  local flags=()
+  if python3 -c 'import os, sys, sysconfig; sys.exit(not os.path.exists(os.path.join(sysconfig.get_path("stdlib"), "EXTERNALLY-MANAGED")))'; then
+    flags+=(--break-system-packages)
+  fi
   say "pip install $2"
-  python3 -m pip install --quiet --disable-pip-version-check "$2"
+  python3 -m pip install --quiet --disable-pip-version-check "${flags[@]}" "$2"
 }
 
 # ensure_php: what the PHP binding's tests and benchmark need: php-cli
 # (with FFI and pcntl), php-fpm and nginx for the FastCGI test, phpunit,
 # php-apcu for the APCng-shaped benchmark, and php-dev (phpize and PHP's
-# headers) to build the binding's extension (bindings/php/ext).
+# headers) and make to build the binding's extension (bindings/php/ext;
+# php-dev does not bring make).
 ensure_php() {
-  ensure_apt php-cli php-fpm phpunit php-apcu nginx php-dev
+  ensure_apt php-cli php-fpm phpunit php-apcu nginx php-dev make
 }
 
 # ensure_lua: what the Lua binding's tests and benchmark need: OpenResty's
@@ -94,9 +154,7 @@ ensure_cbindgen() {
 # and the nightly toolchain it needs (libFuzzer's sanitizer flags).
 CARGO_FUZZ_VERSION=0.13.2
 ensure_cargo_fuzz() {
-  if ! command -v rustup >/dev/null 2>&1; then
-    ensure_apt rustup
-  fi
+  ensure_rustup
   if ! cargo +nightly --version >/dev/null 2>&1; then
     say "rustup toolchain install nightly"
     rustup toolchain install nightly --profile minimal
@@ -129,10 +187,11 @@ ensure_python_env() {
 # ensure_ruby: what the Ruby binding's tests and benchmarks need: Ruby with
 # its headers and a C compiler (the gem's native part is built by `gem
 # install`), minitest and rspec, rack and puma for the middleware tests,
-# benchmark-ips, and prometheus-client-mmap to compare against.
+# benchmark-ips, prometheus-client-mmap to compare against, and bundler
+# (the gem's bundle tests run `bundle install`).
 ensure_ruby() {
   ensure_apt ruby ruby-dev gcc make ruby-minitest ruby-rspec ruby-rack ruby-rack-test ruby-timecop puma unicorn \
-    ruby-benchmark-ips ruby-prometheus-client-mmap
+    ruby-benchmark-ips ruby-prometheus-client-mmap bundler
 }
 
 # install_ruby_gem: builds the gem from bindings/ruby (`gem build`) and
