@@ -34,6 +34,8 @@ class VectorsTest < Minitest::Test
     when "histogram"
       @store.histogram(fam["name"].to_sym, buckets: fam["buckets"]&.map { |b| value(b) },
                                            exemplars: fam["exemplars"] || false, **common)
+    when "summary"
+      @store.summary(fam["name"].to_sym, quantiles: fam["quantiles"]&.map { |q| value(q) }, **common)
     else raise "unknown kind #{fam['kind']}"
     end
   end
