@@ -39,6 +39,16 @@ def all_workers(master: int) -> set[int]:
     return pids | {g for p in pids for g in worker_pids(p)}
 
 
+def wait_respawn(master: int, survivors: set[int], timeout: float = 30) -> None:
+    """Waits until the server has started a worker in place of a killed
+    one (on a busy machine that takes seconds, and a batch sent before
+    then goes to the survivors only)."""
+    deadline = time.monotonic() + timeout
+    while not all_workers(master) - survivors:
+        assert time.monotonic() < deadline, "no worker was started in place of the killed one"
+        time.sleep(0.1)
+
+
 SERVERS = {
     # The multiprocess-mode setup: child_exit hook, MultiProcessCollector endpoint.
     "flask-gunicorn": lambda port: [sys.executable, "-m", "gunicorn", "-c", str(HERE / "_mp_gunicorn_conf.py"),
@@ -78,9 +88,11 @@ def test_exact_totals_across_kill_9(tmp_path, server):
                 served.update(pool.map(one, range(BATCH)))
             sent += BATCH
             # No request is in flight: kill a worker that served some.
-            victim = sorted(served & all_workers(app.pid))[0]
+            before = all_workers(app.pid)
+            victim = sorted(served & before)[0]
             os.kill(victim, signal.SIGKILL)
             killed += 1
+            wait_respawn(app.pid, before - {victim})
             time.sleep(0.5)
         with ThreadPoolExecutor(8) as pool:
             served.update(pool.map(one, range(BATCH)))
