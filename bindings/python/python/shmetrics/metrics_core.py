@@ -7,7 +7,6 @@ families. The store's own families are read as ``Metric`` objects too
 
 from __future__ import annotations
 
-import re
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from . import _native
@@ -15,8 +14,6 @@ from .samples import Exemplar, Sample
 
 METRIC_TYPES = ("counter", "gauge", "summary", "histogram", "gaugehistogram",
                 "unknown", "info", "stateset")
-
-_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*\Z")
 
 Bucket = Union[Tuple[str, float], Tuple[str, float, Exemplar]]
 
