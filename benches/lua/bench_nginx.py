@@ -30,6 +30,8 @@ what is needed.
    (unless --no-tail-peer) nginx-lua-prometheus with the same series and
    handler, without scrapes and with its collect() scraped as often, and
    the p99 and max ratios of shmetrics' runs to its scraped run.
+   $EXPORTER_ARGS (split on spaces) go to `shmetrics serve`, e.g.
+   EXPORTER_ARGS="--sched-slice-us 0" for the kernel's default slice.
 
     benches/lua/bench.sh [--seconds S] [--rounds R] [--tail-seconds T]
         [--interval S] [--tail-pairs P] [--tail-pair-seconds S] [--no-tail-peer]
@@ -772,7 +774,8 @@ def long_tail(seconds: int, interval: float, pairs: int, pair_seconds: int, peer
         store = Path(d) / "tail.metrics"
         subprocess.run(["luajit", "-e", POPULATE.format(lua=LUA_DIR, store=store, lib=LIB)], check=True)
         eport = free_port()
-        exporter = subprocess.Popen([BIN, "serve", "--store", str(store), "--listen", f"127.0.0.1:{eport}"],
+        exporter = subprocess.Popen([BIN, "serve", "--store", str(store), "--listen", f"127.0.0.1:{eport}",
+                                     *os.environ.get("EXPORTER_ARGS", "").split()],
                                     stderr=subprocess.DEVNULL)
         wait_for(lambda: get(eport, "/healthz", 2)[0] == 200, "exporter")
         tmp = Path(d) / "nginx"

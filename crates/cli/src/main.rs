@@ -89,6 +89,13 @@ enum Command {
         /// latency as it can. 0 leaves the priority as it is.
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(i32).range(0..=19))]
         nice: i32,
+        /// The exporter's scheduler slice in microseconds, 100 to 100000
+        /// (default 100), on Linux 6.12 and later: once a render runs, a
+        /// worker that wakes gets the core back within this time, instead
+        /// of the kernel's default slice (0.75 ms and more). 0 leaves the
+        /// kernel's default. Older kernels ignore it.
+        #[arg(long, default_value_t = 100, value_parser = slice_us)]
+        sched_slice_us: u64,
         /// Stop (as on SIGTERM) when the parent process dies: for a parent
         /// that starts the exporter as its child, as `shmetrics demo` does.
         #[arg(long, hide = true)]
@@ -275,6 +282,7 @@ fn main() -> ExitCode {
             web_config_file,
             expect,
             nice,
+            sched_slice_us,
             exit_with_parent,
             remote_write,
             statsd,
@@ -299,7 +307,7 @@ fn main() -> ExitCode {
                 if exit_with_parent && !follow_parent() {
                     return ExitCode::SUCCESS;
                 }
-                lower_priority(nice);
+                share_cpu(nice, sched_slice_us);
                 let mut config = shmetrics_exporter::Config::new(store);
                 config.web = web.map(std::sync::Arc::new);
                 config.remote_write = remote_write;
@@ -353,13 +361,24 @@ fn follow_parent() -> bool {
     std::os::unix::process::parent_id() == parent
 }
 
-/// Sets the nice value (0 leaves it). Call before any thread starts:
-/// threads inherit the value.
-fn lower_priority(nice: i32) {
-    if nice > 0 {
-        if let Err(e) = rustix::process::setpriority_process(None, nice) {
-            tracing::warn!("cannot set the nice value to {nice}: {e}");
-        }
+/// Sets the nice value (0 leaves it) and the scheduler slice (0 leaves
+/// it). Call before any thread starts: threads inherit both.
+fn share_cpu(nice: i32, slice_us: u64) {
+    let slice = (slice_us > 0).then(|| std::time::Duration::from_micros(slice_us));
+    if let Err(e) = shmetrics_core::share_cpu(nice, slice) {
+        tracing::warn!(
+            "cannot set the nice value to {nice} and the scheduler slice to {slice_us} µs: {e}"
+        );
+    }
+}
+
+/// `--sched-slice-us`: 0, or what the kernel takes (100 µs to 100 ms).
+fn slice_us(s: &str) -> Result<u64, String> {
+    let us: u64 = s.parse().map_err(|e| format!("{e}"))?;
+    if us == 0 || (100..=100_000).contains(&us) {
+        Ok(us)
+    } else {
+        Err(format!("{us} is not 0 or within 100..=100000"))
     }
 }
 

@@ -63,6 +63,7 @@ pub use names::{
     escape_label_name, escape_metric_name, escape_name_into, is_legacy_label_name,
     is_legacy_metric_name, rewrite_name_into, Escaping, NameRules,
 };
+pub use shm::sched::{cpu_share, share_cpu};
 pub use shm::trust::{group_id, user_id};
 pub use shm::LockState;
 pub use snapshot::{

@@ -1,6 +1,7 @@
 //! The only module of `shmetrics-core` with `unsafe` code: mapping a store
 //! file, viewing its bytes as the layout's records, the robust
-//! process-shared lock, and the fork hook.
+//! process-shared lock, the fork hook, and the scheduler attributes a
+//! reader of stores takes to share the CPU with the writers ([`sched`]).
 //!
 //! Everything handed out of this module is a shared reference to atomics (or
 //! a bounds-checked byte slice), so the rest of the crate is safe Rust.
@@ -16,6 +17,7 @@
 
 pub(crate) mod layout;
 mod lock;
+pub(crate) mod sched;
 pub(crate) mod sigbus;
 pub(crate) mod trust;
 

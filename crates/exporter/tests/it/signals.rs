@@ -246,3 +246,70 @@ fn serve_runs_at_a_lower_priority_than_the_workers_by_default() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The scheduler slice (ns) of every thread of process `pid`, as
+/// `/proc/<pid>/task/<tid>/sched` shows it (`se.slice`); empty where the
+/// kernel does not show it.
+fn thread_slices(pid: u32) -> Vec<u64> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|task| shown_slice(&task.unwrap().path()))
+        .collect()
+}
+
+/// `se.slice` of the task directory `task`, if the kernel shows it.
+fn shown_slice(task: &std::path::Path) -> Option<u64> {
+    let sched = std::fs::read_to_string(task.join("sched")).ok()?;
+    sched.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        (k.trim() == "se.slice").then(|| v.trim().parse().unwrap())
+    })
+}
+
+#[test]
+fn serve_renders_in_short_scheduler_slices_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    Store::open(&path, &Options::default()).unwrap();
+    // What a child of this thread inherits.
+    let slice = shown_slice(std::path::Path::new("/proc/thread-self"));
+    let nice = thread_nice_values(std::process::id())[0];
+    let default = Serve::on_store(&path, &[]);
+    assert_eq!(get(default.addr, "/metrics", &[]).status, 200);
+    let slices = thread_slices(default.process.0.id());
+    // Custom slices came with Linux 6.12; an older kernel (or one that
+    // does not show se.slice) keeps its own, and the nice value still
+    // applies (the test above).
+    let (major, minor) = kernel_version();
+    if (major, minor) >= (6, 12) && !slices.is_empty() {
+        assert!(slices.iter().all(|s| *s == 100_000), "slices {slices:?}");
+    }
+    let unchanged = Serve::on_store(&path, &["--sched-slice-us", "0", "--nice", "0"]);
+    assert_eq!(get(unchanged.addr, "/metrics", &[]).status, 200);
+    let slices = thread_slices(unchanged.process.0.id());
+    assert!(
+        slices.iter().all(|s| Some(*s) == slice),
+        "slices {slices:?}, not {slice:?}"
+    );
+    assert!(thread_nice_values(unchanged.process.0.id())
+        .iter()
+        .all(|n| *n == nice));
+    for bad in ["50", "100001", "x"] {
+        let out = std::process::Command::new(shmetrics_bin())
+            .args(["serve", "--sched-slice-us", bad, "--store"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "--sched-slice-us {bad} was taken");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--sched-slice-us"));
+    }
+}
+
+/// The running kernel's (major, minor) version.
+fn kernel_version() -> (u32, u32) {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
+    let mut v = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse().unwrap_or(0));
+    (v.next().unwrap_or(0), v.next().unwrap_or(0))
+}
