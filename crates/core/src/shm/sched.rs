@@ -22,6 +22,7 @@ const SLICE_RANGE: (Duration, Duration) = (Duration::from_micros(100), Duration:
 /// Sets the calling thread's nice value to `nice` (if above 0) and its
 /// scheduler slice to `slice` (if given), keeping its policy. Threads
 /// started afterwards inherit both, so call it before any thread starts.
+/// A real-time or deadline thread is left as it is.
 ///
 /// A kernel without custom slices (before 6.12) takes the nice value and
 /// ignores the slice. An error leaves the thread as it was, except that
@@ -40,6 +41,14 @@ pub fn share_cpu(nice: i32, slice: Option<Duration>) -> io::Result<()> {
         }
     }
     let mut attr = get_attr()?;
+    if !matches!(
+        attr.sched_policy as libc::c_int,
+        libc::SCHED_OTHER | libc::SCHED_BATCH | libc::SCHED_IDLE
+    ) {
+        // A real-time or deadline task: neither a nice value nor a fair
+        // slice applies (and sched_runtime is a deadline task's budget).
+        return Ok(());
+    }
     if nice > 0 {
         attr.sched_nice = nice;
     }
