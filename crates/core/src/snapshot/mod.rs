@@ -6,8 +6,9 @@
 //!
 //! A refresh runs in phases: it resets the cache if the store is another
 //! one or was wiped, decodes the records added since the last refresh
-//! (`decode`), sums every slot's value cells (`merge`), reads native
-//! histogram buckets (`natives`) and emits the series (`emit`). The
+//! (`decode`), sums every slot's value cells (`merge`: the counts, then
+//! the native histogram buckets (`natives`), then the sums) and emits the
+//! series (`emit`). The
 //! public views of the result are in `view`; the slots' liveness and the
 //! store's telemetry in `slots`.
 
@@ -364,8 +365,11 @@ impl Store {
         let mut life = std::mem::take(&mut snap.cache.life);
         self.slot_lives(&mut life);
         snap.stats = self.stats_with(&life);
-        self.merge_slots(&life, cells, &mut snap.cache.sums);
-        self.read_natives(snap, &life);
+        // The native buckets between the merge's counts and its sums
+        // (see `Store::observe_native` for why).
+        let mut sums = std::mem::take(&mut snap.cache.sums);
+        self.merge_slots(&life, cells, &mut sums, || self.read_natives(snap, &life));
+        snap.cache.sums = sums;
         self.emit_series(snap, &life, recheck, same_records);
         snap.cache.life = life;
 
