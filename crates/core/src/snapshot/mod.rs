@@ -301,7 +301,8 @@ impl Store {
     /// Counters and histograms are summed over all writer slots, alive or
     /// dead; gauges are combined by their mode. A histogram's counts are
     /// always cumulative and monotone, and its `+Inf` bucket equals its
-    /// count.
+    /// count. A histogram's or summary's sum includes every observation
+    /// its count includes (`Store::observe`).
     ///
     /// # Errors
     /// [`ErrorKind::Busy`] if the store was wiped during every one of
