@@ -6,7 +6,7 @@
 //! every series while a reader refreshes a kept snapshot in a loop and
 //! checks `sum >= count` in each. When writers counted before they added
 //! to the sum (and snapshots read native buckets after the sums), every
-//! family failed here in every run: of about 8,500 refreshes, 300 to 600
+//! family failed here in every run: of about 8,600 refreshes, 270 to 580
 //! for the classic histogram and for each summary, 900 to 3,600 for the
 //! native ones, on 2 loaded cores.
 
