@@ -133,13 +133,25 @@ def fetch_pages(port: int) -> dict[str, str]:
     return pages
 
 
-def kong_settled(page: str) -> bool:
-    """Whether the Kong page counts every request of TRAFFIC in its
-    latency histogram, sum included."""
-    s = samples(page)
+def settled(pages: dict[str, str]) -> bool:
+    """Whether both pages count every request of TRAFFIC in the series
+    the test checks: the status counters and the latency histograms'
+    `_count`. (A histogram's `_count` implies its `_sum`: the core adds
+    an observation to the sum before it counts it, and reads the counts
+    before the sums.)"""
+    a, k = samples(pages["apisix"]), samples(pages["kong"])
+    node = {"service": "svc-1", "consumer": "", "node": "127.0.0.1"}
     lat = {"service": "svc", "workspace": "default"}
-    return all(s.get(("kong_kong_latency_ms_sum", frozenset(dict(lat, route=path).items()))) == count * 0.5
-               for path, (_, count) in TRAFFIC.items())
+    want = []
+    for path, (status, count) in TRAFFIC.items():
+        labels = dict(node, code=str(status), route=path, matched_uri=path, matched_host="127.0.0.1")
+        want.append((a, "apisix_http_status_total", labels, count))
+        want.append((a, "apisix_http_latency_count", dict(node, type="request", route=path), count))
+        labels = dict(lat, route=path, code=str(status), source="service", consumer="")
+        want.append((k, "kong_http_requests_total", labels, count))
+        for name in ("kong_kong_latency_ms_count", "kong_request_latency_ms_count"):
+            want.append((k, name, dict(lat, route=path), count))
+    return all(s.get((name, frozenset(labels.items()))) == count for s, name, labels, count in want)
 
 
 def run_gateways(tmp: Path) -> tuple[dict[str, str], str]:
@@ -160,12 +172,12 @@ def run_gateways(tmp: Path) -> tuple[dict[str, str], str]:
                 for _ in range(count):
                     assert get(ports[gateway], path)[0] == status
         # nginx runs a request's log phase after the response has gone, so
-        # the last request's updates may land just after its client has
-        # the answer: fetch until Kong's (the last traffic) has them all.
+        # the last requests' updates may land just after their clients have
+        # the answer: fetch until the pages count every request.
         deadline = time.monotonic() + 10
         while True:
             pages = fetch_pages(ports["metrics"])
-            if kong_settled(pages["kong"]) or time.monotonic() > deadline:
+            if settled(pages) or time.monotonic() > deadline:
                 break
             time.sleep(0.05)
     finally:

@@ -216,31 +216,33 @@ impl Native {
     }
 }
 
-/// Records `v` (not NaN) in this slot's native buckets of one series:
-/// `header` is its [`HEADER`] cells, `counts` its `2 * bins` sketch cells
-/// (a shorter slice, from a forged handle, records nothing there).
+/// The cell that counts `v` (not NaN) in this slot's native buckets of
+/// one series, its page reserved and the side's marks raised to cover
+/// it: the zero count or a bucket. `header` is the series' [`HEADER`]
+/// cells, `counts` its `2 * bins` sketch cells; `None` for slices too
+/// short (a forged handle), where nothing is counted.
+///
+/// The caller adds `v` to the sum, then one to the cell (Release): see
+/// `Store::observe_native` for why in that order.
 ///
 /// # Errors
 /// The file system's error if it has no room for the page of the
 /// bucket: nothing was recorded.
 #[inline]
-pub(crate) fn record<S: Space>(
-    header: &[AtomicU64],
-    counts: &[AtomicU64],
+pub(crate) fn place<'a, S: Space>(
+    header: &'a [AtomicU64],
+    counts: &'a [AtomicU64],
     schema: i32,
     zero_threshold: f64,
     tables: &Tables,
     v: f64,
     space: &S,
-) -> std::io::Result<()> {
+) -> std::io::Result<Option<&'a AtomicU64>> {
     let m = v.abs();
     // A NaN threshold (a corrupt record) sends everything to the zero
     // bucket.
     if zero_threshold.is_nan() || m <= zero_threshold {
-        if let Some(z) = header.first() {
-            z.fetch_add(1, Relaxed);
-        }
-        return Ok(());
+        return Ok(header.first());
     }
     let bins = bins(schema);
     let p = position(m, schema, tables);
@@ -249,14 +251,13 @@ pub(crate) fn record<S: Space>(
         header.get(side_marks(side)),
         counts.get(side * bins..(side + 1) * bins),
     ) else {
-        return Ok(());
+        return Ok(None);
     };
     let Some(cell) = cells.get(p) else {
-        return Ok(());
+        return Ok(None);
     };
     marks::touch(marks, cells, p, space)?;
-    cell.fetch_add(1, Relaxed);
-    Ok(())
+    Ok(Some(cell))
 }
 
 /// The header cells of one side's marks.
@@ -582,6 +583,22 @@ mod tests {
 
     fn cells(n: usize) -> Vec<AtomicU64> {
         (0..n).map(|_| AtomicU64::new(0)).collect()
+    }
+
+    /// Counts `v` where [`place`] says, as an observe does.
+    fn record(
+        h: &[AtomicU64],
+        c: &[AtomicU64],
+        schema: i32,
+        threshold: f64,
+        tables: &Tables,
+        v: f64,
+        space: &Granted,
+    ) -> std::io::Result<()> {
+        if let Some(cell) = place(h, c, schema, threshold, tables, v, space)? {
+            cell.fetch_add(1, Relaxed);
+        }
+        Ok(())
     }
 
     #[test]

@@ -413,12 +413,16 @@ impl Store {
         Ok(())
     }
 
+    /// Marks a gauge's slot as set (the time of the set, for the
+    /// most-recent modes), after its value: a Release, so that a reader
+    /// that sees the mark (Acquire) sees the value it marks, never the
+    /// zero of a slot not yet set, nor an older value under a newer time.
     #[inline]
     fn gauge_mark(&self, s: &Series, marker: &AtomicU64) {
         if matches!(s.mode, GaugeMode::MostRecent | GaugeMode::LiveMostRecent) {
-            marker.store(proc::unix_nanos(), Relaxed);
+            marker.store(proc::unix_nanos(), Release);
         } else if marker.load(Relaxed) == 0 {
-            marker.store(1, Relaxed);
+            marker.store(1, Release);
         }
     }
 
@@ -490,6 +494,11 @@ impl Store {
     /// `+Inf == _count`, whatever runs concurrently; with native buckets,
     /// the sum of the native buckets (see [`crate::NativeOpts`]).
     ///
+    /// The value goes into `_sum` first, and the count (bucket) after it
+    /// with a Release; a snapshot reads the counts, fences (Acquire), then
+    /// the sums. So every observation a snapshot counts is in its `_sum`
+    /// (one it does not count yet may be too).
+    ///
     /// # Errors
     /// [`ErrorKind::InvalidValue`] if `v` is NaN.
     #[inline(always)]
@@ -551,8 +560,9 @@ impl Store {
                 )
             })?;
         }
-        c.int(0).fetch_add(1, Relaxed);
+        // The sum, then the count: see `observe`.
         add_f64(c.float(), v);
+        c.int(0).fetch_add(1, Release);
         Ok(())
     }
 
@@ -574,21 +584,27 @@ impl Store {
             return Err(handle_error(self, who(s), &[Kind::Histogram]));
         };
         // The first bucket whose upper bound is >= v (`le` is
-        // inclusive); n is the +Inf bucket.
-        c.int(bucket_index(bounds, v)).fetch_add(1, Relaxed);
+        // inclusive); n is the +Inf bucket. It counts `v` after the sum
+        // has it: see `observe`. (Found before the sum's loop: 151
+        // instructions per observe, against 157 when found after it,
+        // `benches/hotpath.rs` under callgrind.)
+        let bucket = c.int(bucket_index(bounds, v));
         add_f64(c.float(), v);
+        bucket.fetch_add(1, Release);
         Ok(())
     }
 
-    /// `observe` for a histogram with native buckets: the native bucket
-    /// (or zero count), then the classic bucket if any, then the sum.
+    /// `observe` for a histogram with native buckets: the sum, then the
+    /// native bucket (or zero count), then the classic bucket if any.
     ///
-    /// The classic increment is a Release, after the native one: a
-    /// reader that merges the classic counts, then fences (Acquire), then
-    /// reads the native buckets, sees every observation of a classic
-    /// bucket in a native one too. A snapshot then takes the count from
-    /// the native buckets, so that count == zero count + native buckets
-    /// exactly, and every classic bucket is at most the count.
+    /// Each increment is a Release, after the write before it. A snapshot
+    /// merges the classic counts, fences (Acquire), reads the native
+    /// buckets, fences again, then merges the sums: it sees every
+    /// observation of a classic bucket in a native one too, and every
+    /// observation of a native one in the sum. A snapshot takes the count
+    /// from the native buckets, so that count == zero count + native
+    /// buckets exactly, every classic bucket is at most the count, and
+    /// the sum includes every counted observation.
     #[inline(never)]
     fn observe_native(&self, s: &Series, v: f64) -> Result<()> {
         if s.tag != self.tag {
@@ -614,12 +630,22 @@ impl Store {
             .map_or(f64::NAN, |f| {
                 f64::from_bits(f.native_zero_threshold.load(Relaxed))
             });
+        let bounds = if classic > 0 {
+            match self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) {
+                Some(b) => Some(b),
+                None => return Err(handle_error(self, who(s), &[Kind::Histogram])),
+            }
+        } else {
+            None
+        };
         let counts = self.map.sketch(c.slot);
         let start = (s.sketch_off as usize).min(counts.len());
         let end = start
             .saturating_add(2 * native::bins(schema))
             .min(counts.len());
-        native::record(
+        // The bucket's page is reserved before anything is written: a
+        // refusal leaves the sum as it was.
+        let cell = native::place(
             header,
             &counts[start..end],
             schema,
@@ -636,13 +662,13 @@ impl Store {
                 &e,
             )
         })?;
-        if classic > 0 {
-            let Some(bounds) = self.map.arena_f64s(s.bounds_off, s.n_bounds as u64) else {
-                return Err(handle_error(self, who(s), &[Kind::Histogram]));
-            };
+        add_f64(c.float(), v);
+        if let Some(cell) = cell {
+            cell.fetch_add(1, Release);
+        }
+        if let Some(bounds) = bounds {
             c.int(bucket_index(bounds, v)).fetch_add(1, Release);
         }
-        add_f64(c.float(), v);
         Ok(())
     }
 }

@@ -7,6 +7,8 @@ mod common;
 
 #[path = "suite/capacity.rs"]
 mod capacity;
+#[path = "suite/consistency.rs"]
+mod consistency;
 #[path = "suite/corruption.rs"]
 mod corruption;
 #[path = "suite/deletion.rs"]

@@ -347,7 +347,9 @@ impl Store {
                 SlotLife::Live => true,
             };
             let cells = self.map.cells(slot as u32);
-            let mark = cells[io].load(Relaxed);
+            // The mark first (Acquire), then the value it marks: see
+            // `Store::gauge_mark`.
+            let mark = cells[io].load(Acquire);
             (wanted && mark != 0).then(|| (slot, f64::from_bits(cells[fo].load(Relaxed)), mark))
         })
     }

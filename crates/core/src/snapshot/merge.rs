@@ -8,10 +8,17 @@
 //! (each sum is written to memory once), eight slots at a time. Eight
 //! streams need the slots' regions staggered (`layout::SLOT_STAGGER`),
 //! else they evict each other from the L1 cache.
+//!
+//! The integer cells (the counts: histogram buckets, summary counts,
+//! gauge marks) are merged first, the float cells (the sums, gauge
+//! values) after a fence (Acquire): a writer adds an observation to the
+//! sum before it counts it, with a Release, so every observation a merge
+//! counts is in the sum it merges (`Store::observe`). Blocks only reorder
+//! the reads within a pass.
 
 use std::ops::Range;
 use std::sync::atomic::{
-    AtomicU64,
+    fence, AtomicU64,
     Ordering::{Acquire, Relaxed},
 };
 
@@ -114,7 +121,17 @@ impl Store {
     /// shared slot 0 only once a process took it for its updates (until
     /// then it holds no counts: with 16 writers, reading it would be a
     /// 17th of the merge's reads).
-    pub(super) fn merge_slots(&self, life: &[SlotLife], cells: CellRanges, sums: &mut Sums) {
+    ///
+    /// The integer cells first, then `counted` (which reads the other
+    /// cells that count observations: native buckets), then a fence
+    /// (Acquire), then the float cells: see the module's comment.
+    pub(super) fn merge_slots(
+        &self,
+        life: &[SlotLife],
+        cells: CellRanges,
+        sums: &mut Sums,
+        counted: impl FnOnce(),
+    ) {
         let shared = self.map.header().alloc.shared_slot_writers.load(Acquire) > 0;
         let regions: Vec<&[AtomicU64]> = (slots::used(life))
             .filter(|&s| s != 0 || shared)
@@ -122,6 +139,8 @@ impl Store {
             .collect();
         sums.float_base = cells.floats.start;
         merge(&regions, cells.ints, &mut sums.ints);
+        counted();
+        fence(Acquire);
         merge(&regions, cells.floats, &mut sums.floats);
     }
 }

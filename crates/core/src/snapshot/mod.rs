@@ -6,8 +6,9 @@
 //!
 //! A refresh runs in phases: it resets the cache if the store is another
 //! one or was wiped, decodes the records added since the last refresh
-//! (`decode`), sums every slot's value cells (`merge`), reads native
-//! histogram buckets (`natives`) and emits the series (`emit`). The
+//! (`decode`), sums every slot's value cells (`merge`: the counts, then
+//! the native histogram buckets (`natives`), then the sums) and emits the
+//! series (`emit`). The
 //! public views of the result are in `view`; the slots' liveness and the
 //! store's telemetry in `slots`.
 
@@ -300,7 +301,8 @@ impl Store {
     /// Counters and histograms are summed over all writer slots, alive or
     /// dead; gauges are combined by their mode. A histogram's counts are
     /// always cumulative and monotone, and its `+Inf` bucket equals its
-    /// count.
+    /// count. A histogram's or summary's sum includes every observation
+    /// its count includes (`Store::observe`).
     ///
     /// # Errors
     /// [`ErrorKind::Busy`] if the store was wiped during every one of
@@ -364,8 +366,11 @@ impl Store {
         let mut life = std::mem::take(&mut snap.cache.life);
         self.slot_lives(&mut life);
         snap.stats = self.stats_with(&life);
-        self.merge_slots(&life, cells, &mut snap.cache.sums);
-        self.read_natives(snap, &life);
+        // The native buckets between the merge's counts and its sums
+        // (see `Store::observe_native` for why).
+        let mut sums = std::mem::take(&mut snap.cache.sums);
+        self.merge_slots(&life, cells, &mut sums, || self.read_natives(snap, &life));
+        snap.cache.sums = sums;
         self.emit_series(snap, &life, recheck, same_records);
         snap.cache.life = life;
 

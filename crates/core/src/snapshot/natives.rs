@@ -1,5 +1,6 @@
 //! The native-bucket phase: each native histogram series' buckets
-//! merged over the slots, read after the classic counts.
+//! merged over the slots, read after the classic counts and before the
+//! sums.
 
 use std::ops::Range;
 use std::sync::atomic::{fence, Ordering::Acquire};

@@ -37,7 +37,8 @@ pub enum Value<'a> {
         /// their total (zero bucket included), exactly, in every
         /// snapshot; the classic counts never exceed it.
         cumulative: &'a [u64],
-        /// The sum of observations.
+        /// The sum of observations: every observation the count includes
+        /// is in it (one the count does not include yet may be too).
         sum: f64,
         /// The native buckets, for a family that has them.
         native: Option<NativeBuckets<'a>>,
@@ -46,7 +47,8 @@ pub enum Value<'a> {
     Summary {
         /// Observations, since the series was created.
         count: u64,
-        /// Their sum.
+        /// Their sum: every observation `count` includes is in it (one it
+        /// does not include yet may be too).
         sum: f64,
         /// The configured quantiles over the family's sliding window, in
         /// increasing order of `quantile`; empty when the family has none.
