@@ -4,7 +4,8 @@
 // request, a fresh registry, 4 getOrRegister and 5 updates (shape.php,
 // preloaded), on the engine the path names: /native (Shmetrics\), /adapter
 // (PromPHP on ShmetricsAdapter), /apcng (PromPHP on APCng), /redis (PromPHP
-// on its Redis adapter, a local redis-server), /none (no metrics), also
+// on its Redis adapter, a local redis-server), /noop (a userland API of the
+// same shape that records nothing: the floor), /none (no metrics), also
 // under /ext/ (the php-fpm with the shmetrics extension). Answers
 // with the nanoseconds the metrics took.
 
