@@ -13,14 +13,17 @@
 // nginx sends /ext/* to it. Both php-fpms also serve "noop" (shape.php's
 // BenchNoopRegistry: a preloaded userland API of the same shape whose
 // updates do nothing, the floor any PHP metrics API called this way pays)
-// and "none" (no metrics).
+// and "none" (no metrics); the extension's also serves "store" (only
+// `new Shmetrics\Storage\Shmetrics()`: the per-request check that the
+// store's path still names the mapped file, which every engine on the
+// store pays and the floor does not).
 //
 //     php benches/php/fpm.php [--quick]
 //
 // Prints, per engine: the time the metrics took inside the request
 // (median and mean of hrtime around the shape, in µs, over requests sent
 // one at a time, the engines taking turns), and php-fpm's throughput with
-// wrk (2 threads, 8 connections; the median of 5 runs, the engines taking
+// wrk (2 threads, 8 connections, 3 s; the median of 5 runs, the engines taking
 // turns) as a share of the same endpoint without metrics on the same
 // php-fpm: "+ext" engines against /ext/none, the others against /none.
 // Needs php-fpm, nginx, wrk, php-apcu, redis-server, php-redis and PromPHP ($PROMPHP_DIR or the
@@ -31,13 +34,13 @@ declare(strict_types=1);
 
 require __DIR__ . '/promphp.php';
 
-const ENGINES = ['native', 'native+ext', 'adapter', 'adapter+ext', 'apcng', 'redis', 'noop', 'noop+ext', 'none',
-    'none+ext'];
+const ENGINES = ['native', 'native+ext', 'adapter', 'adapter+ext', 'apcng', 'redis', 'noop', 'noop+ext',
+    'store+ext', 'none', 'none+ext'];
 
 $quick = in_array('--quick', $argv, true);
 $rounds = $quick ? 10 : 40;
 $perTurn = 50;
-$wrkSeconds = $quick ? 2 : 4;
+$wrkSeconds = $quick ? 2 : 3;
 $wrkRuns = $quick ? 3 : 5;
 
 $promphp = promphp_autoload() ?? exit("PromPHP not found: set PROMPHP_DIR\n");
@@ -129,7 +132,7 @@ printf("%-12s %18s %16s %14s %12s %16s  %s\n", 'engine', 'in request µs p50', '
 foreach (ENGINES as $e) {
     printf("%-12s %18.1f %16.1f %14s %12.0f %15.1f%%  %s\n", $e, $median($ns[$e]),
         array_sum($ns[$e]) / count($ns[$e]) / 1000,
-        str_starts_with($e, 'none') ? '' : sprintf('%.2fx', $median($ns[$e]) / $median($ns['apcng'])), $rps[$e],
+        in_array($e, ['none', 'none+ext', 'store+ext'], true) ? '' : sprintf('%.2fx', $median($ns[$e]) / $median($ns['apcng'])), $rps[$e],
         100 * $rps[$e] / $rps[$noneOf($e)], path($noneOf($e)));
 }
 printf("\nno metrics: %.0f req/s on the FFI php-fpm (/none), %.0f on the extension's (/ext/none)\n", $rps['none'],
@@ -138,6 +141,10 @@ printf("the floor, a userland no-op API of the same shape: %.1f%% of /none, %.1f
     . "native+ext reaches %.1f%% of /ext/none, %.1f%% of the floor's req/s\n",
     100 * $rps['noop'] / $rps['none'], 100 * $rps['noop+ext'] / $rps['none+ext'],
     100 * $rps['native+ext'] / $rps['none+ext'], 100 * $rps['native+ext'] / $rps['noop+ext']);
+printf("the store alone (new Shmetrics\\Storage\\Shmetrics(), its replaced-store check): %.1f µs p50 in the request "
+    . "(native+ext: %.1f, noop+ext: %.1f, /ext/none: %.1f), %.1f%% of /ext/none\n", $median($ns['store+ext']),
+    $median($ns['native+ext']), $median($ns['noop+ext']), $median($ns['none+ext']),
+    100 * $rps['store+ext'] / $rps['none+ext']);
 printf("\nPromPHP on Redis takes %.1fx the native API's time per request (%.1fx on the extension), "
     . "%.1fx the adapter's (%.1fx)\n", $median($ns['redis']) / $median($ns['native']),
     $median($ns['redis']) / $median($ns['native+ext']), $median($ns['redis']) / $median($ns['adapter']),

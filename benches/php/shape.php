@@ -6,14 +6,20 @@
 // ShmetricsAdapter), apcng (PromPHP on APCng), redis (PromPHP on its Redis
 // adapter, at 127.0.0.1:$REDIS_PORT), noop (BenchNoopRegistry: a userland
 // API of the same shape whose updates do nothing, the floor of what any PHP
-// metrics API called this way costs a request).
+// metrics API called this way costs a request), store (only
+// `new Shmetrics\Storage\Shmetrics()`: the store handle and its per-request
+// check that the path still names the mapped file, no metrics).
 
 declare(strict_types=1);
 
-/** A fresh registry of $engine; null for "none". */
+/** A fresh registry of $engine; null for "none" and "store" (which builds only the storage). */
 function bench_registry(string $engine): ?object
 {
     return match ($engine) {
+        'store' => (static function (): null {
+            new Shmetrics\Storage\Shmetrics();
+            return null;
+        })(),
         'native' => new Shmetrics\CollectorRegistry(new Shmetrics\Storage\Shmetrics(), false),
         'adapter' => new Prometheus\CollectorRegistry(new Shmetrics\PromPHP\ShmetricsAdapter(), false),
         'apcng' => new Prometheus\CollectorRegistry(new Prometheus\Storage\APCng(), false),
