@@ -1061,6 +1061,8 @@ static inline series_op_fn series_op(uint32_t op)
 
 /* The most series handles a definition keeps; past them, updates go through shmetrics_update. */
 #define DEF_SERIES_MAX 4096
+/* The most definitions kept of one name (they differ in help, say); past them, a new one is not kept. */
+#define DEF_CHAIN_MAX 8
 
 /* A definition the library accepted in this process (see above); never freed before the process ends. */
 typedef struct shm_def {
@@ -1310,7 +1312,8 @@ static bool metric_register(shm_metric *m, zend_string *ns, zend_string *name, c
     char dkey_buf[256];
     size_t dkey_len = def_key(m, ns, name, dkey_buf, sizeof dkey_buf);
     shm_def *head = dkey_len ? zend_hash_str_find_ptr(&defs, dkey_buf, dkey_len) : NULL;
-    for (shm_def *d = head; d != NULL; d = d->older) {
+    uint32_t kept = 0;
+    for (shm_def *d = head; d != NULL; d = d->older, kept++) {
         if (def_matches(d, m, bounds, quants)) {
             m->def = d;
             m->family = d->token;
@@ -1413,7 +1416,7 @@ static bool metric_register(shm_metric *m, zend_string *ns, zend_string *name, c
         goto out;
     }
 #ifndef ZTS
-    if (dkey_len != 0) {
+    if (dkey_len != 0 && kept < DEF_CHAIN_MAX) {
         m->def = def_add(dkey_buf, dkey_len, head, m, &d, buckets_given, quantiles_given, token);
     }
 #endif

@@ -120,8 +120,16 @@ final class CollectorRegistryTest extends TestCase
             }
         }
         $reg()->getOrRegisterCounter('app', 'hits', 'Page hits.', ['page'])->incBy(10, ['x']);
+        // More helps than the extension keeps definitions of one name (8): the others still count.
+        for ($i = 0; $i < 12; $i++) {
+            $c = $reg()->getOrRegisterCounter('app', 'hits', "Hits, help $i.", ['page']);
+            $c->inc(['x']);
+            $c->inc(['y']);
+            self::assertSame("Hits, help $i.", $c->getHelp());
+        }
         $s = $this->dumped($path);
-        self::assertSame(14.0, $s['app_hits_total{page="x"}']);
+        self::assertSame(26.0, $s['app_hits_total{page="x"}']);
+        self::assertSame(12.0, $s['app_hits_total{page="y"}']);
         self::assertSame(1.0, $s['app_lat_bucket{route="/a",le="1.0"}']);
         self::assertSame(2.0, $s['app_lat_count{route="/a"}']);
     }
