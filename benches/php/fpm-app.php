@@ -4,8 +4,10 @@
 // request, a fresh registry, 4 getOrRegister and 5 updates (shape.php,
 // preloaded), on the engine the path names: /native (Shmetrics\), /adapter
 // (PromPHP on ShmetricsAdapter), /apcng (PromPHP on APCng), /redis (PromPHP
-// on its Redis adapter, a local redis-server), /none (no metrics), also
-// under /ext/ (the php-fpm with the shmetrics extension). Answers
+// on its Redis adapter, a local redis-server), /noop (a userland API of the
+// same shape that records nothing: the floor), /store (only the storage
+// object: the store handle and its replaced-store check), /none (no
+// metrics), also under /ext/ (the php-fpm with the shmetrics extension). Answers
 // with the nanoseconds the metrics took.
 
 declare(strict_types=1);

@@ -2,7 +2,7 @@
 
 // opcache.preload for benches/php/fpm.php: the package's classes, with
 // ShmetricsAdapter (PromPHP's autoloader is registered first, as
-// docs/php.md says to do with Composer's), the endpoint's shape.php, and
+// docs/php.md says to do with Composer's), the endpoint's shape.php (with the no-op engine's classes), and
 // the PromPHP classes the endpoint uses, so that no engine pays for
 // loading classes per request.
 

@@ -10,14 +10,22 @@
 // extension ("+ext"), in a second php-fpm with the same ini plus
 // `extension=` ($SHMETRICS_EXTENSION, else target/php-ext/ext/modules/
 // shmetrics.so, which `bindings/php/ext/build.sh target/php-ext` builds);
-// nginx sends /ext/* to it.
+// nginx sends /ext/* to it. Both php-fpms also serve "noop" (shape.php's
+// BenchNoopRegistry: a preloaded userland API of the same shape whose
+// updates do nothing, the floor any PHP metrics API called this way pays)
+// and "none" (no metrics); the extension's also serves "store" (only
+// `new Shmetrics\Storage\Shmetrics()`: the per-request check that the
+// store's path still names the mapped file, which every engine on the
+// store pays and the floor does not).
 //
 //     php benches/php/fpm.php [--quick]
 //
 // Prints, per engine: the time the metrics took inside the request
 // (median and mean of hrtime around the shape, in µs, over requests sent
 // one at a time, the engines taking turns), and php-fpm's throughput with
-// wrk (2 threads, 8 connections) against the same endpoint without metrics.
+// wrk (2 threads, 8 connections, 3 s; the median of 5 runs, the engines taking
+// turns) as a share of the same endpoint without metrics on the same
+// php-fpm: "+ext" engines against /ext/none, the others against /none.
 // Needs php-fpm, nginx, wrk, php-apcu, redis-server, php-redis and PromPHP ($PROMPHP_DIR or the
 // pinned copy). scripts/setup.sh's ensure_php and ensure_lua install all but the
 // Redis pair, which only this bench uses: `apt-get install redis-server php-redis`.
@@ -26,12 +34,14 @@ declare(strict_types=1);
 
 require __DIR__ . '/promphp.php';
 
-const ENGINES = ['native', 'native+ext', 'adapter', 'adapter+ext', 'apcng', 'redis', 'none'];
+const ENGINES = ['native', 'native+ext', 'adapter', 'adapter+ext', 'apcng', 'redis', 'noop', 'noop+ext',
+    'store+ext', 'none', 'none+ext'];
 
 $quick = in_array('--quick', $argv, true);
 $rounds = $quick ? 10 : 40;
 $perTurn = 50;
-$wrkSeconds = $quick ? 2 : 5;
+$wrkSeconds = $quick ? 2 : 3;
+$wrkRuns = $quick ? 3 : 5;
 
 $promphp = promphp_autoload() ?? exit("PromPHP not found: set PROMPHP_DIR\n");
 $repo = dirname(__DIR__, 2);
@@ -70,7 +80,7 @@ $base = "http://127.0.0.1:$nginxPort";
 wait_for("$base/none", $dir);
 wait_for("$base/ext/none", $dir);
 
-/** The path of $engine's endpoint: /native, /ext/native, ... */
+/** The path of $engine's endpoint: /native, /ext/native, ..., /none, /ext/none */
 function path(string $engine): string
 {
     return str_ends_with($engine, '+ext') ? '/ext/' . substr($engine, 0, -4) : "/$engine";
@@ -79,7 +89,8 @@ function path(string $engine): string
 printf("PHP %s, php-fpm (2 static workers, ffi.enable=preload, opcache.preload) behind nginx; PromPHP from %s\n",
     PHP_VERSION, $promphp);
 printf("+ext: a second php-fpm, the same but with extension=%s\n", $extension);
-printf("endpoint: fresh registry + 4 getOrRegister + 5 updates (benches/php/fpm-app.php)\n\n");
+printf("endpoint: fresh registry + 4 getOrRegister + 5 updates (benches/php/fpm-app.php); load average: %s\n\n",
+    implode(' ', array_map(static fn (float $l): string => sprintf('%.2f', $l), sys_getloadavg())));
 
 // Warm up every worker on every engine (the first request of a worker
 // opens the store, claims a writer slot, fills opcache).
@@ -97,9 +108,9 @@ for ($r = 0; $r < $rounds; $r++) {
     }
 }
 check_counted("$dir/app.metrics", 4 * (20 + $rounds * $perTurn));
-// Throughput: 3 wrk runs per engine, in turns; the median of each.
+// Throughput: $wrkRuns wrk runs per engine, in turns; the median of each.
 $runs = array_fill_keys(ENGINES, []);
-for ($r = 0; $r < 3; $r++) {
+for ($r = 0; $r < $wrkRuns; $r++) {
     foreach (ENGINES as $e) {
         $out = shell_exec(sprintf('wrk -t2 -c8 -d%ds %s 2>&1', $wrkSeconds, escapeshellarg($base . path($e))));
         $runs[$e][] = preg_match('/Requests\/sec:\s+([\d.]+)/', (string) $out, $m) ? (float) $m[1] : NAN;
@@ -107,25 +118,40 @@ for ($r = 0; $r < 3; $r++) {
 }
 $rps = array_map(static function (array $v): float {
     sort($v);
-    return $v[1];
+    return $v[intdiv(count($v), 2)];
 }, $runs);
+/** The endpoint without metrics on $engine's php-fpm: what its req/s is a share of. */
+$noneOf = static fn (string $engine): string => str_ends_with($engine, '+ext') ? 'none+ext' : 'none';
 
 $median = static function (array $v): float {
     sort($v);
     return $v[intdiv(count($v), 2)] / 1000;
 };
-printf("%-12s %18s %16s %14s %12s %16s\n", 'engine', 'in request µs p50', 'in request mean', 'vs APCng p50', 'req/s', 'vs no metrics');
+printf("%-12s %18s %16s %14s %12s %16s  %s\n", 'engine', 'in request µs p50', 'in request mean', 'vs APCng p50',
+    'req/s', 'vs no metrics', 'of');
 foreach (ENGINES as $e) {
-    printf("%-12s %18.1f %16.1f %14s %12.0f %15.0f%%\n", $e, $median($ns[$e]), array_sum($ns[$e]) / count($ns[$e]) / 1000,
-        $e === 'none' ? '' : sprintf('%.2fx', $median($ns[$e]) / $median($ns['apcng'])), $rps[$e],
-        100 * $rps[$e] / $rps['none']);
+    printf("%-12s %18.1f %16.1f %14s %12.0f %15.1f%%  %s\n", $e, $median($ns[$e]),
+        array_sum($ns[$e]) / count($ns[$e]) / 1000,
+        in_array($e, ['none', 'none+ext', 'store+ext'], true) ? '' : sprintf('%.2fx', $median($ns[$e]) / $median($ns['apcng'])), $rps[$e],
+        100 * $rps[$e] / $rps[$noneOf($e)], path($noneOf($e)));
 }
+printf("\nno metrics: %.0f req/s on the FFI php-fpm (/none), %.0f on the extension's (/ext/none)\n", $rps['none'],
+    $rps['none+ext']);
+printf("the floor, a userland no-op API of the same shape: %.1f%% of /none, %.1f%% of /ext/none; "
+    . "native+ext reaches %.1f%% of /ext/none, %.1f%% of the floor's req/s\n",
+    100 * $rps['noop'] / $rps['none'], 100 * $rps['noop+ext'] / $rps['none+ext'],
+    100 * $rps['native+ext'] / $rps['none+ext'], 100 * $rps['native+ext'] / $rps['noop+ext']);
+printf("the store alone (new Shmetrics\\Storage\\Shmetrics(), its replaced-store check): %.1f µs p50 in the request "
+    . "(native+ext: %.1f, noop+ext: %.1f, /ext/none: %.1f), %.1f%% of /ext/none\n", $median($ns['store+ext']),
+    $median($ns['native+ext']), $median($ns['noop+ext']), $median($ns['none+ext']),
+    100 * $rps['store+ext'] / $rps['none+ext']);
 printf("\nPromPHP on Redis takes %.1fx the native API's time per request (%.1fx on the extension), "
     . "%.1fx the adapter's (%.1fx)\n", $median($ns['redis']) / $median($ns['native']),
     $median($ns['redis']) / $median($ns['native+ext']), $median($ns['redis']) / $median($ns['adapter']),
     $median($ns['redis']) / $median($ns['adapter+ext']));
-printf("\n(%d requests per engine one at a time, in turns of %d; req/s: median of 3 runs of wrk -t2 -c8 -d%ds)\n",
-    $rounds * $perTurn, $perTurn, $wrkSeconds);
+printf("\n(%d requests per engine one at a time, in turns of %d; req/s: median of %d runs of wrk -t2 -c8 -d%ds; "
+    . "load average at the end: %s)\n", $rounds * $perTurn, $perTurn, $wrkRuns, $wrkSeconds,
+    implode(' ', array_map(static fn (float $l): string => sprintf('%.2f', $l), sys_getloadavg())));
 $log = (string) @file_get_contents("$dir/fpm.log") . (string) @file_get_contents("$dir/fpm-ext.log")
     . (string) @file_get_contents("$dir/php-errors.log");
 if (preg_match('/PHP (Fatal|Warning)/', $log)) {

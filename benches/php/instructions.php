@@ -16,7 +16,9 @@
 // on FFI and on the shmetrics extension ("+ext": $SHMETRICS_EXTENSION, else
 // target/php-ext/ext/modules/shmetrics.so, which bindings/php/ext/build.sh
 // target/php-ext builds), PromPHP on APCng, PromPHP on its Redis adapter (a local redis-server; callgrind
-// counts the client's instructions, not the time it waits for the server).
+// counts the client's instructions, not the time it waits for the server),
+// and noop (shape.php's BenchNoopRegistry: a userland API of the same shape
+// whose updates do nothing, the floor of any PHP API called this way).
 // Needs valgrind, php-apcu, php-redis, redis-server and PromPHP.
 
 declare(strict_types=1);
@@ -71,7 +73,7 @@ function instructions(string $dir, string $header, string $shape, string $engine
 printf("PHP %s; instructions per request or update (callgrind; (N=400 - N=200) / 200)\n\n", PHP_VERSION);
 printf("%-12s %14s %10s %16s %20s\n", 'engine', 'per request', 'vs APCng', 'inc([2 labels])', 'observe(v, [1 label])');
 $per = [];
-foreach (array_filter(explode(',', getenv('ENGINES') ?: 'native,native+ext,adapter,adapter+ext,apcng,redis')) as $engine) {
+foreach (array_filter(explode(',', getenv('ENGINES') ?: 'native,native+ext,adapter,adapter+ext,apcng,redis,noop')) as $engine) {
     foreach (['request', 'inc', 'observe'] as $shape) {
         $n = $shape === 'request' ? 200 : 2000;
         $per[$engine][$shape] = (instructions($dir, $header, $shape, $engine, 2 * $n, $redisPort)

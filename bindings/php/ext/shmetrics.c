@@ -845,24 +845,23 @@ PHP_METHOD(Storage, stats)
 
 /* ---- the metrics ------------------------------------------------------------------------------- */
 
+struct shm_def;
+
 typedef struct {
     shmetrics_store *st;
     uint32_t family; /* the token of shmetrics_family_cached */
-    struct shm_family *fam; /* the process's handle of the family, or NULL */
-    /* The last label values updated (immutable array, else joined), and their series' handle */
-    HashTable *last_ht;
-    uint32_t last_uses;  /* how many updates in a row had them (last_key holds them); 0: none */
-    bool last_resolved;  /* last_series is their series' handle */
-    uint32_t last_len;
-    char last_key[96];
-    shmetrics_series last_series;
+    struct shm_def *def; /* the process's entry of this definition (series handles), or NULL */
+    HashTable *last_ht;  /* the immutable label array (a literal) of the last update, or NULL ... */
+    shmetrics_series last_series; /* ... and its series' handle */
     uint32_t kind;   /* SHMETRICS_KIND_* */
     uint32_t label_count;
     uint32_t gauge_mode;
     bool exemplars;
+    bool constructed; /* its constructor ran (maybe threw) */
+    bool ready;       /* its constructor succeeded */
     uint64_t ttl_ms;
     uint64_t max_age_ms;
-    zend_string *name;
+    zend_string *name; /* the full name: made when needed (metric_name) if def has it */
     zend_string *help;
     zend_string *what; /* "counter app_requests", for messages: made when one needs it (metric_what) */
     zval labels;       /* list<string>, the label names */
@@ -896,7 +895,6 @@ static void metric_free(zend_object *o)
     if (m->help) zend_string_release(m->help);
     if (m->what) zend_string_release(m->what);
     if (m->mode) zend_string_release(m->mode);
-    if (m->last_ht) zend_array_release(m->last_ht);
     zval_ptr_dtor(&m->labels);
     zval_ptr_dtor(&m->storage);
     zval_ptr_dtor(&m->native);
@@ -905,12 +903,15 @@ static void metric_free(zend_object *o)
 
 #define THIS_METRIC() metric_of(Z_OBJ_P(ZEND_THIS))
 
+static zend_string *metric_name(shm_metric *m);
+
 /* "counter app_requests", for messages (slow paths only). */
 static zend_string *metric_what(shm_metric *m)
 {
     if (m->what == NULL) {
         const char *kind = KIND_NAMES[m->kind];
-        m->what = zend_string_concat3(kind, strlen(kind), " ", 1, ZSTR_VAL(m->name), ZSTR_LEN(m->name));
+        zend_string *name = metric_name(m);
+        m->what = zend_string_concat3(kind, strlen(kind), " ", 1, ZSTR_VAL(name), ZSTR_LEN(name));
     }
     return m->what;
 }
@@ -969,54 +970,36 @@ static void append_doubles(smart_str *key, char tag, const double *v, size_t n)
 /*
  * Series handles. An update through a handle is the library's lean path
  * (shmetrics_counter_add, shmetrics_observe: no hash, no lock), where
- * shmetrics_update hashes the label values and takes its cache's lock. A
- * metric object keeps the handle of the label values it updated twice in
- * a row (the loop of a long-running process, not php-fpm's one update per
- * metric per request, which shmetrics_update serves as well), found with
- * shmetrics_series_get through the family's handle. The library's cached
- * calls stay the reference: a handle that went stale (its series deleted
- * or expired, the store wiped, by any process) fails with
- * SHMETRICS_STALE_HANDLE before it writes anything; it is then dropped
- * and the update made through shmetrics_update, which looks the series up
- * again (registering the family again after a wipe): no update is lost.
- * An overflow series is used once and not kept, so a label set gets its
- * own series once there is room, as in the library's cache.
+ * shmetrics_update hashes the label values and takes its cache's lock.
  *
- * A family's handle comes from shmetrics_register with the description
- * shmetrics_family_cache got, once per process and family (again after a
- * wipe). Not shared between threads: under ZTS, updates go through
- * shmetrics_update only.
+ * The definitions this process registered, each with the handles of the
+ * series it updated, live as long as the process (php-fpm's worker: from
+ * one request to the next), in `defs`, by store handle, kind, namespace
+ * and name. A request's getOrRegister*() or constructor compares its
+ * definition with the entries of its name (the help, label names, buckets
+ * ... as given: lengths and bytes, no hashing of the whole description)
+ * and, if one is the same, takes its token and needs no library call; else
+ * it goes to the library (shmetrics_family_cached, then
+ * shmetrics_family_cache, which refuses a definition that conflicts with
+ * the store's) and records the definition it accepted. An update finds its
+ * series' handle in the entry by the joined label values (the key of the
+ * library's own cache), or gets it with shmetrics_series_get and keeps it
+ * (not an overflow series: a label set gets its own series once there is
+ * room, as in the library's cache), so even the first update of a request
+ * takes the lean path.
+ *
+ * The library's cached calls stay the reference: a handle that went stale
+ * (its series deleted or expired, the store wiped, by any process) fails
+ * with SHMETRICS_STALE_HANDLE before it writes anything; it is then
+ * dropped and the update made through shmetrics_update, which looks the
+ * series up again (registering the family again after a wipe): no update
+ * is lost. A family's handle that went stale is registered again from the
+ * entry's description. A store replaced by another file has another handle
+ * (store_open), hence other entries.
+ *
+ * Not shared between threads: under ZTS, every metric registers through
+ * the library's cache and updates go through shmetrics_update only.
  */
-typedef struct shm_family {
-    const shmetrics_store *st;
-    bool ok; /* fam is a live handle, as far as this process knows */
-    shmetrics_family fam;
-} shm_family;
-
-/* Per process: family handles by token (of the handle st; tokens of another store's handle replace them). */
-static HashTable families;
-
-#ifndef ZTS
-/* The handle updates of the ops, by op (SHMETRICS_OP_*). */
-typedef shmetrics_result (*series_op_fn)(const shmetrics_store *, const shmetrics_series *, double);
-
-static shmetrics_result op_set_to_current_time(const shmetrics_store *st, const shmetrics_series *s, double v)
-{
-    return lib.shmetrics_gauge_set_to_current_time(st, s);
-}
-
-static inline series_op_fn series_op(uint32_t op)
-{
-    switch (op) {
-    case SHMETRICS_OP_COUNTER_ADD: return lib.shmetrics_counter_add;
-    case SHMETRICS_OP_GAUGE_SET: return lib.shmetrics_gauge_set;
-    case SHMETRICS_OP_GAUGE_ADD: return lib.shmetrics_gauge_add;
-    case SHMETRICS_OP_OBSERVE: return lib.shmetrics_observe;
-    case SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME: return op_set_to_current_time;
-    default: return NULL;
-    }
-}
-#endif
 
 /*
  * A histogram's bounds or a summary's quantiles, for the registration
@@ -1045,13 +1028,303 @@ static bool numbers_of(shm_metric *m, const shm_numbers *in, const double **out,
     return true;
 }
 
-/*
- * Registers the family of *m (or finds it in the library's per-process
- * cache, by a key made of the whole definition, the same key as
- * Storage\Shmetrics::register()) and sets m->family; false when it threw.
- */
-static bool metric_register(shm_metric *m, const shm_numbers *bounds, const shm_numbers *quants)
+/* A native histogram's [factor, threshold, max buckets] of m (checked by Checks::nativeDesc). */
+static void native_of(shm_metric *m, double nat[2], uint64_t *nat_max)
 {
+    HashTable *n = Z_ARRVAL(m->native);
+    zval *f = zend_hash_index_find(n, 0), *z = zend_hash_index_find(n, 1), *x = zend_hash_index_find(n, 2);
+    nat[0] = f ? zval_get_double(f) : 0;
+    nat[1] = z ? zval_get_double(z) : 0;
+    *nat_max = x ? (uint64_t)zval_get_long(x) : 0;
+}
+
+#ifndef ZTS
+/* The handle updates of the ops, by op (SHMETRICS_OP_*). */
+typedef shmetrics_result (*series_op_fn)(const shmetrics_store *, const shmetrics_series *, double);
+
+static shmetrics_result op_set_to_current_time(const shmetrics_store *st, const shmetrics_series *s, double v)
+{
+    return lib.shmetrics_gauge_set_to_current_time(st, s);
+}
+
+static inline series_op_fn series_op(uint32_t op)
+{
+    switch (op) {
+    case SHMETRICS_OP_COUNTER_ADD: return lib.shmetrics_counter_add;
+    case SHMETRICS_OP_GAUGE_SET: return lib.shmetrics_gauge_set;
+    case SHMETRICS_OP_GAUGE_ADD: return lib.shmetrics_gauge_add;
+    case SHMETRICS_OP_OBSERVE: return lib.shmetrics_observe;
+    case SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME: return op_set_to_current_time;
+    default: return NULL;
+    }
+}
+
+/* The most series handles a definition keeps; past them, updates go through shmetrics_update. */
+#define DEF_SERIES_MAX 4096
+/* The most definitions kept of one name (they differ in help, say); past them, a new one is not kept. */
+#define DEF_CHAIN_MAX 8
+
+/* A definition the library accepted in this process (see above); never freed before the process ends. */
+typedef struct shm_def {
+    struct shm_def *older; /* another definition of the same key (in defs), still the metrics' that have it */
+    const shmetrics_store *st;
+    uint32_t token;             /* shmetrics_family_cached's */
+    bool fam_ok;                /* fam is a live handle, as far as this process knows */
+    bool buckets_given, quantiles_given; /* as the library's key: bounds (defaults or an array), else none */
+    shmetrics_family fam;
+    shmetrics_family_desc desc; /* its strings and arrays are this entry's own, below */
+    zend_string *name, *help;   /* persistent */
+    zend_string **labels;       /* persistent, desc.label_count of them */
+    HashTable series;           /* joined label values => shmetrics_series* (pemalloc'd) */
+} shm_def;
+
+/* Per process: store handle, kind, namespace length, namespace, name => the shm_def chain. */
+static HashTable defs;
+
+/* The destructor of defs' values: a chain of entries. */
+static void defs_free(zval *v)
+{
+    shm_def *d = Z_PTR_P(v);
+    while (d != NULL) {
+        shm_def *older = d->older;
+        zend_string_release(d->name);
+        zend_string_release(d->help);
+        for (size_t i = 0; i < d->desc.label_count; i++) {
+            zend_string_release(d->labels[i]);
+        }
+        if (d->labels) pefree(d->labels, 1);
+        if (d->desc.label_names) pefree((void *)d->desc.label_names, 1);
+        if (d->desc.buckets) pefree((void *)d->desc.buckets, 1);
+        if (d->desc.quantiles) pefree((void *)d->desc.quantiles, 1);
+        zend_hash_destroy(&d->series);
+        pefree(d, 1);
+        d = older;
+    }
+}
+
+/* The key of defs for m's definition into buf (cap bytes); its length, 0 if it does not fit. */
+static size_t def_key(shm_metric *m, zend_string *ns, zend_string *name, char *buf, size_t cap)
+{
+    uint32_t ns_len = (uint32_t)ZSTR_LEN(ns);
+    size_t len = sizeof m->st + 1 + sizeof ns_len + ZSTR_LEN(ns) + ZSTR_LEN(name);
+    if (len > cap || ZSTR_LEN(ns) > UINT32_MAX) {
+        return 0;
+    }
+    char *p = buf;
+    memcpy(p, &m->st, sizeof m->st);
+    p += sizeof m->st;
+    *p++ = (char)m->kind;
+    memcpy(p, &ns_len, sizeof ns_len);
+    p += sizeof ns_len;
+    memcpy(p, ZSTR_VAL(ns), ZSTR_LEN(ns));
+    memcpy(p + ZSTR_LEN(ns), ZSTR_VAL(name), ZSTR_LEN(name));
+    return len;
+}
+
+/* Whether the numbers in (as given) are those of a definition: given at all, then count and bytes. */
+static bool numbers_match(const shm_numbers *in, bool given, const double *have, size_t n)
+{
+    if ((in->arr != NULL || in->defaults != NULL) != given) {
+        return false;
+    }
+    if (in->arr == NULL) {
+        return in->count == n && (n == 0 || memcmp(in->defaults, have, n * sizeof(double)) == 0);
+    }
+    HashTable *ht = Z_ARRVAL_P(in->arr);
+    if (zend_hash_num_elements(ht) != n) {
+        return false;
+    }
+    size_t i = 0;
+    zval *v;
+    ZEND_HASH_FOREACH_VAL(ht, v) {
+        ZVAL_DEREF(v);
+        double x;
+        if (Z_TYPE_P(v) == IS_LONG) {
+            x = (double)Z_LVAL_P(v);
+        } else if (Z_TYPE_P(v) == IS_DOUBLE) {
+            x = Z_DVAL_P(v);
+        } else {
+            return false;
+        }
+        if (memcmp(&x, &have[i++], sizeof x) != 0) { /* the bytes, as the library's key compares them */
+            return false;
+        }
+    } ZEND_HASH_FOREACH_END();
+    return true;
+}
+
+/* Whether d is m's definition, as the library's key would say (the same key, save for the name's split). */
+static bool def_matches(const shm_def *d, shm_metric *m, const shm_numbers *bounds, const shm_numbers *quants)
+{
+    const shmetrics_family_desc *dd = &d->desc;
+    if (dd->kind != m->kind || dd->gauge_mode != m->gauge_mode || dd->exemplars != m->exemplars
+        || dd->ttl_ms != m->ttl_ms || dd->max_age_ms != m->max_age_ms || dd->label_count != m->label_count
+        || dd->native != (Z_TYPE(m->native) == IS_ARRAY) || !zend_string_equals(d->help, m->help)) {
+        return false;
+    }
+    uint32_t i = 0;
+    zval *v;
+    ZEND_HASH_FOREACH_VAL(Z_ARRVAL(m->labels), v) {
+        if (!zend_string_equals(Z_STR_P(v), d->labels[i++])) {
+            return false;
+        }
+    } ZEND_HASH_FOREACH_END();
+    if (dd->native) {
+        double nat[2];
+        uint64_t nat_max;
+        native_of(m, nat, &nat_max);
+        if (memcmp(&nat[0], &dd->native_bucket_factor, sizeof(double)) != 0
+            || memcmp(&nat[1], &dd->native_zero_threshold, sizeof(double)) != 0
+            || (uint32_t)nat_max != dd->native_max_buckets) {
+            return false;
+        }
+    }
+    return numbers_match(bounds, d->buckets_given, dd->buckets, dd->bucket_count)
+        && numbers_match(quants, d->quantiles_given, dd->quantiles, dd->quantile_count);
+}
+
+static void *pe_dup(const void *p, size_t n)
+{
+    return n ? memcpy(pemalloc(n, 1), p, n) : NULL;
+}
+
+/* Records the definition d of m that the library accepted as token, ahead of the other entries of key. */
+static shm_def *def_add(const char *key, size_t key_len, shm_def *older, shm_metric *m,
+    const shmetrics_family_desc *d, bool buckets_given, bool quantiles_given, uint32_t token)
+{
+    shm_def *e = pecalloc(1, sizeof *e, 1);
+    e->older = older;
+    e->st = m->st;
+    e->token = token;
+    e->buckets_given = buckets_given;
+    e->quantiles_given = quantiles_given;
+    e->desc = *d;
+    e->name = zend_string_init(d->name.ptr, d->name.len, 1);
+    e->help = zend_string_init(d->help.ptr, d->help.len, 1);
+    e->desc.name.ptr = ZSTR_VAL(e->name);
+    e->desc.help.ptr = ZSTR_VAL(e->help);
+    size_t n = d->label_count;
+    shmetrics_str *names = n ? pemalloc(n * sizeof *names, 1) : NULL;
+    e->labels = n ? pemalloc(n * sizeof *e->labels, 1) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        e->labels[i] = zend_string_init(d->label_names[i].ptr, d->label_names[i].len, 1);
+        names[i].ptr = ZSTR_VAL(e->labels[i]);
+        names[i].len = ZSTR_LEN(e->labels[i]);
+    }
+    e->desc.label_names = names;
+    e->desc.buckets = d->buckets ? pe_dup(d->buckets, d->bucket_count * sizeof(double)) : NULL;
+    e->desc.quantiles = d->quantiles ? pe_dup(d->quantiles, d->quantile_count * sizeof(double)) : NULL;
+    zend_hash_init(&e->series, 8, NULL, opened_free, 1);
+    /* The same definition as the token's: the same family. */
+    e->fam_ok = lib.shmetrics_register(m->st, &e->desc, &e->fam) == 0;
+    zval *slot = older != NULL ? zend_hash_str_find(&defs, key, key_len) : NULL;
+    if (slot != NULL) {
+        Z_PTR_P(slot) = e; /* ahead of the chain, which it keeps: not through the table's destructor */
+    } else {
+        zend_hash_str_add_new_ptr(&defs, key, key_len, e);
+    }
+    return e;
+}
+
+/*
+ * Makes update op of v through the handle of the series of the label
+ * values joined in key (len bytes), kept in d or found now. True when
+ * done, *rc its result: 0, or a refusal that wrote nothing (the library
+ * recorded its message). False when the update must go through
+ * shmetrics_update: a stale handle, no handle to be had, or a failure to
+ * find one (the library's message).
+ */
+static bool def_update(shm_metric *m, shm_def *d, uint32_t op, const char *key, size_t len, double v, uint32_t *rc,
+    const shmetrics_series **used)
+{
+    series_op_fn update = series_op(op);
+    shmetrics_series *kept = zend_hash_str_find_ptr(&d->series, key, len);
+    *used = NULL;
+    if (EXPECTED(kept != NULL)) {
+        *rc = update(m->st, kept, v);
+        if (EXPECTED(*rc != SHMETRICS_STALE_HANDLE)) {
+            *used = kept;
+            return true;
+        }
+        zend_hash_str_del(&d->series, key, len); /* deleted, expired or wiped: looked up again next time */
+        return false;
+    }
+    shmetrics_str values[64];
+    if (m->label_count > sizeof values / sizeof values[0]) {
+        return false;
+    }
+    if (!d->fam_ok) {
+        /* Wiped (by any process) since it was registered: registered again. */
+        d->fam_ok = lib.shmetrics_register(m->st, &d->desc, &d->fam) == 0;
+        if (!d->fam_ok) {
+            return false;
+        }
+    }
+    const char *p = key, *end = key + len;
+    for (uint32_t i = 0; i < m->label_count; i++) {
+        const char *sep = memchr(p, 0xff, (size_t)(end - p));
+        const char *stop = sep ? sep : end;
+        values[i].ptr = p;
+        values[i].len = (size_t)(stop - p);
+        p = stop + 1;
+    }
+    shmetrics_series found;
+    uint32_t got = lib.shmetrics_series_get(m->st, &d->fam, values, m->label_count, &found);
+    if (got != 0 && got != SHMETRICS_OVERFLOW) {
+        if (got == SHMETRICS_STALE_HANDLE) {
+            d->fam_ok = false; /* wiped: registered again at the next update */
+        }
+        return false;
+    }
+    *rc = update(m->st, &found, v);
+    if (*rc == SHMETRICS_STALE_HANDLE) {
+        return false;
+    }
+    if (got == 0 && zend_hash_num_elements(&d->series) < DEF_SERIES_MAX) {
+        *used = zend_hash_str_add_new_ptr(&d->series, key, len, pe_dup(&found, sizeof found));
+    }
+    return true;
+}
+#endif
+
+/* m's full name: namespace_name (made from its definition's when needed). */
+static zend_string *metric_name(shm_metric *m)
+{
+#ifndef ZTS
+    if (m->name == NULL && m->def != NULL) {
+        m->name = zend_string_init(ZSTR_VAL(m->def->name), ZSTR_LEN(m->def->name), 0);
+    }
+#endif
+    return m->name;
+}
+
+/*
+ * Registers the family of *m: finds its definition among the process's
+ * (defs), else registers it through the library's per-process cache, by
+ * a key made of the whole definition (the same key as
+ * Storage\Shmetrics::register()), and records it. Sets m->family (and
+ * m->def); false when it threw.
+ */
+static bool metric_register(shm_metric *m, zend_string *ns, zend_string *name, const shm_numbers *bounds,
+    const shm_numbers *quants)
+{
+#ifndef ZTS
+    char dkey_buf[256];
+    size_t dkey_len = def_key(m, ns, name, dkey_buf, sizeof dkey_buf);
+    shm_def *head = dkey_len ? zend_hash_str_find_ptr(&defs, dkey_buf, dkey_len) : NULL;
+    uint32_t kept = 0;
+    for (shm_def *d = head; d != NULL; d = d->older, kept++) {
+        if (def_matches(d, m, bounds, quants)) {
+            m->def = d;
+            m->family = d->token;
+            return true;
+        }
+    }
+#endif
+    if (m->name == NULL) {
+        m->name = ZSTR_LEN(ns) ? zend_string_concat3(ZSTR_VAL(ns), ZSTR_LEN(ns), "_", 1, ZSTR_VAL(name), ZSTR_LEN(name))
+                               : zend_string_copy(name);
+    }
     const double *buckets, *quantiles;
     double *own_b, *own_q;
     size_t nb, nq;
@@ -1063,6 +1336,8 @@ static bool metric_register(shm_metric *m, const shm_numbers *bounds, const shm_
         if (own_b) efree(own_b);
         return false;
     }
+    bool buckets_given = buckets != NULL || bounds->arr != NULL;
+    bool quantiles_given = quantiles != NULL || quants->arr != NULL;
     HashTable *names = Z_ARRVAL(m->labels);
     smart_str key = {0};
     smart_str_append_long(&key, m->kind);
@@ -1086,18 +1361,14 @@ static bool metric_register(shm_metric *m, const shm_numbers *bounds, const shm_
     smart_str_appendc(&key, '\0');
     if (m->exemplars) smart_str_appendc(&key, 'e');
     smart_str_appendc(&key, '\0');
-    if (buckets != NULL || bounds->arr != NULL) append_doubles(&key, 'b', buckets, nb); else smart_str_appendc(&key, 'n');
+    if (buckets_given) append_doubles(&key, 'b', buckets, nb); else smart_str_appendc(&key, 'n');
     smart_str_appendc(&key, '\0');
-    if (quantiles != NULL || quants->arr != NULL) append_doubles(&key, 'q', quantiles, nq); else smart_str_appendc(&key, 'n');
+    if (quantiles_given) append_doubles(&key, 'q', quantiles, nq); else smart_str_appendc(&key, 'n');
     smart_str_appendc(&key, '\0');
     double nat[2] = {0, 0};
     uint64_t nat_max = 0;
     if (Z_TYPE(m->native) == IS_ARRAY) {
-        zval *f = zend_hash_index_find(Z_ARRVAL(m->native), 0), *z = zend_hash_index_find(Z_ARRVAL(m->native), 1),
-             *x = zend_hash_index_find(Z_ARRVAL(m->native), 2);
-        nat[0] = f ? zval_get_double(f) : 0;
-        nat[1] = z ? zval_get_double(z) : 0;
-        nat_max = x ? (uint64_t)zval_get_long(x) : 0;
+        native_of(m, nat, &nat_max);
         smart_str_appendc(&key, 'h');
         smart_str_appendl(&key, (const char *)nat, sizeof nat);
         smart_str_appendl(&key, (const char *)&nat_max, sizeof nat_max);
@@ -1107,67 +1378,52 @@ static bool metric_register(shm_metric *m, const shm_numbers *bounds, const shm_
     smart_str_0(&key);
 
     uint32_t token = lib.shmetrics_family_cached(m->st, ZSTR_VAL(key.s), ZSTR_LEN(key.s));
-    shm_family *e = NULL;
-#ifndef ZTS
-    e = token != 0 ? zend_hash_index_find_ptr(&families, token) : NULL;
-    bool known = e != NULL && e->st == m->st && e->ok;
-#else
-    bool known = token != 0;
-#endif
-    if (!known) {
-        shmetrics_family_desc d;
-        memset(&d, 0, sizeof d);
-        d.name.ptr = ZSTR_VAL(m->name);
-        d.name.len = ZSTR_LEN(m->name);
-        d.help.ptr = ZSTR_VAL(m->help);
-        d.help.len = ZSTR_LEN(m->help);
-        shmetrics_str *ln = m->label_count ? safe_emalloc(m->label_count, sizeof(shmetrics_str), 0) : NULL;
-        i = 0;
-        ZEND_HASH_FOREACH_VAL(names, v) {
-            ln[i].ptr = Z_STRVAL_P(v);
-            ln[i].len = Z_STRLEN_P(v);
-            i++;
-        } ZEND_HASH_FOREACH_END();
-        d.label_names = ln;
-        d.label_count = m->label_count;
-        d.kind = m->kind;
-        d.gauge_mode = m->gauge_mode;
-        d.buckets = buckets;
-        d.bucket_count = nb;
-        d.quantiles = quantiles;
-        d.quantile_count = nq;
-        d.max_age_ms = m->max_age_ms;
-        if (Z_TYPE(m->native) == IS_ARRAY) {
-            d.native = true;
-            d.native_bucket_factor = nat[0];
-            d.native_zero_threshold = nat[1];
-            d.native_max_buckets = (uint32_t)nat_max;
-        }
-        d.exemplars = m->exemplars;
-        d.ttl_ms = m->ttl_ms;
-        /* PromPHP's names: the legacy character sets, checked by the store. */
-        d.name_rules = SHMETRICS_NAMES_LEGACY;
-        uint32_t rc = token != 0 ? 0 : lib.shmetrics_family_cache(m->st, ZSTR_VAL(key.s), ZSTR_LEN(key.s), &d, &token);
-        if (rc != 0) {
-            if (ln) efree(ln);
-            throw_rc(rc, zend_strpprintf(0, "cannot register %s", ZSTR_VAL(metric_what(m))));
-            goto out;
-        }
-#ifndef ZTS
-        if (e == NULL) {
-            e = pecalloc(1, sizeof *e, 1);
-            zend_hash_index_update_ptr(&families, token, e);
-        }
-        e->st = m->st;
-        /* The same definition as the token's: the same family. */
-        e->ok = lib.shmetrics_register(m->st, &d, &e->fam) == 0;
-#endif
-        if (ln) efree(ln);
+    shmetrics_family_desc d;
+    memset(&d, 0, sizeof d);
+    d.name.ptr = ZSTR_VAL(m->name);
+    d.name.len = ZSTR_LEN(m->name);
+    d.help.ptr = ZSTR_VAL(m->help);
+    d.help.len = ZSTR_LEN(m->help);
+    shmetrics_str *ln = m->label_count ? safe_emalloc(m->label_count, sizeof(shmetrics_str), 0) : NULL;
+    i = 0;
+    ZEND_HASH_FOREACH_VAL(names, v) {
+        ln[i].ptr = Z_STRVAL_P(v);
+        ln[i].len = Z_STRLEN_P(v);
+        i++;
+    } ZEND_HASH_FOREACH_END();
+    d.label_names = ln;
+    d.label_count = m->label_count;
+    d.kind = m->kind;
+    d.gauge_mode = m->gauge_mode;
+    d.buckets = buckets;
+    d.bucket_count = nb;
+    d.quantiles = quantiles;
+    d.quantile_count = nq;
+    d.max_age_ms = m->max_age_ms;
+    if (Z_TYPE(m->native) == IS_ARRAY) {
+        d.native = true;
+        d.native_bucket_factor = nat[0];
+        d.native_zero_threshold = nat[1];
+        d.native_max_buckets = (uint32_t)nat_max;
     }
+    d.exemplars = m->exemplars;
+    d.ttl_ms = m->ttl_ms;
+    /* PromPHP's names: the legacy character sets, checked by the store. */
+    d.name_rules = SHMETRICS_NAMES_LEGACY;
+    uint32_t rc = token != 0 ? 0 : lib.shmetrics_family_cache(m->st, ZSTR_VAL(key.s), ZSTR_LEN(key.s), &d, &token);
+    if (rc != 0) {
+        throw_rc(rc, zend_strpprintf(0, "cannot register %s", ZSTR_VAL(metric_what(m))));
+        goto out;
+    }
+#ifndef ZTS
+    if (dkey_len != 0 && kept < DEF_CHAIN_MAX) {
+        m->def = def_add(dkey_buf, dkey_len, head, m, &d, buckets_given, quantiles_given, token);
+    }
+#endif
     m->family = token;
-    m->fam = e;
     ok = true;
 out:
+    if (ln) efree(ln);
     smart_str_free(&key);
     if (own_b) efree(own_b);
     if (own_q) efree(own_q);
@@ -1192,10 +1448,8 @@ static bool metric_init(shm_metric *m, zval *storage, zend_string *ns, zend_stri
         zend_throw_error(NULL, "Shmetrics\\Storage\\Shmetrics was not constructed");
         return false;
     }
+    m->constructed = true;
     ZVAL_COPY(&m->storage, storage);
-    /* concat, not a printf: these run for every metric of every request */
-    m->name = ZSTR_LEN(ns) ? zend_string_concat3(ZSTR_VAL(ns), ZSTR_LEN(ns), "_", 1, ZSTR_VAL(name), ZSTR_LEN(name))
-                           : zend_string_copy(name);
     m->help = zend_string_copy(help);
     /* array_values($labels), which must all be strings: the array itself
      * when it is a list of strings (a literal's is immutable: no copy) */
@@ -1222,6 +1476,11 @@ static bool metric_init(shm_metric *m, zval *storage, zend_string *ns, zend_stri
         } ZEND_HASH_FOREACH_END();
     }
     m->label_count = zend_hash_num_elements(labels);
+    if (!ttl_null || !strings) {
+        /* for the messages: concat, not a printf */
+        m->name = ZSTR_LEN(ns) ? zend_string_concat3(ZSTR_VAL(ns), ZSTR_LEN(ns), "_", 1, ZSTR_VAL(name), ZSTR_LEN(name))
+                               : zend_string_copy(name);
+    }
     if (!ttl_null) {
         zval args[2], ret;
         ZVAL_STR(&args[0], metric_what(m));
@@ -1239,7 +1498,11 @@ static bool metric_init(shm_metric *m, zval *storage, zend_string *ns, zend_stri
         zval_ptr_dtor(&ret);
         return false;
     }
-    return metric_register(m, bounds, quants);
+    if (!metric_register(m, ns, name, bounds, quants)) {
+        return false;
+    }
+    m->ready = true;
+    return true;
 }
 
 /*
@@ -1283,128 +1546,37 @@ static const char *join_fast(shm_metric *m, HashTable *labels, char *buf, size_t
     return buf;
 }
 
-#ifndef ZTS
-/*
- * The number of updates in a row of the same label values after which
- * their series' handle is looked up (shmetrics_series_get, which costs
- * twice a cached shmetrics_update) and kept: not for php-fpm's one or two
- * updates per metric per request, yes for a loop.
- */
-#define RESOLVE_AFTER 4
-
-/*
- * Makes update op of v through the handle of the series of the label
- * values joined in key, updated last time too: the kept handle, else one
- * found now (and kept, unless it is the overflow series). True when done,
- * *rc its result: 0, or a refusal that wrote nothing (the library recorded
- * its message). False when the update must go through shmetrics_update:
- * a stale handle, or a failure to find one (the library's message).
- */
-static bool series_update(shm_metric *m, uint32_t op, const char *key, size_t len, double v, uint32_t *rc)
-{
-    series_op_fn update = series_op(op);
-    if (m->last_resolved) {
-        *rc = update(m->st, &m->last_series, v);
-        if (*rc != SHMETRICS_STALE_HANDLE) {
-            return true;
-        }
-        m->last_resolved = false; /* deleted, expired or wiped: looked up again */
-        m->last_uses = 1;
-        return false;
-    }
-    if (++m->last_uses < RESOLVE_AFTER || m->fam == NULL || !m->fam->ok || key == NULL) {
-        return false;
-    }
-    shmetrics_str values[64];
-    if (m->label_count > sizeof values / sizeof values[0]) {
-        return false;
-    }
-    const char *p = key, *end = key + len;
-    for (uint32_t i = 0; i < m->label_count; i++) {
-        const char *sep = memchr(p, 0xff, (size_t)(end - p));
-        const char *stop = sep ? sep : end;
-        values[i].ptr = p;
-        values[i].len = (size_t)(stop - p);
-        p = stop + 1;
-    }
-    shmetrics_series found;
-    uint32_t got = lib.shmetrics_series_get(m->st, &m->fam->fam, values, m->label_count, &found);
-    if (got == 0) {
-        m->last_series = found;
-        m->last_resolved = true;
-    } else if (got != SHMETRICS_OVERFLOW) {
-        if (got == SHMETRICS_STALE_HANDLE) {
-            m->fam->ok = false; /* wiped: registered again by the next metric_register */
-        }
-        return false;
-    }
-    *rc = update(m->st, &found, v);
-    return *rc != SHMETRICS_STALE_HANDLE;
-}
-
-/* Records $labels (joined in key, len bytes) as the last label values of m. */
-static void last_remember(shm_metric *m, HashTable *ht, const char *key, size_t len)
-{
-    if (m->last_ht) {
-        zend_array_release(m->last_ht);
-        m->last_ht = NULL;
-    }
-    m->last_uses = 0;
-    m->last_resolved = false;
-    if (key == NULL || len > sizeof m->last_key) {
-        return;
-    }
-    if (GC_FLAGS(ht) & IS_ARRAY_IMMUTABLE) {
-        m->last_ht = ht; /* never changes, never freed while the request runs */
-    }
-    memcpy(m->last_key, key, len);
-    m->last_len = (uint32_t)len;
-    m->last_uses = 1;
-}
-#endif
-
 /* Makes update op of v on the series of $labels, with an exemplar if not NULL. */
 static void metric_update(shm_metric *m, uint32_t op, zval *labels, double v, zval *exemplar)
 {
-#ifndef ZTS
-    /* The hot path: the same literal label array as last time, its series' handle kept. Anything
-     * but success goes the whole way below, which makes the update again (nothing was written). */
-    if (Z_ARRVAL_P(labels) == m->last_ht && m->last_resolved && exemplar == NULL
-        && EXPECTED(series_op(op)(m->st, &m->last_series, v) == 0)) {
-        return;
-    }
-#endif
     char buf[512];
     size_t len = 0;
     zval slow;
     ZVAL_UNDEF(&slow);
     uint32_t rc;
     HashTable *ht = Z_ARRVAL_P(labels);
-    const char *key = NULL;
 #ifndef ZTS
-    if (exemplar == NULL && m->last_uses != 0) {
-        /* The same immutable array (a literal) as last time: the same values, without joining them */
-        if (ht == m->last_ht && m->last_resolved && series_update(m, op, NULL, 0, v, &rc)) {
-            goto done;
-        }
-        key = join_fast(m, ht, buf, sizeof buf, &len);
-        if (key != NULL && len == m->last_len && memcmp(key, m->last_key, len) == 0) {
-            if (series_update(m, op, key, len, v, &rc)) {
-                goto done;
-            }
-        } else {
-            last_remember(m, ht, key, len);
-        }
-    } else
-#endif
-    {
-        key = join_fast(m, ht, buf, sizeof buf, &len);
-#ifndef ZTS
-        if (exemplar == NULL) {
-            last_remember(m, ht, key, len);
-        }
-#endif
+    /* A loop's path: the same literal label array as the last update of this object, whose handle it
+     * copied. Anything but success goes the whole way below, which makes the update again (nothing
+     * was written). */
+    if (ht == m->last_ht && exemplar == NULL && EXPECTED(series_op(op)(m->st, &m->last_series, v) == 0)) {
+        return;
     }
+    m->last_ht = NULL;
+#endif
+    const char *key = join_fast(m, ht, buf, sizeof buf, &len);
+#ifndef ZTS
+    /* The request's path: the series' handle, kept by the process. */
+    const shmetrics_series *used;
+    if (key != NULL && exemplar == NULL && m->def != NULL && def_update(m, m->def, op, key, len, v, &rc, &used)) {
+        if (used != NULL && rc == 0 && (GC_FLAGS(ht) & IS_ARRAY_IMMUTABLE)) {
+            /* a literal: never changes, never freed while the object lives (a request) */
+            m->last_ht = ht;
+            m->last_series = *used;
+        }
+        goto done;
+    }
+#endif
     if (key == NULL) {
         zval args[3];
         ZVAL_STR(&args[0], metric_what(m));
@@ -1603,7 +1775,7 @@ typedef bool (*metric_init_fn)(shm_metric *, zval *, metric_args *);
             parse(a)                                                                                         \
         ZEND_PARSE_PARAMETERS_END();                                                                         \
         shm_metric *m = THIS_METRIC();                                                                       \
-        if (m->name != NULL) {                                                                               \
+        if (m->constructed) {                                                                                \
             zend_throw_error(NULL, "%s is constructed already", ZSTR_VAL(m->std.ce->name));                \
             RETURN_THROWS();                                                                                 \
         }                                                                                                    \
@@ -1620,7 +1792,7 @@ METRIC_CONSTRUCT(Summary, summary_init, PARSE_SUMMARY, 8)
 /* ---- Collector's methods ---------------------------------------------------------------------- */
 
 #define METRIC_READY(m)                                                                                      \
-    if ((m)->name == NULL) {                                                                                 \
+    if (!(m)->ready) {                                                                                 \
         zend_throw_error(NULL, "%s was not constructed", ZSTR_VAL((m)->std.ce->name));                      \
         RETURN_THROWS();                                                                                     \
     }
@@ -1630,7 +1802,7 @@ PHP_METHOD(Collector, getName)
     ZEND_PARSE_PARAMETERS_NONE();
     shm_metric *m = THIS_METRIC();
     METRIC_READY(m);
-    RETURN_STR_COPY(m->name);
+    RETURN_STR_COPY(metric_name(m));
 }
 
 PHP_METHOD(Collector, getHelp)
@@ -1678,7 +1850,8 @@ PHP_METHOD(Collector, getKey)
     if (EG(exception)) {
         RETURN_THROWS();
     }
-    ZVAL_STR(&arg, zend_string_concat2(ZSTR_VAL(m->name), ZSTR_LEN(m->name), Z_STRVAL(ser), Z_STRLEN(ser)));
+    zend_string *name = metric_name(m);
+    ZVAL_STR(&arg, zend_string_concat2(ZSTR_VAL(name), ZSTR_LEN(name), Z_STRVAL(ser), Z_STRLEN(ser)));
     zval_ptr_dtor(&ser);
     ZVAL_STRING(&fn, "sha1");
     call_user_function(NULL, NULL, &fn, return_value, 1, &arg);
@@ -2364,7 +2537,9 @@ PHP_MINIT_FUNCTION(shmetrics)
     REGISTER_INI_ENTRIES();
     ZVAL_EMPTY_ARRAY(&empty_labels);
     zend_hash_init(&opened, 4, NULL, opened_free, 1);
-    zend_hash_init(&families, 16, NULL, opened_free, 1);
+#ifndef ZTS
+    zend_hash_init(&defs, 16, NULL, defs_free, 1);
+#endif
 
     ce_store = register_class("Shmetrics\\Ext\\Store", NULL, NULL, ZEND_ACC_FINAL | ZEND_ACC_NO_DYNAMIC_PROPERTIES
         | ZEND_ACC_NOT_SERIALIZABLE, store_create);
@@ -2420,7 +2595,9 @@ PHP_MSHUTDOWN_FUNCTION(shmetrics)
 {
     UNREGISTER_INI_ENTRIES();
     zend_hash_destroy(&opened);
-    zend_hash_destroy(&families);
+#ifndef ZTS
+    zend_hash_destroy(&defs);
+#endif
     return SUCCESS;
 }
 

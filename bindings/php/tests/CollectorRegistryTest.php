@@ -76,6 +76,64 @@ final class CollectorRegistryTest extends TestCase
         $c->registerCounter('', 'hits', 'Hits.', ['page', 'extra']);
     }
 
+    /**
+     * A process keeps the definitions it registered (the extension: with
+     * its series' handles, for the next request). A definition given
+     * otherwise but the same (bounds as integers, labels not a list, the
+     * name split elsewhere), or differing only in its help, is the same
+     * family; each object keeps what it was given. One that differs is
+     * refused, though the process keeps a definition of that name.
+     */
+    public function testWhatAProcessKeepsOfADefinitionMatchesOnlyThatDefinition(): void
+    {
+        $path = $this->dir . '/store';
+        $reg = fn (): CollectorRegistry => new CollectorRegistry($path, false);
+        $h1 = $reg()->getOrRegisterHistogram('app', 'lat', 'Latency.', ['route'], [1, 2]);
+        $h2 = $reg()->getOrRegisterHistogram('app', 'lat', 'Latency.', [3 => 'route'], [1.0, 2.0]);
+        $h1->observe(0.5, ['/a']);
+        $h2->observe(1.5, ['/a']);
+        $c1 = $reg()->getOrRegisterCounter('app', 'hits', 'Hits.', ['page']);
+        $c2 = $reg()->getOrRegisterCounter('app', 'hits', 'Page hits.', ['page']);
+        $c3 = $reg()->getOrRegisterCounter('app', 'hits', 'Hits.', ['page']);
+        $c4 = $reg()->getOrRegisterCounter('', 'app_hits', 'Hits.', ['page']);
+        foreach ([$c1, $c2, $c3, $c4] as $c) {
+            $c->inc(['x']);
+            self::assertSame('app_hits', $c->getName());
+            self::assertSame(['page'], $c->getLabelNames());
+            self::assertSame($c1->getKey(), $c->getKey());
+        }
+        self::assertSame(['Hits.', 'Page hits.', 'Hits.'], [$c1->getHelp(), $c2->getHelp(), $c3->getHelp()]);
+        self::assertSame(['route'], $h2->getLabelNames());
+        foreach ([
+            'other bounds' => fn () => $reg()->getOrRegisterHistogram('app', 'lat', 'Latency.', ['route'], [1, 3]),
+            'the default bounds' => fn () => $reg()->getOrRegisterHistogram('app', 'lat', 'Latency.', ['route']),
+            'other labels' => fn () => $reg()->getOrRegisterCounter('app', 'hits', 'Hits.', ['page', 'extra']),
+            'labels in another order' => fn () => $reg()->getOrRegisterHistogram('app', 'lat', 'Latency.', ['x', 'route'], [1, 2]),
+            'exemplars' => fn () => $reg()->getOrRegisterCounter('app', 'hits', 'Hits.', ['page'], true),
+            'another type' => fn () => $reg()->getOrRegisterGauge('app', 'lat', 'Latency.', ['route']),
+        ] as $what => $conflicting) {
+            try {
+                $conflicting();
+                self::fail("a definition with $what was accepted");
+            } catch (MetricsRegistrationException $e) {
+                self::assertSame(Native::CONFLICT, $e->getCode(), $what);
+            }
+        }
+        $reg()->getOrRegisterCounter('app', 'hits', 'Page hits.', ['page'])->incBy(10, ['x']);
+        // More helps than the extension keeps definitions of one name (8): the others still count.
+        for ($i = 0; $i < 12; $i++) {
+            $c = $reg()->getOrRegisterCounter('app', 'hits', "Hits, help $i.", ['page']);
+            $c->inc(['x']);
+            $c->inc(['y']);
+            self::assertSame("Hits, help $i.", $c->getHelp());
+        }
+        $s = $this->dumped($path);
+        self::assertSame(26.0, $s['app_hits_total{page="x"}']);
+        self::assertSame(12.0, $s['app_hits_total{page="y"}']);
+        self::assertSame(1.0, $s['app_lat_bucket{route="/a",le="1.0"}']);
+        self::assertSame(2.0, $s['app_lat_count{route="/a"}']);
+    }
+
     public function testDefaultMetricsAndGetDefault(): void
     {
         $path = $this->dir . '/default';

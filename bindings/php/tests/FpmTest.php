@@ -142,12 +142,7 @@ final class FpmTest extends TestCase
     public function testAStoreReplacedMidRunIsReopened(): void
     {
         [$base, $exporter, $store, $dir] = $this->serve(true, 0);
-        $send = function (int $n) use ($base, $dir): void {
-            $out = self::command([PHP_BINARY, __DIR__ . '/fpm/client.php', $base, '0', (string) $n, '/users']);
-            $r = json_decode($out, true);
-            self::assertIsArray($r, "the client printed: $out");
-            self::assertSame([], $r['failures'], "failed requests; see $dir/fpm.log");
-        };
+        $send = fn (int $n) => self::sendUsers($base, $n, $dir);
         // What the exporter serves, once it is $want or after 15 s.
         $served = function (float $want) use ($exporter): ?float {
             $deadline = microtime(true) + 15;
@@ -174,6 +169,65 @@ final class FpmTest extends TestCase
         self::assertSame(40.0, $served(40.0), 'after another store was renamed over it, the requests count in that one');
         self::assertStringNotContainsString('PHP Fatal', (string) @file_get_contents("$dir/fpm.log"));
         self::assertFalse(is_file("$dir/php-errors.log") && filesize("$dir/php-errors.log") > 0, (string) @file_get_contents("$dir/php-errors.log"));
+    }
+
+    /**
+     * What a worker keeps from one request to the next (the extension's
+     * definitions and series handles; FFI's library caches) follows the
+     * store: after a wipe by another process, each worker's next update
+     * finds its handles stale and counts again from zero, every request
+     * exactly once; and a definition that conflicts with the one the
+     * workers registered in earlier requests is refused, not taken from
+     * what they kept.
+     */
+    public function testWhatWorkersKeepAcrossRequestsFollowsAWipeAndRefusesAConflict(): void
+    {
+        [$base, $exporter, $store, $dir] = $this->serve(true, 0);
+        $send = fn (int $n) => self::sendUsers($base, $n, $dir);
+        // What the exporter serves, once it is $want or after 15 s.
+        $served = function (float $want) use ($exporter): array {
+            $deadline = microtime(true) + 15;
+            do {
+                $s = self::samples(self::get("$exporter/metrics"));
+                $got = [$s['fpm_requests_total{route="/users",status="200"}'] ?? null,
+                    $s['fpm_request_seconds_count{route="/users"}'] ?? null];
+                if ($got === [$want, $want]) {
+                    return $got;
+                }
+                usleep(100000);
+            } while (microtime(true) < $deadline);
+            return $got;
+        };
+        $send(200);
+        self::assertSame([200.0, 200.0], $served(200.0));
+        foreach ([120, 80, 1] as $round => $n) {
+            self::command([PHP_BINARY, __DIR__ . '/scripts/wipe.php', $store]);
+            $send($n);
+            self::assertSame([(float) $n, (float) $n], $served((float) $n), "requests after wipe $round");
+            self::assertSame(0.0, self::samples(self::get("$exporter/metrics"))['fpm_inflight'] ?? null);
+        }
+        // Every worker has registered fpm_requests with [route, status] by now (4 workers, 401 requests).
+        for ($i = 0; $i < 8; $i++) {
+            $body = self::get("$base/conflict");
+            self::assertMatchesRegularExpression('/^\d+\nrefused: (.*)/', $body);
+            self::assertStringContainsString(
+                'refused: ' . \Shmetrics\Exception\MetricsRegistrationException::class . ': ',
+                $body
+            );
+            self::assertStringContainsString('"fpm_requests" is already registered', $body);
+        }
+        self::assertSame(8.0, self::samples(self::get("$exporter/metrics"))['fpm_requests_total{route="/conflict",status="200"}'] ?? null);
+        self::assertStringNotContainsString('PHP Fatal', (string) @file_get_contents("$dir/fpm.log"));
+        self::assertFalse(is_file("$dir/php-errors.log") && filesize("$dir/php-errors.log") > 0, (string) @file_get_contents("$dir/php-errors.log"));
+    }
+
+    /** Sends $n requests to /users, one at a time; each must succeed. */
+    private static function sendUsers(string $base, int $n, string $dir): void
+    {
+        $out = self::command([PHP_BINARY, __DIR__ . '/fpm/client.php', $base, '0', (string) $n, '/users']);
+        $r = json_decode($out, true);
+        self::assertIsArray($r, "the client printed: $out");
+        self::assertSame([], $r['failures'], "failed requests; see $dir/fpm.log");
     }
 
     /**

@@ -2,7 +2,9 @@
 
 // The application FpmTest serves through nginx and php-fpm: counts the
 // request by route, observes its duration, tracks it in flight, and
-// answers with the worker's pid.
+// answers with the worker's pid. On /conflict, it then registers
+// fpm_requests again, with other labels, in a registry of its own: the
+// answer's second line says how that was refused (it must be).
 
 declare(strict_types=1);
 
@@ -24,3 +26,11 @@ $registry->getOrRegisterHistogram('fpm', 'request_seconds', 'Request latency.', 
     ->observe((hrtime(true) - $start) / 1e9, [$route]);
 $inflight->dec();
 echo getmypid(), "\n";
+if ($route === '/conflict') {
+    try {
+        (new CollectorRegistry(null, false))->getOrRegisterCounter('fpm', 'requests', 'Requests served.', ['route']);
+        echo "accepted\n";
+    } catch (Throwable $e) {
+        echo 'refused: ', get_class($e), ': ', $e->getMessage(), "\n";
+    }
+}
