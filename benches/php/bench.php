@@ -36,7 +36,8 @@
 // target/php-ext` builds; skipped with a note when it is missing). The
 // second run leaves out PromPHP's Redis adapter and the bare FFI calls,
 // which the extension does not change; APCng runs in both, for same-run
-// ratios.
+// ratios. The library: $SHMETRICS_LIBRARY, else target/release/
+// libshmetrics.so (`cargo build --release -p shmetrics-ffi`).
 
 declare(strict_types=1);
 
@@ -48,11 +49,16 @@ if (getenv('BENCH_CHILD') === false) {
         '-d', 'ffi.enable=1'];
     $args = [__FILE__, ...array_slice($argv, 1)];
     $extension = getenv('SHMETRICS_EXTENSION') ?: dirname(__DIR__, 2) . '/target/php-ext/ext/modules/shmetrics.so';
+    // The library this checkout built, as fpm.php and instructions.php take it.
+    $library = getenv('SHMETRICS_LIBRARY') ?: dirname(__DIR__, 2) . '/target/release/libshmetrics.so';
     // The children's output goes through this process, in order (two
-    // children given STDOUT itself overwrote each other in a file).
-    $child = static function (array $argv, string $mode): int {
-        $p = proc_open($argv, [0 => STDIN, 1 => ['pipe', 'w'], 2 => STDERR], $pipes, null,
-            ['BENCH_CHILD' => $mode] + getenv());
+    // children given STDOUT itself overwrote each other in a file). Their
+    // stdin and stderr are this process's, inherited: given as STDIN and
+    // STDERR, proc_open seeks the descriptor to the stream's position, which
+    // under `> file 2>&1` moved the shared offset back to 0.
+    $child = static function (array $argv, string $mode) use ($library): int {
+        $p = proc_open($argv, [1 => ['pipe', 'w']], $pipes, null,
+            ['BENCH_CHILD' => $mode, 'SHMETRICS_LIBRARY' => $library] + getenv());
         while (($chunk = fread($pipes[1], 8192)) !== false && $chunk !== '') {
             fwrite(STDOUT, $chunk);
         }
