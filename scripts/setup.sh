@@ -10,6 +10,19 @@ as_root() {
   if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# report_disk GIB: says how much space the file system of the build
+# directory has left, and warns when it is under GIB: a build that runs out
+# of it dies of odd signals (the linker's SIGBUS) rather than saying so.
+report_disk() {
+  local dir="${CARGO_TARGET_DIR:-$PWD/target}" free
+  mkdir -p "$dir"
+  free=$(df --output=avail -BG "$dir" | tail -n1 | tr -dc 0-9)
+  say "disk: ${free} GiB free for $dir"
+  if [ "$free" -lt "$1" ]; then
+    say "warning: under $1 GiB free; the build may run out of space"
+  fi
+}
+
 APT_UPDATED=0
 # ensure_apt PKG... : install the Debian packages that are not installed yet.
 ensure_apt() {
