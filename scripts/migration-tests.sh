@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The differential migration tests (tests/migration, issue 32): the same
+# workload through each peer library's own storage and through shmetrics,
+# the pages compared by a strict parser that normalises nothing and what a
+# real Prometheus (Debian's 2.42) stores from each compared through its
+# HTTP API. A difference fails unless docs/migrating.md's table of chosen
+# differences lists it. Called by ./run-tests; safe to run again.
+#   scripts/migration-tests.sh [PYTEST ARGS...]     e.g. -k text
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+ensure_rust
+ensure_lua
+ensure_apt prometheus
+ensure_python_env
+export PATH="$HOME/.cargo/bin:$PATH"
+target=${CARGO_TARGET_DIR:-$PWD/target}
+
+say "migration: build libshmetrics (release) and shmetrics"
+cargo build --quiet --release -p shmetrics-ffi
+cargo build --quiet -p shmetrics
+export SHMETRICS_LIBRARY="$target/release/libshmetrics.so"
+export SHMETRICS_BIN="${SHMETRICS_BIN:-$target/debug/shmetrics}"
+peers=${SHMETRICS_PEERS_DIR:-$(cd .. && pwd)/shared/peers}
+export NLP_PEER_DIR="${NLP_PEER_DIR:-$peers/nginx-lua-prometheus-0.20240525}"
+
+say "migration: the differential tests"
+"$VENV/bin/python" -m pytest -q tests/migration "$@"
