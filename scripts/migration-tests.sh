@@ -11,6 +11,7 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 ensure_rust
 ensure_lua
+ensure_php
 ensure_apt prometheus
 ensure_python_env
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -23,6 +24,10 @@ export SHMETRICS_LIBRARY="$target/release/libshmetrics.so"
 export SHMETRICS_BIN="${SHMETRICS_BIN:-$target/debug/shmetrics}"
 peers=${SHMETRICS_PEERS_DIR:-$(cd .. && pwd)/shared/peers}
 export NLP_PEER_DIR="${NLP_PEER_DIR:-$peers/nginx-lua-prometheus-0.20240525}"
+export PROMPHP_DIR="${PROMPHP_DIR:-$peers/promphp-v2.15.1}"
+# Every check's differences that docs/migrating.md does not list, in full.
+export MIGRATION_DIFFS_DIR="$target/migration-diffs"
+rm -rf "$MIGRATION_DIFFS_DIR"
 
 say "migration: the differential tests"
 "$VENV/bin/python" -m pytest -q tests/migration "$@"

@@ -369,8 +369,16 @@ def verdict(pair: str, diffs: list[Difference]) -> list[Difference]:
     return [d for d in diffs if not any(a.covers(pair, d) for a in allowed)]
 
 
+# Every check's unchosen differences, in full, one file a check and pair.
+DIFFS_DIR = Path(os.environ.get("MIGRATION_DIFFS_DIR", REPO / "target" / "migration-diffs"))
+
+
 def assert_no_unchosen(pair: str, diffs: list[Difference]) -> None:
     left = verdict(pair, diffs)
+    checks = sorted({d.check for d in diffs}) or ["none"]
+    out = DIFFS_DIR / f"{pair.replace('/', '-')}.{'+'.join(checks)}.txt"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("".join(f"{d}\n" for d in left))
     report = "\n".join(str(d) for d in left[:200])
     more = f"\n... and {len(left) - 200} more" if len(left) > 200 else ""
     assert not left, (
@@ -426,10 +434,7 @@ class Prometheus:
         self.tmp = tmp
         tmp.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
-        jobs = "".join(
-            f"  - job_name: {job!r}\n    static_configs:\n      - targets: [{addr!r}]\n"
-            for job, addr in targets.items()
-        )
+        jobs = "".join(scrape_job(job, addr) for job, addr in targets.items())
         conf = tmp / "prometheus.yml"
         conf.write_text(
             "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n" "scrape_configs:\n" + jobs
@@ -499,6 +504,50 @@ class Prometheus:
                 self.proc.kill()
                 self.proc.wait()
         self.log.close()
+
+
+def scrape_job(job: str, target: str) -> str:
+    """A scrape_configs entry for `host:port`, or `host:port?a=b` (the
+    query given as the job's `params`), path /metrics."""
+    addr, _, query = target.partition("?")
+    out = f"  - job_name: {job!r}\n    static_configs:\n      - targets: [{addr!r}]\n"
+    params = urllib.parse.parse_qs(query)
+    if params:
+        out += "    params:\n" + "".join(f"      {k}: {v!r}\n" for k, v in params.items())
+    return out
+
+
+def exporter_page(address: str, openmetrics: bool) -> Page:
+    """The exporter's page as curl (text 0.0.4) or Prometheus
+    (OpenMetrics) asks for it, checked by promtool when text."""
+    headers = {"Accept": ACCEPT_OPENMETRICS} if openmetrics else {}
+    status, got, body = http_get(f"http://{address}/metrics", headers)
+    want = "application/openmetrics-text" if openmetrics else "text/plain"
+    assert status == 200 and content_type_of(got) == want, (status, got)
+    if not openmetrics:
+        promtool_check(body)
+    return parse_page(body, openmetrics)
+
+
+ACCEPT_PROTOBUF = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"
+
+
+def assert_serves_protobuf(address: str) -> None:
+    """The exporter answers Prometheus's protobuf Accept with protobuf (so
+    the native-histograms run compares what protobuf gives)."""
+    status, got, _ = http_get_bytes(f"http://{address}/metrics", {"Accept": ACCEPT_PROTOBUF + ";q=1,*/*;q=0.1"})
+    assert status == 200 and content_type_of(got) == "application/vnd.google.protobuf", got
+
+
+def http_get_bytes(url: str, headers: dict) -> tuple[int, dict, bytes]:
+    u = urllib.parse.urlsplit(url)
+    conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    try:
+        conn.request("GET", u.path, headers=headers)
+        r = conn.getresponse()
+        return r.status, {k.lower(): v for k, v in r.getheaders()}, r.read()
+    finally:
+        conn.close()
 
 
 def _rfc3339(s: str) -> float:

@@ -194,17 +194,14 @@ def peer_page(run) -> h.Page:
 
 def test_page_text(run):
     """The exporter's text 0.0.4 page (no Accept, as curl) against the peer's."""
-    status, headers, body = h.http_get(f"http://{run['exporter']}/metrics")
-    assert status == 200 and h.content_type_of(headers) == "text/plain"
-    h.promtool_check(body)
-    h.assert_no_unchosen(PAIR, h.diff_pages("page-text", peer_page(run), h.parse_page(body, False)))
+    ours = h.exporter_page(run["exporter"], openmetrics=False)
+    h.assert_no_unchosen(PAIR, h.diff_pages("page-text", peer_page(run), ours))
 
 
 def test_page_openmetrics(run):
     """The exporter's OpenMetrics page (Prometheus's Accept) against the peer's."""
-    status, headers, body = h.http_get(f"http://{run['exporter']}/metrics", {"Accept": h.ACCEPT_OPENMETRICS})
-    assert status == 200 and h.content_type_of(headers) == "application/openmetrics-text"
-    h.assert_no_unchosen(PAIR, h.diff_pages("page-openmetrics", peer_page(run), h.parse_page(body, True)))
+    ours = h.exporter_page(run["exporter"], openmetrics=True)
+    h.assert_no_unchosen(PAIR, h.diff_pages("page-openmetrics", peer_page(run), ours))
 
 
 def test_page_collect(run):
@@ -229,6 +226,7 @@ def test_prometheus_text(run):
 
 def test_prometheus_protobuf(run):
     """What Prometheus 2.42 stores with native histograms on (protobuf first)."""
+    h.assert_serves_protobuf(run["exporter"])
     diffs = h.diff_prometheus("prometheus-protobuf", run["native"], "peer", "shmetrics", run["at"])
     h.assert_no_unchosen(PAIR, diffs)
 
