@@ -560,8 +560,22 @@ def _rfc3339(s: str) -> float:
 
 def diff_prometheus(check: str, prom: Prometheus, peer_job: str, our_job: str, at: float) -> list[Difference]:
     """The stored series and the metadata of the two jobs, compared."""
-    diffs = diff_series(check, prom.series(peer_job, at), prom.series(our_job, at))
-    pm, om = prom.metadata(peer_job), prom.metadata(our_job)
+    return diff_series(check, prom.series(peer_job, at), prom.series(our_job, at)) + diff_metadata(
+        check, prom.metadata(peer_job), prom.metadata(our_job)
+    )
+
+
+def diff_metadata(check: str, pm: dict[str, tuple[str, str]], om: dict[str, tuple[str, str]]) -> list[Difference]:
+    """Targets' metadata (metric name -> type, help). A peer's counter
+    `X_total` that shmetrics' metadata names `X` (an OpenMetrics family
+    name) with the same type and help is one difference, `renamed`."""
+    diffs = []
+    pm, om = dict(pm), dict(om)
+    for name in sorted(pm.keys() - om.keys()):
+        short = name.removesuffix("_total")
+        if short != name and short in om and short not in pm and om[short] == pm[name]:
+            diffs.append(Difference(check, "metadata-renamed", f"{name} -> {short}", f"{pm[name]!r}"))
+            del pm[name], om[short]
     for name in sorted(pm.keys() - om.keys()):
         diffs.append(Difference(check, "metadata-missing", name, f"peer={pm[name]!r}"))
     for name in sorted(om.keys() - pm.keys()):

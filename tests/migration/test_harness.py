@@ -100,3 +100,15 @@ def test_allowance_table():
 def test_the_docs_table_parses():
     for a in h.allowances():
         assert a.reason
+
+
+def test_metadata_rename_is_one_difference_only_when_type_and_help_agree():
+    peer = {"a_total": ("counter", "A"), "b_total": ("counter", "B"), "c": ("gauge", "C")}
+    ours = {"a": ("counter", "A"), "b": ("counter", "other help"), "c": ("counter", "C")}
+    got = sorted((d.kind, d.series) for d in h.diff_metadata("prometheus-default", peer, ours))
+    assert got == [
+        ("metadata-extra", "b"),
+        ("metadata-missing", "b_total"),
+        ("metadata-renamed", "a_total -> a"),
+        ("type", "c"),
+    ]
