@@ -12,6 +12,7 @@ source scripts/setup.sh
 ensure_rust
 ensure_lua
 ensure_php
+ensure_ruby
 ensure_apt prometheus
 ensure_python_env
 export PATH="$HOME/.cargo/bin:$PATH"
@@ -25,6 +26,9 @@ export SHMETRICS_BIN="${SHMETRICS_BIN:-$target/debug/shmetrics}"
 peers=${SHMETRICS_PEERS_DIR:-$(cd .. && pwd)/shared/peers}
 export NLP_PEER_DIR="${NLP_PEER_DIR:-$peers/nginx-lua-prometheus-0.20240525}"
 export PROMPHP_DIR="${PROMPHP_DIR:-$peers/promphp-v2.15.1}"
+export CLIENT_RUBY_DIR="${CLIENT_RUBY_DIR:-$peers/client_ruby-v4.2.5}"
+say "migration: gem build and gem install (the Ruby binding)"
+install_ruby_gem
 # Every check's differences that docs/migrating.md does not list, in full.
 export MIGRATION_DIFFS_DIR="$target/migration-diffs"
 rm -rf "$MIGRATION_DIFFS_DIR"

@@ -295,8 +295,18 @@ def diff_meta(check: str, kind: str, peer: dict[str, str], ours: dict[str, str])
     return out
 
 
-def page_series(page: Page) -> dict[str, float]:
-    return {series_str(s.name, s.labels): s.value for s in page.samples}
+def name_pids(labels, pids: dict[str, str] | None):
+    """Labels with a `pid` label's value replaced by the writer's name in
+    `pids` (pid -> e.g. `writer-0`): the only rewrite the comparison makes,
+    as two runs never have the same pids. An unknown pid stays."""
+    items = dict(labels)
+    if pids and "pid" in items:
+        items["pid"] = pids.get(items["pid"], items["pid"])
+    return items
+
+
+def page_series(page: Page, pids: dict[str, str] | None = None) -> dict[str, float]:
+    return {series_str(s.name, name_pids(s.labels, pids)): s.value for s in page.samples}
 
 
 def page_sample_types(page: Page) -> dict[str, str]:
@@ -308,9 +318,11 @@ def page_sample_helps(page: Page) -> dict[str, str]:
     return {s.name: page.helps.get(page.sample_family[s.name], "") for s in page.samples}
 
 
-def diff_pages(check: str, peer: Page, ours: Page) -> list[Difference]:
+def diff_pages(
+    check: str, peer: Page, ours: Page, peer_pids: dict | None = None, our_pids: dict | None = None
+) -> list[Difference]:
     return (
-        diff_series(check, page_series(peer), page_series(ours))
+        diff_series(check, page_series(peer, peer_pids), page_series(ours, our_pids))
         + diff_meta(check, "type", page_sample_types(peer), page_sample_types(ours))
         + diff_meta(check, "help", page_sample_helps(peer), page_sample_helps(ours))
     )
@@ -424,6 +436,34 @@ class AcceptProxy:
         self.server.server_close()
 
 
+class StaticPage:
+    """Serves one page at /metrics as text 0.0.4: a peer's page rendered
+    once its writers are done (client_ruby's Text.marshal, what its
+    Prometheus::Middleware::Exporter serves)."""
+
+    def __init__(self, body: str) -> None:
+        data = body.encode()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 (the stdlib's name)
+                self.send_response(200 if self.path == "/metrics" else 404)
+                self.send_header("Content-Type", "text/plain; version=0.0.4")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.address = f"127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
 class Prometheus:
     """Debian's Prometheus (2.42) scraping `targets` (job name -> host:port,
     path /metrics) every second, with its default scrape settings otherwise
@@ -475,7 +515,7 @@ class Prometheus:
         wait_for("a scrape of every target", lambda: self.scraped_after(t), timeout=30)
         return time.time()
 
-    def series(self, job: str, at: float) -> dict[str, float]:
+    def series(self, job: str, at: float, pids: dict[str, str] | None = None) -> dict[str, float]:
         """The job's series at `at` (their newest values), without the
         target's labels (job, instance) and the series Prometheus adds."""
         data = self.api("query", query=f'{{job="{job}"}}', time=f"{at:.3f}")
@@ -487,7 +527,7 @@ class Prometheus:
                 continue
             labels.pop("job")
             labels.pop("instance")
-            out[series_str(name, labels)] = float(r["value"][1])
+            out[series_str(name, name_pids(labels, pids))] = float(r["value"][1])
         return out
 
     def metadata(self, job: str) -> dict[str, tuple[str, str]]:
@@ -558,9 +598,13 @@ def _rfc3339(s: str) -> float:
     return datetime.fromisoformat(s).timestamp()
 
 
-def diff_prometheus(check: str, prom: Prometheus, peer_job: str, our_job: str, at: float) -> list[Difference]:
+def diff_prometheus(
+    check: str, prom: Prometheus, peer_job: str, our_job: str, at: float,
+    peer_pids: dict | None = None, our_pids: dict | None = None,
+) -> list[Difference]:
     """The stored series and the metadata of the two jobs, compared."""
-    return diff_series(check, prom.series(peer_job, at), prom.series(our_job, at)) + diff_metadata(
+    peer, ours = prom.series(peer_job, at, peer_pids), prom.series(our_job, at, our_pids)
+    return diff_series(check, peer, ours) + diff_metadata(
         check, prom.metadata(peer_job), prom.metadata(our_job)
     )
 
