@@ -271,7 +271,9 @@ class Difference:
 def same_value(a: float, b: float) -> bool:
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
-    return a == b or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+    # Sums of fractional observations may round differently when added in
+    # another order; nothing else may differ (a timestamp 1 ms apart does).
+    return a == b or math.isclose(a, b, rel_tol=1e-15, abs_tol=1e-9)
 
 
 def diff_series(check: str, peer: dict[str, float], ours: dict[str, float]) -> list[Difference]:
@@ -610,16 +612,18 @@ def diff_prometheus(
 
 
 def diff_metadata(check: str, pm: dict[str, tuple[str, str]], om: dict[str, tuple[str, str]]) -> list[Difference]:
-    """Targets' metadata (metric name -> type, help). A peer's counter
-    `X_total` that shmetrics' metadata names `X` (an OpenMetrics family
-    name) with the same type and help is one difference, `renamed`."""
+    """Targets' metadata (metric name -> type, help). A counter whose
+    metadata one side names `X_total` (text and protobuf name the family
+    so) and the other `X` (OpenMetrics does), with the same type and help,
+    is one difference, `metadata-renamed`, written `X_total -> X` or
+    `X -> X_total` (peer's name first)."""
     diffs = []
     pm, om = dict(pm), dict(om)
     for name in sorted(pm.keys() - om.keys()):
-        short = name.removesuffix("_total")
-        if short != name and short in om and short not in pm and om[short] == pm[name]:
-            diffs.append(Difference(check, "metadata-renamed", f"{name} -> {short}", f"{pm[name]!r}"))
-            del pm[name], om[short]
+        other = name.removesuffix("_total") if name.endswith("_total") else name + "_total"
+        if other in om and other not in pm and om[other] == pm[name]:
+            diffs.append(Difference(check, "metadata-renamed", f"{name} -> {other}", f"{pm[name]!r}"))
+            del pm[name], om[other]
     for name in sorted(pm.keys() - om.keys()):
         diffs.append(Difference(check, "metadata-missing", name, f"peer={pm[name]!r}"))
     for name in sorted(om.keys() - pm.keys()):

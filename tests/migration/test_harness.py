@@ -103,12 +103,18 @@ def test_the_docs_table_parses():
 
 
 def test_metadata_rename_is_one_difference_only_when_type_and_help_agree():
-    peer = {"a_total": ("counter", "A"), "b_total": ("counter", "B"), "c": ("gauge", "C")}
-    ours = {"a": ("counter", "A"), "b": ("counter", "other help"), "c": ("counter", "C")}
+    peer = {"a_total": ("counter", "A"), "b_total": ("counter", "B"), "c": ("gauge", "C"), "d": ("counter", "D")}
+    ours = {"a": ("counter", "A"), "b": ("counter", "other help"), "c": ("counter", "C"), "d_total": ("counter", "D")}
     got = sorted((d.kind, d.series) for d in h.diff_metadata("prometheus-default", peer, ours))
     assert got == [
         ("metadata-extra", "b"),
         ("metadata-missing", "b_total"),
         ("metadata-renamed", "a_total -> a"),
+        ("metadata-renamed", "d -> d_total"),
         ("type", "c"),
     ]
+
+
+def test_values_must_agree_closely():
+    assert h.same_value(0.1 + 0.2, 0.3)
+    assert not h.same_value(1795868861.8207, 1795868861.8217)  # two _created 1 ms apart
