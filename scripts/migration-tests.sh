@@ -27,6 +27,7 @@ peers=${SHMETRICS_PEERS_DIR:-$(cd .. && pwd)/shared/peers}
 export NLP_PEER_DIR="${NLP_PEER_DIR:-$peers/nginx-lua-prometheus-0.20240525}"
 export PROMPHP_DIR="${PROMPHP_DIR:-$peers/promphp-v2.15.1}"
 export CLIENT_RUBY_DIR="${CLIENT_RUBY_DIR:-$peers/client_ruby-v4.2.5}"
+export STATSD_INSTRUMENT_DIR="${STATSD_INSTRUMENT_DIR:-$peers/statsd-instrument-v3.11.0}"
 say "migration: gem build and gem install (the Ruby binding)"
 install_ruby_gem
 # Every check's differences that docs/migrating.md does not list, in full.
