@@ -35,4 +35,8 @@ export MIGRATION_DIFFS_DIR="$target/migration-diffs"
 rm -rf "$MIGRATION_DIFFS_DIR"
 
 say "migration: the differential tests"
-"$VENV/bin/python" -m pytest -q tests/migration "$@"
+rc=0
+"$VENV/bin/python" -m pytest -q tests/migration "$@" || rc=$?
+say "migration: the differences docs/migrating.md does not list (in full: $MIGRATION_DIFFS_DIR)"
+"$VENV/bin/python" tests/migration/summary.py "$MIGRATION_DIFFS_DIR"
+exit "$rc"
