@@ -23,6 +23,8 @@ def shape(line: str) -> str:
     tags = []
     if re.search(r'le="[0-9]+\.0"', series):
         tags.append('le="N.0"')
+    elif re.search(r'le="[0-9]+"', series):
+        tags.append('le="N"')
     if 'pid="' in series:
         tags.append("pid")
     if name.startswith("shmetrics_"):
