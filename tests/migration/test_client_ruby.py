@@ -35,7 +35,8 @@ def workload(kind: str, tmp: Path, env: dict[str, str]) -> tuple[str, dict[str, 
     the parent and of its forked writers named parent, writer-0, writer-1."""
     out = tmp / f"{kind}.prom"
     r = subprocess.run(
-        ["ruby", "-I", f"{h.env('CLIENT_RUBY_DIR')}/lib", str(HERE / "ruby" / "workload.rb"), kind, str(REQUESTS), str(out)],
+        ["ruby", "-I", f"{h.env('CLIENT_RUBY_DIR')}/lib", str(HERE / "ruby" / "workload.rb"),
+         kind, str(REQUESTS), str(out)],
         env={**os.environ, **env}, capture_output=True, text=True, timeout=120,
     )
     assert r.returncode == 0, r.stderr[-3000:]

@@ -158,7 +158,9 @@ def run(tmp_path_factory):
         proxy = h.AcceptProxy(f"http://{exp}")
         started.append(proxy)
         peer_addr = f"127.0.0.1:{peer.port}"
-        default = h.Prometheus(tmp / "prom-default", {"peer": peer_addr, "shmetrics": exp, "shmetrics-text": proxy.address})
+        default = h.Prometheus(
+            tmp / "prom-default", {"peer": peer_addr, "shmetrics": exp, "shmetrics-text": proxy.address}
+        )
         started.append(default)
         native = h.Prometheus(tmp / "prom-native", {"peer": peer_addr, "shmetrics": exp}, "native-histograms")
         started.append(native)

@@ -138,8 +138,10 @@ def diff_streams(peer, ours) -> list[h.Difference]:
 
 def workload(kind: str, env: dict[str, str]) -> None:
     lib = h.env("STATSD_INSTRUMENT_DIR") + "/lib"
-    args = ["ruby", *(["-I", lib] if kind == "peer" else []), str(HERE / "ruby" / "statsd_workload.rb"), kind, str(EVENTS)]
-    r = subprocess.run(args, env={**os.environ, "STATSD_PREFIX": PREFIX, **env}, capture_output=True, text=True, timeout=120)
+    script = HERE / "ruby" / "statsd_workload.rb"
+    args = ["ruby", *(["-I", lib] if kind == "peer" else []), str(script), kind, str(EVENTS)]
+    env = {**os.environ, "STATSD_PREFIX": PREFIX, **env}
+    r = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr[-3000:]
 
 
