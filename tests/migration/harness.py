@@ -387,8 +387,20 @@ def verdict(pair: str, diffs: list[Difference]) -> list[Difference]:
 DIFFS_DIR = Path(os.environ.get("MIGRATION_DIFFS_DIR", REPO / "target" / "migration-diffs"))
 
 
+def record_used(pair: str, diffs: list[Difference]) -> None:
+    """Appends to DIFFS_DIR/used-rows.log the table rows (by number) that
+    covered a difference, so that summary.py can name the rows a full run
+    never used."""
+    allowed = allowances()
+    used = {i for d in diffs for i, a in enumerate(allowed) if a.covers(pair, d)}
+    DIFFS_DIR.mkdir(parents=True, exist_ok=True)
+    with open(DIFFS_DIR / "used-rows.log", "a") as f:
+        f.write("".join(f"{i}\n" for i in sorted(used)))
+
+
 def assert_no_unchosen(pair: str, diffs: list[Difference]) -> None:
     left = verdict(pair, diffs)
+    record_used(pair, diffs)
     checks = sorted({d.check for d in diffs}) or ["none"]
     out = DIFFS_DIR / f"{pair.replace('/', '-')}.{'+'.join(checks)}.txt"
     out.parent.mkdir(parents=True, exist_ok=True)

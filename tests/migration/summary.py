@@ -34,8 +34,22 @@ def shape(line: str) -> str:
     return f"{kind:18} {name} {' '.join(tags)}".rstrip()
 
 
+def unused_rows(d: Path) -> None:
+    """The rows of docs/migrating.md's table that covered no difference in
+    this run (after a run of every test, a row to reconsider)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import harness
+
+    used_file = d / "used-rows.log"
+    used = {int(x) for x in used_file.read_text().split()} if used_file.exists() else set()
+    for i, a in enumerate(harness.allowances()):
+        if i not in used:
+            print(f"chosen difference that covered nothing in this run: {a.pair} {a.check} {a.kind} {a.series}")
+
+
 def main() -> None:
     d = Path(sys.argv[1] if len(sys.argv) > 1 else os.environ.get("MIGRATION_DIFFS_DIR", "target/migration-diffs"))
+    unused_rows(d)
     files = sorted(d.glob("*.txt")) if d.is_dir() else []
     for f in files:
         lines = [x for x in f.read_text().splitlines() if x]
