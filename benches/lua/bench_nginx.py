@@ -818,7 +818,7 @@ def long_tail(seconds: int, interval: float, pairs: int, pair_seconds: int, peer
                       f" target <= 1.2)")
                 print(f"   median of the p99 ratio: {statistics.median(p99_ratios):.2f}"
                       f" (range {min(p99_ratios):.2f}..{max(p99_ratios):.2f})")
-            _, body = get(eport, "/metrics")
+            _, body = get(eport, "/exporter-metrics")
             secs = re.search(rb"^shmetrics_exporter_render_seconds_total ([\d.e+-]+)$", body, re.M)
             renders = re.search(rb"^shmetrics_exporter_renders_total ([\d.e+-]+)$", body, re.M)
             assert secs and renders, "the exporter's render metrics are missing"

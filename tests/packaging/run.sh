@@ -237,7 +237,9 @@ for _ in $(seq 100); do
 done
 scraped=$(curl -sf "http://127.0.0.1:$port/metrics") || { cat "$work/unit.log" >&2; fail "cannot scrape the unit's exporter"; }
 grep -qx 'unit_hits_total 1' <<< "$scraped" || fail "the unit's exporter served: $scraped"
-grep -q '^shmetrics_build_info{' <<< "$scraped" || fail "the unit's exporter serves no shmetrics_build_info"
+grep -q '^shmetrics_' <<< "$scraped" && fail "the unit's exporter puts its own metrics on /metrics: $scraped"
+own=$(curl -sf "http://127.0.0.1:$port/exporter-metrics") || fail "cannot read the unit's /exporter-metrics"
+grep -q '^shmetrics_build_info{' <<< "$own" || fail "the unit's exporter serves no shmetrics_build_info"
 status=$(cat "/proc/$unit_pid/status")
 [ "$(ps -o user= -p "$unit_pid")" = shmetrics ] || fail "the unit's exporter runs as $(ps -o user= -p "$unit_pid")"
 grep -qx $'NoNewPrivs:\t1' <<< "$status" && grep -qx $'CapBnd:\t0000000000000000' <<< "$status" &&

@@ -205,8 +205,8 @@ def stack(tmp_path):
             assert not bad, "nginx error.log:\n" + "\n".join(bad)
 
 
-def scrape(eport: int) -> dict[tuple[str, tuple], float]:
-    status, body = get(eport, "/metrics")
+def scrape(eport: int, path: str = "/metrics") -> dict[tuple[str, tuple], float]:
+    status, body = get(eport, path)
     assert status == 200, body
     out = {}
     for fam in text_string_to_metric_families(body):
@@ -351,7 +351,8 @@ def test_reload_and_crashes_keep_exact_totals(stack):
     after = route_totals(scrape(eport))
     assert {r: after[r] - base.get(r, 0) for r in after} == {r: float(n) for r, n in extra.done.items()}
 
-    s = scrape(eport)
+    # The exporter's own metrics are on their own page.
+    s = scrape(eport, "/exporter-metrics")
     claims = s[("shmetrics_store_writer_claims_total", ())]
     # Every worker that served a request updated the store, so claimed a
     # slot of its own, once (not once per request). A killed worker may have

@@ -115,6 +115,8 @@ final class FpmTest extends TestCase
         self::assertSame(1.0, $s['php_info{version="' . PHP_VERSION . '"}']);
         // Once per worker process, not once per request: a worker claims one
         // writer slot (on its first update), whatever the number of requests.
+        // (The exporter's own metrics are on their own page.)
+        $s = self::samples(self::get("$exporter/exporter-metrics"));
         $claims = $s['shmetrics_store_writer_claims_total'];
         // (+1: the worker that served the warm-up request may have served no other.)
         self::assertGreaterThanOrEqual($served, $claims);

@@ -57,6 +57,11 @@ enum Command {
             value_parser = telemetry_path
         )]
         telemetry_path: String,
+        /// Also serve the exporter's own metrics (`shmetrics_*`) on the
+        /// telemetry path. Off by default, so that the page holds only the
+        /// applications' metrics; they are always on /exporter-metrics.
+        #[arg(long = "web.exporter-metrics")]
+        exporter_metrics: bool,
         /// Connections open at once. At the limit, the oldest idle
         /// connection (no request head yet) is closed to make room; a new
         /// one is refused only when every place serves a request.
@@ -276,6 +281,7 @@ fn main() -> ExitCode {
             store,
             listen,
             telemetry_path,
+            exporter_metrics,
             max_connections,
             header_timeout,
             request_timeout,
@@ -315,6 +321,7 @@ fn main() -> ExitCode {
                 config.otlp = otlp;
                 config.listen = listen;
                 config.telemetry_path = telemetry_path;
+                config.exporter_metrics = exporter_metrics;
                 config.store_owner = expect.store_owner;
                 config.store_group = expect.store_group;
                 config.max_connections = max_connections.max(1);

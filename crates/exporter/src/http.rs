@@ -60,6 +60,7 @@ impl Server {
             Renderer::detached(config.store.clone())
                 .expecting(config.store_owner, config.store_group),
         );
+        renderer.exporter_metrics_on_page(config.exporter_metrics);
         let _ = renderer.attach();
         let remote_write = config
             .remote_write
@@ -408,6 +409,7 @@ async fn route(
     }
     match req.uri().path() {
         p if p == telemetry_path => scrape(req.headers(), renderer, arrived).await,
+        crate::EXPORTER_METRICS_PATH => exporter_page(req.headers(), &renderer).await,
         "/healthz" => healthz(&renderer),
         // As Prometheus: the process answers.
         "/-/healthy" => text(StatusCode::OK, "Healthy.\n"),
@@ -430,7 +432,10 @@ async fn route(
         }
         _ => text(
             StatusCode::NOT_FOUND,
-            format!("not found; try {telemetry_path}, /healthz, /-/healthy, /-/ready or /\n"),
+            format!(
+                "not found; try {telemetry_path}, {}, /healthz, /-/healthy, /-/ready or /\n",
+                crate::EXPORTER_METRICS_PATH
+            ),
         ),
     }
 }
@@ -472,6 +477,28 @@ async fn scrape(
         }
         Err(_) => text(StatusCode::INTERNAL_SERVER_ERROR, "the render failed\n"),
     }
+}
+
+/// [`crate::EXPORTER_METRICS_PATH`]: the exporter's own metrics in the
+/// negotiated format (small: rendered on each request, never gzipped).
+async fn exporter_page(headers: &HeaderMap, renderer: &Arc<Renderer>) -> Response<Full<Bytes>> {
+    let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok());
+    let negotiated = shmetrics_expo::negotiate_scrape(accept, true);
+    let r2 = renderer.clone();
+    let body = tokio::task::spawn_blocking(move || {
+        r2.exporter_page(negotiated.format, negotiated.escaping)
+    })
+    .await;
+    let Ok(body) = body else {
+        return text(StatusCode::INTERNAL_SERVER_ERROR, "the render failed\n");
+    };
+    let mut resp = Response::new(Full::new(Bytes::from(body)));
+    // UNWRAP: the content type is ASCII, built from constants.
+    let ct = HeaderValue::from_str(&negotiated.content_type()).expect("an ASCII content type");
+    resp.headers_mut().insert(CONTENT_TYPE, ct);
+    resp.headers_mut()
+        .insert(VARY, HeaderValue::from_static("Accept"));
+    resp
 }
 
 /// `/healthz`: the served store's size and writers, or why none is served.

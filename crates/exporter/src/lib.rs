@@ -3,9 +3,11 @@
 //!
 //! Routes: `/metrics` ([`Config::telemetry_path`]: the exposition in
 //! Prometheus text, OpenMetrics or the Prometheus protobuf format,
-//! negotiated from `Accept`, gzip when accepted), `/healthz`, `/-/healthy`
-//! and `/-/ready` (as Prometheus and its exporters), and `/` (a landing
-//! page linking them, with the store's status).
+//! negotiated from `Accept`, gzip when accepted), `/exporter-metrics`
+//! ([`EXPORTER_METRICS_PATH`]: the exporter's own metrics, which are not
+//! on `/metrics` unless [`Config::exporter_metrics`]), `/healthz`,
+//! `/-/healthy` and `/-/ready` (as Prometheus and its exporters), and `/`
+//! (a landing page linking them, with the store's status).
 //!
 //! Behaviour worth knowing:
 //! - It binds loopback by default ([`DEFAULT_LISTEN`]).
@@ -25,8 +27,9 @@
 //!   finish (for up to [`Config::request_timeout`]) and exit.
 //! - The store may not exist yet when the exporter starts (a sidecar may
 //!   start before the application). Until it can be opened, `/healthz`
-//!   answers 503 saying why, `/metrics` serves the exporter's own metrics
-//!   with `shmetrics_store_attached 0`, and every request tries again.
+//!   answers 503 saying why, `/metrics` serves an empty page (and
+//!   `/exporter-metrics` says `shmetrics_store_attached 0`), and every
+//!   request tries again.
 //! - The store path is followed: a store removed and created again, or
 //!   replaced by a rename, is opened and served from the next request on;
 //!   one removed and not re-created is served stale, `/healthz` answering
@@ -79,8 +82,21 @@ pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// The default telemetry path.
 pub const DEFAULT_TELEMETRY_PATH: &str = "/metrics";
 
+/// The path of the exporter's own metrics (`shmetrics_*`: scrapes,
+/// renders, the store's capacity and writers), kept off the telemetry
+/// page so that switching an application to shmetrics adds no series to
+/// what Prometheus stores; `--web.exporter-metrics` puts them on the
+/// telemetry page too ([`Config::exporter_metrics`]).
+pub const EXPORTER_METRICS_PATH: &str = "/exporter-metrics";
+
 /// The paths the exporter serves besides the telemetry path.
-pub const RESERVED_PATHS: [&str; 4] = ["/", "/healthz", "/-/healthy", "/-/ready"];
+pub const RESERVED_PATHS: [&str; 5] = [
+    "/",
+    "/healthz",
+    "/-/healthy",
+    "/-/ready",
+    EXPORTER_METRICS_PATH,
+];
 
 /// Checks a telemetry path: it starts with `/` and is none of
 /// [`RESERVED_PATHS`]. Returns what is wrong.
@@ -157,6 +173,10 @@ pub struct Config {
     /// The group expected to own the store: a store of this group is
     /// served whoever owns it (see [`shmetrics_core::Options::group`]).
     pub store_group: Option<u32>,
+    /// Whether the exporter's own metrics are on the telemetry page too
+    /// (`--web.exporter-metrics`); off by default. They are always served
+    /// on [`EXPORTER_METRICS_PATH`].
+    pub exporter_metrics: bool,
 }
 
 impl Config {
@@ -176,6 +196,7 @@ impl Config {
             otlp: None,
             store_owner: None,
             store_group: None,
+            exporter_metrics: false,
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -107,6 +107,10 @@ pub struct Renderer {
     /// The server's connection table, shown with the exporter's own
     /// metrics.
     connections: OnceLock<Arc<Conns>>,
+    /// Whether the exporter's own metrics go on the telemetry page too
+    /// (`--web.exporter-metrics`); they are always on
+    /// [`crate::EXPORTER_METRICS_PATH`].
+    own_on_page: AtomicBool,
 }
 
 impl std::fmt::Debug for State {
@@ -146,6 +150,7 @@ impl Renderer {
             statsd: OnceLock::new(),
             otlp: OnceLock::new(),
             connections: OnceLock::new(),
+            own_on_page: AtomicBool::new(false),
         }
     }
 
@@ -321,7 +326,11 @@ impl Renderer {
                 .get(&(format, escaping, false))
                 .map_or(64 << 10, |r| r.body.len() + 4096),
         );
-        let own = self.own_metrics(attached.as_deref().map(|a| (a, &st.snap)));
+        let own = if self.own_on_page.load(Relaxed) {
+            self.own_metrics(attached.as_deref().map(|a| (a, st.snap.stats().clone())))
+        } else {
+            Vec::new()
+        };
         shmetrics_expo::encode_escaped(&st.snap, &own, format, escaping, &mut out);
         let took = started.elapsed();
         self.stats.renders.fetch_add(1, Relaxed);
@@ -341,11 +350,28 @@ impl Renderer {
         })
     }
 
+    /// Puts the exporter's own metrics on the telemetry page too (off by
+    /// default: a page holds only what the applications registered).
+    pub fn exporter_metrics_on_page(&self, on: bool) {
+        self.own_on_page.store(on, Relaxed);
+    }
+
+    /// The page of [`crate::EXPORTER_METRICS_PATH`]: the exporter's and
+    /// (once attached) the store's own metrics alone, the store's figures
+    /// read at once (no snapshot of the series).
+    pub fn exporter_page(&self, format: Format, escaping: Escaping) -> Vec<u8> {
+        let attached = self.attach().ok();
+        let own = self.own_metrics(attached.as_deref().map(|a| (a, a.store.stats())));
+        let mut out = Vec::with_capacity(8 << 10);
+        shmetrics_expo::encode_escaped(&Snapshot::default(), &own, format, escaping, &mut out);
+        out
+    }
+
     /// The exporter's and (once attached) the store's own metrics, under
     /// `shmetrics_`.
     fn own_metrics<'a>(
         &'a self,
-        served: Option<(&'a Attached, &Snapshot)>,
+        served: Option<(&'a Attached, StoreStats)>,
     ) -> Vec<ExtraFamily<'a>> {
         let mut f = Families::default();
         let b = &crate::BUILD_INFO;
@@ -378,7 +404,7 @@ impl Renderer {
         }
         if let Some((att, snap)) = served {
             self.file_metrics(&mut f, att);
-            Self::store_metrics(&mut f, snap.stats());
+            Self::store_metrics(&mut f, &snap);
         }
         self.connection_metrics(&mut f);
         f.into_vec()

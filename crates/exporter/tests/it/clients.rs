@@ -52,6 +52,7 @@ fn idle_and_slow_clients_are_cut_off() {
     let path = dir.path().join("store");
     let _store = small_store(&path);
     let server = TestServer::start(&path, |c| {
+        c.exporter_metrics = true;
         c.max_connections = 16;
         c.header_timeout = Duration::from_secs(1);
         // Long, so that only the header timeout can close them in time.
@@ -171,6 +172,7 @@ fn at_the_limit_the_oldest_idle_connection_makes_room() {
     const LIMIT: usize = 16;
     const EXTRA: usize = 5;
     let server = TestServer::start(&path, |c| {
+        c.exporter_metrics = true;
         c.max_connections = LIMIT;
         // Long timeouts: nothing but the limit closes a connection here.
         c.header_timeout = Duration::from_secs(60);

@@ -158,7 +158,10 @@ fn concurrent_scrapes_share_renders() {
         .collect();
     let worker = Rerun::start("churn", &path, "");
 
-    let server = TestServer::start(&path, |c| c.max_connections = 64);
+    let server = TestServer::start(&path, |c| {
+        c.exporter_metrics = true;
+        c.max_connections = 64;
+    });
     let addr = server.addr;
     let mut prev_max = 0.0f64;
     let mut lines = None;

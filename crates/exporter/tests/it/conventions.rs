@@ -21,6 +21,7 @@ fn telemetry_path_health_ready_and_build_info() {
             "/x/metrics",
             "--web.max-connections",
             "64",
+            "--web.exporter-metrics",
         ],
     );
     let addr = serve.addr;
@@ -103,7 +104,14 @@ fn old_flag_names() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("old.metrics");
     let mut p = Command::new(shmetrics_bin())
-        .args(["serve", "--listen", "127.0.0.1:0", "--max-connections", "7"])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--max-connections",
+            "7",
+            "--web.exporter-metrics",
+        ])
         .arg("--store")
         .arg(&path)
         .stderr(std::process::Stdio::piped())
@@ -164,4 +172,36 @@ fn version_everywhere_and_bad_telemetry_path() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("--web.telemetry-path"), "{bad}: {err}");
     }
+}
+
+/// By default the telemetry page holds only the store's families: no
+/// `shmetrics_*` series (they are on /exporter-metrics) and, for families
+/// registered without `_created`, no `_created` in any format.
+#[test]
+fn default_page_adds_no_series() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plain.metrics");
+    let _store = store_with_counter(
+        &path,
+        &FamilyDesc::new("plain_jobs_total", Kind::Counter).help("Jobs."),
+        &[],
+        3.0,
+    );
+    let serve = Serve::on_store(&path, &[]);
+    for accept in [
+        "text/plain;version=0.0.4",
+        "application/openmetrics-text;version=1.0.0",
+        "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+    ] {
+        let body = get(serve.addr, "/metrics", &[("Accept", accept)]).text();
+        assert!(body.contains("plain_jobs_total 3"), "{accept}: {body}");
+        assert!(!body.contains("shmetrics_"), "{accept}: {body}");
+    }
+    let own = get(serve.addr, "/exporter-metrics", &[]).text();
+    assert!(own.contains("\nshmetrics_store_attached 1\n"), "{own}");
+    assert!(
+        own.contains("shmetrics_exporter_scrapes_total 3\n"),
+        "{own}"
+    );
+    assert!(!own.contains("plain_jobs"), "{own}");
 }

@@ -118,6 +118,7 @@ fn every_metric_named_in_deploy_is_on_a_real_page() {
     let serve = Serve::on_store(
         &path,
         &[
+            "--web.exporter-metrics",
             "--remote-write.url",
             "http://127.0.0.1:1/api/v1/write",
             "--otlp.url",

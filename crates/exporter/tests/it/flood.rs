@@ -63,7 +63,7 @@ fn scrapes_succeed_during_a_connection_flood() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     let _store = small_store(&path);
-    let serve = Serve::on_store(&path, &[]);
+    let serve = Serve::on_store(&path, &["--web.exporter-metrics"]);
     let flood = Flood::start(serve.addr, IDLE, RECONNECTING);
     let body = scrape_through(serve.addr, "default limits");
     // The flood was really held open beside the scrapes.
@@ -88,7 +88,10 @@ fn a_flood_beyond_the_limit_makes_room_for_scrapes() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     let _store = small_store(&path);
-    let serve = Serve::on_store(&path, &["--max-connections", "256"]);
+    let serve = Serve::on_store(
+        &path,
+        &["--max-connections", "256", "--web.exporter-metrics"],
+    );
     let flood = Flood::start(serve.addr, IDLE, RECONNECTING);
     let body = scrape_through(serve.addr, "256 connections at most");
     let evicted = sample(&body, "shmetrics_exporter_evicted_connections_total");

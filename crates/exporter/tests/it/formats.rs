@@ -457,7 +457,10 @@ fn formats_over_http() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     let (want, _writer) = write_store(&path);
-    let server = TestServer::start(&path, |_| {});
+    let server = TestServer::start(&path, |c| {
+        c.exporter_metrics = true;
+        c.exporter_metrics = true;
+    });
     let addr = server.addr;
 
     let r = get(addr, "/healthz", &[]);
@@ -672,7 +675,10 @@ fn later_writes_appear_in_later_scrapes() {
     store
         .counter_inc(store.series(&c, &["a"]).unwrap())
         .unwrap();
-    let server = TestServer::start(&path, |_| {});
+    let server = TestServer::start(&path, |c| {
+        c.exporter_metrics = true;
+        c.exporter_metrics = true;
+    });
     let body = get(server.addr, "/metrics", &[]).text();
     assert!(body.contains("\nearly_total{k=\"a\"} 1\n"), "{body}");
     assert!(!body.contains("late_seconds"), "{body}");
@@ -868,7 +874,10 @@ fn protobuf_over_http() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     let (want, _writer) = write_store(&path);
-    let server = TestServer::start(&path, |_| {});
+    let server = TestServer::start(&path, |c| {
+        c.exporter_metrics = true;
+        c.exporter_metrics = true;
+    });
     let addr = server.addr;
 
     let cases: &[(&str, &str)] = &[

@@ -264,7 +264,10 @@ fn real_prometheus_scrape() {
         .unwrap()
         .as_secs_f64();
 
-    let server = TestServer::start(&path, |_| {});
+    let server = TestServer::start(&path, |c| {
+        c.exporter_metrics = true;
+        c.exporter_metrics = true;
+    });
     let prom = Prometheus::start(dir.path(), server.addr);
 
     // Wait for a successful scrape that started after every write.
@@ -480,7 +483,10 @@ fn real_prometheus_scrapes_protobuf() {
         .unwrap()
         .as_secs_f64();
 
-    let server = TestServer::start(&path, |_| {});
+    let server = TestServer::start(&path, |c| {
+        c.exporter_metrics = true;
+        c.exporter_metrics = true;
+    });
     let prom = Prometheus::start_with(
         dir.path(),
         &format!(
@@ -735,7 +741,10 @@ fn real_prometheus_native_histogram() {
     assert_eq!(nb.schema, 3);
     assert_eq!(nb.positive.counts.iter().sum::<u64>(), 1024);
 
-    let server = TestServer::start(&path, |_| {});
+    let server = TestServer::start(&path, |c| {
+        c.exporter_metrics = true;
+        c.exporter_metrics = true;
+    });
     let prom = Prometheus::start_with(
         dir.path(),
         &format!(

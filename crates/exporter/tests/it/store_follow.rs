@@ -78,7 +78,7 @@ fn serving_first_store() -> (tempfile::TempDir, Store, Serve, f64) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     let first = store_at(&path, 7.0);
-    let serve = Serve::on_store(&path, &[]);
+    let serve = Serve::on_store(&path, &["--web.exporter-metrics"]);
     let since = assert_serves(&serve, &path, 7.0, 0.0, 1.0);
     (dir, first, serve, since)
 }

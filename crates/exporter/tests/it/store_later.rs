@@ -49,7 +49,10 @@ fn assert_detached_metrics(addr: std::net::SocketAddr, scratch: &Path) {
 fn exporter_starts_before_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
-    let server = TestServer::start(&path, |_| {});
+    let server = TestServer::start(&path, |c| {
+        c.exporter_metrics = true;
+        c.exporter_metrics = true;
+    });
     assert!(server.renderer.store().is_none());
 
     let r = get(server.addr, "/healthz", &[]);
@@ -90,7 +93,7 @@ fn foreign_file_is_reported_then_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     std::fs::write(&path, vec![b'x'; 8192]).unwrap();
-    let mut serve = Serve::on_store(&path, &[]);
+    let mut serve = Serve::on_store(&path, &["--web.exporter-metrics"]);
 
     let r = get(serve.addr, "/healthz", &[]);
     assert_eq!(r.status, 503);

@@ -179,6 +179,7 @@ fn server_with(
 ) -> TestServer {
     let web = WebConfig::load(web_config).unwrap_or_else(|e| panic!("{e}"));
     TestServer::start(store, |c| {
+        c.exporter_metrics = true;
         c.web = Some(Arc::new(web));
         tweak(c);
     })
@@ -663,7 +664,14 @@ fn serve_reports_bad_web_configs() {
     // A good file: the binary serves HTTPS and says so.
     let file = dir.path().join("good.yml");
     std::fs::write(&file, doc_snippet("web-config.yml")).unwrap();
-    let serve = Serve::on_store(&path, &["--web.config.file", file.to_str().unwrap()]);
+    let serve = Serve::on_store(
+        &path,
+        &[
+            "--web.exporter-metrics",
+            "--web.config.file",
+            file.to_str().unwrap(),
+        ],
+    );
     assert!(
         serve
             .stderr()

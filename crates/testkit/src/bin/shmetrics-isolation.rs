@@ -402,7 +402,15 @@ fn run(args: &[String]) {
 
 /// Phase B: the writers run while `shmetrics serve` is scraped.
 fn scraped_phase(me: &Path, store: &Path, a: &RunArgs) -> Phase {
-    let exporter = Serve::with_bin(&a.shmetrics, &[OsStr::new("--store"), store.as_os_str()]);
+    // The render time is read from the scraped page itself.
+    let exporter = Serve::with_bin(
+        &a.shmetrics,
+        &[
+            OsStr::new("--web.exporter-metrics"),
+            OsStr::new("--store"),
+            store.as_os_str(),
+        ],
+    );
     let addr = exporter.addr;
     // One scrape first, so that phase B starts from a warm exporter.
     let _ = get_metrics(addr);
