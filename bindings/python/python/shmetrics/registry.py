@@ -9,7 +9,9 @@ process, as prometheus_client's multiprocess mode does."""
 from __future__ import annotations
 
 import math
+import os
 import threading
+import weakref
 from typing import AbstractSet, Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Set, Tuple
 
 from . import _check, _native, _publish
@@ -24,6 +26,21 @@ _SUFFIXES = {
 }
 
 float_text = _native.float_text
+
+
+# Every registry, to give each a new lock in a forked child: a lock held by
+# another thread at the fork (in collect(), register()) would be held
+# there for good, as that thread does not exist in the child.
+_REGISTRIES: "weakref.WeakSet[CollectorRegistry]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for r in list(_REGISTRIES):
+        r._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class Collector(Protocol):
@@ -196,6 +213,7 @@ class CollectorRegistry:
         # Info metrics of this registry not set yet (a registry of its own).
         self._pending_infos: List[Any] = []
         self._lock = threading.Lock()
+        _REGISTRIES.add(self)
         self._collectors: Dict[Any, List[str]] = {}
         self._store_names: Dict[str, str] = {}
         # The metric objects created with this registry, by store family
