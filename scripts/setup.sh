@@ -193,6 +193,12 @@ ensure_python_env() {
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
     pytest prometheus_client gunicorn maturin mypy \
     asgiref aiohttp django twisted python-snappy flask starlette uvicorn
+  # The libraries built on prometheus_client whose own suites
+  # scripts/python-libs-tests.sh runs (their PyPI packages; their tests
+  # come from ../shared/peers), with what those suites import.
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
+    prometheus-flask-exporter==0.23.2 prometheus-fastapi-instrumentator==8.0.2 django-prometheus==2.5.0 \
+    fastapi httpx httpx2 requests devtools flask-restful pytest-asyncio pytest-django 'psycopg[binary]'
   say "pip install ./bindings/python"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
 }

@@ -37,6 +37,21 @@ static INPROGRESS_TRACKER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static SET_FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static REMOVE_BY_LABELS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static METRIC_REPR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static DEFAULT_REGISTRY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+
+/// The registry of a metric created with `registry` (`None` or not given:
+/// `REGISTRY`, the default of prometheus_client's constructors).
+fn registry_or_default<'py>(
+    py: Python<'py>,
+    registry: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match registry.filter(|r| !r.is_none()) {
+        Some(r) => Ok(r.clone()),
+        None => Ok(DEFAULT_REGISTRY
+            .import(py, "shmetrics.registry", "REGISTRY")?
+            .clone()),
+    }
+}
 
 /// One of the helper classes of `shmetrics._metrics`, made with `args`.
 fn helper<'py>(
@@ -137,7 +152,8 @@ struct Common<'a, 'py> {
     namespace: &'a str,
     subsystem: &'a str,
     unit: &'a str,
-    registry: Option<&'a Bound<'py, PyAny>>,
+    /// `REGISTRY` when not given.
+    registry: Bound<'py, PyAny>,
     ttl_seconds: Option<f64>,
 }
 
@@ -168,9 +184,7 @@ impl Common<'_, '_> {
     /// anything else (`None`, prometheus_client's `REGISTRY`) means the
     /// default store.
     fn store(&self, py: Python<'_>, kind: Kind, full: &str) -> PyResult<(Py<PyStore>, Hints)> {
-        let Some(r) = self.registry.filter(|r| !r.is_none()) else {
-            return Ok((default_store(py)?, Hints::default()));
-        };
+        let r = &self.registry;
         if let Ok(s) = r.cast::<PyStore>() {
             return Ok((s.clone().unbind(), Hints::default()));
         }
@@ -200,14 +214,48 @@ impl Common<'_, '_> {
     /// (`_shmetrics_registered`): a family its `unregister()` hid shows
     /// again.
     fn registered(&self, py: Python<'_>, name: &str, store: &Py<PyStore>) -> PyResult<()> {
-        let Some(r) = self.registry.filter(|r| !r.is_none()) else {
-            return Ok(());
-        };
-        if let Ok(f) = r.getattr("_shmetrics_registered") {
+        if let Ok(f) = self.registry.getattr("_shmetrics_registered") {
             f.call1((name, store.clone_ref(py)))?;
         }
         Ok(())
     }
+
+    /// The store for a metric whose definition the store refused
+    /// (`ConflictError`): a shmetrics registry from which a metric of that
+    /// name was unregistered gives a store of its own for the new
+    /// definition (`_shmetrics_redefine`), as prometheus_client takes any
+    /// definition once the old metric is unregistered; `None` otherwise.
+    fn redefined(&self, name: &str, kind: Kind) -> PyResult<Option<Py<PyStore>>> {
+        let Ok(f) = self.registry.getattr("_shmetrics_redefine") else {
+            return Ok(None);
+        };
+        let store: Option<Bound<'_, PyStore>> = f.call1((name, kind.as_str()))?.extract()?;
+        Ok(store.map(Bound::unbind))
+    }
+}
+
+/// The label names from any iterable of strings (a list, a tuple,
+/// `dict.keys()`, a generator), as prometheus_client takes them
+/// (`tuple(labelnames)`).
+fn label_names(given: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Vec<String>>> {
+    let Some(given) = given.filter(|g| !g.is_none()) else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for name in given.try_iter()? {
+        let name = name?;
+        let s = name.cast::<PyString>().map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "label names must be strings, got {}",
+                name.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+        out.push(s.to_cow()?.into_owned());
+    }
+    Ok(Some(out))
 }
 
 /// Now by Python's `time.time()`, in nanoseconds: the creation time of a
@@ -233,9 +281,7 @@ impl Metric {
         let label_names = c.labelnames.clone().unwrap_or_default();
         let names: Vec<&str> = label_names.iter().map(String::as_str).collect();
         crate::names::check_given(c.name, &c.full_name(kind), &names)?;
-        let (store_obj, hints) = c.store(py, kind, &c.full_name(kind))?;
-        let generation = store_obj.get().generation();
-        let store = store_obj.get().store();
+        let (mut store_obj, hints) = c.store(py, kind, &c.full_name(kind))?;
         let mut desc = FamilyDesc::new(c.full_name(kind), kind)
             .name_rules(crate::names::rules())
             .help(c.documentation)
@@ -250,7 +296,18 @@ impl Metric {
             })?;
             desc = desc.ttl(ttl);
         }
-        let family = store.register(&desc).map_err(to_py)?;
+        let family = match store_obj.get().store().register(&desc) {
+            Err(e) if e.kind() == ErrorKind::Conflict => match c.redefined(&desc.name, kind)? {
+                Some(other) => {
+                    store_obj = other;
+                    store_obj.get().store().register(&desc).map_err(to_py)?
+                }
+                None => return Err(to_py(e)),
+            },
+            r => r.map_err(to_py)?,
+        };
+        let generation = store_obj.get().generation();
+        let store = store_obj.get().store();
         c.registered(py, &desc.name, &store_obj)?;
         let (series, children) = if label_names.is_empty() {
             let created = Some(created_now(py)?);
@@ -437,6 +494,16 @@ impl Metric {
         Ok(())
     }
 
+    /// Drops the metric's series in the store (every process's), so that
+    /// it starts from zero: a metric created again after `unregister()`.
+    fn start_afresh(&self, py: Python<'_>) -> PyResult<()> {
+        if self.def.label_names.is_empty() {
+            self.reset(py)
+        } else {
+            self.clear(py)
+        }
+    }
+
     #[cold]
     fn needs_labels(&self) -> PyErr {
         LabelError::new_err(format!(
@@ -572,6 +639,9 @@ macro_rules! metric_class {
         #[pyclass(frozen, module = "shmetrics._native")]
         pub(crate) struct $ty {
             m: Metric,
+            /// The registry a new parent is to be listed in, until
+            /// `__init__` hands the object to it.
+            pending: Mutex<Option<Py<PyAny>>>,
         }
 
         #[pymethods]
@@ -585,7 +655,7 @@ macro_rules! metric_class {
                 py: Python<'_>,
                 name: &str,
                 documentation: &str,
-                labelnames: Option<Vec<String>>,
+                labelnames: Option<&Bound<'_, PyAny>>,
                 namespace: &str,
                 subsystem: &str,
                 unit: &str,
@@ -602,16 +672,42 @@ macro_rules! metric_class {
                 let common = Common {
                     name,
                     documentation,
-                    labelnames,
+                    labelnames: label_names(labelnames)?,
                     namespace,
                     subsystem,
                     unit,
-                    registry,
+                    registry: registry_or_default(py, registry)?,
                     ttl_seconds,
                 };
+                let pending = Mutex::new(Some(common.registry.clone().unbind()));
                 #[allow(clippy::redundant_closure_call)]
                 let m = Metric::new(py, common, $kind, |d, hint| ($tune)(d, hint, $($extra),*))?;
-                Ok($ty { m })
+                Ok($ty { m, pending })
+            }
+
+            /// Lists the new metric in its registry
+            /// (`_shmetrics_track`), for what walks a registry's
+            /// collectors (`_collector_to_names`) and unregisters them.
+            #[pyo3(signature = (*_args, **_kwargs))]
+            fn __init__(
+                slf: &Bound<'_, Self>,
+                _args: &Bound<'_, PyTuple>,
+                _kwargs: Option<&Bound<'_, PyDict>>,
+            ) -> PyResult<()> {
+                let registry = slf.get().pending.lock().unwrap_or_else(|e| e.into_inner()).take();
+                let Some(r) = registry else {
+                    return Ok(());
+                };
+                let Ok(track) = r.bind(slf.py()).getattr("_shmetrics_track") else {
+                    return Ok(());
+                };
+                // True: a metric of this name was unregistered from the
+                // registry, and this one starts from zero, as in
+                // prometheus_client (its series are dropped in the store).
+                if track.call1((slf,))?.is_truthy()? {
+                    slf.get().m.start_afresh(slf.py())?;
+                }
+                Ok(())
             }
 
             /// The child for these label values (positional, or by name).
@@ -625,11 +721,27 @@ macro_rules! metric_class {
                 let py = slf.py();
                 let m = &slf.get().m;
                 let children = m.children(py)?;
-                let key = m.key(values, kwargs)?;
-                if let Some(child) = children.get_item(&key)? {
-                    return Ok(child.unbind());
+                let mut key = m.key(values, kwargs)?;
+                match children.get_item(&key) {
+                    Ok(Some(child)) => return Ok(child.unbind()),
+                    Ok(None) => {}
+                    // An unhashable value (a list, a dict): keyed by the
+                    // strings, which the store keeps anyway.
+                    Err(e) if e.is_instance_of::<pyo3::exceptions::PyTypeError>(py) => {
+                        key = PyTuple::new(py, m.strings(&key)?)?;
+                        if let Some(child) = children.get_item(&key)? {
+                            return Ok(child.unbind());
+                        }
+                    }
+                    Err(e) => return Err(e),
                 }
-                let child = Py::new(py, $ty { m: m.child(py, m.strings(&key)?)? })?;
+                let child = Py::new(
+                    py,
+                    $ty {
+                        m: m.child(py, m.strings(&key)?)?,
+                        pending: Mutex::new(None),
+                    },
+                )?;
                 children.set_item(key, &child)?;
                 Ok(child.into_any())
             }

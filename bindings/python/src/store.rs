@@ -56,8 +56,12 @@ pub(crate) struct PyStore {
     generation: AtomicU64,
     /// What the store was opened with, to open it again.
     options: Options,
-    /// Kept between renders, so each render refreshes it incrementally.
-    snapshot: Mutex<Option<Snapshot>>,
+    /// Kept between renders, so each render refreshes it incrementally,
+    /// with the generation of the file it is of. Held while rendering,
+    /// with the GIL released: a thread forked then finds it locked for
+    /// good, so no path waits for it (`try_lock`), and `check()` never
+    /// takes it (a snapshot of an older generation is dropped instead).
+    snapshot: Mutex<Option<(u64, Snapshot)>>,
 }
 
 impl PyStore {
@@ -75,6 +79,13 @@ impl PyStore {
         self.inner.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// The file open now, with its generation (both changed by `check()`
+    /// under the same lock).
+    fn store_now(&self) -> (u64, Arc<Store>) {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        (self.generation(), inner.clone())
+    }
+
     /// How many times the store was opened again.
     #[inline]
     pub(crate) fn generation(&self) -> u64 {
@@ -85,7 +96,7 @@ impl PyStore {
     /// between renders.
     fn with_snapshot(
         &self,
-        store: &Store,
+        (generation, store): &(u64, Arc<Store>),
         f: impl FnOnce(&Snapshot),
     ) -> shmetrics_core::Result<()> {
         // A lock held by a thread that did not survive a fork() would never
@@ -93,10 +104,10 @@ impl PyStore {
         match self.snapshot.try_lock() {
             Ok(mut kept) => {
                 match kept.as_mut() {
-                    Some(snap) => store.snapshot_into(snap)?,
-                    None => *kept = Some(store.snapshot()?),
+                    Some((g, snap)) if g == generation => store.snapshot_into(snap)?,
+                    _ => *kept = Some((*generation, store.snapshot()?)),
                 }
-                f(kept.as_ref().expect("filled above"));
+                f(&kept.as_ref().expect("filled above").1);
             }
             Err(TryLockError::WouldBlock) | Err(TryLockError::Poisoned(_)) => {
                 f(&store.snapshot()?);
@@ -105,7 +116,11 @@ impl PyStore {
         Ok(())
     }
 
-    fn render_bytes(&self, store: &Store, format: Format) -> shmetrics_core::Result<Vec<u8>> {
+    fn render_bytes(
+        &self,
+        store: &(u64, Arc<Store>),
+        format: Format,
+    ) -> shmetrics_core::Result<Vec<u8>> {
         let mut out = Vec::new();
         self.with_snapshot(store, |snap| shmetrics_expo::encode(snap, format, &mut out))?;
         Ok(out)
@@ -209,8 +224,11 @@ impl PyStore {
             ..self.options.clone()
         };
         let reopened = py.detach(|| Store::open(&path, &options)).map_err(to_py)?;
-        *self.inner.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(reopened);
-        *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        *inner = Arc::new(reopened);
+        // The snapshot kept is of the old file: the next render sees its
+        // generation and drops it (its lock is not taken here: a render
+        // may hold it, or, in a forked child, a thread that is gone).
         self.generation.fetch_add(1, Release);
         Ok(true)
     }
@@ -221,7 +239,7 @@ impl PyStore {
     #[pyo3(signature = (format = "text"))]
     fn render<'py>(&self, py: Python<'py>, format: &str) -> PyResult<Bound<'py, PyBytes>> {
         let format = parse_format(format)?;
-        let store = self.store();
+        let store = self.store_now();
         let out = py
             .detach(|| self.render_bytes(&store, format))
             .map_err(to_py)?;
@@ -268,7 +286,7 @@ impl PyStore {
             skip: &skipped,
         };
         let mut out = Vec::new();
-        let store = self.store();
+        let store = self.store_now();
         py.detach(|| {
             self.with_snapshot(&store, |snap| encode_snapshot(snap, page, &view, &mut out))
         })

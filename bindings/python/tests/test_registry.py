@@ -313,15 +313,24 @@ def test_unregister_from_registry_hides_the_family_in_this_process(store):
     assert b"shared_jobs" not in shmetrics.generate_openmetrics()
     c.inc()
     assert samples_of(dump(store))[("shared_jobs_total", frozenset())] == 3
-    # Another definition of the name is still the store's conflict, and
-    # leaves the family hidden.
-    with pytest.raises(shmetrics.ConflictError):
-        shmetrics.Gauge("shared_jobs", "Jobs.", registry=reg)
+    # Defined again, as in prometheus_client: another definition works. The
+    # store keeps the old family (other processes may be writing it), so
+    # the new one lives in a store of this process, shown by the registry,
+    # and the exporter keeps serving the old one.
+    g = shmetrics.Gauge("shared_jobs", "Jobs.", registry=reg, multiprocess_mode="shared")
+    g.set(7)
+    assert reg.get_sample_value("shared_jobs") == 7
     assert reg.get_sample_value("shared_jobs_total") is None
-    # The same definition is the same family again, with its counts.
-    shmetrics.Counter("shared_jobs", "Jobs.", registry=reg)
-    assert reg.get_sample_value("shared_jobs_total") == 3
-    assert b"shared_jobs_total 3.0" in shmetrics.generate_latest()
+    assert samples_of(dump(store))[("shared_jobs_total", frozenset())] == 3
+    reg.unregister(g)
+    assert reg.get_sample_value("shared_jobs") is None
+    # The first definition again is the store's family again, from zero,
+    # as a new metric starts in prometheus_client (its series are dropped
+    # in the store).
+    shmetrics.Counter("shared_jobs", "Jobs.", registry=reg).inc()
+    assert reg.get_sample_value("shared_jobs_total") == 1
+    assert b"shared_jobs_total 1.0" in shmetrics.generate_latest()
+    assert samples_of(dump(store))[("shared_jobs_total", frozenset())] == 1
 
 
 def test_new_info_shows_empty_until_set_as_in_prometheus_client(store):

@@ -201,6 +201,19 @@ class _Reserved:
         return getattr(self._registry, name)
 
 
+def _default_registry() -> Any:
+    """``REGISTRY``, the registry of a metric created without one."""
+    from .registry import REGISTRY
+    return REGISTRY
+
+
+def _track(registry: Any, metric: Any) -> None:
+    """Lists ``metric`` in its shmetrics registry (``_collector_to_names``)."""
+    track = getattr(registry, "_shmetrics_track", None)
+    if track is not None:
+        track(metric)
+
+
 def _full_name(name: str, namespace: str, subsystem: str) -> str:
     return "_".join(p for p in (namespace, subsystem, name) if p)
 
@@ -230,6 +243,8 @@ class Info:
     ) -> None:
         if unit:
             raise _native.InvalidOptionsError(f"{name}: an Info metric has no unit")
+        if registry is None and not _labelvalues:
+            registry = _default_registry()
         self._name = _full_name(name, namespace, subsystem)
         self._documentation = documentation
         self._labelnames = tuple(labelnames)
@@ -250,6 +265,8 @@ class Info:
         pending = getattr(registry, "_shmetrics_pending_info", None)
         if pending is not None and not _labelvalues:
             pending(self)
+        if not _labelvalues:
+            _track(registry, self)
 
     def __repr__(self) -> str:
         return metric_repr(self)
@@ -331,6 +348,8 @@ class Enum:
         if full in labelnames:
             raise _native.InvalidNameError(f"{full}: an Enum's own name cannot be one of its labels")
         self._states = [str(s) for s in states]
+        if registry is None:
+            registry = _default_registry()
         self._gauge = Gauge(full, documentation, labelnames + (full,), registry=registry,
                             multiprocess_mode="mostrecent")
         retype = getattr(registry, "_shmetrics_retype", None)
@@ -343,6 +362,8 @@ class Enum:
             # A registry of its own is one process's: the Enum starts in
             # its first state, as prometheus_client's does.
             self.state(self._states[0])
+        # Listed in the registry in its gauge's place.
+        _track(registry, self)
 
     @property
     def _name(self) -> str:

@@ -108,6 +108,7 @@ class _Decorator(Protocol):
     def __call__(self, f: _F) -> _F: ...
 
 class _Metric:
+    def __init__(self, *_args: Any, **_kwargs: Any) -> None: ...
     def labels(self: _M, *values: object, **kwargs: object) -> _M: ...
     def remove(self, *values: object) -> None: ...
     def remove_by_labels(self, labels: Any) -> None: ...
@@ -127,7 +128,7 @@ class Counter(_Metric):
         cls,
         name: str,
         documentation: str = "",
-        labelnames: Optional[Sequence[str]] = None,
+        labelnames: Optional[Iterable[str]] = None,
         namespace: str = "",
         subsystem: str = "",
         unit: str = "",
@@ -146,7 +147,7 @@ class Gauge(_Metric):
         cls,
         name: str,
         documentation: str = "",
-        labelnames: Optional[Sequence[str]] = None,
+        labelnames: Optional[Iterable[str]] = None,
         namespace: str = "",
         subsystem: str = "",
         unit: str = "",
@@ -170,7 +171,7 @@ class Histogram(_Metric):
         cls,
         name: str,
         documentation: str = "",
-        labelnames: Optional[Sequence[str]] = None,
+        labelnames: Optional[Iterable[str]] = None,
         namespace: str = "",
         subsystem: str = "",
         unit: str = "",
@@ -194,7 +195,7 @@ class Summary(_Metric):
         cls,
         name: str,
         documentation: str = "",
-        labelnames: Optional[Sequence[str]] = None,
+        labelnames: Optional[Iterable[str]] = None,
         namespace: str = "",
         subsystem: str = "",
         unit: str = "",

@@ -8,10 +8,22 @@ collects the store, or when ``shmetrics.publish.Publisher`` ticks."""
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Callable, Dict, List, Tuple
 
 _LOCK = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    # A lock held by another thread at the fork would be held for good in
+    # the child, where that thread does not exist.
+    global _LOCK
+    _LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 # Per store object (by identity): the gauges with a function, by gauge.
 _FUNCTIONS: Dict[int, Dict[int, Tuple[Any, Callable[[], float]]]] = {}
 

@@ -1,7 +1,9 @@
 """prometheus_client's ``metrics`` module: the metric classes."""
 
-from ._metrics import Counter, Enum, Gauge, Histogram, Info, Summary
+import abc
 import os
+
+from ._metrics import Counter, Enum, Gauge, Histogram, Info, Summary
 
 from .registry import disable_created_metrics, enable_created_metrics
 
@@ -16,5 +18,16 @@ def _get_use_created() -> bool:
 _use_created = _get_use_created()
 
 
-__all__ = ["Counter", "Enum", "Gauge", "Histogram", "Info", "Summary",
+class MetricWrapperBase(abc.ABC):
+    """prometheus_client's base class of the metric classes, for
+    ``isinstance(x, MetricWrapperBase)``: every shmetrics metric class
+    (the native ``Counter``, ``Gauge``, ``Histogram`` and ``Summary``,
+    and ``Info`` and ``Enum``) is registered as a virtual subclass."""
+
+
+for _cls in (Counter, Enum, Gauge, Histogram, Info, Summary):
+    MetricWrapperBase.register(_cls)
+
+
+__all__ = ["Counter", "Enum", "Gauge", "Histogram", "Info", "MetricWrapperBase", "Summary",
            "disable_created_metrics", "enable_created_metrics"]

@@ -34,6 +34,26 @@ def _store_at(path: Union[str, "os.PathLike[str]"]) -> _native.Store:
     return _native.Store(path)
 
 
+def _check_path(path: Optional[Union[str, "os.PathLike[str]"]]) -> None:
+    """Refuses (``ValueError``, as prometheus_client does) a ``path`` that
+    does not exist and, without ``path``, a ``PROMETHEUS_MULTIPROC_DIR``
+    that is not a directory, or no store at all (neither that variable
+    nor ``SHMETRICS_STORE``/``configure()``)."""
+    if path is not None:
+        if not os.path.exists(path):
+            raise ValueError(f"{os.fspath(path)!r} is neither a multiprocess directory nor a store file")
+        return
+    env = os.environ.get("PROMETHEUS_MULTIPROC_DIR") or os.environ.get("prometheus_multiproc_dir")
+    if env and not os.path.isdir(env):
+        raise ValueError(f"env PROMETHEUS_MULTIPROC_DIR ({env!r}) is not a directory")
+    if not env and not os.environ.get("SHMETRICS_STORE"):
+        try:
+            _native.default_store()
+        except _native.NotConfiguredError:
+            raise ValueError("env PROMETHEUS_MULTIPROC_DIR is not set and no store is configured "
+                             "(SHMETRICS_STORE or shmetrics.configure())") from None
+
+
 class MultiProcessCollector:
     """The store's families, all processes summed, as a collector.
 
@@ -46,6 +66,7 @@ class MultiProcessCollector:
     registered in it."""
 
     def __init__(self, registry: Optional[Any], path: Optional[Union[str, "os.PathLike[str]"]] = None) -> None:
+        _check_path(path)
         self._view = StoreCollector(_store_at(path) if path is not None else None, created=False)
         if isinstance(registry, CollectorRegistry):
             registry._show(self._view)

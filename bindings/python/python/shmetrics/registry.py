@@ -9,7 +9,9 @@ process, as prometheus_client's multiprocess mode does."""
 from __future__ import annotations
 
 import math
+import os
 import threading
+import weakref
 from typing import AbstractSet, Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Set, Tuple
 
 from . import _check, _native, _publish
@@ -26,6 +28,21 @@ _SUFFIXES = {
 float_text = _native.float_text
 
 
+# Every registry, to give each a new lock in a forked child: a lock held by
+# another thread at the fork (in collect(), register()) would be held
+# there for good, as that thread does not exist in the child.
+_REGISTRIES: "weakref.WeakSet[CollectorRegistry]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for r in list(_REGISTRIES):
+        r._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class Collector(Protocol):
     """Anything with a ``collect()`` that yields ``Metric`` objects."""
 
@@ -37,7 +54,8 @@ class DuplicateTimeseries(ValueError):
     already produces."""
 
     def __init__(self, duplicates: Set[str]) -> None:
-        super().__init__(f"duplicated timeseries in CollectorRegistry: {sorted(duplicates)}")
+        # prometheus_client's message, which libraries match.
+        super().__init__(f"Duplicated timeseries in CollectorRegistry: {duplicates}")
 
 
 def disable_created_metrics() -> None:
@@ -195,8 +213,21 @@ class CollectorRegistry:
         # Info metrics of this registry not set yet (a registry of its own).
         self._pending_infos: List[Any] = []
         self._lock = threading.Lock()
+        _REGISTRIES.add(self)
         self._collectors: Dict[Any, List[str]] = {}
         self._store_names: Dict[str, str] = {}
+        # The metric objects created with this registry, by store family
+        # name (what ``_collector_to_names`` lists).
+        self._metrics: Dict[str, Any] = {}
+        # The store view a ``MultiProcessCollector`` added: the metrics
+        # created with this registry go to that store, as multiprocess
+        # mode writes every metric to its files.
+        self._shown: Optional[StoreCollector] = None
+        # The family names unregistered from ``REGISTRY``: defined again
+        # otherwise than in the store, they go to a store of their own.
+        self._default_freed: Set[str] = set()
+        # REGISTRY's process and default store path (``_new_epoch``).
+        self._epoch: Optional[Tuple[int, str]] = None
         self._target_info: Optional[Dict[str, str]] = None
         if _default:
             self._views.append(self._view(StoreCollector(retype=self._retype)))
@@ -224,8 +255,12 @@ class CollectorRegistry:
             for v in self._views:
                 if v.store is view.store or (v.store is not None and view.store is not None
                                              and v.store.path == view.store.path):
+                    if self._shown is None:
+                        self._shown = v
                     return
             self._views.append(self._view(view))
+            if self._shown is None:
+                self._shown = view
 
     def _shmetrics_attach(self, name: str, kind: str, labelnames: List[str],
                           reserved: bool = False) -> Tuple[Optional[_native.Store], Optional[str]]:
@@ -235,20 +270,26 @@ class CollectorRegistry:
         (unless ``reserved`` by ``_shmetrics_reserve``)."""
         names = [name] + [name + s for s in _SUFFIXES.get(kind, ())]
         with self._lock:
+            self._new_epoch()
             taken = {n for ns in self._collectors.values() for n in ns}
             if self._target_info:
                 taken.add("target_info")
-            # REGISTRY takes the same definition again (the store hands back
-            # the same family, as shmetrics always has; another definition
-            # raises the store's ConflictError); a registry of its own
-            # refuses it, as prometheus_client's registries do.
-            clash = taken.union(() if self._default else self._store_names).intersection(names)
+            # A name this registry has is refused, as prometheus_client's
+            # registries refuse it (libraries catch it to reuse their first
+            # metric). REGISTRY takes the same definition again (the store
+            # hands back the same family; another definition raises the
+            # store's ConflictError), unless code runs through
+            # install_as_prometheus_client(), which gets prometheus_client's
+            # rule (for this process's names: other processes' definitions
+            # of a name are the same family).
+            clash = taken.union(self._own_names()).intersection(names)
             if clash and not reserved:
                 raise DuplicateTimeseries(clash)
-            if self._default:
+            if self._default or self._shown is not None:
                 for n in names:
                     self._store_names[n] = name
-                return None, None
+                store = None if self._default or self._shown is None else self._shown.store
+                return store, _default_gauge_mode()
             if self._private is None or self._private_freed.intersection(names):
                 self._private = _private_store()
                 self._private_freed = set()
@@ -267,6 +308,81 @@ class CollectorRegistry:
         for v in views:
             if v.shows(store):
                 v.hidden.discard(name)
+
+    def _own_names(self) -> AbstractSet[str]:
+        """The names of this registry's metrics that a new metric may not
+        take (see ``_shmetrics_attach``)."""
+        if self._default and not _compat():
+            return frozenset()
+        return self._store_names.keys()
+
+    def _new_epoch(self) -> None:
+        """``REGISTRY`` lists the metrics this process created in the
+        default store; in a forked child, or once another default store is
+        configured, that list starts again (the child's or the new store's
+        metrics are not yet created there). Called with the lock held."""
+        if not self._default:
+            return
+        import os
+        try:
+            path = str(_native.default_store().path)
+        except _native.NotConfiguredError:
+            return
+        epoch = (os.getpid(), path)
+        if self._epoch != epoch:
+            self._epoch = epoch
+            self._store_names.clear()
+            self._metrics.clear()
+            self._default_freed.clear()
+
+    def _shmetrics_redefine(self, name: str, kind: str) -> Optional[_native.Store]:
+        """Called when the store refused a metric's definition
+        (``ConflictError``): if a metric of that name was unregistered
+        from this registry, the new definition goes to a store of its own
+        (made here, shown by this registry in the old family's place), as
+        prometheus_client takes any definition once the old metric is
+        unregistered; else ``None`` (the error stands). The store cannot
+        drop the old family, which another process may be writing, so the
+        exporter keeps serving the old one."""
+        with self._lock:
+            freed = self._default_freed if (self._default or self._shown is not None) else self._private_freed
+            if name not in freed:
+                return None
+            freed.discard(name)
+            store = _private_store()
+            self._views.insert(self._n_private, self._view(StoreCollector(store, self._retype)))
+            self._n_private += 1
+            return store
+
+    def _shmetrics_track(self, metric: Any) -> bool:
+        """Called once a metric created with this registry is made: it is
+        listed in ``_collector_to_names`` until unregistered. True if a
+        metric of its name was unregistered from this registry and the
+        store still holds that family: the new metric then drops its
+        series, to start from zero as in prometheus_client."""
+        name = _store_name(metric)
+        with self._lock:
+            self._metrics[name] = metric
+            if name in self._default_freed:
+                self._default_freed.discard(name)
+                return True
+            return False
+
+    @property
+    def _collector_to_names(self) -> Dict[Any, List[str]]:
+        """prometheus_client's map of each registered collector to the
+        series names it gives: the custom collectors, and the metrics
+        created with this registry."""
+        with self._lock:
+            out: Dict[Any, List[str]] = {c: list(ns) for c, ns in self._collectors.items()}
+            for family, metric in self._metrics.items():
+                out[metric] = sorted(n for n, owner in self._store_names.items() if owner == family)
+            return out
+
+    @property
+    def _names_to_collectors(self) -> Dict[str, Any]:
+        """prometheus_client's map of each series name to its collector."""
+        return {n: c for c, ns in self._collector_to_names.items() for n in ns}
 
     def _shmetrics_pending_info(self, info: Any) -> None:
         """An ``Info`` created with this registry: in a registry of its own
@@ -354,6 +470,10 @@ class CollectorRegistry:
                 del self._store_names[n]
             if store is None or store is self._private:
                 self._private_freed.update(freed)
+            if self._default or self._shown is not None:
+                self._default_freed.add(name)
+            if self._metrics.get(name) is metric:
+                del self._metrics[name]
             self._pending_infos = [i for i in self._pending_infos if i is not metric]
             views = list(self._views)
         for v in views:
@@ -365,10 +485,11 @@ class CollectorRegistry:
         made by its first ``info()``), refusing a clash now."""
         names = [name] + [name + s for s in _SUFFIXES.get(kind, ())]
         with self._lock:
+            self._new_epoch()
             taken = {n for ns in self._collectors.values() for n in ns}
             if self._target_info:
                 taken.add("target_info")
-            clash = taken.union(self._store_names).intersection(names)
+            clash = taken.union(self._own_names()).intersection(names)
             if clash:
                 raise DuplicateTimeseries(clash)
             for n in names:
@@ -519,6 +640,29 @@ def _is_store_metric(obj: Any) -> bool:
     from ._metrics import Enum, Info
     return isinstance(obj, (_native.Counter, _native.Gauge, _native.Histogram,
                             _native.Summary, Info, Enum))
+
+
+def _compat() -> bool:
+    """Whether ``install_as_prometheus_client()`` made ``prometheus_client``
+    this package: code written for it gets its defaults."""
+    import sys
+    return bool(getattr(sys.modules.get("prometheus_client"), "__shmetrics__", False))
+
+
+def _default_gauge_mode() -> Optional[str]:
+    """The gauge mode of a metric created without ``multiprocess_mode``
+    in the default store (``None``: the core's default, ``all``, one
+    series per process labelled ``pid``). Code run unchanged through
+    ``install_as_prometheus_client()`` gets prometheus_client's defaults:
+    ``all`` in its multiprocess mode (``PROMETHEUS_MULTIPROC_DIR`` set),
+    else one value without ``pid`` (``shared``), as a single-process
+    gauge is."""
+    import os
+    if not _compat():
+        return None
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR") or os.environ.get("prometheus_multiproc_dir"):
+        return None
+    return "shared"
 
 
 def _private_store() -> _native.Store:
