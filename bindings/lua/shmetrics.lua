@@ -253,16 +253,16 @@ function Metric:_register()
   end
   local native = self.native
   if native then
-    d.native = true
+    d.native = 1
     d.native_bucket_factor = native.bucket_factor
     d.native_zero_threshold = native.zero_threshold
     d.native_max_buckets = native.max_buckets
   end
-  d.exemplars = self.exemplars == true
+  d.exemplars = self.exemplars == true and 1 or 0
   d.ttl_ms = self.ttl_ms or 0
   -- A counter keeps the name it was given in the text format, as in
   -- nginx-lua-prometheus: `_total` only if the name has it.
-  d.name_as_given = self.kind == 1
+  d.name_as_given = self.kind == 1 and 1 or 0
   -- nginx-lua-prometheus's names: the legacy character sets, checked by
   -- the store.
   d.name_rules = C.SHMETRICS_NAMES_LEGACY
@@ -1132,7 +1132,7 @@ local CAPACITIES = { "max_families", "max_series", "label_bytes", "max_writers",
 local function store_options(options)
   local o = ffi_new("shmetrics_options")
   C.shmetrics_options_default(o)
-  if options.create ~= nil then o.create = options.create and true or false end
+  if options.create ~= nil then o.create = options.create and 1 or 0 end
   if options.mode ~= nil then o.mode = parse_mode(options.mode) end
   for _, k in ipairs(CAPACITIES) do
     local v = options[k]

@@ -87,8 +87,8 @@ typedef struct shmetrics_snapshot shmetrics_snapshot;
 typedef struct shmetrics_store shmetrics_store;
 
 typedef struct shmetrics_options {
-  bool create;
-  bool read_only;
+  uint8_t create;
+  uint8_t read_only;
   uint32_t mode;
   uint32_t max_families;
   uint32_t max_series;
@@ -144,13 +144,13 @@ typedef struct shmetrics_family_desc {
   uint64_t max_age_ms;
   uint32_t age_buckets;
   uint32_t max_series;
-  bool native;
+  uint8_t native;
   double native_bucket_factor;
   double native_zero_threshold;
   uint32_t native_max_buckets;
-  bool exemplars;
+  uint8_t exemplars;
   uint64_t ttl_ms;
-  bool name_as_given;
+  uint8_t name_as_given;
   uint32_t name_rules;
 } shmetrics_family_desc;
 

@@ -375,14 +375,16 @@ typedef struct shmetrics_store shmetrics_store;
  */
 typedef struct shmetrics_options {
   /**
-   * Create the file if it does not exist (default true).
+   * Create the file if it does not exist (default 1). Every flag of the
+   * C ABI's input structs is a byte read as true when non-zero (never
+   * a C `bool`, whose bytes other than 0 and 1 Rust may not read).
    */
-  bool create;
+  uint8_t create;
   /**
-   * Map the file read-only: every write then fails with
+   * Non-zero: map the file read-only; every write then fails with
    * `SHMETRICS_READ_ONLY`. An exporter needs only this.
    */
-  bool read_only;
+  uint8_t read_only;
   /**
    * The file mode on creation: 0600 (default) or 0660.
    */
@@ -616,9 +618,9 @@ typedef struct shmetrics_family_desc {
    * histograms. Also turned on by any of the `native_*` fields below
    * being non-zero; each of them left 0 takes its default. A native
    * histogram with `bucket_count` 0 has no classic buckets. Must be
-   * false (and the fields 0) for other types.
+   * 0 (and the fields 0) for other types. (A byte, non-zero for true.)
    */
-  bool native;
+  uint8_t native;
   /**
    * Native histograms: the bucket factor (client_golang's
    * `NativeHistogramBucketFactor`, greater than 1); 0 = default (1.1,
@@ -644,9 +646,9 @@ typedef struct shmetrics_family_desc {
    * and `shmetrics_observe_exemplar` and shown in the OpenMetrics
    * exposition. Part of the definition: the same name with and without
    * exemplars conflicts. Must be false for other types and for
-   * native-only histograms.
+   * native-only histograms. (A byte, non-zero for true.)
    */
-  bool exemplars;
+  uint8_t exemplars;
   /**
    * Series TTL in milliseconds; 0 = none (series stay until deleted).
    * A series of the family that no process updated for this long is
@@ -663,9 +665,10 @@ typedef struct shmetrics_family_desc {
    * protobuf formats, with `_total` only if the name has it (as
    * nginx-lua-prometheus does), instead of always adding `_total`
    * (false, as client_python does). OpenMetrics samples are named
-   * `name_total` either way. Part of the definition.
+   * `name_total` either way. Part of the definition. (A byte, non-zero
+   * for true.)
    */
-  bool name_as_given;
+  uint8_t name_as_given;
   /**
    * Which names to take: a `SHMETRICS_NAMES_*` value. 0
    * (`SHMETRICS_NAMES_UTF8`) takes any UTF-8 metric and label name

@@ -168,7 +168,7 @@ fn updates_with_exemplars_go_through_the_cache() {
     d.kind = SHMETRICS_KIND_COUNTER as u32;
     d.label_names = labels.as_ptr();
     d.label_count = 1;
-    d.exemplars = true;
+    d.exemplars = 1;
     let (kp, kl) = key("e");
     let mut t = 0;
     assert_eq!(
@@ -217,7 +217,7 @@ fn a_persistent_handle_is_reopened_when_its_path_names_another_file() {
     let persistent = || shmetrics_store_persistent(p.as_ptr().cast(), p.len(), false);
     let reopen = |create: bool| {
         let mut opts = default_opts();
-        opts.create = create;
+        opts.create = u8::from(create);
         let mut out = null_mut();
         let r = shmetrics_store_reopen_persistent(p.as_ptr().cast(), p.len(), &opts, &mut out);
         assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
@@ -244,7 +244,7 @@ fn a_persistent_handle_is_reopened_when_its_path_names_another_file() {
     let mut h = null_mut();
     let opts = default_opts();
     let mut create = opts;
-    create.create = true;
+    create.create = 1;
     assert_eq!(
         shmetrics_store_open(o.as_ptr().cast(), o.len(), &create, &mut h),
         SHMETRICS_OK

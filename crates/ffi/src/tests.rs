@@ -32,13 +32,13 @@ pub(crate) fn zeroed_desc() -> shmetrics_family_desc {
         max_age_ms: 0,
         age_buckets: 0,
         max_series: 0,
-        native: false,
+        native: 0,
         native_bucket_factor: 0.0,
         native_zero_threshold: 0.0,
         native_max_buckets: 0,
-        exemplars: false,
+        exemplars: 0,
         ttl_ms: 0,
-        name_as_given: false,
+        name_as_given: 0,
         name_rules: 0,
     }
 }
@@ -76,8 +76,8 @@ pub(crate) fn open_store() -> TestStore {
 
 pub(crate) fn default_opts() -> shmetrics_options {
     let mut d = shmetrics_options {
-        create: false,
-        read_only: false,
+        create: 0,
+        read_only: 0,
         mode: 0,
         max_families: 0,
         max_series: 0,
@@ -268,10 +268,10 @@ fn native_histograms() {
     let mut on = zeroed_desc();
     on.name = s("defaults_seconds");
     on.kind = SHMETRICS_KIND_HISTOGRAM as u32;
-    on.native = true;
+    on.native = 1;
     let (r, _) = register(&st, &on);
     assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
-    on.native = false;
+    on.native = 0;
     on.native_bucket_factor = 1.1;
     assert_eq!(
         register(&st, &on).0,
@@ -325,7 +325,7 @@ fn exemplars() {
     d.kind = SHMETRICS_KIND_COUNTER as u32;
     d.label_names = labels.as_ptr();
     d.label_count = 1;
-    d.exemplars = true;
+    d.exemplars = 1;
     let (r, jobs) = register(&st, &d);
     assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
     let (_, a) = series(&st, &jobs, &[s("a")]);
@@ -355,7 +355,7 @@ fn exemplars() {
     let bounds = [1.0, 2.0];
     d.buckets = bounds.as_ptr();
     d.bucket_count = 2;
-    d.exemplars = true;
+    d.exemplars = 1;
     let (r, lat) = register(&st, &d);
     assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
     let (_, l) = series(&st, &lat, &[]);
@@ -521,7 +521,7 @@ fn exemplars() {
     let mut d = zeroed_desc();
     d.name = s("plain");
     d.kind = SHMETRICS_KIND_COUNTER as u32;
-    d.exemplars = true;
+    d.exemplars = 1;
     assert_eq!(register(&st, &d).0, SHMETRICS_CONFLICT);
     d.name = s("g");
     d.kind = SHMETRICS_KIND_GAUGE as u32;
@@ -529,7 +529,7 @@ fn exemplars() {
     d.kind = SHMETRICS_KIND_SUMMARY as u32;
     assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
     d.kind = SHMETRICS_KIND_HISTOGRAM as u32;
-    d.native = true;
+    d.native = 1;
     assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
     assert!(
         last_error_string().contains("classic"),
@@ -942,7 +942,7 @@ fn read_only_and_foreign_files() {
     assert_eq!(shmetrics_counter_add(st.ptr, &c, 4.0), SHMETRICS_OK);
     let p = st.path.to_str().unwrap();
     let mut opts = default_opts();
-    opts.read_only = true;
+    opts.read_only = 1;
     let mut ro = null_mut();
     assert_eq!(
         shmetrics_store_open(p.as_ptr().cast(), p.len(), &opts, &mut ro),
@@ -1131,11 +1131,11 @@ fn persistent_handles_are_one_per_path_and_never_freed() {
     };
     // A failure is not remembered: the next call may succeed.
     let mut opts = default_opts();
-    opts.create = false;
+    opts.create = 0;
     let (r, out) = open(&opts);
     assert_eq!(r, SHMETRICS_IO, "{}", last_error_string());
     assert!(out.is_null());
-    opts.create = true;
+    opts.create = 1;
     let (r, first) = open(&opts);
     assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
     // The same path gives the same handle, whatever the capacities asked.
@@ -1144,7 +1144,7 @@ fn persistent_handles_are_one_per_path_and_never_freed() {
     assert_eq!(r, SHMETRICS_OK);
     assert_eq!(first, again);
     // Read-only is a different handle.
-    opts.read_only = true;
+    opts.read_only = 1;
     let (r, ro) = open(&opts);
     assert_eq!(r, SHMETRICS_OK);
     assert_ne!(ro, first);
@@ -1325,4 +1325,49 @@ fn path_now_tells_a_replaced_store_from_a_removed_one() {
         shmetrics_store_path_now(null(), &mut shmetrics_path_now::SHMETRICS_PATH_SAME),
         SHMETRICS_NULL_PARAMETER
     );
+}
+
+/// The flags of the input structs are bytes that C may set to any value:
+/// 2 (as a C `bool` holding garbage, or `flags & 2` stored as is) reads
+/// as true, the same as 1.
+#[test]
+fn flag_bytes_other_than_one_read_as_true() {
+    let st = open_store();
+    let mut d = zeroed_desc();
+    d.name = s("http_status");
+    d.kind = SHMETRICS_KIND_COUNTER as u32;
+    d.name_as_given = 2;
+    d.exemplars = 0x80;
+    assert_eq!(register(&st, &d).0, SHMETRICS_OK, "{}", last_error_string());
+    // The same definition with 1: no conflict.
+    d.name_as_given = 1;
+    d.exemplars = 1;
+    let (r, f) = register(&st, &d);
+    assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+    // And 0 is another definition.
+    d.name_as_given = 0;
+    assert_eq!(register(&st, &d).0, SHMETRICS_CONFLICT);
+    let (_, c) = series(&st, &f, &[]);
+    assert_eq!(shmetrics_counter_add(st.ptr, &c, 2.0), SHMETRICS_OK);
+    assert!(
+        render(&st, 0).contains("\nhttp_status 2\n"),
+        "{}",
+        render(&st, 0)
+    );
+
+    let p = st.path.to_str().unwrap();
+    let mut opts = default_opts();
+    opts.read_only = 2;
+    opts.create = 0xff;
+    let mut ro = null_mut();
+    assert_eq!(
+        shmetrics_store_open(p.as_ptr().cast(), p.len(), &opts, &mut ro),
+        SHMETRICS_OK
+    );
+    let ro_store = TestStore {
+        _dir: tempfile::tempdir().unwrap(),
+        path: st.path.clone(),
+        ptr: ro,
+    };
+    assert_eq!(series(&ro_store, &f, &[]).0, SHMETRICS_READ_ONLY);
 }

@@ -204,11 +204,13 @@ pub(crate) fn gauge_mode_from_u32(v: u32) -> Result<GaugeMode, FfiError> {
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct shmetrics_options {
-    /// Create the file if it does not exist (default true).
-    pub create: bool,
-    /// Map the file read-only: every write then fails with
+    /// Create the file if it does not exist (default 1). Every flag of the
+    /// C ABI's input structs is a byte read as true when non-zero (never
+    /// a C `bool`, whose bytes other than 0 and 1 Rust may not read).
+    pub create: u8,
+    /// Non-zero: map the file read-only; every write then fails with
     /// `SHMETRICS_READ_ONLY`. An exporter needs only this.
-    pub read_only: bool,
+    pub read_only: u8,
     /// The file mode on creation: 0600 (default) or 0660.
     pub mode: u32,
     /// Most families (default 4096).
@@ -251,8 +253,8 @@ fn id_from_c(id: i64) -> Option<u32> {
 impl From<&Options> for shmetrics_options {
     fn from(o: &Options) -> shmetrics_options {
         shmetrics_options {
-            create: o.create,
-            read_only: o.read_only,
+            create: u8::from(o.create),
+            read_only: u8::from(o.read_only),
             mode: o.mode,
             max_families: o.max_families,
             max_series: o.max_series,
@@ -269,8 +271,8 @@ impl From<&Options> for shmetrics_options {
 impl From<&shmetrics_options> for Options {
     fn from(o: &shmetrics_options) -> Options {
         Options {
-            create: o.create,
-            read_only: o.read_only,
+            create: o.create != 0,
+            read_only: o.read_only != 0,
             mode: o.mode,
             max_families: o.max_families,
             max_series: o.max_series,
@@ -333,8 +335,8 @@ pub struct shmetrics_family_desc {
     /// histograms. Also turned on by any of the `native_*` fields below
     /// being non-zero; each of them left 0 takes its default. A native
     /// histogram with `bucket_count` 0 has no classic buckets. Must be
-    /// false (and the fields 0) for other types.
-    pub native: bool,
+    /// 0 (and the fields 0) for other types. (A byte, non-zero for true.)
+    pub native: u8,
     /// Native histograms: the bucket factor (client_golang's
     /// `NativeHistogramBucketFactor`, greater than 1); 0 = default (1.1,
     /// which gives schema 3).
@@ -353,8 +355,8 @@ pub struct shmetrics_family_desc {
     /// and `shmetrics_observe_exemplar` and shown in the OpenMetrics
     /// exposition. Part of the definition: the same name with and without
     /// exemplars conflicts. Must be false for other types and for
-    /// native-only histograms.
-    pub exemplars: bool,
+    /// native-only histograms. (A byte, non-zero for true.)
+    pub exemplars: u8,
     /// Series TTL in milliseconds; 0 = none (series stay until deleted).
     /// A series of the family that no process updated for this long is
     /// no longer exported, and a writer adding a series to the family
@@ -368,8 +370,9 @@ pub struct shmetrics_family_desc {
     /// protobuf formats, with `_total` only if the name has it (as
     /// nginx-lua-prometheus does), instead of always adding `_total`
     /// (false, as client_python does). OpenMetrics samples are named
-    /// `name_total` either way. Part of the definition.
-    pub name_as_given: bool,
+    /// `name_total` either way. Part of the definition. (A byte, non-zero
+    /// for true.)
+    pub name_as_given: u8,
     /// Which names to take: a `SHMETRICS_NAMES_*` value. 0
     /// (`SHMETRICS_NAMES_UTF8`) takes any UTF-8 metric and label name
     /// (label names not starting with `__`); `SHMETRICS_NAMES_LEGACY`
@@ -401,8 +404,8 @@ impl shmetrics_family_desc {
             d.summary.age_buckets = self.age_buckets;
         }
         d.max_series = self.max_series;
-        d.exemplars = self.exemplars;
-        d.name_as_given = self.name_as_given;
+        d.exemplars = self.exemplars != 0;
+        d.name_as_given = self.name_as_given != 0;
         d.name_rules = match self.name_rules {
             0 => NameRules::Utf8,
             1 => NameRules::Legacy,
@@ -416,7 +419,7 @@ impl shmetrics_family_desc {
         if self.ttl_ms != 0 {
             d = d.ttl(Duration::from_millis(self.ttl_ms));
         }
-        let native_set = self.native
+        let native_set = self.native != 0
             || self.native_bucket_factor != 0.0
             || self.native_zero_threshold != 0.0
             || self.native_max_buckets != 0;

@@ -134,13 +134,13 @@ fn register_with(
         max_age_ms: 0,
         age_buckets: 0,
         max_series: 0,
-        native: fam.get("native").is_some(),
+        native: u8::from(fam.get("native").is_some()),
         native_bucket_factor: fam["native"]["bucket_factor"].as_f64().unwrap_or(0.0),
         native_zero_threshold: 0.0,
         native_max_buckets: 0,
-        exemplars: fam["exemplars"].as_bool().unwrap_or(false),
+        exemplars: u8::from(fam["exemplars"].as_bool().unwrap_or(false)),
         ttl_ms: 0,
-        name_as_given: false,
+        name_as_given: 0,
         name_rules: rules as u32,
     };
     let mut f = shmetrics_family::default();
