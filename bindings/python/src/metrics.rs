@@ -38,16 +38,34 @@ static SET_FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static REMOVE_BY_LABELS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static METRIC_REPR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 static DEFAULT_REGISTRY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static NO_REGISTRY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
-/// The registry of a metric created with `registry` (`None` or not given:
-/// `REGISTRY`, the default of prometheus_client's constructors).
-fn registry_or_default<'py>(
-    py: Python<'py>,
-    registry: Option<&Bound<'py, PyAny>>,
-) -> PyResult<Bound<'py, PyAny>> {
-    match registry.filter(|r| !r.is_none()) {
-        Some(r) => Ok(r.clone()),
-        None => Ok(DEFAULT_REGISTRY
+/// The constructors' `registry` argument: not given, or given (`None`
+/// too), which prometheus_client tells apart.
+pub(crate) enum RegistryArg {
+    NotGiven,
+    Given(Py<PyAny>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for RegistryArg {
+    type Error = PyErr;
+
+    fn extract(obj: pyo3::Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(RegistryArg::Given(obj.to_owned().unbind()))
+    }
+}
+
+/// The registry of a metric created with `registry`: not given,
+/// `REGISTRY` (prometheus_client's default); `None`, no registry, as in
+/// prometheus_client (`shmetrics.registry.NO_REGISTRY`: the default
+/// store, not listed anywhere, no duplicate check).
+fn registry_or_default(py: Python<'_>, registry: RegistryArg) -> PyResult<Bound<'_, PyAny>> {
+    match registry {
+        RegistryArg::Given(r) if !r.is_none(py) => Ok(r.into_bound(py)),
+        RegistryArg::Given(_) => Ok(NO_REGISTRY
+            .import(py, "shmetrics.registry", "NO_REGISTRY")?
+            .clone()),
+        RegistryArg::NotGiven => Ok(DEFAULT_REGISTRY
             .import(py, "shmetrics.registry", "REGISTRY")?
             .clone()),
     }
@@ -648,7 +666,7 @@ macro_rules! metric_class {
         impl $ty {
             #[new]
             #[pyo3(signature = (name, documentation = "", labelnames = None, namespace = "",
-                                subsystem = "", unit = "", registry = None, _labelvalues = None,
+                                subsystem = "", unit = "", registry = RegistryArg::NotGiven, _labelvalues = None,
                                 ttl_seconds = None, $($extra = $extra_default,)*))]
             #[allow(clippy::too_many_arguments)]
             fn new(
@@ -659,7 +677,7 @@ macro_rules! metric_class {
                 namespace: &str,
                 subsystem: &str,
                 unit: &str,
-                registry: Option<&Bound<'_, PyAny>>,
+                registry: RegistryArg,
                 _labelvalues: Option<Vec<String>>,
                 ttl_seconds: Option<f64>,
                 $($extra: $extra_ty,)*

@@ -30,6 +30,8 @@ DOCS = ROOT / "docs" / "migrating.md"
 SECTION = "### The libraries' own tests"
 PLUGIN = Path(__file__).with_name("libs_plugin.py")
 MODES = ("prometheus_client", "shmetrics")
+# In a suite's env: the run's store directory.
+MULTIPROC_DIR = "<store dir>"
 
 
 @dataclass
@@ -51,6 +53,12 @@ SUITES = [
     Suite("fastapi-instrumentator", "prometheus-fastapi-instrumentator-8.0.2", {"tests": "tests"},
           ["tests"], ["norecursedirs = tests/helpers", "asyncio_mode = auto",
                       "markers =\n    slow: mark test as slow."]),
+    # Its multiprocess tests run only with PROMETHEUS_MULTIPROC_DIR set
+    # before pytest starts (an empty directory of the run's own).
+    Suite("fastapi-instrumentator-multiproc", "prometheus-fastapi-instrumentator-8.0.2",
+          {"tests": "tests"}, ["tests/test_instrumentator_multiproc.py"],
+          ["norecursedirs = tests/helpers", "asyncio_mode = auto"],
+          {"PROMETHEUS_MULTIPROC_DIR": MULTIPROC_DIR}),
     Suite("django-prometheus", "django-prometheus-2.5.0",
           {"django_prometheus/tests": "tests"}, ["tests", "--ignore=tests/end2end"]),
     Suite("django-prometheus-end2end", "django-prometheus-2.5.0",
@@ -91,8 +99,8 @@ def pytest(suite: Suite, mode: str) -> Tuple[Set[str], Set[str]]:
     env = {k: v for k, v in os.environ.items()
            if k not in ("SHMETRICS_STORE", "PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir",
                         "DJANGO_SETTINGS_MODULE")}
-    env.update(suite.env)
     with tempfile.TemporaryDirectory(prefix="shmetrics-libs-") as store_dir:
+        env.update({k: store_dir if v == MULTIPROC_DIR else v for k, v in suite.env.items()})
         env["SHMETRICS_LIBS_STORE_DIR"] = store_dir
         try:
             out = subprocess.run([sys.executable, "-m", "pytest", "-q", "--continue-on-collection-errors",

@@ -7,5 +7,8 @@ import os
 
 import shmetrics
 
-shmetrics.configure(os.path.join(os.environ["SHMETRICS_LIBS_STORE_DIR"], "default.shm"))
+# With PROMETHEUS_MULTIPROC_DIR set (a multiprocess suite), the store is
+# its shmetrics.shm, as a deployment in multiprocess mode finds it.
+if not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    shmetrics.configure(os.path.join(os.environ["SHMETRICS_LIBS_STORE_DIR"], "default.shm"))
 shmetrics.install_as_prometheus_client()

@@ -124,8 +124,13 @@ def test_through_the_alias_registry_rules_are_prometheus_clients(tmp_path):
         c2.labels("x").inc()
         print("counter", pc.REGISTRY.get_sample_value("again_total", {"a": "x"}))
         print("listed", c2 in pc.REGISTRY._collector_to_names, c in pc.REGISTRY._collector_to_names)
+        # registry=None: no registry, so no clash, as in prometheus_client.
+        h1 = pc.Histogram("unlisted", "U.", registry=None)
+        h2 = pc.Histogram("unlisted", "U.", registry=None)
+        print("unlisted", h1 in pc.REGISTRY._collector_to_names)
     """, tmp_path)
-    assert out.split("\n")[:4] == ["dup True", "gauge 4.0", "counter 1.0", "listed True False"]
+    assert out.split("\n")[:5] == ["dup True", "gauge 4.0", "counter 1.0", "listed True False",
+                                    "unlisted False"]
 
 
 @pytest.mark.parametrize("multiproc", [False, True])

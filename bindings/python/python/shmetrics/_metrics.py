@@ -201,6 +201,17 @@ class _Reserved:
         return getattr(self._registry, name)
 
 
+class _NotGiven:
+    """The default of ``registry``: ``REGISTRY``, where ``None`` is no
+    registry, as in prometheus_client."""
+
+    def __repr__(self) -> str:
+        return "REGISTRY"
+
+
+NOT_GIVEN: Any = _NotGiven()
+
+
 def _default_registry() -> Any:
     """``REGISTRY``, the registry of a metric created without one."""
     from .registry import REGISTRY
@@ -238,13 +249,12 @@ class Info:
         namespace: str = "",
         subsystem: str = "",
         unit: str = "",
-        registry: Any = None,
+        registry: Any = NOT_GIVEN,
         _labelvalues: Optional[Sequence[str]] = None,
     ) -> None:
         if unit:
             raise _native.InvalidOptionsError(f"{name}: an Info metric has no unit")
-        if registry is None and not _labelvalues:
-            registry = _default_registry()
+        registry = _default_registry() if registry is NOT_GIVEN else registry
         self._name = _full_name(name, namespace, subsystem)
         self._documentation = documentation
         self._labelnames = tuple(labelnames)
@@ -335,7 +345,7 @@ class Enum:
         namespace: str = "",
         subsystem: str = "",
         unit: str = "",
-        registry: Any = None,
+        registry: Any = NOT_GIVEN,
         _labelvalues: Optional[Sequence[str]] = None,
         states: Optional[Sequence[str]] = None,
     ) -> None:
@@ -348,8 +358,7 @@ class Enum:
         if full in labelnames:
             raise _native.InvalidNameError(f"{full}: an Enum's own name cannot be one of its labels")
         self._states = [str(s) for s in states]
-        if registry is None:
-            registry = _default_registry()
+        registry = _default_registry() if registry is NOT_GIVEN else registry
         self._gauge = Gauge(full, documentation, labelnames + (full,), registry=registry,
                             multiprocess_mode="mostrecent")
         retype = getattr(registry, "_shmetrics_retype", None)

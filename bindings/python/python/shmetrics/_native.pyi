@@ -132,11 +132,24 @@ class Counter(_Metric):
         namespace: str = "",
         subsystem: str = "",
         unit: str = "",
-        registry: Any = None,
+        registry: Any = ...,
         _labelvalues: Optional[Sequence[str]] = None,
         ttl_seconds: Optional[float] = None,
         exemplars: Optional[bool] = None,
     ) -> Counter: ...
+    def __init__(
+        self,
+        name: str,
+        documentation: str = "",
+        labelnames: Optional[Iterable[str]] = None,
+        namespace: str = "",
+        subsystem: str = "",
+        unit: str = "",
+        registry: Any = ...,
+        _labelvalues: Optional[Sequence[str]] = None,
+        ttl_seconds: Optional[float] = None,
+        exemplars: Optional[bool] = None,
+    ) -> None: ...
     def inc(self, amount: float = 1.0, exemplar: Optional[Dict[str, Any]] = None) -> None: ...
     def reset(self) -> None: ...
     def count_exceptions(self, exception: Any = None) -> _Decorator: ...
@@ -151,11 +164,24 @@ class Gauge(_Metric):
         namespace: str = "",
         subsystem: str = "",
         unit: str = "",
-        registry: Any = None,
+        registry: Any = ...,
         _labelvalues: Optional[Sequence[str]] = None,
         ttl_seconds: Optional[float] = None,
         multiprocess_mode: Optional[str] = None,
     ) -> Gauge: ...
+    def __init__(
+        self,
+        name: str,
+        documentation: str = "",
+        labelnames: Optional[Iterable[str]] = None,
+        namespace: str = "",
+        subsystem: str = "",
+        unit: str = "",
+        registry: Any = ...,
+        _labelvalues: Optional[Sequence[str]] = None,
+        ttl_seconds: Optional[float] = None,
+        multiprocess_mode: Optional[str] = None,
+    ) -> None: ...
     def set_function(self, f: Callable[[], float]) -> None: ...
     def inc(self, amount: float = 1.0) -> None: ...
     def dec(self, amount: float = 1.0) -> None: ...
@@ -175,7 +201,7 @@ class Histogram(_Metric):
         namespace: str = "",
         subsystem: str = "",
         unit: str = "",
-        registry: Any = None,
+        registry: Any = ...,
         _labelvalues: Optional[Sequence[str]] = None,
         ttl_seconds: Optional[float] = None,
         buckets: Optional[Sequence[float]] = None,
@@ -184,6 +210,23 @@ class Histogram(_Metric):
         native_histogram_max_bucket_number: Optional[int] = None,
         exemplars: Optional[bool] = None,
     ) -> Histogram: ...
+    def __init__(
+        self,
+        name: str,
+        documentation: str = "",
+        labelnames: Optional[Iterable[str]] = None,
+        namespace: str = "",
+        subsystem: str = "",
+        unit: str = "",
+        registry: Any = ...,
+        _labelvalues: Optional[Sequence[str]] = None,
+        ttl_seconds: Optional[float] = None,
+        buckets: Optional[Sequence[float]] = None,
+        native_histogram_bucket_factor: Optional[float] = None,
+        native_histogram_zero_threshold: Optional[float] = None,
+        native_histogram_max_bucket_number: Optional[int] = None,
+        exemplars: Optional[bool] = None,
+    ) -> None: ...
     @property
     def _upper_bounds(self) -> List[float]: ...
     def observe(self, amount: float, exemplar: Optional[Dict[str, Any]] = None) -> None: ...
@@ -199,13 +242,28 @@ class Summary(_Metric):
         namespace: str = "",
         subsystem: str = "",
         unit: str = "",
-        registry: Any = None,
+        registry: Any = ...,
         _labelvalues: Optional[Sequence[str]] = None,
         ttl_seconds: Optional[float] = None,
         quantiles: Optional[Sequence[float]] = None,
         max_age_seconds: float = 600.0,
         age_buckets: int = 5,
     ) -> Summary: ...
+    def __init__(
+        self,
+        name: str,
+        documentation: str = "",
+        labelnames: Optional[Iterable[str]] = None,
+        namespace: str = "",
+        subsystem: str = "",
+        unit: str = "",
+        registry: Any = ...,
+        _labelvalues: Optional[Sequence[str]] = None,
+        ttl_seconds: Optional[float] = None,
+        quantiles: Optional[Sequence[float]] = None,
+        max_age_seconds: float = 600.0,
+        age_buckets: int = 5,
+    ) -> None: ...
     def observe(self, amount: float) -> None: ...
     def time(self) -> _Decorator: ...
 

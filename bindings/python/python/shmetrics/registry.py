@@ -684,6 +684,17 @@ def _private_store() -> _native.Store:
             pass
 
 
+class _NoRegistry:
+    """What ``registry=None`` gives a metric, as in prometheus_client: no
+    registry lists it (so no name clash is checked); it goes to the default
+    store, which ``REGISTRY`` and the exporter show."""
+
+    def _shmetrics_attach(self, name: str, kind: str, labelnames: List[str]) -> Tuple[None, Optional[str]]:
+        return None, _default_gauge_mode()
+
+
+NO_REGISTRY = _NoRegistry()
+
 _RETYPE_DEFAULT: Dict[str, str] = {}
 
 REGISTRY = CollectorRegistry(auto_describe=True, _default=True)
