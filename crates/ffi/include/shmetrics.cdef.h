@@ -152,6 +152,7 @@ typedef struct shmetrics_family_desc {
   uint64_t ttl_ms;
   uint8_t name_as_given;
   uint32_t name_rules;
+  uint32_t hints;
 } shmetrics_family_desc;
 
 typedef struct shmetrics_family {

@@ -679,6 +679,12 @@ typedef struct shmetrics_family_desc {
    * check only, not part of the definition.
    */
   uint32_t name_rules;
+  /**
+   * Exposition hints: `SHMETRICS_HINT_*` bits (0: the defaults, as
+   * client_python and client_golang write). Unknown bits are refused
+   * with `SHMETRICS_INVALID_OPTIONS`. Not part of the definition.
+   */
+  uint32_t hints;
 } shmetrics_family_desc;
 
 /**
