@@ -130,11 +130,14 @@ struct Hints {
 }
 
 /// How the exposition writes this process's families, as
-/// prometheus_client serves them: `_created` in every format (in the text
-/// format as `name_created` gauges) in a single process; none with
+/// prometheus_client serves them: OpenMetrics `_created` samples (what
+/// Prometheus negotiates by default); none with
 /// `PROMETHEUS_DISABLE_CREATED_SERIES` set to true (its own test of the
 /// variable), nor in multiprocess mode (`PROMETHEUS_MULTIPROC_DIR` set),
-/// whose `MultiProcessCollector` serves none.
+/// whose `MultiProcessCollector` serves none. (prometheus_client in one
+/// process also writes `name_created` gauges in the text format,
+/// `Created::EveryFormat`; not chosen yet: the shared vectors fix the
+/// text page without them.)
 fn exposition_hints() -> shmetrics_core::Hints {
     let truthy = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "t");
     let disabled = std::env::var("PROMETHEUS_DISABLE_CREATED_SERIES").is_ok_and(|v| truthy(&v));
@@ -143,7 +146,7 @@ fn exposition_hints() -> shmetrics_core::Hints {
         created: if disabled || multiprocess {
             shmetrics_core::Created::Never
         } else {
-            shmetrics_core::Created::EveryFormat
+            shmetrics_core::Created::OpenMetrics
         },
         ..shmetrics_core::Hints::default()
     }
