@@ -1410,6 +1410,8 @@ static bool metric_register(shm_metric *m, zend_string *ns, zend_string *name, c
     d.ttl_ms = m->ttl_ms;
     /* PromPHP's names: the legacy character sets, checked by the store. */
     d.name_rules = SHMETRICS_NAMES_LEGACY;
+    /* The page PromPHP served: no _created, text 0.0.4 only. */
+    d.hints = SHMETRICS_HINT_NO_CREATED | SHMETRICS_HINT_TEXT_ONLY;
     uint32_t rc = token != 0 ? 0 : lib.shmetrics_family_cache(m->st, ZSTR_VAL(key.s), ZSTR_LEN(key.s), &d, &token);
     if (rc != 0) {
         throw_rc(rc, zend_strpprintf(0, "cannot register %s", ZSTR_VAL(metric_what(m))));

@@ -98,6 +98,18 @@ final class FpmTest extends TestCase
 
         $text = self::get("$exporter/metrics");
         self::assertPromtoolAccepts($text);
+        // What Prometheus 2.42 asks for by default (OpenMetrics first): the
+        // page of PromPHP's families is still the text format 0.0.4 PromPHP
+        // served, with nothing added (no _created, no exporter metrics).
+        $ctx = stream_context_create(['http' => ['header' => 'Accept: application/openmetrics-text;version=1.0.0,'
+            . 'application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1']]);
+        $negotiated = file_get_contents("$exporter/metrics", false, $ctx);
+        self::assertNotFalse($negotiated);
+        $type = implode("\n", array_filter($http_response_header, static fn ($h) => stripos($h, 'content-type:') === 0));
+        self::assertStringContainsString('text/plain; version=0.0.4', $type);
+        self::assertStringNotContainsString('_created', $negotiated);
+        self::assertStringNotContainsString('shmetrics_', $negotiated);
+        self::assertStringNotContainsString('# EOF', $negotiated);
         $s = self::samples($text);
         foreach ($sent as $route => $n) {
             self::assertSame((float) $n, $s["fpm_requests_total{route=\"$route\",status=\"200\"}"] ?? null, "requests to $route");

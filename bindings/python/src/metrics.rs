@@ -162,6 +162,29 @@ struct Hints {
     exemplars: bool,
 }
 
+/// How the exposition writes this process's families, as
+/// prometheus_client serves them: OpenMetrics `_created` samples (what
+/// Prometheus negotiates by default); none with
+/// `PROMETHEUS_DISABLE_CREATED_SERIES` set to true (its own test of the
+/// variable), nor in multiprocess mode (`PROMETHEUS_MULTIPROC_DIR` set),
+/// whose `MultiProcessCollector` serves none. (prometheus_client in one
+/// process also writes `name_created` gauges in the text format,
+/// `Created::EveryFormat`; not chosen yet: the shared vectors fix the
+/// text page without them.)
+fn exposition_hints() -> shmetrics_core::Hints {
+    let truthy = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "t");
+    let disabled = std::env::var("PROMETHEUS_DISABLE_CREATED_SERIES").is_ok_and(|v| truthy(&v));
+    let multiprocess = std::env::var_os("PROMETHEUS_MULTIPROC_DIR").is_some_and(|v| !v.is_empty());
+    shmetrics_core::Hints {
+        created: if disabled || multiprocess {
+            shmetrics_core::Created::Never
+        } else {
+            shmetrics_core::Created::OpenMetrics
+        },
+        ..shmetrics_core::Hints::default()
+    }
+}
+
 /// Arguments shared by every metric constructor.
 struct Common<'a, 'py> {
     name: &'a str,
@@ -304,7 +327,8 @@ impl Metric {
             .name_rules(crate::names::rules())
             .help(c.documentation)
             .labels(&names)
-            .unit(c.unit);
+            .unit(c.unit)
+            .hints(exposition_hints());
         desc = tune(desc, &hints)?;
         if let Some(t) = c.ttl_seconds {
             let ttl = std::time::Duration::try_from_secs_f64(t).map_err(|_| {

@@ -54,6 +54,9 @@ describe "Shmetrics::DataStore on the exporter's page" do
     s&.close
   end
 
+  PROMETHEUS_2_ACCEPT = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75," \
+                        "text/plain;version=0.0.4;q=0.5,*/*;q=0.1"
+
   def scrape_exporter(path)
     port = free_port
     bin = ENV.fetch("SHMETRICS_BIN")
@@ -61,8 +64,16 @@ describe "Shmetrics::DataStore on the exporter's page" do
     body = nil
     100.times do
       begin
-        res = Net::HTTP.get_response(URI("http://127.0.0.1:#{port}/metrics"))
+        # As Prometheus 2.42 asks by default (OpenMetrics first): the page
+        # of DataStore's families is still the text format client_ruby
+        # served, with no `_created`.
+        uri = URI("http://127.0.0.1:#{port}/metrics")
+        res = Net::HTTP.start(uri.host, uri.port) do |http|
+          http.get(uri.path, "Accept" => PROMETHEUS_2_ACCEPT)
+        end
         if res.code == "200" && res.body.include?("app_latency_seconds")
+          expect(res["content-type"]).to start_with("text/plain; version=0.0.4")
+          expect(res.body).not_to include("_created")
           body = res.body
           break
         end

@@ -349,6 +349,101 @@ pub struct FamilyDesc {
     /// Which names registration takes: any UTF-8 name (the default) or
     /// legacy ones only. See [`FamilyDesc::name_rules`].
     pub name_rules: NameRules,
+    /// How the expositions write the family, so that the page is what
+    /// the client library a binding stands in for served. Not part of the
+    /// definition: the first registration's hints stay. See [`Hints`].
+    pub hints: Hints,
+}
+
+/// Whether and how a family's series get `_created` series.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Created {
+    /// OpenMetrics `_created` samples (and the protobuf format's
+    /// `created_timestamp`); none in the text format, as client_golang.
+    /// The default.
+    #[default]
+    OpenMetrics,
+    /// None in any format, as PromPHP, nginx-lua-prometheus, client_ruby
+    /// and prometheus_client in multiprocess mode (or with
+    /// `PROMETHEUS_DISABLE_CREATED_SERIES`).
+    Never,
+    /// As prometheus_client in a single process: OpenMetrics `_created`
+    /// samples, and in the text format a `name_created` gauge family
+    /// after the family.
+    EveryFormat,
+}
+
+/// Exposition hints: how every format writes a family, beyond what
+/// defines it. They cost nothing on the update path (only renders read
+/// them). Recorded at the family's first registration; a later
+/// registration with other hints gets the family as first registered
+/// (see docs/ARCHITECTURE.md, "Exposition hints").
+///
+/// ```
+/// use shmetrics_core::{Created, FamilyDesc, Hints, Kind};
+/// // What nginx-lua-prometheus and PromPHP serve.
+/// let h = FamilyDesc::new("latency", Kind::Histogram)
+///     .buckets(&[1.0, 5.0, 10.0])
+///     .hints(Hints { short_bounds: true, created: Created::Never, text_only: true });
+/// # let _ = h;
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Hints {
+    /// Bucket bounds and quantiles in their shortest round-trip form
+    /// (`le="1"`, `le="0.25"`), as PromPHP, nginx-lua-prometheus and
+    /// client_ruby's Integer bounds write them, instead of the canonical
+    /// OpenMetrics form (`le="1.0"`, the default, as client_python and
+    /// client_golang).
+    pub short_bounds: bool,
+    /// `_created` series.
+    pub created: Created,
+    /// The library served the Prometheus text format 0.0.4 only (PromPHP,
+    /// nginx-lua-prometheus, client_ruby): an exporter whose page holds
+    /// such a family answers in that format whenever the scraper accepts
+    /// it, rather than in OpenMetrics or protobuf (which would add
+    /// `_total` to counters named without it).
+    pub text_only: bool,
+}
+
+/// Bits of the family record's `hints` word (bit 0: `name_as_given`).
+pub(crate) mod hint_bits {
+    pub const NAME_AS_GIVEN: u32 = 1;
+    pub const SHORT_BOUNDS: u32 = 1 << 1;
+    pub const CREATED_NEVER: u32 = 1 << 2;
+    pub const CREATED_EVERY_FORMAT: u32 = 1 << 3;
+    pub const TEXT_ONLY: u32 = 1 << 4;
+}
+
+impl Hints {
+    /// The hints as the family record stores them (without bit 0).
+    pub(crate) fn bits(self) -> u32 {
+        use hint_bits::*;
+        let created = match self.created {
+            Created::OpenMetrics => 0,
+            Created::Never => CREATED_NEVER,
+            Created::EveryFormat => CREATED_EVERY_FORMAT,
+        };
+        (u32::from(self.short_bounds) * SHORT_BOUNDS)
+            | created
+            | (u32::from(self.text_only) * TEXT_ONLY)
+    }
+
+    /// The hints of a stored word (unknown bits ignored).
+    pub(crate) fn from_bits(bits: u32) -> Hints {
+        use hint_bits::*;
+        let created = if bits & CREATED_NEVER != 0 {
+            Created::Never
+        } else if bits & CREATED_EVERY_FORMAT != 0 {
+            Created::EveryFormat
+        } else {
+            Created::OpenMetrics
+        };
+        Hints {
+            short_bounds: bits & SHORT_BOUNDS != 0,
+            created,
+            text_only: bits & TEXT_ONLY != 0,
+        }
+    }
 }
 
 /// The shortest series TTL: the store's clock for it ticks every few
@@ -375,6 +470,7 @@ impl FamilyDesc {
             ttl: None,
             name_as_given: false,
             name_rules: NameRules::Utf8,
+            hints: Hints::default(),
         }
     }
 
@@ -504,6 +600,23 @@ impl FamilyDesc {
         self
     }
 
+    /// Sets the exposition hints (see [`Hints`]).
+    pub fn hints(mut self, hints: Hints) -> FamilyDesc {
+        self.hints = hints;
+        self
+    }
+
+    /// Sets whether the family gets `_created` series
+    /// ([`Created::OpenMetrics`] if true, [`Created::Never`] if false).
+    pub fn created(mut self, on: bool) -> FamilyDesc {
+        self.hints.created = if on {
+            Created::OpenMetrics
+        } else {
+            Created::Never
+        };
+        self
+    }
+
     /// Sets which names registration takes: [`NameRules::Legacy`] refuses
     /// metric and label names outside the legacy character sets, as
     /// PromPHP, nginx-lua-prometheus and Ruby's prometheus-client do.
@@ -527,6 +640,9 @@ impl FamilyDesc {
     pub(crate) fn normalized(&self) -> Result<FamilyDesc> {
         let mut d = self.clone();
         d.name_as_given &= d.kind == Kind::Counter;
+        // Native buckets exist only in the protobuf format: a family that
+        // has them never holds the page to the text format.
+        d.hints.text_only &= d.native.is_none();
         // A counter of unit `total` keeps its name (`requests_total`, whose
         // samples are `requests_total_total`), as prometheus_client names
         // it: stripped, the name could not end in its unit.

@@ -65,8 +65,8 @@ pub mod protobuf;
 
 pub use shmetrics_core::{escape_label_name, escape_metric_name, Escaping};
 use shmetrics_core::{
-    escape_name_into, is_legacy_label_name, is_legacy_metric_name, Exemplar, FamilyView, Kind,
-    Quantile, SeriesView, Snapshot, Value,
+    escape_name_into, is_legacy_label_name, is_legacy_metric_name, Created, Exemplar, FamilyView,
+    Kind, Quantile, SeriesView, Snapshot, Value,
 };
 
 pub use families::{Families, Family};
@@ -289,6 +289,58 @@ pub fn negotiate_scrape(accept: Option<&str>, protobuf: bool) -> Negotiated {
         }
     }
     best.map_or_else(Negotiated::default, |(_, n)| n)
+}
+
+/// Whether the page of `snapshot` holds a family whose library served the
+/// text format 0.0.4 only (the `text_only` hint, see
+/// `shmetrics_core::Hints`): [`negotiate_page`] then prefers that format.
+pub fn page_text_only(snapshot: &Snapshot) -> bool {
+    snapshot.families().any(|f| f.hints().text_only)
+}
+
+/// Like [`negotiate_scrape`], for a page that may hold families of
+/// libraries that served the text format 0.0.4 only (`text_only`, see
+/// [`page_text_only`]): then the best range for the text format 0.0.4
+/// wins whenever the scraper accepts it (`text/plain`, `text/*` or
+/// `*/*`, with `q` > 0), whatever it prefers, so that the scraper stores
+/// what the library's own endpoint gave it (a counter named without
+/// `_total` keeps its name; OpenMetrics would add `_total`). A scraper
+/// that accepts no such range gets the format it asked for, as
+/// [`negotiate_scrape`] picks it (an answer it can read beats a 406).
+///
+/// ```
+/// use shmetrics_expo::{negotiate_page, Format};
+/// let p2 = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+/// assert_eq!(negotiate_page(Some(p2), true, true).format, Format::PrometheusText);
+/// assert_eq!(negotiate_page(Some(p2), true, false).format, Format::OpenMetrics);
+/// let om_only = "application/openmetrics-text;version=1.0.0";
+/// assert_eq!(negotiate_page(Some(om_only), true, true).format, Format::OpenMetrics);
+/// ```
+pub fn negotiate_page(accept: Option<&str>, protobuf: bool, text_only: bool) -> Negotiated {
+    if text_only {
+        if let Some(n) = negotiate_text_0_0_4(accept) {
+            return n;
+        }
+    }
+    negotiate_scrape(accept, protobuf)
+}
+
+/// The best range of `accept` served as the text format 0.0.4, if any.
+fn negotiate_text_0_0_4(accept: Option<&str>) -> Option<Negotiated> {
+    let Some(accept) = accept else {
+        return Some(Negotiated::default());
+    };
+    let mut best: Option<(u16, Negotiated)> = None;
+    for range in accept.split(',') {
+        let Some((n, q)) = media_range(range) else {
+            continue;
+        };
+        let plain = n.format == Format::PrometheusText && !n.v1;
+        if plain && q > 0 && best.is_none_or(|(bq, _)| q > bq) {
+            best = Some((q, n));
+        }
+    }
+    best.map(|(_, n)| n)
 }
 
 /// One media range of an `Accept` header: what it asks for (if this
@@ -569,6 +621,8 @@ pub fn encode_escaped(
         le: Vec::new(),
         le_ends: Vec::new(),
         bucket_prefix: Vec::with_capacity(256),
+        short_bounds: false,
+        created: false,
     };
     for family in snapshot.families() {
         enc.family(&family, out);
@@ -653,6 +707,10 @@ struct Encoder {
     le_ends: Vec<usize>,
     /// The current histogram series' `name_bucket{labels,`.
     bucket_prefix: Vec<u8>,
+    /// The current family's hints: `le` and `quantile` in their shortest
+    /// form, and whether its `_created` series are written in this format.
+    short_bounds: bool,
+    created: bool,
 }
 
 impl Encoder {
@@ -728,6 +786,13 @@ impl Encoder {
 
     fn family(&mut self, f: &FamilyView<'_>, out: &mut Vec<u8>) {
         self.start_family(f.name(), f.label_names());
+        let hints = f.hints();
+        self.short_bounds = hints.short_bounds;
+        self.created = match hints.created {
+            Created::Never => false,
+            Created::OpenMetrics => self.om,
+            Created::EveryFormat => true,
+        };
         let name = f.name().as_bytes();
         let kind = f.kind();
         // A counter's samples end in `_total`, but in the text format for
@@ -763,6 +828,28 @@ impl Encoder {
             }
             Kind::Histogram => self.histogram_series(f, name, out),
             Kind::Summary => self.summary_series(f, name, out),
+        }
+        if self.created && !self.om && kind != Kind::Gauge {
+            self.created_gauges(f, name, help, out);
+        }
+    }
+
+    /// The text format's `name_created` gauge family, after the family,
+    /// as prometheus_client writes it in a single process
+    /// ([`Created::EveryFormat`]).
+    fn created_gauges(&mut self, f: &FamilyView<'_>, name: &[u8], help: &[u8], out: &mut Vec<u8>) {
+        if f.series().all(|s| s.created_unix_ns() == 0) {
+            return;
+        }
+        self.metadata(name, b"_created", help, b"", Kind::Gauge, out);
+        for s in f.series() {
+            let ns = s.created_unix_ns();
+            if ns != 0 {
+                self.render_labels(s.labels());
+                self.sample_start(out, name, b"_created");
+                write_unix_nanos_as_seconds(out, ns);
+                out.push(b'\n');
+            }
         }
     }
 
@@ -945,7 +1032,11 @@ impl Encoder {
         for v in values {
             self.le.extend_from_slice(key);
             self.le.extend_from_slice(b"=\"");
-            write_canonical_float(&mut self.le, v);
+            if self.short_bounds {
+                write_float(&mut self.le, v);
+            } else {
+                write_canonical_float(&mut self.le, v);
+            }
             self.le.extend_from_slice(b"\"} ");
             self.le_ends.push(self.le.len());
         }
@@ -1011,7 +1102,7 @@ impl Encoder {
     #[inline]
     fn created(&self, s: &SeriesView<'_>, name: &[u8], out: &mut Vec<u8>) {
         let ns = s.created_unix_ns();
-        if self.om && ns != 0 {
+        if self.om && self.created && ns != 0 {
             self.sample_start(out, name, b"_created");
             write_unix_nanos_as_seconds(out, ns);
             out.push(b'\n');

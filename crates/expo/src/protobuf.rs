@@ -24,7 +24,9 @@
 //!   `liveall`) or `shmetrics_overflow`; they are not sorted (Prometheus
 //!   sorts them).
 //! - Counters, histograms and summaries carry `created_timestamp`, the
-//!   series' creation time; no sample has a timestamp.
+//!   series' creation time, unless the family's hints say it has no
+//!   `_created` (`Created::Never`); no sample has a timestamp. Bucket
+//!   bounds and quantiles are doubles: the `short_bounds` hint is moot.
 //! - A histogram's classic buckets are cumulative, one per bound, without
 //!   a `+Inf` bucket (`sample_count` is the `+Inf` count).
 //! - Native buckets are written as spans and deltas the way
@@ -332,8 +334,12 @@ pub(crate) fn encode(
         }
         let kind = f.kind();
         enc.begin(f.name(), kind, f.help(), f.unit(), f.name_as_given());
+        // A family registered without `_created` has no creation time
+        // here either (0 writes none).
+        let created = f.hints().created != shmetrics_core::Created::Never;
         for s in f.series() {
-            enc.series(s.labels(), s.value(), s.created_unix_ns(), Some(&s));
+            let ns = if created { s.created_unix_ns() } else { 0 };
+            enc.series(s.labels(), s.value(), ns, Some(&s));
         }
         enc.finish(out);
     }

@@ -448,14 +448,14 @@ async fn scrape(
     arrived: Instant,
 ) -> Response<Full<Bytes>> {
     let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok());
-    let negotiated = shmetrics_expo::negotiate_scrape(accept, true);
-    let (format, escaping) = (negotiated.format, negotiated.escaping);
+    let accept = accept.map(str::to_owned);
     let gzip = accepts_gzip(headers.get(ACCEPT_ENCODING));
     let r2 = renderer.clone();
     let rendered =
-        tokio::task::spawn_blocking(move || r2.get(format, escaping, gzip, arrived)).await;
+        tokio::task::spawn_blocking(move || r2.get_for(accept.as_deref(), gzip, arrived)).await;
     match rendered {
-        Ok(Ok(r)) => {
+        Ok(Ok((r, negotiated))) => {
+            let format = negotiated.format;
             renderer.stats.count_scrape(format);
             renderer.stats.bytes.fetch_add(r.body.len() as u64, Relaxed);
             let mut resp = Response::new(Full::new(r.body));

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use shmetrics_core::{Options, PathNow, Snapshot, Store, StoreStats};
-use shmetrics_expo::{Escaping, ExtraFamily, Families, Format};
+use shmetrics_expo::{Escaping, ExtraFamily, Families, Format, Negotiated};
 
 use crate::attach::{Attached, Slot};
 use crate::conns::Conns;
@@ -77,6 +77,11 @@ struct State {
     /// another store file.
     served: Option<Arc<Attached>>,
     snap: Snapshot,
+    /// When `snap` was last read from the store, and whether no render
+    /// has used that read yet (a render reuses it rather than reading
+    /// again: [`Renderer::get_for`] read it to negotiate).
+    snapped: Option<Instant>,
+    fresh_for_render: bool,
     /// By format, escaping scheme and gzip.
     cache: HashMap<(Format, Escaping, bool), Rendered>,
 }
@@ -143,6 +148,8 @@ impl Renderer {
             state: Mutex::new(State {
                 served: None,
                 snap: Snapshot::default(),
+                snapped: None,
+                fresh_for_render: false,
                 cache: HashMap::new(),
             }),
             stats: SelfStats::default(),
@@ -262,6 +269,29 @@ impl Renderer {
         }
     }
 
+    /// The exposition for a scrape that sent `accept`, in the format
+    /// [`shmetrics_expo::negotiate_page`] picks for the store's page (the
+    /// text format 0.0.4 when it holds a family with the `text_only` hint
+    /// and the scraper accepts it), and what was negotiated. The store is
+    /// read first (or a read no older than `arrived` is reused), so that
+    /// the choice follows the families on the page served.
+    pub fn get_for(
+        &self,
+        accept: Option<&str>,
+        gzip: bool,
+        arrived: Instant,
+    ) -> Result<(Rendered, Negotiated), shmetrics_core::Error> {
+        let text_only = {
+            let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            if st.snapped.is_none_or(|t| t < arrived) {
+                self.refresh(&mut st)?;
+            }
+            shmetrics_expo::page_text_only(&st.snap)
+        };
+        let n = shmetrics_expo::negotiate_page(accept, true, text_only);
+        Ok((self.get(n.format, n.escaping, gzip, arrived)?, n))
+    }
+
     /// The exposition in `format`, names outside the legacy set written
     /// as `escaping` says, rendered no earlier than `arrived`. Blocks
     /// while another render runs, then reuses it if it is fresh enough.
@@ -309,18 +339,16 @@ impl Renderer {
         format: Format,
         escaping: Escaping,
     ) -> Result<Rendered, shmetrics_core::Error> {
+        // A read of the store no older than this render's start is used
+        // as it is (`get_for` read it for the negotiation).
         let started = Instant::now();
-        // Not attached: the snapshot stays empty and only the exporter's
-        // own metrics are rendered.
-        let attached = self.attach().ok();
-        if let Some(a) = &attached {
-            if !st.served.as_ref().is_some_and(|s| Arc::ptr_eq(s, a)) {
-                // Another file: a fresh snapshot, nothing carried over.
-                st.snap = Snapshot::default();
-                st.served = Some(a.clone());
-            }
-            a.store.snapshot_into(&mut st.snap)?;
-        }
+        let attached = if std::mem::take(&mut st.fresh_for_render) {
+            st.served.clone()
+        } else {
+            self.refresh(st)?
+        };
+        st.fresh_for_render = false;
+        let started = st.snapped.unwrap_or(started);
         let mut out = Vec::with_capacity(
             st.cache
                 .get(&(format, escaping, false))
@@ -365,6 +393,24 @@ impl Renderer {
         let mut out = Vec::with_capacity(8 << 10);
         shmetrics_expo::encode_escaped(&Snapshot::default(), &own, format, escaping, &mut out);
         out
+    }
+
+    /// Reads the store into `st.snap` (not attached: the snapshot stays
+    /// empty). Returns the file read.
+    fn refresh(&self, st: &mut State) -> Result<Option<Arc<Attached>>, shmetrics_core::Error> {
+        let started = Instant::now();
+        let attached = self.attach().ok();
+        if let Some(a) = &attached {
+            if !st.served.as_ref().is_some_and(|s| Arc::ptr_eq(s, a)) {
+                // Another file: a fresh snapshot, nothing carried over.
+                st.snap = Snapshot::default();
+                st.served = Some(a.clone());
+            }
+            a.store.snapshot_into(&mut st.snap)?;
+        }
+        st.snapped = Some(started);
+        st.fresh_for_render = true;
+        Ok(attached)
     }
 
     /// The exporter's and (once attached) the store's own metrics, under

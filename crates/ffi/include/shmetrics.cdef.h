@@ -65,6 +65,14 @@ enum shmetrics_name_rules {
 };
 typedef uint32_t shmetrics_name_rules;
 
+enum shmetrics_hint {
+  SHMETRICS_HINT_SHORT_BOUNDS = 1,
+  SHMETRICS_HINT_NO_CREATED = 2,
+  SHMETRICS_HINT_CREATED_IN_TEXT = 4,
+  SHMETRICS_HINT_TEXT_ONLY = 8,
+};
+typedef uint32_t shmetrics_hint;
+
 enum shmetrics_format {
   SHMETRICS_FORMAT_PROMETHEUS_TEXT = 0,
   SHMETRICS_FORMAT_OPENMETRICS = 1,
@@ -152,6 +160,7 @@ typedef struct shmetrics_family_desc {
   uint64_t ttl_ms;
   uint8_t name_as_given;
   uint32_t name_rules;
+  uint32_t hints;
 } shmetrics_family_desc;
 
 typedef struct shmetrics_family {

@@ -294,6 +294,44 @@ typedef uint32_t shmetrics_name_rules;
 #endif // __cplusplus
 
 /**
+ * Exposition hints: bits of `shmetrics_family_desc.hints`, which say how
+ * the expositions write the family so that the page is what the client
+ * library a binding stands in for served. Not part of the definition:
+ * the first registration's hints stay (see docs/ARCHITECTURE.md).
+ */
+enum shmetrics_hint
+#ifdef __cplusplus
+  : uint32_t
+#endif // __cplusplus
+ {
+  /**
+   * Bucket bounds and quantiles in their shortest form (`le="1"`), as
+   * PromPHP, nginx-lua-prometheus and client_ruby's Integer bounds;
+   * without it, the canonical OpenMetrics form (`le="1.0"`).
+   */
+  SHMETRICS_HINT_SHORT_BOUNDS = 1,
+  /**
+   * No `_created` series in any format (PromPHP, nginx-lua-prometheus,
+   * client_ruby, prometheus_client in multiprocess mode).
+   */
+  SHMETRICS_HINT_NO_CREATED = 2,
+  /**
+   * `_created` in every format: OpenMetrics samples, and in the text
+   * format a `name_created` gauge family (prometheus_client in a single
+   * process). Without this or `NO_CREATED`: OpenMetrics only.
+   */
+  SHMETRICS_HINT_CREATED_IN_TEXT = 4,
+  /**
+   * The library served the text format 0.0.4 only: a page holding the
+   * family is served in that format to a scraper that accepts it.
+   */
+  SHMETRICS_HINT_TEXT_ONLY = 8,
+};
+#ifndef __cplusplus
+typedef uint32_t shmetrics_hint;
+#endif // __cplusplus
+
+/**
  * Exposition formats: the `format` argument of `shmetrics_render`.
  */
 enum shmetrics_format
@@ -679,6 +717,12 @@ typedef struct shmetrics_family_desc {
    * check only, not part of the definition.
    */
   uint32_t name_rules;
+  /**
+   * Exposition hints: `SHMETRICS_HINT_*` bits (0: the defaults, as
+   * client_python and client_golang write). Unknown bits are refused
+   * with `SHMETRICS_INVALID_OPTIONS`. Not part of the definition.
+   */
+  uint32_t hints;
 } shmetrics_family_desc;
 
 /**

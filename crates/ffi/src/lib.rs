@@ -83,8 +83,8 @@ pub use store::{
 };
 pub use types::{
     shmetrics_buf, shmetrics_family, shmetrics_family_desc, shmetrics_format, shmetrics_gauge_mode,
-    shmetrics_kind, shmetrics_name_rules, shmetrics_options, shmetrics_path_now, shmetrics_series,
-    shmetrics_stats, shmetrics_store, shmetrics_str,
+    shmetrics_hint, shmetrics_kind, shmetrics_name_rules, shmetrics_options, shmetrics_path_now,
+    shmetrics_series, shmetrics_stats, shmetrics_store, shmetrics_str,
 };
 pub use update::{
     shmetrics_counter_add, shmetrics_counter_add_exemplar, shmetrics_counter_inc,

@@ -40,6 +40,7 @@ pub(crate) fn zeroed_desc() -> shmetrics_family_desc {
         ttl_ms: 0,
         name_as_given: 0,
         name_rules: 0,
+        hints: 0,
     }
 }
 
@@ -1370,4 +1371,32 @@ fn flag_bytes_other_than_one_read_as_true() {
         ptr: ro,
     };
     assert_eq!(series(&ro_store, &f, &[]).0, SHMETRICS_READ_ONLY);
+}
+
+/// `hints` reaches the exposition: short bounds and no `_created`; unknown
+/// bits and contradicting ones are refused.
+#[test]
+fn hints_shape_the_page() {
+    use crate::types::shmetrics_hint::*;
+    let st = open_store();
+    let bounds = [1.0, 2.5];
+    let mut d = zeroed_desc();
+    d.name = s("rt");
+    d.kind = SHMETRICS_KIND_HISTOGRAM as u32;
+    d.buckets = bounds.as_ptr();
+    d.bucket_count = bounds.len();
+    d.hints = 1 << 7;
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
+    d.hints = SHMETRICS_HINT_NO_CREATED as u32 | SHMETRICS_HINT_CREATED_IN_TEXT as u32;
+    assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
+    d.hints = SHMETRICS_HINT_SHORT_BOUNDS as u32 | SHMETRICS_HINT_NO_CREATED as u32;
+    let (r, f) = register(&st, &d);
+    assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+    let (_, h) = series(&st, &f, &[]);
+    assert_eq!(shmetrics_observe(st.ptr, &h, 2.0), SHMETRICS_OK);
+    let text = render(&st, 0);
+    assert!(text.contains("rt_bucket{le=\"1\"} 0\n"), "{text}");
+    assert!(text.contains("rt_bucket{le=\"2.5\"} 1\n"), "{text}");
+    let om = render(&st, 1);
+    assert!(!om.contains("_created"), "{om}");
 }

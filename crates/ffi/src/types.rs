@@ -8,8 +8,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use shmetrics_core::{
-    Family, FamilyDesc, GaugeMode, Kind, NameRules, NativeOpts, Options, Series, Snapshot, Store,
-    StoreStats,
+    Created, Family, FamilyDesc, GaugeMode, Hints, Kind, NameRules, NativeOpts, Options, Series,
+    Snapshot, Store, StoreStats,
 };
 
 use crate::error::{shmetrics_result, FfiError};
@@ -126,6 +126,29 @@ pub enum shmetrics_name_rules {
     SHMETRICS_NAMES_LEGACY = 1,
 }
 
+/// Exposition hints: bits of `shmetrics_family_desc.hints`, which say how
+/// the expositions write the family so that the page is what the client
+/// library a binding stands in for served. Not part of the definition:
+/// the first registration's hints stay (see docs/ARCHITECTURE.md).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum shmetrics_hint {
+    /// Bucket bounds and quantiles in their shortest form (`le="1"`), as
+    /// PromPHP, nginx-lua-prometheus and client_ruby's Integer bounds;
+    /// without it, the canonical OpenMetrics form (`le="1.0"`).
+    SHMETRICS_HINT_SHORT_BOUNDS = 1,
+    /// No `_created` series in any format (PromPHP, nginx-lua-prometheus,
+    /// client_ruby, prometheus_client in multiprocess mode).
+    SHMETRICS_HINT_NO_CREATED = 2,
+    /// `_created` in every format: OpenMetrics samples, and in the text
+    /// format a `name_created` gauge family (prometheus_client in a single
+    /// process). Without this or `NO_CREATED`: OpenMetrics only.
+    SHMETRICS_HINT_CREATED_IN_TEXT = 4,
+    /// The library served the text format 0.0.4 only: a page holding the
+    /// family is served in that format to a scraper that accepts it.
+    SHMETRICS_HINT_TEXT_ONLY = 8,
+}
+
 /// Exposition formats: the `format` argument of `shmetrics_render`.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,6 +262,34 @@ pub struct shmetrics_options {
     /// is this one (or this process's own group, when `mode` is 0660); a
     /// reader accepts a store of any owner whose group is this one.
     pub group: i64,
+}
+
+/// The `SHMETRICS_HINT_*` bits of a family description.
+fn hints_from_u32(bits: u32) -> Result<Hints, FfiError> {
+    use shmetrics_hint::*;
+    let known = SHMETRICS_HINT_SHORT_BOUNDS as u32
+        | SHMETRICS_HINT_NO_CREATED as u32
+        | SHMETRICS_HINT_CREATED_IN_TEXT as u32
+        | SHMETRICS_HINT_TEXT_ONLY as u32;
+    let no_created = bits & SHMETRICS_HINT_NO_CREATED as u32 != 0;
+    let in_text = bits & SHMETRICS_HINT_CREATED_IN_TEXT as u32 != 0;
+    if bits & !known != 0 || (no_created && in_text) {
+        return Err(FfiError::Other(
+            shmetrics_result::SHMETRICS_INVALID_OPTIONS,
+            format!(
+                "hints {bits:#x}: SHMETRICS_HINT_* bits, NO_CREATED and CREATED_IN_TEXT not both"
+            ),
+        ));
+    }
+    Ok(Hints {
+        short_bounds: bits & SHMETRICS_HINT_SHORT_BOUNDS as u32 != 0,
+        created: match (no_created, in_text) {
+            (true, _) => Created::Never,
+            (_, true) => Created::EveryFormat,
+            _ => Created::OpenMetrics,
+        },
+        text_only: bits & SHMETRICS_HINT_TEXT_ONLY as u32 != 0,
+    })
 }
 
 /// An id option as the C struct carries it: -1 (any negative) for none.
@@ -381,6 +432,10 @@ pub struct shmetrics_family_desc {
     /// PromPHP, nginx-lua-prometheus and Ruby's prometheus-client do. A
     /// check only, not part of the definition.
     pub name_rules: u32,
+    /// Exposition hints: `SHMETRICS_HINT_*` bits (0: the defaults, as
+    /// client_python and client_golang write). Unknown bits are refused
+    /// with `SHMETRICS_INVALID_OPTIONS`. Not part of the definition.
+    pub hints: u32,
 }
 
 impl shmetrics_family_desc {
@@ -416,6 +471,7 @@ impl shmetrics_family_desc {
                 ))
             }
         };
+        d.hints = hints_from_u32(self.hints)?;
         if self.ttl_ms != 0 {
             d = d.ttl(Duration::from_millis(self.ttl_ms));
         }

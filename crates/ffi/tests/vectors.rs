@@ -142,6 +142,7 @@ fn register_with(
         ttl_ms: 0,
         name_as_given: 0,
         name_rules: rules as u32,
+        hints: 0,
     };
     let mut f = shmetrics_family::default();
     let r = shmetrics_register(st.ptr, &desc, &mut f);

@@ -73,6 +73,13 @@ impl Serve {
         self.stderr.lock().unwrap().clone()
     }
 
+    /// Its own metrics (`/exporter-metrics`), as text.
+    pub fn exporter_metrics(&self) -> String {
+        let r = get(self.addr, "/exporter-metrics", &[]);
+        assert_eq!(r.status, 200, "{}", r.text());
+        r.text()
+    }
+
     /// Its /metrics, as text.
     pub fn metrics(&self) -> String {
         let r = get(self.addr, "/metrics", &[]);
@@ -82,11 +89,17 @@ impl Serve {
 
     /// The value of `series` (`name{labels}` exactly as the text format
     /// writes it) in its /metrics.
+    /// (A `shmetrics_*` series is read from `/exporter-metrics`, where
+    /// the exporter's own metrics are.)
     pub fn metric(&self, series: &str) -> f64 {
-        let body = self.metrics();
+        let body = if series.starts_with("shmetrics_") {
+            self.exporter_metrics()
+        } else {
+            self.metrics()
+        };
         find_metric(&body, series).unwrap_or_else(|| {
             panic!(
-                "no {series} in /metrics:\n{body}\n--- stderr:\n{}",
+                "no {series} on its pages:\n{body}\n--- stderr:\n{}",
                 self.stderr()
             )
         })

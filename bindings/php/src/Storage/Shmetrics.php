@@ -249,6 +249,9 @@ final class Shmetrics
         $d->ttl_ms = $ttlMs;
         // PromPHP's names: the legacy character sets, checked by the store.
         $d->name_rules = $ffi->SHMETRICS_NAMES_LEGACY;
+        // And the page PromPHP served: no _created, the text format only
+        // (docs/ARCHITECTURE.md, "Exposition hints").
+        $d->hints = $ffi->SHMETRICS_HINT_NO_CREATED | $ffi->SHMETRICS_HINT_TEXT_ONLY;
         $token = $ffi->new('uint32_t');
         $rc = $ffi->shmetrics_family_cache($this->store, $key, strlen($key), FFI::addr($d), FFI::addr($token));
         if ($rc !== Native::OK) {

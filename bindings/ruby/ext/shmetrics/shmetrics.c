@@ -736,6 +736,7 @@ static void family_register(VALUE self, family_t *f)
     if (!NIL_P(v = spec_get(spec, "ttl_ms"))) d.ttl_ms = NUM2ULL(v);
     d.exemplars = RTEST(spec_get(spec, "exemplars"));
     d.name_as_given = RTEST(spec_get(spec, "name_as_given"));
+    if (!NIL_P(v = spec_get(spec, "hints"))) d.hints = NUM2UINT(v);
     /* prometheus-client's names: the legacy character sets, checked by the store. */
     d.name_rules = SHMETRICS_NAMES_LEGACY;
     struct shmetrics_family out;

@@ -274,9 +274,12 @@ pub(crate) struct FamilyRec {
     /// The family's first `REUSABLE` series record, plus one (0: none);
     /// each one's `hash` links to the next the same way.
     pub free_head: AtomicU64,
-    /// 1 for a counter whose text and protobuf name is its name as given,
-    /// without `_total` (see `FamilyDesc::name_as_given`), else 0.
-    pub name_as_given: AtomicU32,
+    /// Exposition hints (`family::hint_bits`). Bit 0: a counter whose
+    /// text and protobuf name is its name as given, without `_total` (see
+    /// `FamilyDesc::name_as_given`; this word was that flag alone, 1 or
+    /// 0, so older stores read the same); the other bits are
+    /// `FamilyDesc::hints`, 0 by default.
+    pub hints: AtomicU32,
     pub _pad: AtomicU32,
     pub reserved: [AtomicU64; 3],
 }

@@ -101,7 +101,7 @@ impl Store {
                 exemplars: exemplars as u32,
                 ttl_ms,
                 ttl_cell,
-                name_as_given: f.name_as_given.load(Relaxed) == 1,
+                hints: f.hints.load(Relaxed),
                 series: 0..0,
                 overflows: 0,
             })

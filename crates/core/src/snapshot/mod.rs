@@ -126,8 +126,9 @@ struct FamilyEntry {
     /// first) of each slot's time of its last update.
     ttl_ms: u64,
     ttl_cell: u32,
-    /// A counter exposed under its name as given, without `_total`.
-    name_as_given: bool,
+    /// The record's hints word (bit 0: a counter exposed under its name
+    /// as given, without `_total`; see `family::hint_bits`).
+    hints: u32,
     /// This refresh's series, in `Snapshot::series`.
     series: Range<u32>,
     overflows: u64,

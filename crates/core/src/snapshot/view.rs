@@ -177,7 +177,13 @@ impl<'a> FamilyView<'a> {
     /// [`FamilyView::name`] alone, without `_total` (see
     /// [`crate::FamilyDesc::name_as_given`]).
     pub fn name_as_given(&self) -> bool {
-        self.f.name_as_given
+        self.f.hints & crate::family::hint_bits::NAME_AS_GIVEN != 0
+    }
+
+    /// The family's exposition hints (see [`crate::Hints`]), as its first
+    /// registration recorded them.
+    pub fn hints(&self) -> crate::Hints {
+        crate::Hints::from_bits(self.f.hints)
     }
 
     /// The help text, unescaped.

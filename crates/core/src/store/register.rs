@@ -492,7 +492,10 @@ fn write_family(f: &FamilyRec, d: &FamilyDesc, hash: u64, plan: &FamilyPlan, b: 
     f.int_cells.store(plan.shape.ints, Relaxed);
     f.float_cells.store(plan.shape.floats, Relaxed);
     f.exemplars.store(u32::from(d.exemplars), Relaxed);
-    f.name_as_given.store(u32::from(d.name_as_given), Relaxed);
+    f.hints.store(
+        (u32::from(d.name_as_given) * crate::family::hint_bits::NAME_AS_GIVEN) | d.hints.bits(),
+        Relaxed,
+    );
     f.max_series.store(d.max_series, Relaxed);
     f.series_count.store(0, Relaxed);
     f.overflows.store(0, Relaxed);

@@ -183,19 +183,18 @@ fn default_page_adds_no_series() {
     let path = dir.path().join("plain.metrics");
     let _store = store_with_counter(
         &path,
-        &FamilyDesc::new("plain_jobs_total", Kind::Counter).help("Jobs."),
+        &FamilyDesc::new("plain_jobs_total", Kind::Counter)
+            .help("Jobs.")
+            .created(false),
         &[],
         3.0,
     );
     let serve = Serve::on_store(&path, &[]);
-    for accept in [
-        "text/plain;version=0.0.4",
-        "application/openmetrics-text;version=1.0.0",
-        "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
-    ] {
+    for accept in ["text/plain;version=0.0.4", OM, PROMETHEUS_2] {
         let body = get(serve.addr, "/metrics", &[("Accept", accept)]).text();
         assert!(body.contains("plain_jobs_total 3"), "{accept}: {body}");
         assert!(!body.contains("shmetrics_"), "{accept}: {body}");
+        assert!(!body.contains("_created"), "{accept}: {body}");
     }
     let own = get(serve.addr, "/exporter-metrics", &[]).text();
     assert!(own.contains("\nshmetrics_store_attached 1\n"), "{own}");
@@ -204,4 +203,53 @@ fn default_page_adds_no_series() {
         "{own}"
     );
     assert!(!own.contains("plain_jobs"), "{own}");
+}
+
+const OM: &str = "application/openmetrics-text;version=1.0.0";
+const PROMETHEUS_2: &str = "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+const PROMETHEUS_3: &str = "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2";
+const NATIVE: &str = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited,application/openmetrics-text;version=1.0.0;q=0.8,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+/// A page holding a family of a library that served the text format
+/// 0.0.4 only (the `text_only` hint, as the PHP, Lua and Ruby bindings
+/// register) is served in that format to every scraper that accepts it,
+/// whatever it prefers; a scraper that accepts only OpenMetrics gets
+/// OpenMetrics.
+#[test]
+fn text_only_families_hold_the_page_to_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("text.metrics");
+    let hints = shmetrics_core::Hints {
+        short_bounds: true,
+        created: shmetrics_core::Created::Never,
+        text_only: true,
+    };
+    let _store = store_with_counter(
+        &path,
+        &FamilyDesc::new("apisix_http_status", Kind::Counter)
+            .name_as_given()
+            .hints(hints),
+        &[],
+        3.0,
+    );
+    let serve = Serve::on_store(&path, &[]);
+    for accept in [PROMETHEUS_2, PROMETHEUS_3, NATIVE, "*/*"] {
+        let r = get(serve.addr, "/metrics", &[("Accept", accept)]);
+        let ct = r.header("content-type").unwrap().to_string();
+        assert!(
+            ct.starts_with("text/plain; version=0.0.4"),
+            "{accept}: {ct}"
+        );
+        let body = r.text();
+        assert!(
+            body.contains("\napisix_http_status 3\n"),
+            "{accept}: {body}"
+        );
+    }
+    let r = get(serve.addr, "/metrics", &[("Accept", OM)]);
+    let ct = r.header("content-type").unwrap().to_string();
+    assert!(ct.starts_with("application/openmetrics-text"), "{ct}");
+    let body = r.text();
+    assert!(body.contains("\napisix_http_status_total 3\n"), "{body}");
+    assert!(!body.contains("_created"), "{body}");
 }

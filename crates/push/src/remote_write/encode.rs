@@ -51,9 +51,11 @@ pub fn timeseries(
         name: "",
         base: Vec::new(),
         timestamp_ms,
+        short_bounds: false,
     };
     for family in snap.families() {
         out.name = family.name();
+        out.short_bounds = family.hints().short_bounds;
         for series in family.series() {
             out.base.clear();
             out.base.extend(
@@ -90,7 +92,7 @@ pub fn timeseries(
                     quantiles,
                 } => {
                     for q in quantiles {
-                        let quantile = canonical(q.quantile);
+                        let quantile = bound(q.quantile, out.short_bounds);
                         out.sample("", Some(("quantile", quantile)), q.value);
                     }
                     out.sample("_sum", None, sum);
@@ -109,10 +111,15 @@ fn label(name: &str, value: &str) -> Label {
     }
 }
 
-/// A bound or quantile as the exposition renders it (`0.5`, `1.0`, `+Inf`).
-fn canonical(v: f64) -> String {
+/// A bound or quantile as the exposition renders it (`0.5`, `1.0`, `+Inf`;
+/// `1` for a family with the `short_bounds` hint).
+fn bound(v: f64, short: bool) -> String {
     let mut text = Vec::new();
-    shmetrics_expo::write_canonical_float(&mut text, v);
+    if short {
+        shmetrics_expo::write_float(&mut text, v);
+    } else {
+        shmetrics_expo::write_canonical_float(&mut text, v);
+    }
     String::from_utf8_lossy(&text).into_owned()
 }
 
@@ -124,6 +131,8 @@ struct Series<'a> {
     /// The series' labels and the external ones it lacks.
     base: Vec<Label>,
     timestamp_ms: i64,
+    /// The family's `short_bounds` hint.
+    short_bounds: bool,
 }
 
 impl Series<'_> {
@@ -181,7 +190,10 @@ impl Series<'_> {
             }
         }
         for (i, count) in cumulative.iter().enumerate() {
-            let le = canonical(bounds.get(i).copied().unwrap_or(f64::INFINITY));
+            let le = bound(
+                bounds.get(i).copied().unwrap_or(f64::INFINITY),
+                self.short_bounds,
+            );
             self.sample("_bucket", Some(("le", le)), *count as f64);
         }
         self.sample("_sum", None, sum);

@@ -25,7 +25,7 @@ fn one_flush(serve: &Serve, col: &Collector, max: usize, write: impl FnOnce()) -
 
 /// As [`one_flush`], without waiting for the middle of an interval.
 fn flush_now(serve: &Serve, col: &Collector, max: usize, write: impl FnOnce()) -> Vec<Vec<Line>> {
-    let m = serve.metrics();
+    let m = serve.exporter_metrics();
     let flushed = find_metric(&m, "shmetrics_statsd_flushes_total").unwrap_or(0.0) as u64;
     let sent = find_metric(&m, "shmetrics_statsd_datagrams_sent_total").unwrap_or(0.0) as usize;
     col.wait_count(sent);

@@ -215,7 +215,7 @@ fn etsy_statsd_totals_are_exact_across_slot_reuse_reset_and_wipe() {
     expect(&statsd, &serve, &counters, &[("temperature_celsius", 0.0)]);
 
     // The exporter's own metrics count what was sent.
-    let m = serve.metrics();
+    let m = serve.exporter_metrics();
     for name in [
         "shmetrics_statsd_datagrams_sent_total",
         "shmetrics_statsd_bytes_sent_total",

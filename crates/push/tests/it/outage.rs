@@ -36,7 +36,7 @@ struct Own {
 }
 
 fn own(serve: &Serve, url: &str) -> Own {
-    let body = serve.metrics();
+    let body = serve.exporter_metrics();
     let m = |name: &str, extra: &str| {
         let series = format!("shmetrics_remote_write_{name}{{url=\"{url}\"{extra}}}");
         find_metric(&body, &series).unwrap_or_else(|| panic!("no {series}:\n{body}"))

@@ -227,14 +227,14 @@ fn a_refused_request_is_dropped_and_counted() {
         ARRIVAL,
         std::time::Duration::from_millis(100),
         || {
-            let body = serve.metrics();
+            let body = serve.exporter_metrics();
             match find_metric(&body, &failed) {
                 Some(v) if v >= 3.0 * SERIES => Ok(body),
                 v => Err(format!("{v:?}")),
             }
         },
     );
-    let body = serve.metrics();
+    let body = serve.exporter_metrics();
     let m = |name: &str| {
         find_metric(
             &body,

@@ -166,7 +166,7 @@ fn wait_failure(serve: &Serve, series: &str, says: &[&str]) {
         ARRIVAL,
         Duration::from_millis(200),
         || {
-            let body = get(serve.addr, "/metrics", &[]).text();
+            let body = serve.exporter_metrics();
             match find_metric(&body, series) {
                 Some(v) if v >= 1.0 => Ok(()),
                 v => Err(format!("{v:?}\n{}", serve.stderr())),

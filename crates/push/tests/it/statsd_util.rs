@@ -227,7 +227,7 @@ pub fn parse_inspect(text: &str) -> Result<BTreeMap<String, f64>, String> {
 
 /// The value of one of the exporter's own metrics (0 if absent).
 pub fn self_metric(serve: &Serve, series: &str) -> f64 {
-    find_metric(&serve.metrics(), series).unwrap_or(0.0)
+    find_metric(&serve.exporter_metrics(), series).unwrap_or(0.0)
 }
 
 /// Flushes made so far.

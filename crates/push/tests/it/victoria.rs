@@ -65,7 +65,7 @@ fn pushes_to_victoria_metrics_and_prometheus_at_once() {
             ARRIVAL,
             Duration::from_millis(100),
             || {
-                let body = serve.metrics();
+                let body = serve.exporter_metrics();
                 let sent = find_metric(
                     &body,
                     &format!("shmetrics_remote_write_samples_sent_total{{url=\"{url}\"}}"),
@@ -123,7 +123,7 @@ fn a_5xx_is_retried_until_the_receiver_takes_it() {
         ARRIVAL,
         Duration::from_millis(100),
         || {
-            let body = serve.metrics();
+            let body = serve.exporter_metrics();
             let queued = m(&body, "queue_batches", ",kind=\"used\"");
             assert!(queued <= QUEUE, "{queued} batches queued");
             let (retries, dropped) = (
@@ -137,7 +137,7 @@ fn a_5xx_is_retried_until_the_receiver_takes_it() {
             }
         },
     );
-    let body = serve.metrics();
+    let body = serve.exporter_metrics();
     assert_eq!(
         m(&body, "samples_failed_total", ""),
         0.0,
@@ -161,7 +161,7 @@ fn a_5xx_is_retried_until_the_receiver_takes_it() {
     vm.extra_args.clear();
     vm.restart();
     vm.wait_value(r#"jobs_processed_total{queue="email"}"#, 42.0);
-    let body = serve.metrics();
+    let body = serve.exporter_metrics();
     assert!(m(&body, "samples_sent_total", "") >= SERIES);
     assert_eq!(m(&body, "samples_failed_total", ""), 0.0);
 }
