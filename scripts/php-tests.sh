@@ -12,7 +12,8 @@
 # those of bindings/php/tests/promphp/expected-failures.txt. Every suite
 # runs twice: on PHP FFI (the extension not loaded), and with the extension
 # loaded in every PHP process the tests start (CLI and php-fpm alike,
-# through an ini file in $PHP_INI_SCAN_DIR). Called by ./run-tests; safe to
+# through an ini file in $PHP_INI_SCAN_DIR); then scripts/php-sanitizers.sh
+# runs the extension's suites under ASan, LSan and UBSan. Called by ./run-tests; safe to
 # run again.
 #   scripts/php-tests.sh [PHPUNIT ARGS...]     e.g. --filter FpmTest
 # (the arguments go to the binding's own PHPUnit runs only)
@@ -86,3 +87,7 @@ suites() {
 }
 suites "PHP FFI" "$@"
 PHP_INI_SCAN_DIR=$with_ext suites "the extension" "$@"
+# The extension again, built with AddressSanitizer and UBSan, its leaks
+# checked (scripts/php-sanitizers.sh; about a minute).
+cd ../..
+scripts/php-sanitizers.sh
