@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The PHP extension under AddressSanitizer, LeakSanitizer and
-# UndefinedBehaviorSanitizer: builds bindings/php/ext with
+# UndefinedBehaviorSanitizer (and its library loading under
+# ThreadSanitizer, tests/ext/loader-threads.c): builds bindings/php/ext with
 # -fsanitize=address,undefined (in $target/php-ext-asan), then runs, in a
 # php-cli with libasan preloaded and USE_ZEND_ALLOC=0 (PHP's allocator off,
 # so that every zval, string and array is a malloc ASan sees), the
@@ -95,6 +96,11 @@ check_reports() {
 }
 san env ASAN_OPTIONS="$common:detect_leaks=0" php -r 'exit(extension_loaded("shmetrics") ? 0 : 1);' \
   || { echo "php-sanitizers.sh: $ext does not load under ASan" >&2; exit 1; }
+
+say "php sanitizers: the library's loading from 8 threads at once, under ThreadSanitizer (tests/ext/loader-threads.c)"
+gcc -std=gnu11 -g -O1 -fsanitize=thread -Wall -Wextra -Werror -Wno-unused-function -o "$build/loader-threads" \
+  "$src/tests/ext/loader-threads.c" -ldl -lpthread
+TSAN_OPTIONS="halt_on_error=1" "$build/loader-threads" "$SHMETRICS_LIBRARY"
 
 cd bindings/php
 suite "the binding's PHPUnit suite"

@@ -59,6 +59,8 @@ export PROMPHP_DIR
 
 say "php binding: build the extension (bindings/php/ext/build.sh)"
 ext=$(bindings/php/ext/build.sh "$target/php-ext")
+# FpmLibraryTest loads it into its php-fpm in the FFI run too.
+export SHMETRICS_EXTENSION=$ext
 # An ini folder that loads it, added to PHP's own scan folder (the leading
 # ':' keeps conf.d): every php and php-fpm started with it loads the extension.
 mkdir -p "$target/php-ext/ini"

@@ -36,14 +36,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "php.h"
-#include "php_ini.h"
-#include "ext/standard/basic_functions.h"
-#include "ext/standard/info.h"
-#include "Zend/zend_exceptions.h"
-#include "Zend/zend_interfaces.h"
-#include "Zend/zend_smart_str.h"
-
 #include "../include/shmetrics.cdef.h"
 
 #define PHP_SHMETRICS_VERSION "1.0.0"
@@ -207,6 +199,14 @@ static bool shm_lib_load(const char *ini, const char *env, char *err, size_t cap
 
 /* The rest is the extension; tests/ext/loader-threads.c includes this file for the part above only. */
 #ifndef SHMETRICS_LOADER_TEST
+
+#include "php.h"
+#include "php_ini.h"
+#include "ext/standard/basic_functions.h"
+#include "ext/standard/info.h"
+#include "Zend/zend_exceptions.h"
+#include "Zend/zend_interfaces.h"
+#include "Zend/zend_smart_str.h"
 
 ZEND_BEGIN_MODULE_GLOBALS(shmetrics)
     zval default_registry; /* CollectorRegistry::getDefault(), per request */
@@ -2581,7 +2581,8 @@ static void declare_array_constant(zend_class_entry *ce, const char *name, const
     ZEND_ASSERT(array_constant_count < (int)(sizeof array_constants / sizeof array_constants[0]));
     array_constants[array_constant_count++] = ht;
     GC_SET_REFCOUNT(ht, 2);
-    GC_TYPE_INFO(ht) = GC_ARRAY | ((IS_ARRAY_IMMUTABLE | GC_NOT_COLLECTABLE) << GC_FLAGS_SHIFT);
+    /* persistent (as zend_hash_init made it): zend_hash_destroy() at MSHUTDOWN frees it with free() */
+    GC_TYPE_INFO(ht) = GC_ARRAY | ((IS_ARRAY_IMMUTABLE | GC_NOT_COLLECTABLE | GC_PERSISTENT) << GC_FLAGS_SHIFT);
     zval zv;
     ZVAL_ARR(&zv, ht);
     Z_TYPE_FLAGS(zv) = 0;
