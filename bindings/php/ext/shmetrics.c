@@ -461,7 +461,22 @@ static shmetrics_store *store_open(zend_string *path, HashTable *options)
     return st;
 }
 
-/* open(string $path, array $options): Store; the options are checked by Checks::storeOptions(). */
+/* Checks::storeOptions($options): false when it threw (an unknown option, a value of the wrong type or range). */
+static bool store_options_ok(HashTable *options)
+{
+    if (zend_hash_num_elements(options) == 0) {
+        return true;
+    }
+    zval arg, ret;
+    ZVAL_ARR(&arg, options);
+    if (!call_static("Shmetrics\\Checks", "storeOptions", &ret, 1, &arg)) {
+        return false;
+    }
+    zval_ptr_dtor(&ret);
+    return true;
+}
+
+/* open(string $path, array $options): Store; the options checked by Checks::storeOptions(), as the PHP class does. */
 PHP_FUNCTION(open)
 {
     zend_string *path;
@@ -470,6 +485,9 @@ PHP_FUNCTION(open)
         Z_PARAM_STR(path)
         Z_PARAM_ARRAY_HT(options)
     ZEND_PARSE_PARAMETERS_END();
+    if (!store_options_ok(options)) {
+        RETURN_THROWS();
+    }
     shmetrics_store *st = store_open(path, options);
     if (st == NULL) {
         RETURN_THROWS();
@@ -481,6 +499,12 @@ PHP_FUNCTION(open)
 #define STORE_ARG(var) Z_PARAM_OBJECT_OF_CLASS(var##_zv, ce_store)
 
 #define STORE_PTR(var) (store_of(Z_OBJ_P(var##_zv))->st)
+
+/* An exposition format as the C ABI's u32 (Checks::format()): UINT32_MAX, no format, when out of its range. */
+static inline uint32_t format_of(zend_long format)
+{
+    return format >= 0 && format < (zend_long)UINT32_MAX ? (uint32_t)format : UINT32_MAX;
+}
 
 /* wipe(Store $store): int, the result code */
 PHP_FUNCTION(wipe)
@@ -504,7 +528,7 @@ PHP_FUNCTION(render)
         Z_PARAM_ZVAL(out)
     ZEND_PARSE_PARAMETERS_END();
     shmetrics_buf *buf = NULL;
-    uint32_t rc = lib.shmetrics_render_alloc(STORE_PTR(s), (uint32_t)format, &buf);
+    uint32_t rc = lib.shmetrics_render_alloc(STORE_PTR(s), format_of(format), &buf);
     if (rc == 0) {
         ZEND_TRY_ASSIGN_REF_STRINGL(out, (const char *)lib.shmetrics_buf_data(buf), lib.shmetrics_buf_len(buf));
         lib.shmetrics_buf_free(buf);
@@ -522,7 +546,7 @@ PHP_FUNCTION(content_type)
     if (!shm_load()) {
         RETURN_THROWS();
     }
-    const char *t = lib.shmetrics_format_content_type((uint32_t)format);
+    const char *t = lib.shmetrics_format_content_type(format_of(format));
     if (t == NULL) {
         RETURN_NULL();
     }
@@ -735,13 +759,8 @@ static void storage_free(zend_object *o)
 /* Opens the store for a new storage object; path NULL for the default. False when it threw. */
 static bool storage_init(shm_storage *s, zend_string *path, HashTable *options)
 {
-    zval ret;
-    if (zend_hash_num_elements(options) != 0) {
-        zval arg;
-        ZVAL_ARR(&arg, options);
-        if (!call_static("Shmetrics\\Checks", "storeOptions", &ret, 1, &arg)) {
-            return false;
-        }
+    if (!store_options_ok(options)) {
+        return false;
     }
     zend_string *p;
     if (path != NULL) {
@@ -851,7 +870,7 @@ PHP_METHOD(Storage, render)
     ZEND_PARSE_PARAMETERS_END();
     shm_storage *s = THIS_STORAGE();
     STORAGE_READY(s);
-    if (!storage_render(s, (uint32_t)format, return_value)) {
+    if (!storage_render(s, format_of(format), return_value)) {
         RETURN_THROWS();
     }
 }
@@ -864,7 +883,7 @@ PHP_METHOD(Storage, contentType)
         Z_PARAM_OPTIONAL
         Z_PARAM_LONG(format)
     ZEND_PARSE_PARAMETERS_END();
-    const char *t = shm_load() ? lib.shmetrics_format_content_type((uint32_t)format) : NULL;
+    const char *t = shm_load() ? lib.shmetrics_format_content_type(format_of(format)) : NULL;
     if (t == NULL) {
         if (!EG(exception)) {
             zval arg;
@@ -1778,7 +1797,8 @@ static bool histogram_init(shm_metric *m, zval *storage, metric_args *a)
 static bool summary_init(shm_metric *m, zval *storage, metric_args *a)
 {
     m->kind = SHMETRICS_KIND_SUMMARY;
-    if (a->max_age <= 0) {
+    /* Checks::maxAgeOk(): its milliseconds fit a u64 and a zend_long (the definition's key) */
+    if (a->max_age <= 0 || a->max_age > ZEND_LONG_MAX / 1000) {
         zval args[2];
         ZVAL_STR(&args[0], a->name);
         ZVAL_LONG(&args[1], a->max_age);

@@ -38,7 +38,7 @@ final class Summary extends Collector
         ?array $quantiles = null,
         ?float $ttl = null
     ) {
-        if ($maxAgeSeconds <= 0) {
+        if (!Checks::maxAgeOk($maxAgeSeconds)) {
             throw Checks::maxAge($name, $maxAgeSeconds);
         }
         $this->maxAgeSeconds = $maxAgeSeconds;

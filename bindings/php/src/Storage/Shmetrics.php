@@ -124,7 +124,7 @@ final class Shmetrics
     {
         $ffi = $this->ffi;
         $buf = $ffi->new('shmetrics_buf *');
-        $rc = $ffi->shmetrics_render_alloc($this->store, $format, FFI::addr($buf));
+        $rc = $ffi->shmetrics_render_alloc($this->store, Checks::format($format), FFI::addr($buf));
         if ($rc !== Native::OK) {
             throw Native::exception($rc, "cannot render the store {$this->path}");
         }
@@ -138,7 +138,7 @@ final class Shmetrics
     /** The HTTP Content-Type of an exposition in $format. */
     public function contentType(int $format = self::FORMAT_TEXT): string
     {
-        $type = $this->ffi->shmetrics_format_content_type($format);
+        $type = $this->ffi->shmetrics_format_content_type(Checks::format($format));
         if ($type === null) {
             throw Checks::unknownFormat($format);
         }
