@@ -89,7 +89,11 @@ suites() {
 }
 suites "PHP FFI" "$@"
 PHP_INI_SCAN_DIR=$with_ext suites "the extension" "$@"
+# API fuzzing, on the extension and on FFI: 100,000 calls in at most 60 s
+# (bindings/php/tests/fuzz/fuzz.php; docs/php.md says how to run it longer).
+say "php binding: API fuzzing (tests/fuzz/fuzz.php)"
+php tests/fuzz/fuzz.php --seconds 60
 # The extension again, built with AddressSanitizer and UBSan, its leaks
-# checked (scripts/php-sanitizers.sh; about a minute).
+# checked (scripts/php-sanitizers.sh; 1.6 minutes of CPU).
 cd ../..
 scripts/php-sanitizers.sh

@@ -36,7 +36,6 @@ final class Checks
      */
     public static function labelValues(string $what, array $labelNames, array $labels): string
     {
-        $key = $labels ? \implode("\xff", $labels) : '';
         if (count($labels) !== count($labelNames)) {
             throw new InvalidArgumentException(sprintf(
                 '%s takes %d label value%s (%s), got %d: %s',
@@ -63,7 +62,8 @@ final class Checks
                 );
             }
         }
-        return $key;
+        // Joined once every value is known to be a string or number.
+        return $labels ? \implode("\xff", $labels) : '';
     }
 
     /**

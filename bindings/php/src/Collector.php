@@ -118,7 +118,14 @@ abstract class Collector
      */
     protected function update(int $op, array $labels, float $value): void
     {
-        $key = $labels ? \implode("\xff", $labels) : '';
+        try {
+            $key = $labels ? \implode("\xff", $labels) : '';
+        } catch (\Error $e) {
+            // A value that is no string: refused by the check, else (a
+            // __toString() that threw) the error goes on.
+            $this->check($labels);
+            throw $e;
+        }
         if (\count($labels) !== $this->labelCount || !isset($this->checked[$key])) {
             $this->check($labels);
         }
@@ -151,7 +158,12 @@ abstract class Collector
      */
     protected function updateWithExemplar(int $op, array $labels, float $value, array $exemplar): void
     {
-        $key = $labels ? \implode("\xff", $labels) : '';
+        try {
+            $key = $labels ? \implode("\xff", $labels) : '';
+        } catch (\Error $e) {
+            $this->check($labels); // as in update()
+            throw $e;
+        }
         if (\count($labels) !== $this->labelCount || !isset($this->checked[$key])) {
             $this->check($labels);
         }
