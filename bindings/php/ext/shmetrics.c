@@ -197,6 +197,16 @@ static bool shm_lib_load(const char *ini, const char *env, char *err, size_t cap
     return ok;
 }
 
+/*
+ * In a child forked while another thread held lib_mutex (ZTS: a thread
+ * loading the library while another forks), the lock would stay taken
+ * forever: the child starts with a new one (registered in MINIT).
+ */
+static void shm_lib_atfork_child(void)
+{
+    pthread_mutex_init(&lib_mutex, NULL);
+}
+
 /* The rest is the extension; tests/ext/loader-threads.c includes this file for the part above only. */
 #ifndef SHMETRICS_LOADER_TEST
 
@@ -2630,6 +2640,7 @@ static PHP_GINIT_FUNCTION(shmetrics)
 PHP_MINIT_FUNCTION(shmetrics)
 {
     REGISTER_INI_ENTRIES();
+    pthread_atfork(NULL, NULL, shm_lib_atfork_child);
     ZVAL_EMPTY_ARRAY(&empty_labels);
     zend_hash_init(&opened, 4, NULL, opened_free, 1);
 #ifndef ZTS
