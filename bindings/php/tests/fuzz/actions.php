@@ -457,7 +457,8 @@ function fuzz_call(FuzzPool $pool, array $actions, string $name): void
  */
 function fuzz_weighted(array $names): array
 {
-    $weights = ['fork' => 1, 'replace the store' => 2, 'wipe' => 3, 'new registry' => 5, 'default registry' => 3];
+    $weights = ['fork' => 1, 'replace the store' => 1, 'wipe' => 1, 'new registry' => 2, 'default registry' => 2,
+        'registry method' => 3, 'storage method' => 4, 'promphp' => 5, 'construct again' => 5];
     $out = [];
     foreach ($names as $name) {
         array_push($out, ...array_fill(0, $weights[$name] ?? 10, $name));
