@@ -31,6 +31,10 @@ target=${CARGO_TARGET_DIR:-$PWD/target}
 src=${1:-bindings/php}
 build=${SHMETRICS_ASAN_BUILD:-$target/php-ext-asan}
 leak_rc=86
+# Run alone: the library and the CLI of this checkout, PromPHP next to it.
+export SHMETRICS_LIBRARY=${SHMETRICS_LIBRARY:-$target/release/libshmetrics.so}
+export SHMETRICS_BIN=${SHMETRICS_BIN:-$target/debug/shmetrics}
+export PROMPHP_DIR=${PROMPHP_DIR:-$root/../shared/peers/promphp-v2.15.1}
 
 say() { printf '==> %s\n' "$*"; }
 
