@@ -118,14 +118,10 @@ abstract class Collector
      */
     protected function update(int $op, array $labels, float $value): void
     {
-        try {
-            $key = $labels ? \implode("\xff", $labels) : '';
-        } catch (\Error $e) {
-            // A value that is no string: refused by the check, else (a
-            // __toString() that threw) the error goes on.
-            $this->check($labels);
-            throw $e;
-        }
+        // A label value that cannot be a string throws Error here: the
+        // public methods catch it (refused()), not this one, whose
+        // try/catch would cost 100 instructions per update.
+        $key = $labels ? \implode("\xff", $labels) : '';
         if (\count($labels) !== $this->labelCount || !isset($this->checked[$key])) {
             $this->check($labels);
         }
@@ -133,6 +129,23 @@ abstract class Collector
         if ($rc !== 0) {
             throw Checks::updateFailed($rc, $this->what(), $this->labels, $labels);
         }
+    }
+
+    /**
+     * What an update that threw $e throws: the binding's refusal of the
+     * label values when one cannot be a string (implode() threw), else $e.
+     *
+     * @internal
+     * @param array<mixed> $labels
+     */
+    protected function refused(\Error $e, array $labels): \Throwable
+    {
+        try {
+            $this->check($labels);
+        } catch (Exception\ShmetricsException $refusal) {
+            return $refusal;
+        }
+        return $e;
     }
 
     /**

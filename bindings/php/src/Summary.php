@@ -64,7 +64,11 @@ final class Summary extends Collector
      */
     public function observe(float $value, array $labels = []): void
     {
-        $this->update(Native::OP_OBSERVE, $labels, $value);
+        try {
+            $this->update(Native::OP_OBSERVE, $labels, $value);
+        } catch (\Error $e) {
+            throw $this->refused($e, $labels);
+        }
     }
 
     protected function register(): int
