@@ -13,8 +13,8 @@
 //   php tests/fuzz/fuzz.php [--calls N] [--per-run N] [--seconds S] [--engines ext,ffi] [--seed S]
 //
 // --calls: the calls per engine (default 50000: 100,000 in all), in runs of
-// --per-run calls (default 5000) with seeds from --seed (default: random,
-// printed);
+// --per-run calls (default 5000): the seeds of seeds.txt, then seeds from
+// --seed on (default: random, printed), the engines in turn;
 // --seconds: the time budget of the whole (default 60): past it, the runs
 // left are not started and the fuzzer fails if fewer calls ran. The
 // extension is $SHMETRICS_EXTENSION (scripts/php-tests.sh exports it);
@@ -46,19 +46,23 @@ $regressions = array_map('intval', array_filter(
 $start = microtime(true);
 $failed = [];
 $done = [];
+// The regression seeds count towards --calls; the engines take turns, so
+// that each gets its share of the budget.
+$seeds = array_merge($regressions, range($seed, $seed + max(0, intdiv($calls + $perRun - 1, $perRun) - count($regressions)) - 1));
 foreach ($engines as $engine) {
     if ($engine === 'ext' && (!is_string($extension) || !is_file($extension))) {
         fwrite(STDERR, "fuzz: set SHMETRICS_EXTENSION to the built shmetrics.so (bindings/php/ext/build.sh)\n");
         exit(1);
     }
     $done[$engine] = 0;
-    $seeds = array_merge($regressions, range($seed, $seed + intdiv($calls + $perRun - 1, $perRun) - 1));
-    printf("fuzz (%s): seeds %s, then %d to %d, %d calls each\n", $engine,
-        $regressions ? implode(' ', $regressions) : '(no regression seeds)', $seed, end($seeds), $perRun);
-    foreach ($seeds as $s) {
+}
+printf("fuzz (%s): seeds %s, then %d to %d, %d calls each\n", implode(', ', $engines),
+    $regressions ? implode(' ', $regressions) : '(no regression seeds)', $seed, end($seeds), $perRun);
+foreach ($seeds as $s) {
+    foreach ($engines as $engine) {
         $left = $budget - (microtime(true) - $start);
         if ($left <= 0) {
-            break;
+            break 2;
         }
         [$ok, $n, $why] = fuzz_child($engine, $s, $perRun, $extension, min(30.0, max(5.0, $left)));
         $done[$engine] += $n;
