@@ -1807,7 +1807,7 @@ static bool histogram_init(shm_metric *m, zval *storage, metric_args *a)
 static bool summary_init(shm_metric *m, zval *storage, metric_args *a)
 {
     m->kind = SHMETRICS_KIND_SUMMARY;
-    /* Checks::maxAgeOk(): its milliseconds fit a u64 and a zend_long (the definition's key) */
+    /* At most Checks::MAX_AGE_SECONDS: its milliseconds fit a u64 and a zend_long (the definition's key) */
     if (a->max_age <= 0 || a->max_age > ZEND_LONG_MAX / 1000) {
         zval args[2];
         ZVAL_STR(&args[0], a->name);

@@ -227,14 +227,11 @@ final class Checks
         );
     }
 
-    /** The largest summary maxAgeSeconds whose milliseconds fit the C field (and a PHP int). */
+    /**
+     * The largest summary maxAgeSeconds whose milliseconds fit the C field
+     * (and a PHP int); the store has its own, lower limit.
+     */
     public const MAX_AGE_SECONDS = 9223372036854775;
-
-    /** Whether a summary's maxAgeSeconds can be given to the store (which has its own, lower limit). */
-    public static function maxAgeOk(int $maxAgeSeconds): bool
-    {
-        return $maxAgeSeconds > 0 && $maxAgeSeconds <= self::MAX_AGE_SECONDS;
-    }
 
     public static function maxAge(string $name, int $maxAgeSeconds): InvalidArgumentException
     {

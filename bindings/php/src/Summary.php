@@ -38,7 +38,7 @@ final class Summary extends Collector
         ?array $quantiles = null,
         ?float $ttl = null
     ) {
-        if (!Checks::maxAgeOk($maxAgeSeconds)) {
+        if ($maxAgeSeconds <= 0 || $maxAgeSeconds > Checks::MAX_AGE_SECONDS) {
             throw Checks::maxAge($name, $maxAgeSeconds);
         }
         $this->maxAgeSeconds = $maxAgeSeconds;

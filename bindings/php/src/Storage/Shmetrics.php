@@ -220,7 +220,8 @@ final class Shmetrics
         bool $exemplars = false,
         int $ttlMs = 0
     ): int {
-        $ffi = $this->ffi();
+        // Not $this->ffi(): a method call more per registration of a request.
+        $ffi = $this->ffi ?? throw new \Error(self::class . ' was not constructed');
         $what = "$type $name";
         Checks::labelNames($what, $labels);
         // The whole definition; numbers as their bytes (pack), which is

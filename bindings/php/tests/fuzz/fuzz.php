@@ -48,7 +48,8 @@ $failed = [];
 $done = [];
 // The regression seeds count towards --calls; the engines take turns, so
 // that each gets its share of the budget.
-$seeds = array_merge($regressions, range($seed, $seed + max(0, intdiv($calls + $perRun - 1, $perRun) - count($regressions)) - 1));
+$more = max(0, intdiv($calls + $perRun - 1, $perRun) - count($regressions));
+$seeds = array_merge($regressions, $more > 0 ? range($seed, $seed + $more - 1) : []);
 foreach ($engines as $engine) {
     if ($engine === 'ext' && (!is_string($extension) || !is_file($extension))) {
         fwrite(STDERR, "fuzz: set SHMETRICS_EXTENSION to the built shmetrics.so (bindings/php/ext/build.sh)\n");
@@ -57,7 +58,7 @@ foreach ($engines as $engine) {
     $done[$engine] = 0;
 }
 printf("fuzz (%s): seeds %s, then %d to %d, %d calls each\n", implode(', ', $engines),
-    $regressions ? implode(' ', $regressions) : '(no regression seeds)', $seed, end($seeds), $perRun);
+    $regressions ? implode(' ', $regressions) : '(no regression seeds)', $seed, $seed + $more - 1, $perRun);
 foreach ($seeds as $s) {
     foreach ($engines as $engine) {
         $left = $budget - (microtime(true) - $start);
