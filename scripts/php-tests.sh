@@ -12,7 +12,8 @@
 # those of bindings/php/tests/promphp/expected-failures.txt. Every suite
 # runs twice: on PHP FFI (the extension not loaded), and with the extension
 # loaded in every PHP process the tests start (CLI and php-fpm alike,
-# through an ini file in $PHP_INI_SCAN_DIR). Called by ./run-tests; safe to
+# through an ini file in $PHP_INI_SCAN_DIR); then scripts/php-sanitizers.sh
+# runs the extension's suites under ASan, LSan and UBSan. Called by ./run-tests; safe to
 # run again.
 #   scripts/php-tests.sh [PHPUNIT ARGS...]     e.g. --filter FpmTest
 # (the arguments go to the binding's own PHPUnit runs only)
@@ -58,6 +59,8 @@ export PROMPHP_DIR
 
 say "php binding: build the extension (bindings/php/ext/build.sh)"
 ext=$(bindings/php/ext/build.sh "$target/php-ext")
+# FpmLibraryTest loads it into its php-fpm in the FFI run too.
+export SHMETRICS_EXTENSION=$ext
 # An ini folder that loads it, added to PHP's own scan folder (the leading
 # ':' keeps conf.d): every php and php-fpm started with it loads the extension.
 mkdir -p "$target/php-ext/ini"
@@ -86,3 +89,11 @@ suites() {
 }
 suites "PHP FFI" "$@"
 PHP_INI_SCAN_DIR=$with_ext suites "the extension" "$@"
+# API fuzzing, on the extension and on FFI: 100,000 calls in at most 60 s
+# (bindings/php/tests/fuzz/fuzz.php; docs/php.md says how to run it longer).
+say "php binding: API fuzzing (tests/fuzz/fuzz.php)"
+php tests/fuzz/fuzz.php --seconds 60
+# The extension again, built with AddressSanitizer and UBSan, its leaks
+# checked (scripts/php-sanitizers.sh; 1.6 minutes of CPU).
+cd ../..
+scripts/php-sanitizers.sh

@@ -27,25 +27,22 @@
 #endif
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#include "php.h"
-#include "php_ini.h"
-#include "ext/standard/basic_functions.h"
-#include "ext/standard/info.h"
-#include "Zend/zend_exceptions.h"
-#include "Zend/zend_interfaces.h"
-#include "Zend/zend_smart_str.h"
 
 #include "../include/shmetrics.cdef.h"
 
 #define PHP_SHMETRICS_VERSION "1.0.0"
 /* The major version of the C ABI this extension is written for. */
 #define SHM_ABI_MAJOR 1
+#define SHM_STR_(x) #x
+#define SHM_STR(x) SHM_STR_(x)
 
 /* The C ABI's functions this file calls, resolved by dlsym. */
 #define SHM_FUNCS(X)                                                                                         \
@@ -79,14 +76,147 @@
     X(shmetrics_gauge_set_to_current_time)                                                                   \
     X(shmetrics_observe)
 
-static struct {
+typedef struct {
 #define SHM_FIELD(f) __typeof__(f) *f;
     SHM_FUNCS(SHM_FIELD)
 #undef SHM_FIELD
-} lib;
+} shm_lib;
 
-/* Per process: the library is loaded once and never unloaded. */
-static bool lib_loaded;
+/* ---- the library, loaded once per process at first use ---------------------------------------- */
+
+/*
+ * The library's functions. Per process: written once, when the first call
+ * that needs the library loads it (never in MINIT, so that every php-fpm
+ * worker loads the library its pool names), then never unloaded. This
+ * part is plain C, without PHP's API, so that tests/ext/loader-threads.c
+ * can run it from many threads under ThreadSanitizer.
+ */
+static shm_lib lib;
+static bool lib_loaded; /* lib is complete: set (release) after lib is written, under lib_mutex */
+static pthread_mutex_t lib_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* Whether lib is loaded; once true, lib's fields may be read without the lock (acquire). */
+static inline bool shm_lib_ready(void)
+{
+    return __atomic_load_n(&lib_loaded, __ATOMIC_ACQUIRE);
+}
+
+/* Appends a formatted part to the message in err (cap bytes, truncated if needed). */
+static void err_append(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void err_append(char *err, size_t cap, const char *fmt, ...)
+{
+    size_t used = strnlen(err, cap);
+    if (used + 1 >= cap) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err + used, cap - used, fmt, ap);
+    va_end(ap);
+}
+
+/* dlopen()s path and resolves every function into *out; false with why appended to why. */
+static bool shm_lib_open(const char *path, shm_lib *out, char *why, size_t cap)
+{
+    const char *sep = why[0] ? ", " : "";
+    void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+    if (h == NULL) {
+        const char *e = dlerror();
+        err_append(why, cap, "%s\"%s\": %s", sep, path, e ? e : "?");
+        return false;
+    }
+    bool complete = true;
+#define SHM_SYM(f)                                                                                           \
+    out->f = (__typeof__(f) *)dlsym(h, #f);                                                                  \
+    if (out->f == NULL && complete) {                                                                        \
+        err_append(why, cap, "%s\"%s\": no symbol " #f, sep, path);                                          \
+        complete = false;                                                                                    \
+    }
+    SHM_FUNCS(SHM_SYM)
+#undef SHM_SYM
+    return complete;
+}
+
+/*
+ * Loads the library, lib_mutex held: the ini setting if set, else the
+ * environment's path if set, else the SONAME then libshmetrics.so. lib
+ * is written only once a candidate is complete and of this major. False
+ * with the message in err.
+ */
+static bool shm_lib_load_locked(const char *ini, const char *env, char *err, size_t cap)
+{
+    const char *candidates[2];
+    int n = 0;
+    if (ini != NULL && *ini != '\0') {
+        candidates[n++] = ini;
+    } else if (env != NULL && *env != '\0') {
+        candidates[n++] = env;
+    } else {
+        candidates[n++] = "libshmetrics.so." SHM_STR(SHM_ABI_MAJOR); /* the SONAME */
+        candidates[n++] = "libshmetrics.so";
+    }
+    char why[1536] = "";
+    for (int i = 0; i < n; i++) {
+        shm_lib found;
+        if (!shm_lib_open(candidates[i], &found, why, sizeof why)) {
+            continue;
+        }
+        uint32_t major = found.shmetrics_version_major();
+        if (major != SHM_ABI_MAJOR) {
+            snprintf(err, cap,
+                "the shmetrics library %s is version %s (major %u), but this binding is written for major %d: "
+                "install libshmetrics.so.%d, or point $SHMETRICS_LIBRARY at a library of major %d",
+                candidates[i], found.shmetrics_version(), major, SHM_ABI_MAJOR, SHM_ABI_MAJOR, SHM_ABI_MAJOR);
+            return false;
+        }
+        lib = found;
+        __atomic_store_n(&lib_loaded, true, __ATOMIC_RELEASE);
+        return true;
+    }
+    snprintf(err, cap,
+        "cannot load the shmetrics library %s. Install libshmetrics.so.%d on the system's library path, or "
+        "build it with `cargo build --release -p shmetrics-ffi` and point $SHMETRICS_LIBRARY or the ini "
+        "setting shmetrics.library at it",
+        why, SHM_ABI_MAJOR);
+    return false;
+}
+
+/*
+ * Loads the library once per process, whichever thread asks first (ZTS):
+ * true when it is loaded, by this call or an earlier one; else false with
+ * the message in err (cap bytes), and a later call tries again.
+ */
+static bool shm_lib_load(const char *ini, const char *env, char *err, size_t cap)
+{
+    if (shm_lib_ready()) {
+        return true;
+    }
+    pthread_mutex_lock(&lib_mutex);
+    bool ok = shm_lib_ready() || shm_lib_load_locked(ini, env, err, cap);
+    pthread_mutex_unlock(&lib_mutex);
+    return ok;
+}
+
+/*
+ * In a child forked while another thread held lib_mutex (ZTS: a thread
+ * loading the library while another forks), the lock would stay taken
+ * forever: the child starts with a new one (registered in MINIT).
+ */
+static void shm_lib_atfork_child(void)
+{
+    pthread_mutex_init(&lib_mutex, NULL);
+}
+
+/* The rest is the extension; tests/ext/loader-threads.c includes this file for the part above only. */
+#ifndef SHMETRICS_LOADER_TEST
+
+#include "php.h"
+#include "php_ini.h"
+#include "ext/standard/basic_functions.h"
+#include "ext/standard/info.h"
+#include "Zend/zend_exceptions.h"
+#include "Zend/zend_interfaces.h"
+#include "Zend/zend_smart_str.h"
 
 ZEND_BEGIN_MODULE_GLOBALS(shmetrics)
     zval default_registry; /* CollectorRegistry::getDefault(), per request */
@@ -148,13 +278,14 @@ static void throw_from(const char *class_name, const char *method, uint32_t argc
     }
 }
 
-/* Throws Native::exception($rc, $context). */
+/* Throws Native::exception($rc, $context); releases context. */
 static void throw_rc(uint32_t rc, zend_string *context)
 {
     zval args[2];
     ZVAL_LONG(&args[0], rc);
     ZVAL_STR(&args[1], context);
     throw_from("Shmetrics\\Native", "exception", 2, args);
+    zend_string_release(context);
 }
 
 static void throw_storage(const char *message)
@@ -167,74 +298,21 @@ static void throw_storage(const char *message)
 
 /* ---- the library ------------------------------------------------------------------------------- */
 
-/* Loads the library; false (with an exception unless quiet) if it cannot be used. */
-static bool shm_load(bool quiet)
+/*
+ * Loads the library at this process's first call that needs it, with this
+ * process's ini setting shmetrics.library and $SHMETRICS_LIBRARY (a
+ * php-fpm pool's php_admin_value[] and env[] included); false when it threw.
+ */
+static bool shm_load(void)
 {
-    if (lib_loaded) {
+    if (EXPECTED(shm_lib_ready())) {
         return true;
     }
-    const char *candidates[2];
-    int n = 0;
-    const char *ini = INI_STR("shmetrics.library");
-    const char *env = getenv("SHMETRICS_LIBRARY");
-    if (ini != NULL && *ini != '\0') {
-        candidates[n++] = ini;
-    } else if (env != NULL && *env != '\0') {
-        candidates[n++] = env;
-    } else {
-        candidates[n++] = "libshmetrics.so." ZEND_TOSTR(SHM_ABI_MAJOR); /* the SONAME */
-        candidates[n++] = "libshmetrics.so";
-    }
-    smart_str errors = {0};
-    for (int i = 0; i < n; i++) {
-        void *h = dlopen(candidates[i], RTLD_NOW | RTLD_GLOBAL);
-        if (h == NULL) {
-            const char *e = dlerror();
-            smart_str_append_printf(&errors, "%s\"%s\": %s", errors.s ? ", " : "", candidates[i], e ? e : "?");
-            continue;
-        }
-        bool complete = true;
-#define SHM_SYM(f)                                                                                           \
-    lib.f = (__typeof__(f) *)dlsym(h, #f);                                                                   \
-    if (lib.f == NULL) {                                                                                     \
-        smart_str_append_printf(&errors, "%s\"%s\": no symbol " #f, errors.s ? ", " : "", candidates[i]);   \
-        complete = false;                                                                                    \
-    }
-        SHM_FUNCS(SHM_SYM)
-#undef SHM_SYM
-        if (!complete) {
-            continue;
-        }
-        uint32_t major = lib.shmetrics_version_major();
-        if (major != SHM_ABI_MAJOR) {
-            if (!quiet) {
-                char *msg;
-                zend_spprintf(&msg, 0,
-                    "the shmetrics library %s is version %s (major %u), but this binding is written for major %d: "
-                    "install libshmetrics.so.%d, or point $SHMETRICS_LIBRARY at a library of major %d",
-                    candidates[i], lib.shmetrics_version(), major, SHM_ABI_MAJOR, SHM_ABI_MAJOR, SHM_ABI_MAJOR);
-                throw_storage(msg);
-                efree(msg);
-            }
-            smart_str_free(&errors);
-            return false;
-        }
-        lib_loaded = true;
-        smart_str_free(&errors);
+    char err[2048];
+    if (shm_lib_load(INI_STR("shmetrics.library"), getenv("SHMETRICS_LIBRARY"), err, sizeof err)) {
         return true;
     }
-    smart_str_0(&errors);
-    if (!quiet) {
-        char *msg;
-        zend_spprintf(&msg, 0,
-            "cannot load the shmetrics library %s. Install libshmetrics.so.%d on the system's library path, or "
-            "build it with `cargo build --release -p shmetrics-ffi` and point $SHMETRICS_LIBRARY or the ini "
-            "setting shmetrics.library at it",
-            errors.s ? ZSTR_VAL(errors.s) : "", SHM_ABI_MAJOR);
-        throw_storage(msg);
-        efree(msg);
-    }
-    smart_str_free(&errors);
+    throw_storage(err);
     return false;
 }
 
@@ -371,7 +449,7 @@ static shmetrics_store *store_open_slow(zend_string *path, HashTable *options, b
 /* The process's handle of the store at path, opened if needed; NULL when it threw. */
 static shmetrics_store *store_open(zend_string *path, HashTable *options)
 {
-    if (!shm_load(false)) {
+    if (!shm_load()) {
         return NULL;
     }
     zval *ro = zend_hash_str_find(options, "read_only", sizeof("read_only") - 1);
@@ -393,7 +471,22 @@ static shmetrics_store *store_open(zend_string *path, HashTable *options)
     return st;
 }
 
-/* open(string $path, array $options): Store; the options are checked by Checks::storeOptions(). */
+/* Checks::storeOptions($options): false when it threw (an unknown option, a value of the wrong type or range). */
+static bool store_options_ok(HashTable *options)
+{
+    if (zend_hash_num_elements(options) == 0) {
+        return true;
+    }
+    zval arg, ret;
+    ZVAL_ARR(&arg, options);
+    if (!call_static("Shmetrics\\Checks", "storeOptions", &ret, 1, &arg)) {
+        return false;
+    }
+    zval_ptr_dtor(&ret);
+    return true;
+}
+
+/* open(string $path, array $options): Store; the options checked by Checks::storeOptions(), as the PHP class does. */
 PHP_FUNCTION(open)
 {
     zend_string *path;
@@ -402,6 +495,9 @@ PHP_FUNCTION(open)
         Z_PARAM_STR(path)
         Z_PARAM_ARRAY_HT(options)
     ZEND_PARSE_PARAMETERS_END();
+    if (!store_options_ok(options)) {
+        RETURN_THROWS();
+    }
     shmetrics_store *st = store_open(path, options);
     if (st == NULL) {
         RETURN_THROWS();
@@ -413,6 +509,12 @@ PHP_FUNCTION(open)
 #define STORE_ARG(var) Z_PARAM_OBJECT_OF_CLASS(var##_zv, ce_store)
 
 #define STORE_PTR(var) (store_of(Z_OBJ_P(var##_zv))->st)
+
+/* An exposition format as the C ABI's u32 (Checks::format()): UINT32_MAX, no format, when out of its range. */
+static inline uint32_t format_of(zend_long format)
+{
+    return format >= 0 && format < (zend_long)UINT32_MAX ? (uint32_t)format : UINT32_MAX;
+}
 
 /* wipe(Store $store): int, the result code */
 PHP_FUNCTION(wipe)
@@ -436,7 +538,7 @@ PHP_FUNCTION(render)
         Z_PARAM_ZVAL(out)
     ZEND_PARSE_PARAMETERS_END();
     shmetrics_buf *buf = NULL;
-    uint32_t rc = lib.shmetrics_render_alloc(STORE_PTR(s), (uint32_t)format, &buf);
+    uint32_t rc = lib.shmetrics_render_alloc(STORE_PTR(s), format_of(format), &buf);
     if (rc == 0) {
         ZEND_TRY_ASSIGN_REF_STRINGL(out, (const char *)lib.shmetrics_buf_data(buf), lib.shmetrics_buf_len(buf));
         lib.shmetrics_buf_free(buf);
@@ -451,10 +553,10 @@ PHP_FUNCTION(content_type)
     ZEND_PARSE_PARAMETERS_START(1, 1)
         Z_PARAM_LONG(format)
     ZEND_PARSE_PARAMETERS_END();
-    if (!shm_load(false)) {
+    if (!shm_load()) {
         RETURN_THROWS();
     }
-    const char *t = lib.shmetrics_format_content_type((uint32_t)format);
+    const char *t = lib.shmetrics_format_content_type(format_of(format));
     if (t == NULL) {
         RETURN_NULL();
     }
@@ -601,7 +703,7 @@ PHP_FUNCTION(snapshot)
 PHP_FUNCTION(last_error)
 {
     ZEND_PARSE_PARAMETERS_NONE();
-    if (!lib_loaded) {
+    if (!shm_lib_ready()) {
         RETURN_EMPTY_STRING();
     }
     size_t len = 0;
@@ -617,7 +719,7 @@ PHP_FUNCTION(last_error)
 PHP_FUNCTION(version)
 {
     ZEND_PARSE_PARAMETERS_NONE();
-    if (!shm_load(false)) {
+    if (!shm_load()) {
         RETURN_THROWS();
     }
     RETURN_STRING(lib.shmetrics_version());
@@ -667,13 +769,8 @@ static void storage_free(zend_object *o)
 /* Opens the store for a new storage object; path NULL for the default. False when it threw. */
 static bool storage_init(shm_storage *s, zend_string *path, HashTable *options)
 {
-    zval ret;
-    if (zend_hash_num_elements(options) != 0) {
-        zval arg;
-        ZVAL_ARR(&arg, options);
-        if (!call_static("Shmetrics\\Checks", "storeOptions", &ret, 1, &arg)) {
-            return false;
-        }
+    if (!store_options_ok(options)) {
+        return false;
     }
     zend_string *p;
     if (path != NULL) {
@@ -783,7 +880,7 @@ PHP_METHOD(Storage, render)
     ZEND_PARSE_PARAMETERS_END();
     shm_storage *s = THIS_STORAGE();
     STORAGE_READY(s);
-    if (!storage_render(s, (uint32_t)format, return_value)) {
+    if (!storage_render(s, format_of(format), return_value)) {
         RETURN_THROWS();
     }
 }
@@ -796,7 +893,7 @@ PHP_METHOD(Storage, contentType)
         Z_PARAM_OPTIONAL
         Z_PARAM_LONG(format)
     ZEND_PARSE_PARAMETERS_END();
-    const char *t = shm_load(false) ? lib.shmetrics_format_content_type((uint32_t)format) : NULL;
+    const char *t = shm_load() ? lib.shmetrics_format_content_type(format_of(format)) : NULL;
     if (t == NULL) {
         if (!EG(exception)) {
             zval arg;
@@ -1712,7 +1809,8 @@ static bool histogram_init(shm_metric *m, zval *storage, metric_args *a)
 static bool summary_init(shm_metric *m, zval *storage, metric_args *a)
 {
     m->kind = SHMETRICS_KIND_SUMMARY;
-    if (a->max_age <= 0) {
+    /* At most Checks::MAX_AGE_SECONDS: its milliseconds fit a u64 and a zend_long (the definition's key) */
+    if (a->max_age <= 0 || a->max_age > ZEND_LONG_MAX / 1000) {
         zval args[2];
         ZVAL_STR(&args[0], a->name);
         ZVAL_LONG(&args[1], a->max_age);
@@ -2492,6 +2590,10 @@ static const zend_function_entry registry_methods[] = {
 
 /* ---- the module ---------------------------------------------------------------------------------- */
 
+/* The arrays of declare_array_constant(), freed at MSHUTDOWN. */
+static HashTable *array_constants[2];
+static int array_constant_count;
+
 /* A persistent, immutable array for a class constant of an internal class. */
 static void declare_array_constant(zend_class_entry *ce, const char *name, const char *const *keys, size_t n,
     bool list)
@@ -2508,8 +2610,11 @@ static void declare_array_constant(zend_class_entry *ce, const char *name, const
             zend_hash_add(ht, zend_string_init_interned(keys[i], strlen(keys[i]), 1), &v);
         }
     }
+    ZEND_ASSERT(array_constant_count < (int)(sizeof array_constants / sizeof array_constants[0]));
+    array_constants[array_constant_count++] = ht;
     GC_SET_REFCOUNT(ht, 2);
-    GC_TYPE_INFO(ht) = GC_ARRAY | ((IS_ARRAY_IMMUTABLE | GC_NOT_COLLECTABLE) << GC_FLAGS_SHIFT);
+    /* persistent (as zend_hash_init made it): zend_hash_destroy() at MSHUTDOWN frees it with free() */
+    GC_TYPE_INFO(ht) = GC_ARRAY | ((IS_ARRAY_IMMUTABLE | GC_NOT_COLLECTABLE | GC_PERSISTENT) << GC_FLAGS_SHIFT);
     zval zv;
     ZVAL_ARR(&zv, ht);
     Z_TYPE_FLAGS(zv) = 0;
@@ -2537,6 +2642,7 @@ static PHP_GINIT_FUNCTION(shmetrics)
 PHP_MINIT_FUNCTION(shmetrics)
 {
     REGISTER_INI_ENTRIES();
+    pthread_atfork(NULL, NULL, shm_lib_atfork_child);
     ZVAL_EMPTY_ARRAY(&empty_labels);
     zend_hash_init(&opened, 4, NULL, opened_free, 1);
 #ifndef ZTS
@@ -2588,8 +2694,6 @@ PHP_MINIT_FUNCTION(shmetrics)
     registry_handlers.get_gc = registry_gc;
     ce_registry = register_class("Shmetrics\\CollectorRegistry", registry_methods, NULL, sealed, registry_create);
 
-    /* Load the library in the parent (php-fpm's master), for every worker; else at first use. */
-    shm_load(true);
     return SUCCESS;
 }
 
@@ -2597,6 +2701,12 @@ PHP_MSHUTDOWN_FUNCTION(shmetrics)
 {
     UNREGISTER_INI_ENTRIES();
     zend_hash_destroy(&opened);
+    /* Immutable: the class constants that hold them are not refcounted, and never read after MSHUTDOWN. */
+    for (int i = 0; i < array_constant_count; i++) {
+        zend_hash_destroy(array_constants[i]);
+        pefree(array_constants[i], 1);
+    }
+    array_constant_count = 0;
 #ifndef ZTS
     zend_hash_destroy(&defs);
 #endif
@@ -2615,7 +2725,7 @@ PHP_MINFO_FUNCTION(shmetrics)
     php_info_print_table_start();
     php_info_print_table_header(2, "shmetrics support", "enabled");
     php_info_print_table_row(2, "extension version", PHP_SHMETRICS_VERSION);
-    php_info_print_table_row(2, "library", lib_loaded ? lib.shmetrics_version() : "not loaded yet");
+    php_info_print_table_row(2, "library", shm_lib_ready() ? lib.shmetrics_version() : "not loaded yet");
     php_info_print_table_end();
     DISPLAY_INI_ENTRIES();
 }
@@ -2640,3 +2750,5 @@ zend_module_entry shmetrics_module_entry = {
 #ifdef COMPILE_DL_SHMETRICS
 ZEND_GET_MODULE(shmetrics)
 #endif
+
+#endif /* SHMETRICS_LOADER_TEST */

@@ -36,7 +36,6 @@ final class Checks
      */
     public static function labelValues(string $what, array $labelNames, array $labels): string
     {
-        $key = $labels ? \implode("\xff", $labels) : '';
         if (count($labels) !== count($labelNames)) {
             throw new InvalidArgumentException(sprintf(
                 '%s takes %d label value%s (%s), got %d: %s',
@@ -63,7 +62,8 @@ final class Checks
                 );
             }
         }
-        return $key;
+        // Joined once every value is known to be a string or number.
+        return $labels ? \implode("\xff", $labels) : '';
     }
 
     /**
@@ -227,9 +227,29 @@ final class Checks
         );
     }
 
+    /**
+     * The largest summary maxAgeSeconds whose milliseconds fit the C field
+     * (and a PHP int); the store has its own, lower limit.
+     */
+    public const MAX_AGE_SECONDS = 9223372036854775;
+
     public static function maxAge(string $name, int $maxAgeSeconds): InvalidArgumentException
     {
-        return new InvalidArgumentException("summary $name: maxAgeSeconds must be above 0, got $maxAgeSeconds");
+        return new InvalidArgumentException(sprintf(
+            'summary %s: maxAgeSeconds must be from 1 to %d, got %d',
+            $name,
+            self::MAX_AGE_SECONDS,
+            $maxAgeSeconds
+        ));
+    }
+
+    /** No exposition format: what an int out of a u32's range is given as, for the library to refuse. */
+    public const NO_FORMAT = 0xFFFFFFFF;
+
+    /** $format as the C ABI's u32 takes it: NO_FORMAT when out of its range, never its low bits. */
+    public static function format(int $format): int
+    {
+        return $format >= 0 && $format < self::NO_FORMAT ? $format : self::NO_FORMAT;
     }
 
     /**
@@ -274,6 +294,9 @@ final class Checks
         ];
     }
 
+    /** The most bucket bounds a histogram takes (the store's limit, MAX_BUCKETS in crates/core). */
+    public const MAX_BUCKETS = 512;
+
     /**
      * Histogram::exponentialBuckets().
      *
@@ -281,8 +304,14 @@ final class Checks
      */
     public static function exponentialBuckets(float $start, float $growthFactor, int $numberOfBuckets): array
     {
-        if ($numberOfBuckets < 1) {
-            throw new InvalidArgumentException("the number of buckets must be at least 1, got $numberOfBuckets");
+        if ($numberOfBuckets < 1 || $numberOfBuckets > self::MAX_BUCKETS) {
+            // Past the store's limit, a list the store would refuse (and,
+            // near PHP_INT_MAX, one PHP cannot allocate: a fatal error).
+            throw new InvalidArgumentException(sprintf(
+                'the number of buckets must be from 1 to %d (the store\'s limit), got %d',
+                self::MAX_BUCKETS,
+                $numberOfBuckets
+            ));
         }
         if (!($start > 0)) {
             throw new InvalidArgumentException("the first bucket bound must be above 0, got $start");

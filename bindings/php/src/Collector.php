@@ -118,6 +118,9 @@ abstract class Collector
      */
     protected function update(int $op, array $labels, float $value): void
     {
+        // A label value that cannot be a string throws Error here: the
+        // public methods catch it (refused()), not this one, whose
+        // try/catch would cost 100 instructions per update.
         $key = $labels ? \implode("\xff", $labels) : '';
         if (\count($labels) !== $this->labelCount || !isset($this->checked[$key])) {
             $this->check($labels);
@@ -126,6 +129,23 @@ abstract class Collector
         if ($rc !== 0) {
             throw Checks::updateFailed($rc, $this->what(), $this->labels, $labels);
         }
+    }
+
+    /**
+     * What an update that threw $e throws: the binding's refusal of the
+     * label values when one cannot be a string (implode() threw), else $e.
+     *
+     * @internal
+     * @param array<mixed> $labels
+     */
+    protected function refused(\Error $e, array $labels): \Throwable
+    {
+        try {
+            $this->check($labels);
+        } catch (Exception\ShmetricsException $refusal) {
+            return $refusal;
+        }
+        return $e;
     }
 
     /**
@@ -151,7 +171,12 @@ abstract class Collector
      */
     protected function updateWithExemplar(int $op, array $labels, float $value, array $exemplar): void
     {
-        $key = $labels ? \implode("\xff", $labels) : '';
+        try {
+            $key = $labels ? \implode("\xff", $labels) : '';
+        } catch (\Error $e) {
+            $this->check($labels); // as in update()
+            throw $e;
+        }
         if (\count($labels) !== $this->labelCount || !isset($this->checked[$key])) {
             $this->check($labels);
         }

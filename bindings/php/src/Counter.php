@@ -62,7 +62,11 @@ final class Counter extends Collector
             $this->updateWithExemplar(Native::OP_COUNTER_ADD, $labels, 1.0, $exemplar);
             return;
         }
-        $this->update(Native::OP_COUNTER_ADD, $labels, 1.0);
+        try {
+            $this->update(Native::OP_COUNTER_ADD, $labels, 1.0);
+        } catch (\Error $e) {
+            throw $this->refused($e, $labels);
+        }
     }
 
     /**
@@ -79,7 +83,11 @@ final class Counter extends Collector
             $this->updateWithExemplar(Native::OP_COUNTER_ADD, $labels, (float) $count, $exemplar);
             return;
         }
-        $this->update(Native::OP_COUNTER_ADD, $labels, (float) $count);
+        try {
+            $this->update(Native::OP_COUNTER_ADD, $labels, (float) $count);
+        } catch (\Error $e) {
+            throw $this->refused($e, $labels);
+        }
     }
 
     protected function register(): int

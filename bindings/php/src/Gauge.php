@@ -68,7 +68,11 @@ final class Gauge extends Collector
      */
     public function set(float $value, array $labels = []): void
     {
-        $this->update(Native::OP_GAUGE_SET, $labels, $value);
+        try {
+            $this->update(Native::OP_GAUGE_SET, $labels, $value);
+        } catch (\Error $e) {
+            throw $this->refused($e, $labels);
+        }
     }
 
     /** @param array<int, string|int|float> $labels */
@@ -84,7 +88,11 @@ final class Gauge extends Collector
      */
     public function incBy(int|float $value, array $labels = []): void
     {
-        $this->update(Native::OP_GAUGE_ADD, $labels, (float) $value);
+        try {
+            $this->update(Native::OP_GAUGE_ADD, $labels, (float) $value);
+        } catch (\Error $e) {
+            throw $this->refused($e, $labels);
+        }
     }
 
     /** @param array<int, string|int|float> $labels */
@@ -106,7 +114,11 @@ final class Gauge extends Collector
      */
     public function setToCurrentTime(array $labels = []): void
     {
-        $this->update(Native::OP_GAUGE_SET_TO_CURRENT_TIME, $labels, 0.0);
+        try {
+            $this->update(Native::OP_GAUGE_SET_TO_CURRENT_TIME, $labels, 0.0);
+        } catch (\Error $e) {
+            throw $this->refused($e, $labels);
+        }
     }
 
     protected function register(): int

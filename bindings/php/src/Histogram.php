@@ -113,7 +113,11 @@ final class Histogram extends Collector
             $this->updateWithExemplar(Native::OP_OBSERVE, $labels, $value, $exemplar);
             return;
         }
-        $this->update(Native::OP_OBSERVE, $labels, $value);
+        try {
+            $this->update(Native::OP_OBSERVE, $labels, $value);
+        } catch (\Error $e) {
+            throw $this->refused($e, $labels);
+        }
     }
 
     protected function register(): int

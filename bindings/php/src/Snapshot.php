@@ -45,6 +45,9 @@ final class Snapshot
     public static function take(Shmetrics $storage): array
     {
         $ffi = $storage->ffi;
+        if ($ffi === null && !Native::extension()) {
+            throw new \Error(Shmetrics::class . ' was not constructed');
+        }
         if ($ffi === null) {
             $rc = \Shmetrics\Ext\snapshot($storage->store, $families);
             if ($rc !== Native::OK) {

@@ -38,7 +38,7 @@ final class Summary extends Collector
         ?array $quantiles = null,
         ?float $ttl = null
     ) {
-        if ($maxAgeSeconds <= 0) {
+        if ($maxAgeSeconds <= 0 || $maxAgeSeconds > Checks::MAX_AGE_SECONDS) {
             throw Checks::maxAge($name, $maxAgeSeconds);
         }
         $this->maxAgeSeconds = $maxAgeSeconds;
@@ -64,7 +64,11 @@ final class Summary extends Collector
      */
     public function observe(float $value, array $labels = []): void
     {
-        $this->update(Native::OP_OBSERVE, $labels, $value);
+        try {
+            $this->update(Native::OP_OBSERVE, $labels, $value);
+        } catch (\Error $e) {
+            throw $this->refused($e, $labels);
+        }
     }
 
     protected function register(): int

@@ -6,6 +6,15 @@
 
 declare(strict_types=1);
 
+// Under scripts/php-sanitizers.sh: the processes the tests start (php,
+// php-fpm, the CLI, python3...) inherit the preloaded ASan runtime, with
+// these options (no leak report at their exit; invalid accesses still
+// abort them); only this process's exit reports leaks.
+$childAsan = getenv('SHMETRICS_CHILD_ASAN_OPTIONS');
+if (is_string($childAsan) && $childAsan !== '') {
+    putenv("ASAN_OPTIONS=$childAsan");
+}
+
 require dirname(__DIR__) . '/autoload.php';
 
 spl_autoload_register(static function (string $class): void {

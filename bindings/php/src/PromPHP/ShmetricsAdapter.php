@@ -66,7 +66,7 @@ final class ShmetricsAdapter implements Adapter
                 "counter {$data['name']}: a counter only goes up; COMMAND_SET is not supported"
             );
         }
-        $counter = $this->metric($data, [$data['labelNames']]);
+        $counter = $this->metric(Counter::TYPE, $data, [$data['labelNames']]);
         assert($counter instanceof Counter);
         try {
             $counter->incBy($data['value'], $data['labelValues']);
@@ -78,7 +78,7 @@ final class ShmetricsAdapter implements Adapter
     /** @param array<string, mixed> $data */
     public function updateGauge(array $data): void
     {
-        $gauge = $this->metric($data, [$data['labelNames']]);
+        $gauge = $this->metric(Gauge::TYPE, $data, [$data['labelNames']]);
         assert($gauge instanceof Gauge);
         try {
             if ($data['command'] === Adapter::COMMAND_SET) {
@@ -94,7 +94,7 @@ final class ShmetricsAdapter implements Adapter
     /** @param array<string, mixed> $data */
     public function updateHistogram(array $data): void
     {
-        $histogram = $this->metric($data, [$data['labelNames'], $data['buckets']]);
+        $histogram = $this->metric(Histogram::TYPE, $data, [$data['labelNames'], $data['buckets']]);
         assert($histogram instanceof Histogram);
         try {
             $histogram->observe($data['value'], $data['labelValues']);
@@ -106,7 +106,7 @@ final class ShmetricsAdapter implements Adapter
     /** @param array<string, mixed> $data */
     public function updateSummary(array $data): void
     {
-        $summary = $this->metric($data, [$data['labelNames'], $data['maxAgeSeconds'], $data['quantiles']]);
+        $summary = $this->metric(Summary::TYPE, $data, [$data['labelNames'], $data['maxAgeSeconds'], $data['quantiles']]);
         assert($summary instanceof Summary);
         try {
             $summary->observe($data['value'], $data['labelValues']);
@@ -172,18 +172,19 @@ final class ShmetricsAdapter implements Adapter
      * updated with other label names, buckets or quantiles gets a new
      * object, which the store refuses if the definitions conflict.
      *
+     * @param string $type the update's type (that of its method, whatever $data['type'] says)
      * @param array<string, mixed> $data
      * @param array<mixed> $definition
      */
-    private function metric(array $data, array $definition): Collector
+    private function metric(string $type, array $data, array $definition): Collector
     {
-        $key = $data['type'] . ':' . $data['name'];
+        $key = $type . ':' . $data['name'];
         $known = $this->metrics[$key] ?? null;
         if ($known !== null && $known[1] === $definition) {
             return $known[0];
         }
         try {
-            $metric = match ($data['type']) {
+            $metric = match ($type) {
                 Counter::TYPE => new Counter($this->storage, '', $data['name'], $data['help'], $data['labelNames']),
                 Gauge::TYPE => new Gauge($this->storage, '', $data['name'], $data['help'], $data['labelNames']),
                 Histogram::TYPE => new Histogram(

@@ -88,6 +88,12 @@ final class Shmetrics
         $this->store = $store;
     }
 
+    /** $ffi, set by the constructor (an object made without it throws, as the extension's class does). */
+    private function ffi(): FFI
+    {
+        return $this->ffi ?? throw new \Error(self::class . ' was not constructed');
+    }
+
     /**
      * @param array<mixed> $numbers
      */
@@ -110,7 +116,7 @@ final class Shmetrics
      */
     public function wipeStorage(): void
     {
-        $rc = $this->ffi->shmetrics_store_wipe($this->store);
+        $rc = $this->ffi()->shmetrics_store_wipe($this->store);
         if ($rc !== Native::OK) {
             throw Native::exception($rc, "cannot wipe the store {$this->path}");
         }
@@ -122,9 +128,9 @@ final class Shmetrics
      */
     public function render(int $format = self::FORMAT_TEXT): string
     {
-        $ffi = $this->ffi;
+        $ffi = $this->ffi();
         $buf = $ffi->new('shmetrics_buf *');
-        $rc = $ffi->shmetrics_render_alloc($this->store, $format, FFI::addr($buf));
+        $rc = $ffi->shmetrics_render_alloc($this->store, Checks::format($format), FFI::addr($buf));
         if ($rc !== Native::OK) {
             throw Native::exception($rc, "cannot render the store {$this->path}");
         }
@@ -138,7 +144,7 @@ final class Shmetrics
     /** The HTTP Content-Type of an exposition in $format. */
     public function contentType(int $format = self::FORMAT_TEXT): string
     {
-        $type = $this->ffi->shmetrics_format_content_type($format);
+        $type = $this->ffi()->shmetrics_format_content_type(Checks::format($format));
         if ($type === null) {
             throw Checks::unknownFormat($format);
         }
@@ -164,8 +170,9 @@ final class Shmetrics
      */
     public function stats(): array
     {
-        $s = $this->ffi->new('shmetrics_stats');
-        $rc = $this->ffi->shmetrics_store_stats($this->store, FFI::addr($s));
+        $ffi = $this->ffi();
+        $s = $ffi->new('shmetrics_stats');
+        $rc = $ffi->shmetrics_store_stats($this->store, FFI::addr($s));
         if ($rc !== Native::OK) {
             throw Native::exception($rc, "cannot read the statistics of {$this->path}");
         }
@@ -213,7 +220,8 @@ final class Shmetrics
         bool $exemplars = false,
         int $ttlMs = 0
     ): int {
-        $ffi = $this->ffi;
+        // Not $this->ffi(): a method call more per registration of a request.
+        $ffi = $this->ffi ?? throw new \Error(self::class . ' was not constructed');
         $what = "$type $name";
         Checks::labelNames($what, $labels);
         // The whole definition; numbers as their bytes (pack), which is

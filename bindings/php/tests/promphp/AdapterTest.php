@@ -148,4 +148,17 @@ final class AdapterTest extends TestCase
         $counter->inc();
         self::assertSame(['app_c{}' => '1'], self::flat($adapter->collect()));
     }
+
+    /** The fuzzer found UnhandledMatchError for another $data['type']. */
+    public function testTheAdaptersUpdatesAreOfTheirMethodsType(): void
+    {
+        $adapter = $this->adapter();
+        $adapter->updateHistogram(['name' => 'h', 'help' => 'H.', 'type' => 'nonsense', 'labelNames' => [],
+            'labelValues' => [], 'value' => 0.5, 'buckets' => [1]]);
+        $adapter->updateCounter(['name' => 'c', 'help' => 'C.', 'type' => null, 'labelNames' => [],
+            'labelValues' => [], 'value' => 2, 'command' => 1]);
+        $s = $this->dumped($this->dir . '/store');
+        self::assertSame(1.0, $s['h_bucket{le="1.0"}'] ?? $s['h_bucket{le="1"}'] ?? null);
+        self::assertSame(2.0, $s['c_total'] ?? null);
+    }
 }
