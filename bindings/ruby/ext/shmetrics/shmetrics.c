@@ -123,6 +123,40 @@ static void require_loaded(void)
 }
 
 /* ---------------------------------------------------------------------
+ * Integers from Ruby: never wrapped or truncated. NUM2ULL would take -1
+ * as 2**64-1, and a cast to uint32_t would cut 2**32 to 0.
+ */
+
+/* `v`, an Integer in [0, max]: TypeError for another type (a Float is
+ * not silently truncated), ArgumentError when negative, RangeError when
+ * above `max`. `what` names it in the message. */
+static uint64_t int_u64(VALUE v, uint64_t max, const char *what)
+{
+    if (!RB_INTEGER_TYPE_P(v))
+        rb_raise(rb_eTypeError, "shmetrics: %s must be an Integer, not %" PRIsVALUE, what, rb_obj_class(v));
+    uint64_t out = 0;
+    int sign = rb_integer_pack(v, &out, 1, sizeof out, 0, INTEGER_PACK_LSWORD_FIRST | INTEGER_PACK_NATIVE_BYTE_ORDER);
+    if (sign < 0)
+        rb_raise(rb_eArgError, "shmetrics: %s must not be negative, got %" PRIsVALUE, what, v);
+    if (sign > 1 || out > max)
+        rb_raise(rb_eRangeError, "shmetrics: %s must be at most %llu, got %" PRIsVALUE, what,
+                 (unsigned long long)max, v);
+    return out;
+}
+
+/* `v`, an Integer that fits in an int64_t. */
+static int64_t int_i64(VALUE v, const char *what)
+{
+    if (!RB_INTEGER_TYPE_P(v))
+        rb_raise(rb_eTypeError, "shmetrics: %s must be an Integer, not %" PRIsVALUE, what, rb_obj_class(v));
+    int64_t out = 0;
+    int r = rb_integer_pack(v, &out, 1, sizeof out, 0, INTEGER_PACK_LSWORD_FIRST | INTEGER_PACK_NATIVE_BYTE_ORDER | INTEGER_PACK_2COMP);
+    if (r < -1 || r > 1 || (r > 0 && out < 0) || (r < 0 && out >= 0))
+        rb_raise(rb_eRangeError, "shmetrics: %s is out of range: %" PRIsVALUE, what, v);
+    return out;
+}
+
+/* ---------------------------------------------------------------------
  * Native.load: dlopen a library and check its major version.
  */
 
@@ -132,8 +166,9 @@ static VALUE native_load(VALUE mod, VALUE name, VALUE want_major)
 {
     if (loaded)
         return rb_str_new_cstr(L.shmetrics_version());
-    const char *cname = StringValueCStr(name);
-    void *h = dlopen(cname, RTLD_NOW | RTLD_LOCAL);
+    uint32_t want = (uint32_t)int_u64(want_major, UINT32_MAX, "the major version");
+    name = rb_str_new_frozen(StringValue(name));
+    void *h = dlopen(StringValueCStr(name), RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
         const char *e = dlerror();
         rb_raise(eLibraryError, "%s", e ? e : "dlopen failed");
@@ -143,23 +178,24 @@ static VALUE native_load(VALUE mod, VALUE name, VALUE want_major)
     const char *(*version)(void) = (const char *(*)(void))dlsym(h, "shmetrics_version");
     if (major == NULL || version == NULL) {
         dlclose(h);
-        rb_raise(eLibraryError, "%s is not libshmetrics (no shmetrics_version_major)", cname);
+        rb_raise(eLibraryError, "%" PRIsVALUE " is not libshmetrics (no shmetrics_version_major)", name);
     }
     uint32_t got = major();
-    if (got != NUM2UINT(want_major)) {
+    if (got != want) {
         VALUE v = rb_str_new_cstr(version());
         dlclose(h);
         rb_raise(eLibraryVersionError,
-                 "shmetrics: the library '%s' is version %" PRIsVALUE " (major %u), but this gem is "
-                 "written for major %u: install libshmetrics.so.%u, or point $SHMETRICS_LIBRARY at "
-                 "a library of major %u",
-                 cname, v, got, NUM2UINT(want_major), NUM2UINT(want_major), NUM2UINT(want_major));
+                 "shmetrics: the library '%" PRIsVALUE "' is version %" PRIsVALUE " (major %u), but "
+                 "this gem is written for major %u: install libshmetrics.so.%u, or point "
+                 "$SHMETRICS_LIBRARY at a library of major %u",
+                 name, v, got, want, want, want);
     }
 #define X(f)                                                                                       \
     L.f = (__typeof__(f) *)dlsym(h, #f);                                                           \
     if (L.f == NULL) {                                                                             \
-        rb_raise(eLibraryError, "shmetrics: the library '%s' has no %s: it is older than this gem " \
-                 "(header version %d.%d.%d)", cname, #f, SHMETRICS_VERSION_MAJOR,                 \
+        dlclose(h);                                                                                \
+        rb_raise(eLibraryError, "shmetrics: the library '%" PRIsVALUE "' has no %s: it is older "  \
+                 "than this gem (header version %d.%d.%d)", name, #f, SHMETRICS_VERSION_MAJOR,     \
                  SHMETRICS_VERSION_MINOR, SHMETRICS_VERSION_PATCH);                                \
     }
     SHM_FUNCS(X)
@@ -229,27 +265,54 @@ static store_t *get_store(VALUE obj)
 static store_t *open_store(VALUE obj)
 {
     store_t *s = get_store(obj);
+    if (s->ptr == NULL && NIL_P(s->path))
+        rb_raise(eError, "shmetrics: this store was never opened (made without Store.new)");
     if (s->ptr == NULL)
         rb_raise(eError, "shmetrics: the store %" PRIsVALUE " is closed", s->path);
     return s;
 }
 
-static uint64_t opt_u64(VALUE h, const char *key, uint64_t dflt)
+/* The option `key` of `h`, nil when not given. */
+static VALUE opt_get(VALUE h, const char *key)
 {
-    VALUE v = rb_hash_lookup2(h, ID2SYM(rb_intern(key)), Qnil);
-    return NIL_P(v) ? dflt : NUM2ULL(v);
+    return rb_hash_lookup2(h, ID2SYM(rb_intern(key)), Qnil);
+}
+
+/* An unsigned option in [0, max]: never wrapped or truncated. */
+static uint64_t opt_u64(VALUE h, const char *key, uint64_t max, uint64_t dflt)
+{
+    VALUE v = opt_get(h, key);
+    return NIL_P(v) ? dflt : int_u64(v, max, key);
 }
 
 static int64_t opt_i64(VALUE h, const char *key, int64_t dflt)
 {
-    VALUE v = rb_hash_lookup2(h, ID2SYM(rb_intern(key)), Qnil);
-    return NIL_P(v) ? dflt : NUM2LL(v);
+    VALUE v = opt_get(h, key);
+    return NIL_P(v) ? dflt : int_i64(v, key);
 }
 
 static int opt_bool(VALUE h, const char *key, int dflt)
 {
     VALUE v = rb_hash_lookup2(h, ID2SYM(rb_intern(key)), Qundef);
     return v == Qundef || NIL_P(v) ? dflt : RTEST(v);
+}
+
+/* The store options of the Hash `opts`, over the library's defaults. */
+static void store_options(VALUE opts, struct shmetrics_options *o)
+{
+    check(L.shmetrics_options_default(o));
+    o->create = opt_bool(opts, "create", o->create);
+    o->read_only = opt_bool(opts, "read_only", o->read_only);
+    o->mode = (uint32_t)opt_u64(opts, "mode", UINT32_MAX, o->mode);
+    o->max_families = (uint32_t)opt_u64(opts, "max_families", UINT32_MAX, o->max_families);
+    o->max_series = (uint32_t)opt_u64(opts, "max_series", UINT32_MAX, o->max_series);
+    o->label_bytes = opt_u64(opts, "label_bytes", UINT64_MAX, o->label_bytes);
+    o->max_writers = (uint32_t)opt_u64(opts, "max_writers", UINT32_MAX, o->max_writers);
+    o->cells_per_writer = opt_u64(opts, "cells_per_writer", UINT64_MAX, o->cells_per_writer);
+    o->sketch_cells_per_writer =
+        opt_u64(opts, "sketch_cells_per_writer", UINT64_MAX, o->sketch_cells_per_writer);
+    o->owner = opt_i64(opts, "owner", o->owner);
+    o->group = opt_i64(opts, "group", o->group);
 }
 
 /* Store#__open(path, opts): opens (or creates) the store file. */
@@ -260,19 +323,10 @@ static VALUE store_open(VALUE self, VALUE path, VALUE opts)
     Check_Type(opts, T_HASH);
     path = rb_str_new_frozen(StringValue(path));
     struct shmetrics_options o;
-    check(L.shmetrics_options_default(&o));
-    o.create = opt_bool(opts, "create", o.create);
-    o.read_only = opt_bool(opts, "read_only", o.read_only);
-    o.mode = (uint32_t)opt_u64(opts, "mode", o.mode);
-    o.max_families = (uint32_t)opt_u64(opts, "max_families", o.max_families);
-    o.max_series = (uint32_t)opt_u64(opts, "max_series", o.max_series);
-    o.label_bytes = opt_u64(opts, "label_bytes", o.label_bytes);
-    o.max_writers = (uint32_t)opt_u64(opts, "max_writers", o.max_writers);
-    o.cells_per_writer = opt_u64(opts, "cells_per_writer", o.cells_per_writer);
-    o.sketch_cells_per_writer = opt_u64(opts, "sketch_cells_per_writer", o.sketch_cells_per_writer);
-    o.owner = opt_i64(opts, "owner", o.owner);
-    o.group = opt_i64(opts, "group", o.group);
+    store_options(opts, &o);
     struct shmetrics_store *p = NULL;
+    /* No allocation between RSTRING_PTR and the call: the GC cannot move
+     * the path's bytes meanwhile. */
     check(L.shmetrics_store_open(RSTRING_PTR(path), (size_t)RSTRING_LEN(path), &o, &p));
     if (s->ptr)
         L.shmetrics_store_close(s->ptr);
@@ -540,8 +594,19 @@ struct memo_entry {
     VALUE handle;
 };
 
+/* A family's definition, checked once by Family#__init: what
+ * family_register gives the library (again after a wipe or a reopen). */
+struct family_def {
+    VALUE name, help, unit;   /* frozen Strings; unit may be nil */
+    VALUE buckets, quantiles; /* frozen Arrays of Floats, or nil */
+    uint32_t kind, gauge_mode, age_buckets, max_series;
+    uint64_t max_age_ms, ttl_ms;
+    bool exemplars, name_as_given;
+};
+
 typedef struct {
-    VALUE store;
+    VALUE store; /* nil until Family#__init: the family cannot be used */
+    struct family_def def;
     struct shmetrics_family fam;
     unsigned long gen; /* the store generation it was registered in */
     VALUE spec;        /* the definition, a frozen Hash */
@@ -568,6 +633,11 @@ static void family_mark(void *p)
 {
     family_t *f = p;
     rb_gc_mark(f->store);
+    rb_gc_mark(f->def.name);
+    rb_gc_mark(f->def.help);
+    rb_gc_mark(f->def.unit);
+    rb_gc_mark(f->def.buckets);
+    rb_gc_mark(f->def.quantiles);
     rb_gc_mark(f->spec);
     rb_gc_mark(f->label_syms);
     rb_gc_mark(f->label_strs);
@@ -621,10 +691,19 @@ static VALUE family_alloc(VALUE klass)
     family_t *f;
     VALUE obj = TypedData_Make_Struct(klass, family_t, &family_type, f);
     f->store = f->spec = f->label_syms = f->label_strs = f->extra_syms = f->cache = f->nolabels = Qnil;
+    f->def.name = f->def.help = f->def.unit = f->def.buckets = f->def.quantiles = Qnil;
     return obj;
 }
 
-static family_t *get_family(VALUE obj)
+NORETURN(static void raise_uninitialized(VALUE obj));
+static void raise_uninitialized(VALUE obj)
+{
+    rb_raise(eError, "shmetrics: this %" PRIsVALUE " was made without its store (use Store#counter, "
+             "#gauge, #histogram or #summary)", rb_obj_class(obj));
+}
+
+/* The family of `obj`, initialized or not (for Family#__init). */
+static family_t *family_data(VALUE obj)
 {
     /* The update path's check first: rb_check_typeddata is a call. */
     if (RB_LIKELY(!RB_SPECIAL_CONST_P(obj) && RB_BUILTIN_TYPE(obj) == T_DATA && RTYPEDDATA_P(obj) &&
@@ -632,6 +711,16 @@ static family_t *get_family(VALUE obj)
         return RTYPEDDATA_DATA(obj);
     family_t *f;
     TypedData_Get_Struct(obj, family_t, &family_type, f);
+    return f;
+}
+
+/* The family of `obj`; raises Shmetrics::Error for one made by
+ * `allocate` or `new` (no store: Counter.new.increment). */
+static inline family_t *get_family(VALUE obj)
+{
+    family_t *f = family_data(obj);
+    if (RB_UNLIKELY(NIL_P(f->store)))
+        raise_uninitialized(obj);
     return f;
 }
 
@@ -683,27 +772,78 @@ static VALUE spec_get(VALUE spec, const char *key)
     return rb_hash_lookup2(spec, ID2SYM(rb_intern(key)), Qnil);
 }
 
+/* A String's bytes. The pointer is valid until the next allocation (a
+ * GC may move an embedded String's bytes): take it just before the call
+ * that reads it. */
 static struct shmetrics_str sstr(VALUE s)
 {
     struct shmetrics_str r = {NIL_P(s) ? NULL : RSTRING_PTR(s), NIL_P(s) ? 0 : (size_t)RSTRING_LEN(s)};
     return r;
 }
 
-/* Fills a C array of doubles from a Ruby Array (or nil) on the Ruby heap:
- * the String `keep` owns the memory. */
-static const double *doubles(VALUE ary, size_t *n, VALUE *keep)
+/* The String `key` of `spec` as a frozen copy (nil if absent and
+ * `optional`, else ""). */
+static VALUE spec_str(VALUE spec, const char *key, int optional)
 {
-    if (NIL_P(ary)) {
-        *n = 0;
-        return NULL;
-    }
-    long len = RARRAY_LEN(ary);
-    *keep = rb_str_buf_new(len * (long)sizeof(double) + 1);
-    double *d = (double *)RSTRING_PTR(*keep);
-    for (long i = 0; i < len; i++)
-        d[i] = NUM2DBL(rb_ary_entry(ary, i));
-    *n = (size_t)len;
-    return d;
+    VALUE v = spec_get(spec, key);
+    if (NIL_P(v))
+        return optional ? Qnil : rb_str_new_frozen(rb_utf8_str_new("", 0));
+    return rb_str_new_frozen(StringValue(v));
+}
+
+/* The Array of numbers `key` of `spec` as a frozen Array of Floats, or
+ * nil. */
+static VALUE spec_floats(VALUE spec, const char *key)
+{
+    VALUE v = spec_get(spec, key);
+    if (NIL_P(v))
+        return Qnil;
+    Check_Type(v, T_ARRAY);
+    v = rb_ary_dup(v);
+    for (long i = 0; i < RARRAY_LEN(v); i++)
+        rb_ary_store(v, i, rb_to_float(RARRAY_AREF(v, i)));
+    return rb_obj_freeze(v);
+}
+
+static uint64_t spec_uint(VALUE spec, const char *key, uint64_t max)
+{
+    VALUE v = spec_get(spec, key);
+    return NIL_P(v) ? 0 : int_u64(v, max, key);
+}
+
+/* Checks the definition `spec` into `d`: TypeError, ArgumentError or
+ * RangeError for a value of the wrong type or out of range. */
+static void spec_def(VALUE spec, struct family_def *d)
+{
+    d->name = spec_str(spec, "name", 0);
+    d->help = spec_str(spec, "help", 0);
+    d->unit = spec_str(spec, "unit", 1);
+    d->buckets = spec_floats(spec, "buckets");
+    d->quantiles = spec_floats(spec, "quantiles");
+    if (NIL_P(spec_get(spec, "kind")))
+        rb_raise(rb_eArgError, "shmetrics: a family's definition needs its kind");
+    d->kind = (uint32_t)spec_uint(spec, "kind", UINT32_MAX);
+    d->gauge_mode = (uint32_t)spec_uint(spec, "gauge_mode", UINT32_MAX);
+    d->max_age_ms = spec_uint(spec, "max_age_ms", UINT64_MAX);
+    d->age_buckets = (uint32_t)spec_uint(spec, "age_buckets", UINT32_MAX);
+    d->max_series = (uint32_t)spec_uint(spec, "max_series", UINT32_MAX);
+    d->ttl_ms = spec_uint(spec, "ttl_ms", UINT64_MAX);
+    d->exemplars = RTEST(spec_get(spec, "exemplars"));
+    d->name_as_given = RTEST(spec_get(spec, "name_as_given"));
+}
+
+/* Copies a frozen Array of Floats (or nil) into `out`; returns the count. */
+static size_t fill_doubles(VALUE ary, double *out)
+{
+    long n = NIL_P(ary) ? 0 : RARRAY_LEN(ary);
+    for (long i = 0; i < n; i++)
+        out[i] = RFLOAT_VALUE(RARRAY_AREF(ary, i));
+    return (size_t)n;
+}
+
+static long ary_len(VALUE ary)
+{
+    return NIL_P(ary) ? 0 : RARRAY_LEN(ary);
 }
 
 /* Registers the family from its definition (again, after a wipe or a
@@ -711,76 +851,103 @@ static const double *doubles(VALUE ary, size_t *n, VALUE *keep)
 static void family_register(VALUE self, family_t *f)
 {
     store_t *s = open_store(f->store);
-    VALUE spec = f->spec;
-    struct shmetrics_family_desc d;
-    memset(&d, 0, sizeof d);
-    d.name = sstr(spec_get(spec, "name"));
-    d.help = sstr(spec_get(spec, "help"));
-    d.unit = sstr(spec_get(spec, "unit"));
-    VALUE names_buf = rb_str_buf_new((long)(f->nlabels * (long)sizeof(struct shmetrics_str)) + 1);
-    struct shmetrics_str *names = (struct shmetrics_str *)RSTRING_PTR(names_buf);
+    const struct family_def *df = &f->def;
+    long nb = ary_len(df->buckets), nq = ary_len(df->quantiles);
+    VALUE tmp;
+    char *mem = ALLOCV(tmp, (size_t)f->nlabels * sizeof(struct shmetrics_str) +
+                                (size_t)(nb + nq) * sizeof(double) + 1);
+    /* From here to the call nothing allocates: no GC can move the
+     * Strings whose bytes `d` points to. */
+    struct shmetrics_str *names = (struct shmetrics_str *)mem;
+    double *buckets = (double *)(names + f->nlabels), *quantiles = buckets + nb;
     for (long i = 0; i < f->nlabels; i++)
         names[i] = sstr(RARRAY_AREF(f->label_strs, i));
+    struct shmetrics_family_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = sstr(df->name);
+    d.help = sstr(df->help);
+    d.unit = sstr(df->unit);
     d.label_names = f->nlabels ? names : NULL;
     d.label_count = (size_t)f->nlabels;
-    d.kind = NUM2UINT(spec_get(spec, "kind"));
-    VALUE gm = spec_get(spec, "gauge_mode");
-    d.gauge_mode = NIL_P(gm) ? 0 : NUM2UINT(gm);
-    VALUE keep_b = Qnil, keep_q = Qnil;
-    d.buckets = doubles(spec_get(spec, "buckets"), &d.bucket_count, &keep_b);
-    d.quantiles = doubles(spec_get(spec, "quantiles"), &d.quantile_count, &keep_q);
-    VALUE v;
-    if (!NIL_P(v = spec_get(spec, "max_age_ms"))) d.max_age_ms = NUM2ULL(v);
-    if (!NIL_P(v = spec_get(spec, "age_buckets"))) d.age_buckets = NUM2UINT(v);
-    if (!NIL_P(v = spec_get(spec, "max_series"))) d.max_series = NUM2UINT(v);
-    if (!NIL_P(v = spec_get(spec, "ttl_ms"))) d.ttl_ms = NUM2ULL(v);
-    d.exemplars = RTEST(spec_get(spec, "exemplars"));
-    d.name_as_given = RTEST(spec_get(spec, "name_as_given"));
+    d.kind = df->kind;
+    d.gauge_mode = df->gauge_mode;
+    d.bucket_count = fill_doubles(df->buckets, buckets);
+    d.buckets = nb ? buckets : NULL;
+    d.quantile_count = fill_doubles(df->quantiles, quantiles);
+    d.quantiles = nq ? quantiles : NULL;
+    d.max_age_ms = df->max_age_ms;
+    d.age_buckets = df->age_buckets;
+    d.max_series = df->max_series;
+    d.ttl_ms = df->ttl_ms;
+    d.exemplars = df->exemplars;
+    d.name_as_given = df->name_as_given;
     /* prometheus-client's names: the legacy character sets, checked by the store. */
     d.name_rules = SHMETRICS_NAMES_LEGACY;
     struct shmetrics_family out;
     shmetrics_result rc = L.shmetrics_register(s->ptr, &d, &out);
-    RB_GC_GUARD(names_buf);
-    RB_GC_GUARD(keep_b);
-    RB_GC_GUARD(keep_q);
+    ALLOCV_END(tmp);
     check(rc);
     f->fam = out;
     f->gen = s->gen;
     cache_reset(f);
 }
 
-/* Family#__init(store, spec, extra_label_names): registers the family
- * `spec` (a Hash: name, help, unit, kind, labels, gauge_mode, buckets,
- * quantiles, max_age_ms, age_buckets, max_series, ttl_ms, exemplars,
- * name_as_given, cache_limit) in `store`. */
-static VALUE family_init(VALUE self, VALUE store, VALUE spec, VALUE extra)
+/* The label names of `spec` as frozen Arrays of Symbols and of frozen
+ * Strings. */
+static void spec_labels(VALUE spec, VALUE *syms, VALUE *strs)
 {
-    family_t *f = get_family(self);
-    get_store(store);
-    Check_Type(spec, T_HASH);
-    f->store = store;
-    f->spec = rb_hash_dup(spec);
-    rb_obj_freeze(f->spec);
     VALUE labels = spec_get(spec, "labels");
     if (NIL_P(labels))
         labels = rb_ary_new();
     Check_Type(labels, T_ARRAY);
-    f->nlabels = RARRAY_LEN(labels);
-    f->label_syms = rb_ary_new_capa(f->nlabels);
-    f->label_strs = rb_ary_new_capa(f->nlabels);
-    for (long i = 0; i < f->nlabels; i++) {
+    labels = rb_ary_dup(labels); /* a conversion below cannot change it */
+    long n = RARRAY_LEN(labels);
+    *syms = rb_ary_new_capa(n);
+    *strs = rb_ary_new_capa(n);
+    for (long i = 0; i < n; i++) {
         VALUE l = RARRAY_AREF(labels, i);
         VALUE str = rb_str_new_frozen(SYMBOL_P(l) ? rb_sym2str(l) : StringValue(l));
-        rb_ary_push(f->label_strs, str);
-        rb_ary_push(f->label_syms, rb_str_intern(str));
+        rb_ary_push(*strs, str);
+        rb_ary_push(*syms, rb_str_intern(str));
     }
-    rb_obj_freeze(f->label_syms);
-    rb_obj_freeze(f->label_strs);
-    f->extra_syms = NIL_P(extra) ? rb_ary_new() : rb_ary_dup(extra);
-    rb_obj_freeze(f->extra_syms);
-    f->extra_keys = RARRAY_LEN(f->extra_syms);
+    rb_obj_freeze(*syms);
+    rb_obj_freeze(*strs);
+}
+
+/* Family#__init(store, spec, extra_label_names): registers the family
+ * `spec` (a Hash: name, help, unit, kind, labels, gauge_mode, buckets,
+ * quantiles, max_age_ms, age_buckets, max_series, ttl_ms, exemplars,
+ * name_as_given, cache_limit) in `store`. Everything is checked before
+ * the family takes any of it: a family is either whole or unusable. */
+static VALUE family_init(VALUE self, VALUE store, VALUE spec, VALUE extra)
+{
+    family_t *f = family_data(self);
+    if (!NIL_P(f->store))
+        rb_raise(eError, "shmetrics: this family is already initialized");
+    get_store(store);
+    Check_Type(spec, T_HASH);
+    struct family_def d;
+    spec_def(spec, &d);
+    VALUE syms, strs;
+    spec_labels(spec, &syms, &strs);
+    if (!NIL_P(extra))
+        Check_Type(extra, T_ARRAY);
+    VALUE extra_syms = NIL_P(extra) ? rb_ary_new() : rb_ary_dup(extra);
     VALUE limit = spec_get(spec, "cache_limit");
-    f->cache_limit = NIL_P(limit) ? 100000 : NUM2LONG(limit);
+    long cache_limit = NIL_P(limit) ? 100000 : (long)int_u64(limit, LONG_MAX, "cache_limit");
+    VALUE fspec = rb_hash_dup(spec);
+    rb_hash_aset(fspec, ID2SYM(rb_intern("name")), d.name);
+    rb_hash_aset(fspec, ID2SYM(rb_intern("help")), d.help);
+    f->def = d;
+    f->spec = rb_obj_freeze(fspec);
+    f->label_syms = syms;
+    f->label_strs = strs;
+    f->nlabels = RARRAY_LEN(strs);
+    f->extra_syms = rb_obj_freeze(extra_syms);
+    f->extra_keys = RARRAY_LEN(extra_syms);
+    f->cache_limit = cache_limit;
+    f->cache = rb_hash_new();
+    f->store = store; /* last: the family is usable from now on */
     family_register(self, f);
     return self;
 }
@@ -845,23 +1012,32 @@ static void raise_labels(family_t *f, VALUE labels, const char *what, VALUE whic
  * store was reopened or wiped. On OVERFLOW `out` is the family's overflow
  * series, which records under shmetrics_overflow="true"; any other
  * failure raises. */
+/* Points `vals` at the bytes of the Strings of `strs` (Array of `n`):
+ * call it just before the library call that reads them, with no
+ * allocation between (which could let GC.compact move them). */
+static const struct shmetrics_str *str_ptrs(VALUE strs, long n, struct shmetrics_str *vals)
+{
+    for (long i = 0; i < n; i++)
+        vals[i] = sstr(RARRAY_AREF(strs, i));
+    return n ? vals : NULL;
+}
+
 static void resolve(VALUE fam, family_t *f, VALUE strs, struct shmetrics_series *out)
 {
     store_t *s = open_store(f->store);
     if (f->gen != s->gen)
         family_register(fam, f);
     long n = RARRAY_LEN(strs);
-    VALUE vbuf = rb_str_buf_new(n * (long)sizeof(struct shmetrics_str) + 1);
-    struct shmetrics_str *vals = (struct shmetrics_str *)RSTRING_PTR(vbuf);
-    for (long i = 0; i < n; i++)
-        vals[i] = sstr(RARRAY_AREF(strs, i));
-    shmetrics_result rc = L.shmetrics_series_get(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, out);
+    VALUE tmp;
+    struct shmetrics_str *vals = ALLOCV_N(struct shmetrics_str, tmp, n + 1);
+    shmetrics_result rc = L.shmetrics_series_get(s->ptr, &f->fam, str_ptrs(strs, n, vals), (size_t)n, out);
     if (rc == SHMETRICS_STALE_HANDLE) {
-        /* The store was wiped: the family is gone; register it again. */
+        /* The store was wiped: the family is gone; register it again
+         * (which allocates: the pointers are taken again). */
         family_register(fam, f);
-        rc = L.shmetrics_series_get(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, out);
+        rc = L.shmetrics_series_get(s->ptr, &f->fam, str_ptrs(strs, n, vals), (size_t)n, out);
     }
-    RB_GC_GUARD(vbuf);
+    ALLOCV_END(tmp);
     RB_GC_GUARD(strs);
     if (rc != SHMETRICS_OK && rc != SHMETRICS_OVERFLOW)
         raise_rc(rc);
@@ -888,10 +1064,42 @@ static void series_refresh(series_t *sr)
     sr->gen = get_store(f->store)->gen;
 }
 
-/* A label value as the store keeps it: a frozen String. */
+/* A String as UTF-8, which is all the store holds, as the exposition
+ * formats are. A String tagged UTF-8 or US-ASCII is kept; binary
+ * (ASCII-8BIT: Rack's PATH_INFO, a socket's read) is taken as UTF-8; a
+ * String of another encoding (UTF-16, ISO-8859-1, Shift_JIS...) is
+ * transcoded. Bytes that are not UTF-8, or have no UTF-8 form, become
+ * U+FFFD: an update never raises for its label values' encoding. */
+static VALUE utf8_str(VALUE str)
+{
+    int idx = RB_ENCODING_GET(str);
+    if (idx != rb_utf8_encindex() && idx != rb_usascii_encindex() && idx != rb_ascii8bit_encindex()) {
+        rb_encoding *enc = rb_enc_from_index(idx);
+        if (rb_econv_has_convpath_p(rb_enc_name(enc), "UTF-8"))
+            return rb_str_encode(str, rb_enc_from_encoding(rb_utf8_encoding()),
+                                 ECONV_INVALID_REPLACE | ECONV_UNDEF_REPLACE, Qnil);
+    }
+    if (idx != rb_utf8_encindex() && idx != rb_usascii_encindex() && !rb_enc_str_asciionly_p(str))
+        str = rb_enc_associate_index(rb_str_dup(str), rb_utf8_encindex());
+    if (rb_enc_str_coderange(str) == ENC_CODERANGE_BROKEN) {
+        VALUE fixed = rb_str_scrub(str, Qnil);
+        if (!NIL_P(fixed))
+            str = fixed;
+    }
+    return str;
+}
+
+/* A label value as the store keeps it: a frozen UTF-8 String. */
 static VALUE value_str(VALUE v)
 {
-    return rb_str_new_frozen(RB_TYPE_P(v, T_STRING) ? v : rb_obj_as_string(v));
+    return rb_str_new_frozen(utf8_str(RB_TYPE_P(v, T_STRING) ? v : rb_obj_as_string(v)));
+}
+
+/* Shmetrics.__label_value(v) -> the String the store keeps for the label
+ * value `v`. */
+static VALUE label_value_s(VALUE mod, VALUE v)
+{
+    return value_str(v);
 }
 
 /* Gets (or creates) the series for `labels` from the store, and caches
@@ -1144,6 +1352,26 @@ static VALUE family_touch(VALUE self, VALUE labels)
     return Qnil;
 }
 
+/* The exemplar's label names and values, from `pairs` ([[name, value],
+ * ...], sorted by the Ruby side), as Arrays of Strings. */
+static void exemplar_strs(VALUE pairs, VALUE *ks, VALUE *vs)
+{
+    Check_Type(pairs, T_ARRAY);
+    pairs = rb_ary_dup(pairs);
+    long n = RARRAY_LEN(pairs);
+    *ks = rb_ary_new_capa(n);
+    *vs = rb_ary_new_capa(n);
+    for (long i = 0; i < n; i++) {
+        VALUE pair = RARRAY_AREF(pairs, i);
+        Check_Type(pair, T_ARRAY);
+        if (RARRAY_LEN(pair) != 2)
+            rb_raise(rb_eArgError, "shmetrics: an exemplar pair is [name, value]");
+        VALUE k = rb_ary_entry(pair, 0), v = rb_ary_entry(pair, 1);
+        rb_ary_push(*ks, utf8_str(StringValue(k)));
+        rb_ary_push(*vs, utf8_str(StringValue(v)));
+    }
+}
+
 /* Family#__exemplar(observe, labels, value, pairs): an update with an
  * exemplar; `observe` picks shmetrics_observe_exemplar over
  * shmetrics_counter_add_exemplar. */
@@ -1151,35 +1379,25 @@ static VALUE family_exemplar(VALUE self, VALUE observe, VALUE labels, VALUE valu
 {
     family_t *f = get_family(self);
     double v = NUM2DBL(value);
-    /* `pairs`: [[name, value], ...] Strings, sorted by the Ruby side. */
-    Check_Type(pairs, T_ARRAY);
-    long n = RARRAY_LEN(pairs);
-    VALUE ks = rb_ary_new_capa(n), vs = rb_ary_new_capa(n);
-    for (long i = 0; i < n; i++) {
-        VALUE pair = RARRAY_AREF(pairs, i);
-        Check_Type(pair, T_ARRAY);
-        VALUE k = RARRAY_AREF(pair, 0), v = RARRAY_AREF(pair, 1);
-        rb_ary_push(ks, StringValue(k));
-        rb_ary_push(vs, StringValue(v));
-    }
-    VALUE buf = rb_str_buf_new(2 * n * (long)sizeof(struct shmetrics_str) + 1);
-    struct shmetrics_str *names = (struct shmetrics_str *)RSTRING_PTR(buf), *vals = names + n;
-    for (long i = 0; i < n; i++) {
-        names[i] = sstr(RARRAY_AREF(ks, i));
-        vals[i] = sstr(RARRAY_AREF(vs, i));
-    }
+    VALUE ks, vs;
+    exemplar_strs(pairs, &ks, &vs);
+    long n = RARRAY_LEN(ks);
     VALUE h = family_lookup(self, f, labels);
     series_t *sr = RTYPEDDATA_DATA(h);
+    VALUE tmp;
+    struct shmetrics_str *names = ALLOCV_N(struct shmetrics_str, tmp, 2 * n + 1), *vals = names + n;
     shmetrics_result rc = SHMETRICS_STALE_HANDLE;
     for (int attempt = 0; attempt < 2 && rc == SHMETRICS_STALE_HANDLE; attempt++) {
-        if (attempt)
+        if (attempt || sr->gen != open_store(f->store)->gen)
             series_refresh(sr);
-        struct shmetrics_store *st = get_store(f->store)->ptr;
-        rc = RTEST(observe) ? L.shmetrics_observe_exemplar(st, &sr->h, v, n ? names : NULL, n ? vals : NULL, (size_t)n)
-                            : L.shmetrics_counter_add_exemplar(st, &sr->h, v, n ? names : NULL, n ? vals : NULL, (size_t)n);
+        struct shmetrics_store *st = open_store(f->store)->ptr;
+        /* The pointers are taken after every call that allocates. */
+        const struct shmetrics_str *np = str_ptrs(ks, n, names), *vp = str_ptrs(vs, n, vals);
+        rc = RTEST(observe) ? L.shmetrics_observe_exemplar(st, &sr->h, v, np, vp, (size_t)n)
+                            : L.shmetrics_counter_add_exemplar(st, &sr->h, v, np, vp, (size_t)n);
     }
+    ALLOCV_END(tmp);
     RB_GC_GUARD(h);
-    RB_GC_GUARD(buf);
     RB_GC_GUARD(ks);
     RB_GC_GUARD(vs);
     check(rc);
@@ -1190,27 +1408,28 @@ static VALUE family_exemplar(VALUE self, VALUE observe, VALUE labels, VALUE valu
 static VALUE family_remove(VALUE self, VALUE labels)
 {
     family_t *f = get_family(self);
-    store_t *s = open_store(f->store);
-    if (f->gen != s->gen)
-        family_register(self, f);
+    open_store(f->store);
     if (NIL_P(labels))
         labels = rb_hash_new();
     Check_Type(labels, T_HASH);
     long n = f->nlabels;
     VALUE strs = rb_ary_new_capa(n);
-    VALUE vbuf = rb_str_buf_new(n * (long)sizeof(struct shmetrics_str) + 1);
     for (long i = 0; i < n; i++) {
         VALUE v = label_value(labels, RARRAY_AREF(f->label_syms, i), RARRAY_AREF(f->label_strs, i));
         if (v == Qundef)
             raise_labels(f, labels, "missing label", RARRAY_AREF(f->label_syms, i));
-        rb_ary_push(strs, RB_TYPE_P(v, T_STRING) ? v : rb_obj_as_string(v));
+        rb_ary_push(strs, value_str(v));
     }
-    struct shmetrics_str *vals = (struct shmetrics_str *)RSTRING_PTR(vbuf);
-    for (long i = 0; i < n; i++)
-        vals[i] = sstr(RARRAY_AREF(strs, i));
+    /* After the values' #to_s, which may have reopened or closed it. */
+    store_t *s = open_store(f->store);
+    if (f->gen != s->gen)
+        family_register(self, f);
+    VALUE tmp;
+    struct shmetrics_str *vals = ALLOCV_N(struct shmetrics_str, tmp, n + 1);
     bool existed = false;
-    shmetrics_result rc = L.shmetrics_series_delete(s->ptr, &f->fam, n ? vals : NULL, (size_t)n, &existed);
-    RB_GC_GUARD(vbuf);
+    shmetrics_result rc = L.shmetrics_series_delete(s->ptr, &f->fam,
+                                                    str_ptrs(strs, n, vals), (size_t)n, &existed);
+    ALLOCV_END(tmp);
     RB_GC_GUARD(strs);
     cache_reset(f);
     if (rc == SHMETRICS_STALE_HANDLE)
@@ -1486,20 +1705,24 @@ static VALUE sc_same(VALUE mod, VALUE a, VALUE b)
     return tags_same(a, b) ? Qtrue : Qfalse;
 }
 
+/* The series of the entry `e` ([tags, series, more], as
+ * SeriesCache.store files it) for `tags`, or nil. The entry is read with
+ * bounds and type checks at every step: the root is an app's Hash, and
+ * #== of its tags may run any code. */
 static VALUE sc_lookup(VALUE root, VALUE tags)
 {
     VALUE e = rb_hash_lookup2(root, tags_key(tags), Qnil);
     if (!RB_TYPE_P(e, T_ARRAY) || RARRAY_LEN(e) < 2)
         return Qnil;
-    if (tags_same(RARRAY_AREF(e, 0), tags))
-        return RARRAY_AREF(e, 1);
-    VALUE more = RARRAY_LEN(e) > 2 ? RARRAY_AREF(e, 2) : Qnil;
+    if (tags_same(rb_ary_entry(e, 0), tags))
+        return rb_ary_entry(e, 1);
+    VALUE more = rb_ary_entry(e, 2);
     if (!RB_TYPE_P(more, T_ARRAY))
         return Qnil;
     for (long i = 0; i < RARRAY_LEN(more); i++) {
-        VALUE pair = RARRAY_AREF(more, i);
-        if (tags_same(RARRAY_AREF(pair, 0), tags))
-            return RARRAY_AREF(pair, 1);
+        VALUE pair = rb_ary_entry(more, i);
+        if (RB_TYPE_P(pair, T_ARRAY) && RARRAY_LEN(pair) >= 2 && tags_same(rb_ary_entry(pair, 0), tags))
+            return rb_ary_entry(pair, 1);
     }
     return Qnil;
 }
@@ -1556,6 +1779,11 @@ void Init_shmetrics_ext(void)
     eError = rb_const_get(mShmetrics, rb_intern("Error"));
     eLibraryError = rb_const_get(mShmetrics, rb_intern("LibraryError"));
     eLibraryVersionError = rb_const_get(mShmetrics, rb_intern("LibraryVersionError"));
+    /* Kept in C globals: pinned and kept alive, even if their constants
+     * are removed, and never moved by GC.compact. */
+    rb_gc_register_mark_object(eError);
+    rb_gc_register_mark_object(eLibraryError);
+    rb_gc_register_mark_object(eLibraryVersionError);
     VALUE codes = rb_const_get(mShmetrics, rb_intern("ERROR_CLASSES"));
     for (long i = 0; i < RARRAY_LEN(codes); i++) {
         VALUE pair = RARRAY_AREF(codes, i);
@@ -1622,6 +1850,7 @@ void Init_shmetrics_ext(void)
     rb_define_singleton_method(mSeriesCache, "counter_add", sc_counter_add, 3);
     rb_define_singleton_method(mSeriesCache, "gauge_set", sc_gauge_set, 3);
     rb_define_singleton_method(mSeriesCache, "observe", sc_observe, 3);
+    rb_define_singleton_method(mShmetrics, "__label_value", label_value_s, 1);
     id_counter_add = rb_intern("__counter_add");
     id_gauge_set = rb_intern("__gauge_set");
     id_observe = rb_intern("__observe");

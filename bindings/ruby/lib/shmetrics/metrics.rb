@@ -18,6 +18,13 @@ module Shmetrics
       f
     end
 
+    # Families are made by Store#counter, #gauge, #histogram and #summary
+    # (or Shmetrics::DataStore): one made otherwise has no store.
+    def initialize(*)
+      raise Error, "shmetrics: a #{self.class} is made by Store##{self.class.name.split('::').last.downcase}, " \
+                   "not #{self.class}.new"
+    end
+
     def name
       spec[:name]
     end
@@ -51,13 +58,15 @@ module Shmetrics
     # processes (a snapshot of the store: for tests and tools, not for the
     # hot path); nil if there is no such series.
     def get(labels: {})
-      want = label_names.map { |n| (labels[n] || labels[n.to_s]).to_s }
+      want = label_names.map { |n| Shmetrics.__label_value(labels.fetch(n) { labels[n.to_s] }) }
       s = values.find { |v| v[:labels].values_at(*label_names) == want }
       s && __value(s)
     end
 
     def inspect
       "#<#{self.class} #{name} labels=#{label_names.inspect}>"
+    rescue Error
+      "#<#{self.class} (no store)>"
     end
 
     private
