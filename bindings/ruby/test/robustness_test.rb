@@ -198,6 +198,8 @@ class RobustnessTest < Minitest::Test
     s = c.series(path: "/x\xFF".b)
     s.increment
     assert_equal ["/x\uFFFD"], s.label_values
+    # A label name (a Hash key) of invalid UTF-8 is an unexpected label.
+    assert_raises(Shmetrics::LabelError) { c.increment(labels: { "pa\xC3th" => "x" }) }
     assert c.remove(labels: { path: "/a\xFFb".b })
     assert_nil c.get(labels: { path: "/a\uFFFDb" })
   end

@@ -212,14 +212,52 @@ static VALUE native_loaded_p(VALUE mod)
 /* ---------------------------------------------------------------------
  * Store.
  */
-typedef struct {
+typedef struct store_s {
     struct shmetrics_store *ptr;
     VALUE path;
     struct shmetrics_options opts;
     /* Bumped by every reopen: families registered under an older
      * generation register again before their next update. */
     unsigned long gen;
+    /* Every opened store of the process, for Store.__check_all: a list
+     * in C memory, with a C copy of the path, so that walking it never
+     * touches a Ruby object (a store the GC found dead but has not freed
+     * yet must not be handed back to Ruby; Ruby 3.1's WeakMap#keys
+     * did, and the next call crashed). */
+    char *cpath;
+    size_t cpath_len;
+    struct store_s *prev, *next;
 } store_t;
+
+static store_t *all_stores;
+
+static void store_unlink(store_t *s)
+{
+    if (s->prev)
+        s->prev->next = s->next;
+    else if (all_stores == s)
+        all_stores = s->next;
+    if (s->next)
+        s->next->prev = s->prev;
+    s->prev = s->next = NULL;
+}
+
+/* Keeps a C copy of `path` and puts `s` on the list of stores. */
+static void store_track(store_t *s, VALUE path)
+{
+    char *copy = ruby_xmalloc((size_t)RSTRING_LEN(path) + 1);
+    memcpy(copy, RSTRING_PTR(path), (size_t)RSTRING_LEN(path));
+    copy[RSTRING_LEN(path)] = 0;
+    xfree(s->cpath);
+    s->cpath = copy;
+    s->cpath_len = (size_t)RSTRING_LEN(path);
+    if (s->prev == NULL && all_stores != s) {
+        s->next = all_stores;
+        if (all_stores)
+            all_stores->prev = s;
+        all_stores = s;
+    }
+}
 
 static void store_mark(void *p)
 {
@@ -232,6 +270,8 @@ static void store_free(void *p)
     store_t *s = p;
     if (s->ptr && loaded)
         L.shmetrics_store_close(s->ptr);
+    store_unlink(s);
+    xfree(s->cpath);
     xfree(s);
 }
 
@@ -334,7 +374,38 @@ static VALUE store_open(VALUE self, VALUE path, VALUE opts)
     s->path = path;
     s->opts = o;
     s->gen++;
+    store_track(s, path);
     return self;
+}
+
+/* Opens the store's path again if another file replaced the one it
+ * maps (the C side of Store#check); 1 if it did. */
+static int store_check_now(store_t *s)
+{
+    shmetrics_path_now now = SHMETRICS_PATH_SAME;
+    if (s->ptr == NULL || L.shmetrics_store_path_now(s->ptr, &now) != SHMETRICS_OK ||
+        now != SHMETRICS_PATH_OTHER)
+        return 0;
+    struct shmetrics_store *p = NULL;
+    struct shmetrics_options o = s->opts;
+    if (L.shmetrics_store_open(s->cpath, s->cpath_len, &o, &p) != SHMETRICS_OK)
+        return 0;
+    L.shmetrics_store_close(s->ptr);
+    s->ptr = p;
+    s->gen++;
+    return 1;
+}
+
+/* Store.__check_all -> whether any store of the process was reopened:
+ * Store#check on each, walking the C list (no Ruby object touched). */
+static VALUE store_s_check_all(VALUE klass)
+{
+    int any = 0;
+    if (!loaded)
+        return Qfalse;
+    for (store_t *s = all_stores; s; s = s->next)
+        any |= store_check_now(s);
+    return any ? Qtrue : Qfalse;
 }
 
 /* Store#reopen: opens the path again (a file that replaced the one this
@@ -985,7 +1056,12 @@ struct key_check {
 static int find_unexpected(VALUE key, VALUE val, VALUE arg)
 {
     struct key_check *k = (struct key_check *)arg;
-    VALUE sym = SYMBOL_P(key) ? key : RB_TYPE_P(key, T_STRING) ? rb_str_intern(key) : Qnil;
+    /* A String key that is not valid in its encoding has no Symbol
+     * (rb_str_intern would raise EncodingError): it is unexpected. */
+    VALUE sym = SYMBOL_P(key) ? key
+              : RB_TYPE_P(key, T_STRING) && rb_enc_str_coderange(key) != ENC_CODERANGE_BROKEN
+                  ? rb_str_intern(key)
+                  : Qnil;
     if (NIL_P(sym) ||
         (!RTEST(rb_ary_includes(k->f->label_syms, sym)) && !RTEST(rb_ary_includes(k->f->extra_syms, sym)))) {
         k->bad = key;
@@ -1812,6 +1888,7 @@ void Init_shmetrics_ext(void)
     rb_define_method(cStore, "snapshot", store_snapshot, -1);
     rb_define_singleton_method(cStore, "content_type", store_s_content_type, -1);
     rb_define_singleton_method(cStore, "negotiate", store_s_negotiate, 1);
+    rb_define_singleton_method(cStore, "__check_all", store_s_check_all, 0);
 
     cSeries = rb_define_class_under(mShmetrics, "Series", rb_cObject);
     rb_undef_alloc_func(cSeries);

@@ -58,6 +58,8 @@ module Shmetrics
     # processes (a snapshot of the store: for tests and tools, not for the
     # hot path); nil if there is no such series.
     def get(labels: {})
+      labels ||= {}
+      raise TypeError, "shmetrics: labels must be a Hash, not #{labels.class}" unless labels.is_a?(Hash)
       want = label_names.map { |n| Shmetrics.__label_value(labels.fetch(n) { labels[n.to_s] }) }
       s = values.find { |v| v[:labels].values_at(*label_names) == want }
       s && __value(s)
@@ -107,7 +109,7 @@ module Shmetrics
     end
 
     def decrement(by: 1, labels: nil)
-      __gauge_add(labels, -by)
+      __gauge_add(labels, Shmetrics.__negate(by))
     end
 
     def set_to_current_time(labels: nil)
@@ -148,6 +150,13 @@ module Shmetrics
     end
   end
 
+  # :nodoc: -by, for a number only (TypeError otherwise, as an update
+  # with a value that is not a number raises).
+  def self.__negate(by)
+    raise TypeError, "shmetrics: an amount is a number, not #{by.class}" unless by.is_a?(Numeric)
+    -by
+  end
+
   # :nodoc:
   def self.__exemplar_pairs(exemplar)
     raise TypeError, "an exemplar is a Hash of label names to values" unless exemplar.is_a?(Hash)
@@ -172,7 +181,7 @@ module Shmetrics
 
     # Takes `by` from a gauge.
     def decrement(by: 1)
-      __add(-by)
+      __add(Shmetrics.__negate(by))
     end
 
     # Sets a gauge.

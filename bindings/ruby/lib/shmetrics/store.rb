@@ -38,7 +38,6 @@ module Shmetrics
       __open((path || self.class.default_path).to_s, options)
       @families = {}
       @lock = Mutex.new
-      Shmetrics.__track(self)
     end
 
     # A counter family. `name` may end in `_total` (the exposition adds it
@@ -130,7 +129,9 @@ module Shmetrics
 
       # :nodoc: A label name as a Symbol.
       def __label_name(name)
-        return name.to_sym if name.is_a?(Symbol) || name.is_a?(String)
+        return name if name.is_a?(Symbol)
+        return name.to_sym if name.is_a?(String) && name.valid_encoding?
+        raise InvalidNameError, "shmetrics: the label name #{name.inspect} is not valid UTF-8" if name.is_a?(String)
         raise TypeError, "shmetrics: a label name is a Symbol or a String, not #{name.class}"
       end
     end
@@ -173,18 +174,8 @@ module Shmetrics
     # replaced file and reopens it (Store#check). Returns true if any was
     # reopened.
     def check_store(store = nil)
-      stores = store ? [store] : open_stores
-      stores.map(&:check).any?
-    end
-
-    # The stores this process has open.
-    def open_stores
-      (@stores ||= ObjectSpace::WeakMap.new).keys.reject(&:closed?)
-    end
-
-    # :nodoc:
-    def __track(store)
-      (@stores ||= ObjectSpace::WeakMap.new)[store] = true
+      return store.check if store
+      Store.__check_all
     end
   end
 end
