@@ -7,7 +7,9 @@
 # prometheus-client's own specs against Shmetrics::DataStore, from a copy
 # of prometheus-client with its specs ($CLIENT_RUBY_DIR, else
 # ../shared/peers/client_ruby-v4.2.5 next to the repository or its
-# worktree folder). Called by ./run-tests; safe to run again.
+# worktree folder), then the API fuzzer (test/fuzz.rb), and all of it
+# again on a build under AddressSanitizer and UndefinedBehaviorSanitizer
+# (scripts/ruby-sanitize.sh). Called by ./run-tests; safe to run again.
 #   scripts/ruby-tests.sh [MINITEST ARGS...]     e.g. -n /fork/
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +39,8 @@ cd bindings/ruby
 for t in test/*_test.rb; do
   ruby -w "$t" "$@"
 done
+say "ruby binding: API fuzzing (test/fuzz.rb: leak probe, kept seeds, 100,000 random calls)"
+ruby test/fuzz.rb --calls 100000 --time 60
 cd "$root"
 
 # prometheus-client's own specs, from its pinned copy, on Shmetrics::DataStore.
@@ -65,3 +69,7 @@ rspec_rc=0
 rspec --require "$root/bindings/ruby/spec/client_ruby_helper.rb" --format progress \
   --format json --out "$report" bindings/ruby/spec/*_spec.rb "${peer_specs[@]}" || rspec_rc=$?
 ruby bindings/ruby/spec/check_failures.rb "$report" bindings/ruby/spec/expected-failures.txt
+
+# The extension built with AddressSanitizer and UndefinedBehaviorSanitizer:
+# the minitest tests, the fuzzer and the specs above again on that build.
+scripts/ruby-sanitize.sh

@@ -210,7 +210,7 @@ ensure_python_env() {
 # (the gem's bundle tests run `bundle install`).
 ensure_ruby() {
   ensure_apt ruby ruby-dev gcc make ruby-minitest ruby-rspec ruby-rack ruby-rack-test ruby-timecop puma unicorn \
-    ruby-benchmark-ips ruby-prometheus-client-mmap bundler
+    ruby-benchmark-ips ruby-prometheus-client-mmap bundler libasan8 libubsan1 binutils
 }
 
 # install_ruby_gem: builds the gem from bindings/ruby (`gem build`) and

@@ -51,9 +51,9 @@ class MetricsTest < Minitest::Test
     assert_raises(Shmetrics::InvalidNameError) { @store.counter(:"bad name") }
     assert_raises(Shmetrics::ConflictError) { @store.gauge(:a) }
     assert_raises(Shmetrics::InvalidOptionsError) { @store.histogram(:h, buckets: [2, 1]) }
-    assert_raises(Shmetrics::InvalidUtf8Error) do
-      @store.counter(:u, labels: [:x]).increment(labels: { x: "\xff".b })
-    end
+    # A help text is checked by the core (label values are made UTF-8 by
+    # the gem: robustness_test.rb).
+    assert_raises(Shmetrics::InvalidUtf8Error) { @store.counter(:u, help: "\xff".b) }
   end
 
   def test_gauge_modes

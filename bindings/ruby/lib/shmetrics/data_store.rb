@@ -206,7 +206,7 @@ module Shmetrics
 
       def series_of(fam, labels)
         names = fam[:label_names]
-        want = names.map { |n| labels[n.to_sym].to_s }
+        want = names.map { |n| Shmetrics.__label_value(labels[n.to_sym]) }
         fam[:series].find { |s| s[:labels] == want && (s[:extra].nil? || s[:extra][0] == "pid") }
       end
 
@@ -276,7 +276,7 @@ module Shmetrics
       def value_of(fam, labels)
         return super unless %i[all liveall].include?(@settings[:aggregation])
         pid = Process.pid.to_s
-        want = fam[:label_names].map { |n| labels[n.to_sym].to_s }
+        want = fam[:label_names].map { |n| Shmetrics.__label_value(labels[n.to_sym]) }
         s = fam[:series].find { |x| x[:labels] == want && x[:extra] == ["pid", pid] }
         s ? s[:value].to_f : 0.0
       end

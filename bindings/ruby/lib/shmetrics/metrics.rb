@@ -18,6 +18,13 @@ module Shmetrics
       f
     end
 
+    # Families are made by Store#counter, #gauge, #histogram and #summary
+    # (or Shmetrics::DataStore): one made otherwise has no store.
+    def initialize(*)
+      raise Error, "shmetrics: a #{self.class} is made by Store##{self.class.name.split('::').last.downcase}, " \
+                   "not #{self.class}.new"
+    end
+
     def name
       spec[:name]
     end
@@ -51,13 +58,17 @@ module Shmetrics
     # processes (a snapshot of the store: for tests and tools, not for the
     # hot path); nil if there is no such series.
     def get(labels: {})
-      want = label_names.map { |n| (labels[n] || labels[n.to_s]).to_s }
+      labels ||= {}
+      raise TypeError, "shmetrics: labels must be a Hash, not #{labels.class}" unless labels.is_a?(Hash)
+      want = label_names.map { |n| Shmetrics.__label_value(labels.fetch(n) { labels[n.to_s] }) }
       s = values.find { |v| v[:labels].values_at(*label_names) == want }
       s && __value(s)
     end
 
     def inspect
       "#<#{self.class} #{name} labels=#{label_names.inspect}>"
+    rescue Error
+      "#<#{self.class} (no store)>"
     end
 
     private
@@ -98,7 +109,7 @@ module Shmetrics
     end
 
     def decrement(by: 1, labels: nil)
-      __gauge_add(labels, -by)
+      __gauge_add(labels, Shmetrics.__negate(by))
     end
 
     def set_to_current_time(labels: nil)
@@ -139,6 +150,13 @@ module Shmetrics
     end
   end
 
+  # :nodoc: -by, for a number only (TypeError otherwise, as an update
+  # with a value that is not a number raises).
+  def self.__negate(by)
+    raise TypeError, "shmetrics: an amount is a number, not #{by.class}" unless by.is_a?(Numeric)
+    -by
+  end
+
   # :nodoc:
   def self.__exemplar_pairs(exemplar)
     raise TypeError, "an exemplar is a Hash of label names to values" unless exemplar.is_a?(Hash)
@@ -163,7 +181,7 @@ module Shmetrics
 
     # Takes `by` from a gauge.
     def decrement(by: 1)
-      __add(-by)
+      __add(Shmetrics.__negate(by))
     end
 
     # Sets a gauge.

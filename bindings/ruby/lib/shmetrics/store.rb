@@ -38,7 +38,6 @@ module Shmetrics
       __open((path || self.class.default_path).to_s, options)
       @families = {}
       @lock = Mutex.new
-      Shmetrics.__track(self)
     end
 
     # A counter family. `name` may end in `_total` (the exposition adds it
@@ -72,7 +71,7 @@ module Shmetrics
     def histogram(name, help: "", labels: [], unit: nil, buckets: nil, exemplars: false,
                   ttl: nil, max_series: nil)
       family(Histogram, name: name, help: help, labels: labels, unit: unit, kind: 3,
-                        buckets: buckets&.map { |b| Float(b) }, exemplars: exemplars,
+                        buckets: Store.__floats(buckets, :buckets), exemplars: exemplars,
                         ttl: ttl, max_series: max_series)
     end
 
@@ -83,8 +82,8 @@ module Shmetrics
     def summary(name, help: "", labels: [], unit: nil, quantiles: nil, max_age: nil,
                 age_buckets: nil, ttl: nil, max_series: nil)
       family(Summary, name: name, help: help, labels: labels, unit: unit, kind: 4,
-                      quantiles: quantiles&.map { |q| Float(q) },
-                      max_age_ms: max_age && (max_age * 1000).round, age_buckets: age_buckets,
+                      quantiles: Store.__floats(quantiles, :quantiles),
+                      max_age_ms: Store.__millis(max_age, :max_age), age_buckets: age_buckets,
                       ttl: ttl, max_series: max_series)
     end
 
@@ -105,6 +104,38 @@ module Shmetrics
     # would serve them now: Prometheus text (:text) or OpenMetrics.
     # render(format = :text) is defined natively.
 
+    class << self
+      # :nodoc: A number of seconds as milliseconds (nil for nil):
+      # TypeError for what is not a real number, ArgumentError when
+      # negative, FloatDomainError (a RangeError) for NaN or infinity.
+      def __millis(seconds, what)
+        return nil if seconds.nil?
+        unless seconds.is_a?(Numeric) && seconds.real?
+          raise TypeError, "shmetrics: #{what} is a number of seconds, not #{seconds.class}"
+        end
+        raise ArgumentError, "shmetrics: #{what} must not be negative, got #{seconds}" if seconds.negative?
+        (seconds * 1000).round
+      end
+
+      # :nodoc: A list of numbers as Floats (nil for nil).
+      def __floats(list, what)
+        return nil if list.nil?
+        raise TypeError, "shmetrics: #{what} must be an Array of numbers, not #{list.class}" unless list.is_a?(Array)
+        list.map do |x|
+          raise TypeError, "shmetrics: #{what} must be numbers, not #{x.class}" unless x.is_a?(Numeric) && x.real?
+          Float(x)
+        end
+      end
+
+      # :nodoc: A label name as a Symbol.
+      def __label_name(name)
+        return name if name.is_a?(Symbol)
+        return name.to_sym if name.is_a?(String) && name.valid_encoding?
+        raise InvalidNameError, "shmetrics: the label name #{name.inspect} is not valid UTF-8" if name.is_a?(String)
+        raise TypeError, "shmetrics: a label name is a Symbol or a String, not #{name.class}"
+      end
+    end
+
     def inspect
       "#<Shmetrics::Store #{path.inspect}#{read_only? ? ' read_only' : ''}#{closed? ? ' closed' : ''}>"
     end
@@ -115,9 +146,10 @@ module Shmetrics
       spec[:name] = spec[:name].to_s
       spec[:help] = spec[:help].to_s
       spec[:unit] = spec[:unit]&.to_s
-      spec[:labels] = Array(spec[:labels]).map(&:to_sym)
-      spec[:ttl_ms] = (ttl * 1000).round if ttl
+      spec[:labels] = Array(spec[:labels]).map { |l| Store.__label_name(l) }
+      spec[:ttl_ms] = Store.__millis(ttl, :ttl)
       spec.compact!
+      raise Error, "shmetrics: this store was never opened (made without Store.new)" unless @lock
       @lock.synchronize do
         key = [klass, spec]
         @families[key] ||= klass.__new(self, spec)
@@ -142,18 +174,8 @@ module Shmetrics
     # replaced file and reopens it (Store#check). Returns true if any was
     # reopened.
     def check_store(store = nil)
-      stores = store ? [store] : open_stores
-      stores.map(&:check).any?
-    end
-
-    # The stores this process has open.
-    def open_stores
-      (@stores ||= ObjectSpace::WeakMap.new).keys.reject(&:closed?)
-    end
-
-    # :nodoc:
-    def __track(store)
-      (@stores ||= ObjectSpace::WeakMap.new)[store] = true
+      return store.check if store
+      Store.__check_all
     end
   end
 end

@@ -10,7 +10,7 @@ module Shmetrics
     # different tag set with the same key, practically never seen, gets its
     # own entry in a short list).
     #
-    # The lookups are in the gem's C extension (ext/shmetrics/shmetrics.c):
+    # The lookups are in the gem's C extension (ext/shmetrics/series_cache.c):
     # `key` and `same?` hash and compare an Array of Strings string by
     # string, and a Hash of Symbols to Strings or Integers pair by pair in
     # any order (other tags use their own #hash and #==); `find(root, tags)`
