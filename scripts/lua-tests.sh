@@ -40,6 +40,13 @@ luajit tests/unit.lua
 luajit tests/cross_delete.lua
 say "lua binding: shared test vectors"
 luajit tests/vectors.lua
+say "lua binding: two Lua VMs of one process sharing the store (valgrind)"
+# nginx runs one VM per subsystem (http, stream) in each worker; the host
+# runs the binding in two of them and a third made after a replacement.
+gcc -O1 -g -Wall -Wextra -Werror -o "$target/two_vms" tests/two_vms.c $(pkg-config --cflags --libs luajit)
+two_vms_dir=$(mktemp -d /tmp/shmetrics-two-vms.XXXXXX)
+TWO_VMS_STORE=$two_vms_dir/store valgrind -q --error-exitcode=99 "$target/two_vms" tests/two_vms.lua
+rm -rf "$two_vms_dir"
 say "lua binding: JIT checks (jit.v, jit.p)"
 luajit tests/jit.lua | grep -v '^\[TRACE'
 say "lua binding: nginx"

@@ -128,9 +128,10 @@ ensure_php() {
 # ensure_lua: what the Lua binding's tests and benchmark need: OpenResty's
 # LuaJIT (luajit2, the one Debian's nginx lua module links; it replaces the
 # `luajit` package), nginx with the lua module, wrk, and lua-cjson to read
-# the shared test vectors.
+# the shared test vectors; libluajit2-5.1-dev and pkg-config build the
+# test host that runs the binding in two Lua VMs of one process.
 ensure_lua() {
-  ensure_apt luajit2 nginx libnginx-mod-http-lua wrk lua-cjson
+  ensure_apt luajit2 nginx libnginx-mod-http-lua wrk lua-cjson libluajit2-5.1-dev pkg-config
 }
 
 # ensure_go: Go, for nginx-lua-prometheus's integration checkers (the Lua

@@ -1021,7 +1021,8 @@ end
 -- not created again) is left alone: updates go on into the old file.
 
 -- The current handle of each path and the registries on it, shared by
--- every init() of the path in this Lua VM: { store, persistent, registries }.
+-- every init() of the path in this Lua VM: { store, options, registries,
+-- next_check }.
 local PATHS = {}
 
 local function now_seconds()
@@ -1065,28 +1066,26 @@ function Prometheus:follow(force)
   end
   if what[0] ~= C.SHMETRICS_PATH_OTHER then return false end
   local st = ffi_new("shmetrics_store*[1]")
-  rc = C.shmetrics_store_open(self.path, #self.path, shared.options, st)
+  -- The process's handle of the path, shared with the other Lua VMs of
+  -- this worker (nginx runs one for `http` and one for `stream`): the
+  -- first VM to follow opens the new file, the others get its handle.
+  rc = C.shmetrics_store_reopen_persistent(self.path, #self.path, shared.options, st)
   if rc ~= OK then
     self:_error("follow: cannot open the replaced store " .. self.path .. ": " .. last_error(rc))
     return false
   end
-  local old, persistent = shared.store, shared.persistent
-  shared.store, shared.persistent = st[0], false
+  local old = shared.store
+  shared.store = st[0]
   for _, reg in ipairs(shared.registries) do
     reg:_reattach(shared.store)
   end
-  -- The old file's mapping goes, and with it, if the file was removed,
-  -- its memory: nothing refers to the old handle any more. Every
-  -- registry on the path (all of this Lua VM's, through PATHS) and its
-  -- metrics moved to the new one above, and dropped their cached series
-  -- handles. init()'s handle is the library's persistent one: closing
-  -- it takes it out of the library's list as well (init() of the path
-  -- in this VM finds the new handle in PATHS and opens nothing).
-  if persistent then
-    C.shmetrics_store_close_persistent(old)
-  else
-    C.shmetrics_store_close(old)
-  end
+  -- Nothing in this VM refers to the old handle any more: every registry
+  -- on the path (all of this VM's, through PATHS) and its metrics moved
+  -- to the new one above, and dropped their cached series handles. This
+  -- VM's reference goes back to the library, which unmaps the old file
+  -- (and, if it was removed, its memory) once the last VM of the worker
+  -- that held it has followed too.
+  C.shmetrics_store_close_persistent(old)
   return true
 end
 
@@ -1187,18 +1186,22 @@ function M.init(path, options)
   -- module, or in init_by_lua and then init_worker_by_lua) shares it, as
   -- it does the handle follow() switched to. The first is the library's
   -- persistent handle of the path, which outlives the VM (nginx makes a
-  -- new one at each reload) rather than being mapped again by each. A
+  -- new one at each reload) rather than being mapped again by each, and
+  -- which the process's other Lua VMs share. It is the handle of the file
+  -- the path names now: after a reload (HUP) the master, whose library
+  -- still holds the handle of its first init, gets a handle of the file
+  -- that replaced it, if one did, and hands that to its new workers. A
   -- worker forked from the master claims its own writer slot at its
   -- first update.
   local shared = PATHS[path]
   if shared == nil then
     local o = store_options(options)
     local st = ffi_new("shmetrics_store*[1]")
-    local rc = C.shmetrics_store_open_persistent(path, #path, o, st)
+    local rc = C.shmetrics_store_reopen_persistent(path, #path, o, st)
     if rc ~= OK then
       error("shmetrics: cannot open the store " .. path .. ": " .. last_error(rc), 2)
     end
-    shared = { store = st[0], persistent = true, options = o, registries = {}, next_check = 0 }
+    shared = { store = st[0], options = o, registries = {}, next_check = 0 }
     PATHS[path] = shared
   end
   local self = setmetatable({

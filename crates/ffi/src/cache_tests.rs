@@ -7,7 +7,7 @@ use std::ptr::null_mut;
 use crate::cache::shmetrics_op::*;
 use crate::error::last_error_string;
 use crate::error::shmetrics_result::*;
-use crate::tests::{default_opts, open_store, render, s, zeroed_desc};
+use crate::tests::{default_opts, open_store, render, render_handle, s, zeroed_desc};
 use crate::types::shmetrics_kind::*;
 use crate::*;
 
@@ -262,4 +262,55 @@ fn a_persistent_handle_is_reopened_when_its_path_names_another_file() {
         SHMETRICS_OK
     );
     assert_eq!(out, third);
+}
+
+/// Two users of one process share a persistent handle, as the `http` and
+/// `stream` Lua VMs of one nginx worker do. One follows a replaced file
+/// and gives its old handle back; the other goes on writing through the
+/// old handle until it follows too, and only then is the handle freed.
+/// (Before the handles counted references, the first close freed the
+/// handle under the second user: a use after free, and then a double
+/// free when it closed it as well.)
+#[test]
+fn a_persistent_handle_shared_by_two_users_lives_until_both_close_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared");
+    let p = path.to_str().unwrap();
+    let mut opts = default_opts();
+    opts.create = true;
+    let open = |reopen: bool| {
+        let mut out = null_mut();
+        let r = if reopen {
+            shmetrics_store_reopen_persistent(p.as_ptr().cast(), p.len(), &opts, &mut out)
+        } else {
+            shmetrics_store_open_persistent(p.as_ptr().cast(), p.len(), &opts, &mut out)
+        };
+        assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+        out
+    };
+    let (http, stream) = (open(false), open(false));
+    assert_eq!(http, stream);
+    let token = cache_counter(stream, "k", "jobs");
+    // The file is replaced; the http VM follows and closes its old handle.
+    std::fs::remove_file(&path).unwrap();
+    let http_new = open(true);
+    assert_ne!(http_new, http);
+    shmetrics_store_close_persistent(http);
+    // The stream VM still writes through the old handle: it is alive.
+    let op = SHMETRICS_OP_COUNTER_ADD as u32;
+    assert_eq!(update(stream, token, op, b"x\xffy", 2.0), SHMETRICS_OK);
+    let text = render_handle(stream, 0);
+    assert!(text.contains("jobs_total{a=\"x\",b=\"y\"} 2\n"), "{text}");
+    // It follows too: the reopen finds the http VM's new handle.
+    let stream_new = open(true);
+    assert_eq!(stream_new, http_new);
+    shmetrics_store_close_persistent(stream);
+    // Both hold the new handle: one close leaves it open for the other.
+    shmetrics_store_close_persistent(http_new);
+    assert_eq!(
+        shmetrics_store_persistent(p.as_ptr().cast(), p.len(), false),
+        stream_new
+    );
+    shmetrics_store_close_persistent(stream_new);
+    assert!(shmetrics_store_persistent(p.as_ptr().cast(), p.len(), false).is_null());
 }
