@@ -5,6 +5,7 @@ use std::ffi::c_char;
 use std::ptr::null_mut;
 
 use crate::cache::shmetrics_op::*;
+use crate::cache::Cache;
 use crate::error::last_error_string;
 use crate::error::shmetrics_result::*;
 use crate::tests::{default_opts, open_store, render, render_handle, s, zeroed_desc};
@@ -313,4 +314,46 @@ fn a_persistent_handle_shared_by_two_users_lives_until_both_close_it() {
     );
     shmetrics_store_close_persistent(stream_new);
     assert!(shmetrics_store_persistent(p.as_ptr().cast(), p.len(), false).is_null());
+}
+
+/// Label values that come and go (a TTL family's) leave the cache bounded:
+/// past its cap a family drops half of its handles, and every update
+/// still lands on its series.
+#[test]
+fn the_series_cache_of_a_family_stays_bounded() {
+    let st = open_store();
+    let labels = [s("a")];
+    let mut d = zeroed_desc();
+    d.name = s("rotating");
+    d.kind = SHMETRICS_KIND_COUNTER as u32;
+    d.label_names = labels.as_ptr();
+    d.label_count = 1;
+    d.ttl_ms = 100;
+    let (kp, kl) = key("rotating");
+    let mut token = 0;
+    assert_eq!(
+        shmetrics_family_cache(st.ptr, kp, kl, &d, &mut token),
+        SHMETRICS_OK
+    );
+    let handle = crate::ptr::object(st.ptr, "store").unwrap();
+    Cache::lock(&handle.cache).set_series_cap(16);
+    let op = SHMETRICS_OP_COUNTER_ADD as u32;
+    let mut most = 0;
+    // Five generations of 40 label values; each expires (TTL 100 ms)
+    // before the next takes its space in the store (64 series).
+    for generation in 0..5 {
+        for i in 0..40 {
+            let v = format!("g{generation}v{i}");
+            assert_eq!(update(st.ptr, token, op, v.as_bytes(), 1.0), SHMETRICS_OK);
+            assert_eq!(update(st.ptr, token, op, v.as_bytes(), 2.0), SHMETRICS_OK);
+            most = most.max(Cache::lock(&handle.cache).cached_series(token));
+        }
+        let text = render(&st, 0);
+        for i in 0..40 {
+            let line = format!("rotating_total{{a=\"g{generation}v{i}\"}} 3\n");
+            assert!(text.contains(&line), "{line} in {text}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    assert!(most <= 16, "the cache held {most} handles");
 }
