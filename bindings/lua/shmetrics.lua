@@ -1127,6 +1127,19 @@ M.DEFAULT_CAPACITIES = { max_series = 262144, label_bytes = 64 * 1024 * 1024 }
 local CAPACITIES = { "max_families", "max_series", "label_bytes", "max_writers",
                      "cells_per_writer", "sketch_cells_per_writer" }
 
+-- Sets capacity `k` of the C ABI's options `o` to `v`, a whole number
+-- that the field holds exactly: LuaJIT would store -1 as 4294967295 and
+-- 2^32 + 5 as 5 in a uint32_t, and drop a fraction.
+local function set_capacity(o, k, v)
+  if type(v) == "number" and v >= 0 and v == math.floor(v) then
+    o[k] = v
+    if tonumber(o[k]) == v then return end
+  end
+  local max = type(o[k]) == "cdata" and "2^64 - 1" or "4294967295"
+  error("shmetrics: init: option " .. k .. " must be a whole number from 0 to " .. max
+        .. ", got " .. tostring(v), 4)
+end
+
 -- The C ABI's options for init()'s `options`.
 local function store_options(options)
   local o = ffi_new("shmetrics_options")
@@ -1136,7 +1149,7 @@ local function store_options(options)
   for _, k in ipairs(CAPACITIES) do
     local v = options[k]
     if v == nil then v = M.DEFAULT_CAPACITIES[k] end
-    if v ~= nil then o[k] = v end
+    if v ~= nil then set_capacity(o, k, v) end
   end
   return o
 end

@@ -50,6 +50,27 @@ test("init's errors name the path and the cause", function()
   H.raises(function() shmetrics.init(H.tmpdir() .. "/absent.shm", { create = false }) end, "absent.shm")
 end)
 
+test("store capacities are whole numbers the option holds, never wrapped or truncated", function()
+  local cases = {
+    { "max_series", -1, "from 0 to 4294967295, got -1" },
+    { "max_series", 2 ^ 32 + 64, "got 4294967360" },
+    { "max_writers", 1.5, "got 1.5" },
+    { "max_families", "8", "got 8" },
+    { "label_bytes", -4096, "from 0 to 2^64 - 1, got -4096" },
+    { "cells_per_writer", 0 / 0, "got nan" },
+    { "sketch_cells_per_writer", math.huge, "got inf" },
+  }
+  for _, c in ipairs(cases) do
+    local path = H.store_path("capacity")
+    local err = H.raises(function() shmetrics.init(path, { [c[1]] = c[2] }) end, c[3])
+    contains(err, "option " .. c[1])
+    eq(io.open(path), nil, c[1] .. ": no store was made")
+  end
+  -- Whole numbers in range are taken as they are.
+  local p = fresh({ max_series = 64, max_families = 8, label_bytes = 4096, max_writers = 2 })
+  eq(p:stats().series_capacity, 64, "series capacity")
+end)
+
 test("foreign, empty, truncated, other-version and corrupt files are refused and left alone", function()
   local foreign = H.store_path("foreign")
   local junk = string.rep("not a store ", 1000)
