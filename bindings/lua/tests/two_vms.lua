@@ -1,5 +1,6 @@
 -- The steps of tests/two_vms.c, which runs them in several Lua VMs of one
 -- process (the global VM names the VM). Run from bindings/lua.
+-- luacheck: globals VM step
 package.path = "./?.lua;./tests/?.lua;" .. package.path
 
 local H = require("helper")
@@ -52,6 +53,6 @@ function steps.check_after_reload()
     "a VM made after the replacement writes into the new file before any follow")
 end
 
-function step(name) -- luacheck: ignore (the host calls it)
+function step(name) -- the host calls it
   assert(steps[name], "no step " .. name)()
 end
