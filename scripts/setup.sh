@@ -179,6 +179,20 @@ ensure_cargo_fuzz() {
   fi
 }
 
+# ensure_miri: the nightly toolchain's Miri (and the standard library's
+# source it builds its sysroot from), for the C ABI's pointer-reading tests.
+ensure_miri() {
+  ensure_rustup
+  if ! cargo +nightly --version >/dev/null 2>&1; then
+    say "rustup toolchain install nightly"
+    rustup toolchain install nightly --profile minimal
+  fi
+  if ! cargo +nightly miri --version >/dev/null 2>&1; then
+    say "rustup component add miri rust-src (nightly)"
+    rustup +nightly component add miri rust-src
+  fi
+}
+
 # ensure_python_env: a virtualenv under target/ with the test tools and the
 # Python binding installed from bindings/python by pip (maturin from PyPI,
 # Rust from this machine), exactly as a user would install it. Sets VENV.
