@@ -714,13 +714,22 @@ Prometheus.__index = Prometheus
 -- metric (the ones its class has).
 local UPDATE_METHODS = { "inc", "dec", "set", "observe" }
 
-local function copy_list(t, what)
+-- A copy of the list `t` (nil: empty), whose items must be of Lua type
+-- `item` ("string", "number"): anything else raises the binding's error
+-- here, not a conversion error deep in the C ABI's structs.
+local function copy_list(t, what, item)
   local out = {}
   if t == nil then return out end
   if type(t) ~= "table" then
     error("shmetrics: " .. what .. " must be a table", 4)
   end
-  for i = 1, #t do out[i] = t[i] end
+  for i = 1, #t do
+    if type(t[i]) ~= item then
+      error("shmetrics: " .. what .. " must be a table of " .. item .. "s, item " .. i
+            .. " is a " .. type(t[i]), 4)
+    end
+    out[i] = t[i]
+  end
   return out
 end
 
@@ -728,13 +737,16 @@ function Prometheus:_metric(class, kind, name, help, label_names, extra)
   if type(name) ~= "string" then
     error("shmetrics: a metric name must be a string", 3)
   end
+  if help ~= nil and type(help) ~= "string" then
+    error("shmetrics: " .. name .. ": help must be a string", 3)
+  end
   local m = setmetatable({
     registry = self,
     store = self.store,
     name = self.prefix .. name,
     help = help or "",
     kind = kind,
-    label_names = copy_list(label_names, "label names"),
+    label_names = copy_list(label_names, "label names", "string"),
     cache_limit = self.label_cache_size,
   }, class)
   m.nlabels = #m.label_names
@@ -895,7 +907,7 @@ function Prometheus:histogram(name, help, label_names, buckets, options)
     extra.ttl_ms = exptime_ms(name, options)
   end
   if buckets ~= nil or extra.native == nil then
-    extra.buckets = copy_list(buckets or M.DEFAULT_BUCKETS, "buckets")
+    extra.buckets = copy_list(buckets or M.DEFAULT_BUCKETS, "buckets", "number")
   end
   return self:_metric(Histogram, 3, name, help, label_names, extra)
 end
@@ -915,16 +927,22 @@ function Prometheus:summary(name, help, label_names, options)
       error("shmetrics: summary options must be a table", 2)
     end
     if options.quantiles ~= nil then
-      extra.quantiles = copy_list(options.quantiles, "quantiles")
+      extra.quantiles = copy_list(options.quantiles, "quantiles", "number")
     end
     if options.max_age ~= nil then
       local ms = tonumber(options.max_age)
-      if ms == nil or ms <= 0 then
-        error("shmetrics: summary max_age must be a positive number of seconds", 2)
+      -- The C ABI's max_age_ms is a uint64_t: past 2^53 ms (285,000
+      -- years) a double no longer holds every whole number.
+      if ms == nil or ms ~= ms or ms <= 0 or ms * 1000 >= 2 ^ 53 then
+        error("shmetrics: summary max_age must be a positive number of seconds, under 2^53 ms", 2)
       end
       extra.max_age_ms = math.floor(ms * 1000 + 0.5)
     end
-    extra.age_buckets = options.age_buckets
+    local ab = options.age_buckets
+    if ab ~= nil and (type(ab) ~= "number" or ab < 1 or ab > 0xFFFFFFFF or ab % 1 ~= 0) then
+      error("shmetrics: summary age_buckets must be a whole number from 1 to 2^32-1", 2)
+    end
+    extra.age_buckets = ab
     -- For the store to refuse: summaries keep no exemplars.
     extra.exemplars = exemplars_option(name, options)
     extra.ttl_ms = ttl_option(name, options)
@@ -1127,10 +1145,11 @@ M.DEFAULT_CAPACITIES = { max_series = 262144, label_bytes = 64 * 1024 * 1024 }
 local CAPACITIES = { "max_families", "max_series", "label_bytes", "max_writers",
                      "cells_per_writer", "sketch_cells_per_writer" }
 
--- Sets capacity `k` of the C ABI's options `o` to `v`, a whole number
--- that the field holds exactly: LuaJIT would store -1 as 4294967295 and
--- 2^32 + 5 as 5 in a uint32_t, and drop a fraction.
-local function set_capacity(o, k, v)
+-- Sets the integer field `k` (a capacity, the mode) of the C ABI's
+-- options `o` to `v`, a whole number that the field holds exactly: LuaJIT
+-- would store -1 as 4294967295 and 2^32 + 5 as 5 in a uint32_t, and drop
+-- a fraction.
+local function set_whole(o, k, v)
   if type(v) == "number" and v >= 0 and v == math.floor(v) then
     o[k] = v
     if tonumber(o[k]) == v then return end
@@ -1145,11 +1164,11 @@ local function store_options(options)
   local o = ffi_new("shmetrics_options")
   C.shmetrics_options_default(o)
   if options.create ~= nil then o.create = options.create and true or false end
-  if options.mode ~= nil then o.mode = parse_mode(options.mode) end
+  if options.mode ~= nil then set_whole(o, "mode", parse_mode(options.mode)) end
   for _, k in ipairs(CAPACITIES) do
     local v = options[k]
     if v == nil then v = M.DEFAULT_CAPACITIES[k] end
-    if v ~= nil then set_capacity(o, k, v) end
+    if v ~= nil then set_whole(o, k, v) end
   end
   return o
 end
@@ -1226,6 +1245,11 @@ function M.init(path, options)
     follow_interval = options.follow_interval or 1,
     metrics = {},
   }, Prometheus)
+  for k, want in pairs({ prefix = "string", error_metric_name = "string", log = "function" }) do
+    if options[k] ~= nil and type(options[k]) ~= want then
+      error("shmetrics: init: option " .. k .. " must be a " .. want .. ", got a " .. type(options[k]), 2)
+    end
+  end
   if type(self.label_cache_size) ~= "number" or self.label_cache_size < 1 then
     error("shmetrics: label_cache_size must be a positive number", 2)
   end
@@ -1272,6 +1296,9 @@ end
 -- The description of a result code (for tests and diagnostics).
 function M.strerror(code)
   if not C then error("shmetrics: call init() first", 2) end
+  if type(code) ~= "number" or code < 0 or code > 0xFFFFFFFF or code % 1 ~= 0 then
+    error("shmetrics: strerror(code): code must be a whole number from 0 to 2^32-1", 2)
+  end
   return ffi_string(C.shmetrics_strerror(code))
 end
 

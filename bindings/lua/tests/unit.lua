@@ -50,6 +50,26 @@ test("init's errors name the path and the cause", function()
   H.raises(function() shmetrics.init(H.tmpdir() .. "/absent.shm", { create = false }) end, "absent.shm")
 end)
 
+test("arguments of the wrong type raise the binding's error, not a conversion error", function()
+  local p = fresh()
+  local cases = {
+    { function() p:counter("c1", {}, {}) end, "c1: help must be a string" },
+    { function() p:counter("c2", "h", { "a", {} }) end, "label names must be a table of strings, item 2" },
+    { function() p:histogram("h1", "h", {}, { 1, "2" }) end, "buckets must be a table of numbers" },
+    { function() p:summary("s1", "h", {}, { quantiles = { {} } }) end, "quantiles must be a table of numbers" },
+    { function() p:summary("s2", "h", {}, { max_age = 1e300 }) end, "max_age must be a positive number" },
+    { function() p:summary("s3", "h", {}, { age_buckets = -1 }) end, "age_buckets must be a whole number" },
+    { function() shmetrics.init(H.store_path(), { prefix = {} }) end, "option prefix must be a string" },
+    { function() shmetrics.init(H.store_path(), { log = "x" }) end, "option log must be a function" },
+    { function() shmetrics.init(H.store_path(), { mode = print }) end, "option mode must be a whole number" },
+    { function() shmetrics.strerror("12") end, "code must be a whole number" },
+  }
+  for _, c in ipairs(cases) do
+    local err = H.raises(c[1], c[2])
+    contains(err, "shmetrics: ")
+  end
+end)
+
 test("store capacities are whole numbers the option holds, never wrapped or truncated", function()
   local cases = {
     { "max_series", -1, "from 0 to 4294967295, got -1" },
