@@ -13,7 +13,8 @@ local steps = {}
 
 function steps.init()
   -- No timer and no check between steps: only the explicit follow() does.
-  reg = shmetrics.init(PATH, { follow_interval = 1e6 })
+  -- A small store: valgrind reads every mapped page at exit.
+  reg = shmetrics.init(PATH, { follow_interval = 1e6, max_series = 256, label_bytes = 65536 })
   requests = reg:counter("vm_requests_total", "Requests by VM.", { "vm" })
 end
 
@@ -26,7 +27,7 @@ local replaced = 0
 function steps.replace()
   replaced = replaced + 1
   local other = PATH .. ".next" .. replaced
-  local q = shmetrics.init(other)
+  local q = shmetrics.init(other, { max_series = 256, label_bytes = 65536 })
   q:counter("replacement_total", "Marks the replacing file."):inc(1)
   assert(os.rename(other, PATH))
 end
