@@ -40,6 +40,20 @@ luajit tests/unit.lua
 luajit tests/cross_delete.lua
 say "lua binding: shared test vectors"
 luajit tests/vectors.lua
+say "lua binding: two Lua VMs of one process sharing the store (valgrind)"
+# nginx runs one VM per subsystem (http, stream) in each worker; the host
+# runs the binding in two of them and a third made after a replacement.
+gcc -O1 -g -Wall -Wextra -Werror -o "$target/two_vms" tests/two_vms.c $(pkg-config --cflags --libs luajit)
+two_vms_dir=$(mktemp -d /tmp/shmetrics-two-vms.XXXXXX)
+TWO_VMS_STORE=$two_vms_dir/store valgrind -q --error-exitcode=99 --leak-check=no "$target/two_vms" tests/two_vms.lua
+rm -rf "$two_vms_dir"
+say "lua binding: API fuzzing (the kept seeds, 25 × 5,000 calls; one seed under valgrind)"
+luajit tests/fuzz_api.lua --runs 25 --calls 5000 --seed 1
+fuzz_dir=$(mktemp -d /tmp/shmetrics-lua-fuzz.XXXXXX)
+FUZZ_DIR=$fuzz_dir FUZZ_SMALL=1 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite \
+  --show-leak-kinds=definite --log-file="$fuzz_dir/valgrind.log" luajit tests/fuzz_api.lua --child 7 500 2>/dev/null \
+  || { cat "$fuzz_dir/valgrind.log"; exit 1; }
+rm -rf "$fuzz_dir"
 say "lua binding: JIT checks (jit.v, jit.p)"
 luajit tests/jit.lua | grep -v '^\[TRACE'
 say "lua binding: nginx"

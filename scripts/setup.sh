@@ -128,9 +128,10 @@ ensure_php() {
 # ensure_lua: what the Lua binding's tests and benchmark need: OpenResty's
 # LuaJIT (luajit2, the one Debian's nginx lua module links; it replaces the
 # `luajit` package), nginx with the lua module, wrk, and lua-cjson to read
-# the shared test vectors.
+# the shared test vectors; libluajit2-5.1-dev and pkg-config build the
+# test host that runs the binding in two Lua VMs of one process.
 ensure_lua() {
-  ensure_apt luajit2 nginx libnginx-mod-http-lua wrk lua-cjson
+  ensure_apt luajit2 nginx libnginx-mod-http-lua wrk lua-cjson libluajit2-5.1-dev pkg-config
 }
 
 # ensure_go: Go, for nginx-lua-prometheus's integration checkers (the Lua
@@ -175,6 +176,20 @@ ensure_cargo_fuzz() {
   if ! cargo fuzz --version 2>/dev/null | grep -qx "cargo-fuzz $CARGO_FUZZ_VERSION"; then
     say "cargo install cargo-fuzz $CARGO_FUZZ_VERSION"
     cargo install --quiet --locked cargo-fuzz --version "$CARGO_FUZZ_VERSION"
+  fi
+}
+
+# ensure_miri: the nightly toolchain's Miri (and the standard library's
+# source it builds its sysroot from), for the C ABI's pointer-reading tests.
+ensure_miri() {
+  ensure_rustup
+  if ! cargo +nightly --version >/dev/null 2>&1; then
+    say "rustup toolchain install nightly"
+    rustup toolchain install nightly --profile minimal
+  fi
+  if ! cargo +nightly miri --version >/dev/null 2>&1; then
+    say "rustup component add miri rust-src (nightly)"
+    rustup +nightly component add miri rust-src
   fi
 }
 

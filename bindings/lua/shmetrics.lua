@@ -717,13 +717,22 @@ Prometheus.__index = Prometheus
 -- metric (the ones its class has).
 local UPDATE_METHODS = { "inc", "dec", "set", "observe" }
 
-local function copy_list(t, what)
+-- A copy of the list `t` (nil: empty), whose items must be of Lua type
+-- `item` ("string", "number"): anything else raises the binding's error
+-- here, not a conversion error deep in the C ABI's structs.
+local function copy_list(t, what, item)
   local out = {}
   if t == nil then return out end
   if type(t) ~= "table" then
     error("shmetrics: " .. what .. " must be a table", 4)
   end
-  for i = 1, #t do out[i] = t[i] end
+  for i = 1, #t do
+    if type(t[i]) ~= item then
+      error("shmetrics: " .. what .. " must be a table of " .. item .. "s, item " .. i
+            .. " is a " .. type(t[i]), 4)
+    end
+    out[i] = t[i]
+  end
   return out
 end
 
@@ -731,13 +740,16 @@ function Prometheus:_metric(class, kind, name, help, label_names, extra)
   if type(name) ~= "string" then
     error("shmetrics: a metric name must be a string", 3)
   end
+  if help ~= nil and type(help) ~= "string" then
+    error("shmetrics: " .. name .. ": help must be a string", 3)
+  end
   local m = setmetatable({
     registry = self,
     store = self.store,
     name = self.prefix .. name,
     help = help or "",
     kind = kind,
-    label_names = copy_list(label_names, "label names"),
+    label_names = copy_list(label_names, "label names", "string"),
     cache_limit = self.label_cache_size,
   }, class)
   m.nlabels = #m.label_names
@@ -898,7 +910,7 @@ function Prometheus:histogram(name, help, label_names, buckets, options)
     extra.ttl_ms = exptime_ms(name, options)
   end
   if buckets ~= nil or extra.native == nil then
-    extra.buckets = copy_list(buckets or M.DEFAULT_BUCKETS, "buckets")
+    extra.buckets = copy_list(buckets or M.DEFAULT_BUCKETS, "buckets", "number")
   end
   return self:_metric(Histogram, 3, name, help, label_names, extra)
 end
@@ -918,16 +930,22 @@ function Prometheus:summary(name, help, label_names, options)
       error("shmetrics: summary options must be a table", 2)
     end
     if options.quantiles ~= nil then
-      extra.quantiles = copy_list(options.quantiles, "quantiles")
+      extra.quantiles = copy_list(options.quantiles, "quantiles", "number")
     end
     if options.max_age ~= nil then
       local ms = tonumber(options.max_age)
-      if ms == nil or ms <= 0 then
-        error("shmetrics: summary max_age must be a positive number of seconds", 2)
+      -- The C ABI's max_age_ms is a uint64_t: past 2^53 ms (285,000
+      -- years) a double no longer holds every whole number.
+      if ms == nil or ms ~= ms or ms <= 0 or ms * 1000 >= 2 ^ 53 then
+        error("shmetrics: summary max_age must be a positive number of seconds, under 2^53 ms", 2)
       end
       extra.max_age_ms = math.floor(ms * 1000 + 0.5)
     end
-    extra.age_buckets = options.age_buckets
+    local ab = options.age_buckets
+    if ab ~= nil and (type(ab) ~= "number" or ab < 1 or ab > 0xFFFFFFFF or ab % 1 ~= 0) then
+      error("shmetrics: summary age_buckets must be a whole number from 1 to 2^32-1", 2)
+    end
+    extra.age_buckets = ab
     -- For the store to refuse: summaries keep no exemplars.
     extra.exemplars = exemplars_option(name, options)
     extra.ttl_ms = ttl_option(name, options)
@@ -1024,7 +1042,8 @@ end
 -- not created again) is left alone: updates go on into the old file.
 
 -- The current handle of each path and the registries on it, shared by
--- every init() of the path in this Lua VM: { store, persistent, registries }.
+-- every init() of the path in this Lua VM: { store, options, registries,
+-- next_check }.
 local PATHS = {}
 
 local function now_seconds()
@@ -1068,28 +1087,26 @@ function Prometheus:follow(force)
   end
   if what[0] ~= C.SHMETRICS_PATH_OTHER then return false end
   local st = ffi_new("shmetrics_store*[1]")
-  rc = C.shmetrics_store_open(self.path, #self.path, shared.options, st)
+  -- The process's handle of the path, shared with the other Lua VMs of
+  -- this worker (nginx runs one for `http` and one for `stream`): the
+  -- first VM to follow opens the new file, the others get its handle.
+  rc = C.shmetrics_store_reopen_persistent(self.path, #self.path, shared.options, st)
   if rc ~= OK then
     self:_error("follow: cannot open the replaced store " .. self.path .. ": " .. last_error(rc))
     return false
   end
-  local old, persistent = shared.store, shared.persistent
-  shared.store, shared.persistent = st[0], false
+  local old = shared.store
+  shared.store = st[0]
   for _, reg in ipairs(shared.registries) do
     reg:_reattach(shared.store)
   end
-  -- The old file's mapping goes, and with it, if the file was removed,
-  -- its memory: nothing refers to the old handle any more. Every
-  -- registry on the path (all of this Lua VM's, through PATHS) and its
-  -- metrics moved to the new one above, and dropped their cached series
-  -- handles. init()'s handle is the library's persistent one: closing
-  -- it takes it out of the library's list as well (init() of the path
-  -- in this VM finds the new handle in PATHS and opens nothing).
-  if persistent then
-    C.shmetrics_store_close_persistent(old)
-  else
-    C.shmetrics_store_close(old)
-  end
+  -- Nothing in this VM refers to the old handle any more: every registry
+  -- on the path (all of this VM's, through PATHS) and its metrics moved
+  -- to the new one above, and dropped their cached series handles. This
+  -- VM's reference goes back to the library, which unmaps the old file
+  -- (and, if it was removed, its memory) once the last VM of the worker
+  -- that held it has followed too.
+  C.shmetrics_store_close_persistent(old)
   return true
 end
 
@@ -1131,16 +1148,30 @@ M.DEFAULT_CAPACITIES = { max_series = 262144, label_bytes = 64 * 1024 * 1024 }
 local CAPACITIES = { "max_families", "max_series", "label_bytes", "max_writers",
                      "cells_per_writer", "sketch_cells_per_writer" }
 
+-- Sets the integer field `k` (a capacity, the mode) of the C ABI's
+-- options `o` to `v`, a whole number that the field holds exactly: LuaJIT
+-- would store -1 as 4294967295 and 2^32 + 5 as 5 in a uint32_t, and drop
+-- a fraction.
+local function set_whole(o, k, v)
+  if type(v) == "number" and v >= 0 and v == math.floor(v) then
+    o[k] = v
+    if tonumber(o[k]) == v then return end
+  end
+  local max = type(o[k]) == "cdata" and "2^64 - 1" or "4294967295"
+  error("shmetrics: init: option " .. k .. " must be a whole number from 0 to " .. max
+        .. ", got " .. tostring(v), 4)
+end
+
 -- The C ABI's options for init()'s `options`.
 local function store_options(options)
   local o = ffi_new("shmetrics_options")
   C.shmetrics_options_default(o)
   if options.create ~= nil then o.create = options.create and 1 or 0 end
-  if options.mode ~= nil then o.mode = parse_mode(options.mode) end
+  if options.mode ~= nil then set_whole(o, "mode", parse_mode(options.mode)) end
   for _, k in ipairs(CAPACITIES) do
     local v = options[k]
     if v == nil then v = M.DEFAULT_CAPACITIES[k] end
-    if v ~= nil then o[k] = v end
+    if v ~= nil then set_whole(o, k, v) end
   end
   return o
 end
@@ -1190,18 +1221,22 @@ function M.init(path, options)
   -- module, or in init_by_lua and then init_worker_by_lua) shares it, as
   -- it does the handle follow() switched to. The first is the library's
   -- persistent handle of the path, which outlives the VM (nginx makes a
-  -- new one at each reload) rather than being mapped again by each. A
+  -- new one at each reload) rather than being mapped again by each, and
+  -- which the process's other Lua VMs share. It is the handle of the file
+  -- the path names now: after a reload (HUP) the master, whose library
+  -- still holds the handle of its first init, gets a handle of the file
+  -- that replaced it, if one did, and hands that to its new workers. A
   -- worker forked from the master claims its own writer slot at its
   -- first update.
   local shared = PATHS[path]
   if shared == nil then
     local o = store_options(options)
     local st = ffi_new("shmetrics_store*[1]")
-    local rc = C.shmetrics_store_open_persistent(path, #path, o, st)
+    local rc = C.shmetrics_store_reopen_persistent(path, #path, o, st)
     if rc ~= OK then
       error("shmetrics: cannot open the store " .. path .. ": " .. last_error(rc), 2)
     end
-    shared = { store = st[0], persistent = true, options = o, registries = {}, next_check = 0 }
+    shared = { store = st[0], options = o, registries = {}, next_check = 0 }
     PATHS[path] = shared
   end
   local self = setmetatable({
@@ -1213,6 +1248,11 @@ function M.init(path, options)
     follow_interval = options.follow_interval or 1,
     metrics = {},
   }, Prometheus)
+  for k, want in pairs({ prefix = "string", error_metric_name = "string", log = "function" }) do
+    if options[k] ~= nil and type(options[k]) ~= want then
+      error("shmetrics: init: option " .. k .. " must be a " .. want .. ", got a " .. type(options[k]), 2)
+    end
+  end
   if type(self.label_cache_size) ~= "number" or self.label_cache_size < 1 then
     error("shmetrics: label_cache_size must be a positive number", 2)
   end
@@ -1259,6 +1299,9 @@ end
 -- The description of a result code (for tests and diagnostics).
 function M.strerror(code)
   if not C then error("shmetrics: call init() first", 2) end
+  if type(code) ~= "number" or code < 0 or code > 0xFFFFFFFF or code % 1 ~= 0 then
+    error("shmetrics: strerror(code): code must be a whole number from 0 to 2^32-1", 2)
+  end
   return ffi_string(C.shmetrics_strerror(code))
 end
 

@@ -50,6 +50,47 @@ test("init's errors name the path and the cause", function()
   H.raises(function() shmetrics.init(H.tmpdir() .. "/absent.shm", { create = false }) end, "absent.shm")
 end)
 
+test("arguments of the wrong type raise the binding's error, not a conversion error", function()
+  local p = fresh()
+  local cases = {
+    { function() p:counter("c1", {}, {}) end, "c1: help must be a string" },
+    { function() p:counter("c2", "h", { "a", {} }) end, "label names must be a table of strings, item 2" },
+    { function() p:histogram("h1", "h", {}, { 1, "2" }) end, "buckets must be a table of numbers" },
+    { function() p:summary("s1", "h", {}, { quantiles = { {} } }) end, "quantiles must be a table of numbers" },
+    { function() p:summary("s2", "h", {}, { max_age = 1e300 }) end, "max_age must be a positive number" },
+    { function() p:summary("s3", "h", {}, { age_buckets = -1 }) end, "age_buckets must be a whole number" },
+    { function() shmetrics.init(H.store_path(), { prefix = {} }) end, "option prefix must be a string" },
+    { function() shmetrics.init(H.store_path(), { log = "x" }) end, "option log must be a function" },
+    { function() shmetrics.init(H.store_path(), { mode = print }) end, "option mode must be a whole number" },
+    { function() shmetrics.strerror("12") end, "code must be a whole number" },
+  }
+  for _, c in ipairs(cases) do
+    local err = H.raises(c[1], c[2])
+    contains(err, "shmetrics: ")
+  end
+end)
+
+test("store capacities are whole numbers the option holds, never wrapped or truncated", function()
+  local cases = {
+    { "max_series", -1, "from 0 to 4294967295, got -1" },
+    { "max_series", 2 ^ 32 + 64, "got 4294967360" },
+    { "max_writers", 1.5, "got 1.5" },
+    { "max_families", "8", "got 8" },
+    { "label_bytes", -4096, "from 0 to 2^64 - 1, got -4096" },
+    { "cells_per_writer", 0 / 0, "got nan" },
+    { "sketch_cells_per_writer", math.huge, "got inf" },
+  }
+  for _, c in ipairs(cases) do
+    local path = H.store_path("capacity")
+    local err = H.raises(function() shmetrics.init(path, { [c[1]] = c[2] }) end, c[3])
+    contains(err, "option " .. c[1])
+    eq(io.open(path), nil, c[1] .. ": no store was made")
+  end
+  -- Whole numbers in range are taken as they are.
+  local p = fresh({ max_series = 64, max_families = 8, label_bytes = 4096, max_writers = 2 })
+  eq(p:stats().series_capacity, 64, "series capacity")
+end)
+
 test("foreign, empty, truncated, other-version and corrupt files are refused and left alone", function()
   local foreign = H.store_path("foreign")
   local junk = string.rep("not a store ", 1000)

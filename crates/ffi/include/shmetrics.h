@@ -961,7 +961,11 @@ shmetrics_result shmetrics_store_open(const char *path,
  * handle outlives the FFI object that asked for it.
  *
  * The handle belongs to the library: `shmetrics_store_close` ignores it.
- * A child forked after the call gets the same handle, which claims a
+ * Each call that returns it counts one reference, which
+ * `shmetrics_store_close_persistent` gives back: several users of the
+ * process (the Lua VMs of one nginx worker, for `http` and `stream`)
+ * share the handle, and it is freed only when the last of them closes
+ * it. A child forked after the call gets the same handle, which claims a
  * writer slot of its own on its first update, as every handle does.
  */
 shmetrics_result shmetrics_store_open_persistent(const char *path,
@@ -1012,17 +1016,21 @@ shmetrics_result shmetrics_store_reopen_persistent(const char *path,
 void shmetrics_store_close(struct shmetrics_store *store);
 
 /**
- * Closes a handle made by `shmetrics_store_open_persistent` or
- * `shmetrics_store_reopen_persistent` as `shmetrics_store_close` closes
- * the others: takes it out of the process's handles (a later
- * `shmetrics_store_open_persistent` of its path opens the file again),
- * releases its writer slot, unmaps the file and frees the handle. Any
- * other handle is closed as by `shmetrics_store_close`; NULL is ignored.
+ * Gives back one reference to a handle made by
+ * `shmetrics_store_open_persistent` or `shmetrics_store_reopen_persistent`
+ * (each call that returned it counts one). The last reference closes it
+ * as `shmetrics_store_close` closes the others: takes it out of the
+ * process's handles (a later `shmetrics_store_open_persistent` of its
+ * path opens the file again), releases its writer slot, unmaps the file
+ * and frees the handle. Any other handle is closed as by
+ * `shmetrics_store_close`; NULL is ignored.
  *
- * For a caller that knows that no code of the process uses the handle
- * any more, during or after this call: the Lua binding, once every
- * registry of its worker follows a replaced store file, unmaps the old
- * one this way (its memory goes with it, if the file was removed).
+ * For a caller that knows that none of its code uses the handle any
+ * more, during or after this call: the Lua binding, once every registry
+ * of its VM follows a replaced store file, gives back the old one this
+ * way. Another VM of the same process that still holds the old handle
+ * keeps it until it follows too; the last one unmaps the file (and its
+ * memory goes with it, if the file was removed).
  */
 void shmetrics_store_close_persistent(struct shmetrics_store *store);
 

@@ -13,6 +13,8 @@
 //! any process) fails its update with `SHMETRICS_STALE_HANDLE`, and the
 //! cache then looks the series up again, registering the family again
 //! from its description first if the store was wiped, and retries once.
+//! A family keeps at most [`MAX_CACHED_SERIES`] series handles, so label
+//! values that come and go do not grow a process's cache for its life.
 
 use std::collections::HashMap;
 use std::ffi::c_char;
@@ -94,13 +96,35 @@ impl Hasher for KeyHasher {
     }
 }
 
+/// The most series a cached family keeps handles of. Label values that
+/// come and go (a TTL family's, or more label sets than this) would
+/// otherwise grow the cache for the life of the process; past this, half
+/// of the family's entries are dropped (the map's order, which its
+/// random seed makes arbitrary) and looked up again in the store when
+/// they are next used. A handle is some 100 bytes with its key, so a
+/// family's cache stays under about 2 MB.
+pub(crate) const MAX_CACHED_SERIES: usize = 16_384;
+
 /// The families and series one store handle has looked up.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Cache {
     /// Token `t` is `families[t - 1]`.
     families: Vec<Cached>,
     /// Tokens by the caller's key.
     by_key: Map<u32>,
+    /// The most series handles kept per family ([`MAX_CACHED_SERIES`];
+    /// less in tests).
+    series_cap: usize,
+}
+
+impl Default for Cache {
+    fn default() -> Self {
+        Cache {
+            families: Vec::new(),
+            by_key: Map::default(),
+            series_cap: MAX_CACHED_SERIES,
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -179,6 +203,7 @@ impl Cache {
         values: &[u8],
         apply: impl Fn(Series) -> shmetrics_core::Result<()>,
     ) -> Result<(), FfiError> {
+        let cap = self.series_cap;
         let cached = self.family(token)?;
         if let Some(&s) = cached.series.get(values) {
             match apply(s) {
@@ -188,13 +213,25 @@ impl Cache {
                 r => return Ok(r?),
             }
         }
-        let s = cached.resolve(store, values)?;
+        let s = cached.resolve(store, values, cap)?;
         Ok(apply(s)?)
+    }
+
+    /// Keeps at most `cap` series handles per family from now on.
+    #[cfg(test)]
+    pub(crate) fn set_series_cap(&mut self, cap: usize) {
+        self.series_cap = cap.max(2);
+    }
+
+    /// How many series handles family `token` keeps.
+    #[cfg(test)]
+    pub(crate) fn cached_series(&self, token: u32) -> usize {
+        self.families[token as usize - 1].series.len()
     }
 }
 
 impl Cached {
-    fn resolve(&mut self, store: &Store, values: &[u8]) -> Result<Series, FfiError> {
+    fn resolve(&mut self, store: &Store, values: &[u8], cap: usize) -> Result<Series, FfiError> {
         let mut buf = [""; MAX_LABELS];
         let n = split(values, self.family.label_count(), &mut buf)?;
         let labels = &buf[..n];
@@ -209,12 +246,28 @@ impl Cached {
         };
         match found {
             Ok(s) => {
+                if self.series.len() >= cap {
+                    self.drop_half();
+                }
                 self.series.insert(values.into(), s);
                 Ok(s)
             }
             Err(e) if e.kind() == ErrorKind::Overflow => e.overflow_series().ok_or(e.into()),
             Err(e) => Err(e.into()),
         }
+    }
+}
+
+impl Cached {
+    /// Drops every other series handle, in the map's (arbitrary) order:
+    /// those still in use are looked up again at their next update.
+    #[cold]
+    fn drop_half(&mut self) {
+        let mut keep = false;
+        self.series.retain(|_, _| {
+            keep = !keep;
+            keep
+        });
     }
 }
 

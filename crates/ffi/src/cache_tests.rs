@@ -5,9 +5,10 @@ use std::ffi::c_char;
 use std::ptr::null_mut;
 
 use crate::cache::shmetrics_op::*;
+use crate::cache::Cache;
 use crate::error::last_error_string;
 use crate::error::shmetrics_result::*;
-use crate::tests::{default_opts, open_store, render, s, zeroed_desc};
+use crate::tests::{default_opts, open_store, render, render_handle, s, zeroed_desc};
 use crate::types::shmetrics_kind::*;
 use crate::*;
 
@@ -262,4 +263,97 @@ fn a_persistent_handle_is_reopened_when_its_path_names_another_file() {
         SHMETRICS_OK
     );
     assert_eq!(out, third);
+}
+
+/// Two users of one process share a persistent handle, as the `http` and
+/// `stream` Lua VMs of one nginx worker do. One follows a replaced file
+/// and gives its old handle back; the other goes on writing through the
+/// old handle until it follows too, and only then is the handle freed.
+/// (Before the handles counted references, the first close freed the
+/// handle under the second user: a use after free, and then a double
+/// free when it closed it as well.)
+#[test]
+fn a_persistent_handle_shared_by_two_users_lives_until_both_close_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared");
+    let p = path.to_str().unwrap();
+    let mut opts = default_opts();
+    opts.create = true;
+    let open = |reopen: bool| {
+        let mut out = null_mut();
+        let r = if reopen {
+            shmetrics_store_reopen_persistent(p.as_ptr().cast(), p.len(), &opts, &mut out)
+        } else {
+            shmetrics_store_open_persistent(p.as_ptr().cast(), p.len(), &opts, &mut out)
+        };
+        assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+        out
+    };
+    let (http, stream) = (open(false), open(false));
+    assert_eq!(http, stream);
+    let token = cache_counter(stream, "k", "jobs");
+    // The file is replaced; the http VM follows and closes its old handle.
+    std::fs::remove_file(&path).unwrap();
+    let http_new = open(true);
+    assert_ne!(http_new, http);
+    shmetrics_store_close_persistent(http);
+    // The stream VM still writes through the old handle: it is alive.
+    let op = SHMETRICS_OP_COUNTER_ADD as u32;
+    assert_eq!(update(stream, token, op, b"x\xffy", 2.0), SHMETRICS_OK);
+    let text = render_handle(stream, 0);
+    assert!(text.contains("jobs_total{a=\"x\",b=\"y\"} 2\n"), "{text}");
+    // It follows too: the reopen finds the http VM's new handle.
+    let stream_new = open(true);
+    assert_eq!(stream_new, http_new);
+    shmetrics_store_close_persistent(stream);
+    // Both hold the new handle: one close leaves it open for the other.
+    shmetrics_store_close_persistent(http_new);
+    assert_eq!(
+        shmetrics_store_persistent(p.as_ptr().cast(), p.len(), false),
+        stream_new
+    );
+    shmetrics_store_close_persistent(stream_new);
+    assert!(shmetrics_store_persistent(p.as_ptr().cast(), p.len(), false).is_null());
+}
+
+/// Label values that come and go (a TTL family's) leave the cache bounded:
+/// past its cap a family drops half of its handles, and every update
+/// still lands on its series.
+#[test]
+fn the_series_cache_of_a_family_stays_bounded() {
+    let st = open_store();
+    let labels = [s("a")];
+    let mut d = zeroed_desc();
+    d.name = s("rotating");
+    d.kind = SHMETRICS_KIND_COUNTER as u32;
+    d.label_names = labels.as_ptr();
+    d.label_count = 1;
+    d.ttl_ms = 100;
+    let (kp, kl) = key("rotating");
+    let mut token = 0;
+    assert_eq!(
+        shmetrics_family_cache(st.ptr, kp, kl, &d, &mut token),
+        SHMETRICS_OK
+    );
+    let handle = crate::ptr::object(st.ptr, "store").unwrap();
+    Cache::lock(&handle.cache).set_series_cap(16);
+    let op = SHMETRICS_OP_COUNTER_ADD as u32;
+    let mut most = 0;
+    // Five generations of 40 label values; each expires (TTL 100 ms)
+    // before the next takes its space in the store (64 series).
+    for generation in 0..5 {
+        for i in 0..40 {
+            let v = format!("g{generation}v{i}");
+            assert_eq!(update(st.ptr, token, op, v.as_bytes(), 1.0), SHMETRICS_OK);
+            assert_eq!(update(st.ptr, token, op, v.as_bytes(), 2.0), SHMETRICS_OK);
+            most = most.max(Cache::lock(&handle.cache).cached_series(token));
+        }
+        let text = render(&st, 0);
+        for i in 0..40 {
+            let line = format!("rotating_total{{a=\"g{generation}v{i}\"}} 3\n");
+            assert!(text.contains(&line), "{line} in {text}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+    assert!(most <= 16, "the cache held {most} handles");
 }

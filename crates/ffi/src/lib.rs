@@ -95,6 +95,8 @@ pub use update::{
 #[cfg(test)]
 mod cache_tests;
 #[cfg(test)]
+mod miri_tests;
+#[cfg(test)]
 mod tests;
 #[cfg(test)]
 mod tests_cross;

@@ -3,6 +3,7 @@
 use std::ffi::{c_char, CStr, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
 use shmetrics_core::{Options, PathNow, Store};
@@ -114,9 +115,11 @@ pub extern "C" fn shmetrics_store_open(
 }
 
 /// The handles made by `shmetrics_store_open_persistent`: (path,
-/// read-only, the handle's address). They are never freed, so the
-/// addresses stay valid for the life of the process (and of a child
-/// forked from it, which inherits the memory).
+/// read-only, the handle's address). A handle is freed only by the
+/// `shmetrics_store_close_persistent` that closes its last reference, so
+/// for callers that never close them (PHP) the addresses stay valid for
+/// the life of the process (and of a child forked from it, which inherits
+/// the memory). The lock also orders every change of a handle's `refs`.
 static PERSISTENT: Mutex<Vec<(PathBuf, bool, usize)>> = Mutex::new(Vec::new());
 
 /// Opens the store file at `path` for the rest of the process's life, or
@@ -133,7 +136,11 @@ static PERSISTENT: Mutex<Vec<(PathBuf, bool, usize)>> = Mutex::new(Vec::new());
 /// handle outlives the FFI object that asked for it.
 ///
 /// The handle belongs to the library: `shmetrics_store_close` ignores it.
-/// A child forked after the call gets the same handle, which claims a
+/// Each call that returns it counts one reference, which
+/// `shmetrics_store_close_persistent` gives back: several users of the
+/// process (the Lua VMs of one nginx worker, for `http` and `stream`)
+/// share the handle, and it is freed only when the last of them closes
+/// it. A child forked after the call gets the same handle, which claims a
 /// writer slot of its own on its first update, as every handle does.
 #[no_mangle]
 pub extern "C" fn shmetrics_store_open_persistent(
@@ -172,6 +179,7 @@ fn handle(store: Store, persistent: bool) -> shmetrics_store {
         store,
         render: Mutex::new(RenderCache::default()),
         persistent,
+        refs: AtomicUsize::new(usize::from(persistent)),
         cache: Mutex::default(),
     }
 }
@@ -205,6 +213,7 @@ fn open_persistent(
                 PathNow::Other => false,
             };
         if keep {
+            ptr::object(old, "store")?.refs.fetch_add(1, Relaxed);
             out.write(old);
             return Ok(());
         }
@@ -294,17 +303,21 @@ pub extern "C" fn shmetrics_store_close(store: *mut shmetrics_store) {
     });
 }
 
-/// Closes a handle made by `shmetrics_store_open_persistent` or
-/// `shmetrics_store_reopen_persistent` as `shmetrics_store_close` closes
-/// the others: takes it out of the process's handles (a later
-/// `shmetrics_store_open_persistent` of its path opens the file again),
-/// releases its writer slot, unmaps the file and frees the handle. Any
-/// other handle is closed as by `shmetrics_store_close`; NULL is ignored.
+/// Gives back one reference to a handle made by
+/// `shmetrics_store_open_persistent` or `shmetrics_store_reopen_persistent`
+/// (each call that returned it counts one). The last reference closes it
+/// as `shmetrics_store_close` closes the others: takes it out of the
+/// process's handles (a later `shmetrics_store_open_persistent` of its
+/// path opens the file again), releases its writer slot, unmaps the file
+/// and frees the handle. Any other handle is closed as by
+/// `shmetrics_store_close`; NULL is ignored.
 ///
-/// For a caller that knows that no code of the process uses the handle
-/// any more, during or after this call: the Lua binding, once every
-/// registry of its worker follows a replaced store file, unmaps the old
-/// one this way (its memory goes with it, if the file was removed).
+/// For a caller that knows that none of its code uses the handle any
+/// more, during or after this call: the Lua binding, once every registry
+/// of its VM follows a replaced store file, gives back the old one this
+/// way. Another VM of the same process that still holds the old handle
+/// keeps it until it follows too; the last one unmaps the file (and its
+/// memory goes with it, if the file was removed).
 #[no_mangle]
 pub extern "C" fn shmetrics_store_close_persistent(store: *mut shmetrics_store) {
     let _ = ffi_body!("shmetrics_store_close_persistent", {
@@ -312,10 +325,15 @@ pub extern "C" fn shmetrics_store_close_persistent(store: *mut shmetrics_store) 
             return Ok(());
         };
         if h.persistent {
-            PERSISTENT
+            let mut open = PERSISTENT
                 .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .retain(|&(_, _, addr)| addr != store as usize);
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let left = h.refs.load(Relaxed).saturating_sub(1);
+            h.refs.store(left, Relaxed);
+            if left > 0 {
+                return Ok(());
+            }
+            open.retain(|&(_, _, addr)| addr != store as usize);
         }
         ptr::free(store);
         Ok(())

@@ -125,14 +125,19 @@ pub(crate) fn series(
 }
 
 pub(crate) fn render(st: &TestStore, format: u32) -> String {
+    render_handle(st.ptr, format)
+}
+
+/// [`render`] of a handle not owned by a [`TestStore`].
+pub(crate) fn render_handle(st: *mut shmetrics_store, format: u32) -> String {
     let mut len = 0;
-    let r = shmetrics_render(st.ptr, format, null_mut(), 0, &mut len);
+    let r = shmetrics_render(st, format, null_mut(), 0, &mut len);
     assert!(
         matches!(r, SHMETRICS_BUFFER_TOO_SMALL | SHMETRICS_OK),
         "{r:?}"
     );
     let mut buf = vec![0u8; len + 4096];
-    let r = shmetrics_render(st.ptr, format, buf.as_mut_ptr().cast(), buf.len(), &mut len);
+    let r = shmetrics_render(st, format, buf.as_mut_ptr().cast(), buf.len(), &mut len);
     assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
     buf.truncate(len);
     String::from_utf8(buf).unwrap()
@@ -1219,6 +1224,9 @@ fn close_persistent_unmaps_and_forgets_the_handle() {
     assert!(mappings_of(&path) > 0, "the store is mapped");
     drop(st); // shmetrics_store_close: nothing for a persistent handle
     assert!(mappings_of(&path) > 0);
+    // Opened twice: the first close gives one reference back.
+    shmetrics_store_close_persistent(first);
+    assert!(mappings_of(&path) > 0, "one reference is left");
     shmetrics_store_close_persistent(first);
     assert_eq!(mappings_of(&path), 0, "the store is unmapped");
     // The path opens again, as a new handle of the same file, whose count

@@ -23,8 +23,13 @@ pub struct shmetrics_store {
     pub(crate) store: Store,
     /// What rendering reuses between calls.
     pub(crate) render: Mutex<RenderCache>,
-    /// Made by `shmetrics_store_open_persistent`: never freed.
+    /// Made by `shmetrics_store_open_persistent`: freed only by
+    /// `shmetrics_store_close_persistent`, once every reference is closed.
     pub(crate) persistent: bool,
+    /// For a persistent handle: how many open calls returned it and were
+    /// not yet matched by `shmetrics_store_close_persistent` (each Lua VM
+    /// of a process holds one). Changed under the persistent list's lock.
+    pub(crate) refs: std::sync::atomic::AtomicUsize,
     /// The families and series the cached calls found (`cache.rs`).
     pub(crate) cache: Mutex<crate::cache::Cache>,
 }
