@@ -41,7 +41,9 @@
 #include "Zend/zend_interfaces.h"
 #include "Zend/zend_smart_str.h"
 
-#include "../include/shmetrics.cdef.h"
+/* From ../include in the repository; beside this file in the PECL package
+ * (scripts/build-pecl.sh). */
+#include "shmetrics.cdef.h"
 
 #define PHP_SHMETRICS_VERSION "1.0.0"
 /* The major version of the C ABI this extension is written for. */
