@@ -103,7 +103,7 @@ san env ASAN_OPTIONS="$common:detect_leaks=0" php -r 'exit(extension_loaded("shm
 
 say "php sanitizers: the library's loading from 8 threads at once, under ThreadSanitizer (tests/ext/loader-threads.c)"
 gcc -std=gnu11 -g -O1 -fsanitize=thread -Wall -Wextra -Werror -Wno-unused-function -o "$build/loader-threads" \
-  "$src/tests/ext/loader-threads.c" -ldl -lpthread
+  -I "$src/include" "$src/tests/ext/loader-threads.c" -ldl -lpthread
 TSAN_OPTIONS="halt_on_error=1" "$build/loader-threads" "$SHMETRICS_LIBRARY"
 
 cd bindings/php

@@ -9,6 +9,10 @@
 #     links, the unit's `systemd-analyze security` exposure (at most 2.5,
 #     printed), a C program through pkg-config, Lua and PHP from the system
 #     paths;
+#   - the PHP extension: its PECL package (scripts/build-pecl.sh) through
+#     `pecl install`, then its .deb (scripts/build-deb-php.sh, php-shmetrics),
+#     enabled for every SAPI by the package: the docs' PHP blocks again, and
+#     Debian's php-fpm with its own ini behind nginx (tests/packaging/php-fpm.sh);
 #   - the PHP package through Composer (a path repository, copied) and the
 #     Lua rock (luarocks make into a throwaway tree), with the .deb's library;
 #   - composer validate --strict, luarocks lint, cargo package and cargo
@@ -24,7 +28,8 @@ cd "$(dirname "$0")/../.."
 root=$PWD
 source scripts/setup.sh
 ensure_rust
-ensure_apt dpkg-dev pkg-config gcc php-cli composer luarocks luajit2 systemd binutils curl procps
+ensure_apt dpkg-dev pkg-config gcc php-cli composer luarocks luajit2 systemd binutils curl procps \
+  php-dev php-pear php-fpm nginx make
 ensure_python_env
 export PATH="$HOME/.cargo/bin:$PATH"
 target=${CARGO_TARGET_DIR:-$PWD/target}
@@ -48,6 +53,8 @@ export SHM_DIR
 had_user=0
 getent passwd shmetrics >/dev/null && had_user=1
 deb_installed=0
+php_deb_installed=0
+pecl_so=
 
 unit_pid=
 cleanup() {
@@ -55,6 +62,11 @@ cleanup() {
   if [ -n "$unit_pid" ]; then
     kill "$unit_pid" 2>/dev/null || true
     wait "$unit_pid" 2>/dev/null || true
+  fi
+  [ -z "$pecl_so" ] || rm -f "$pecl_so"
+  if [ "$php_deb_installed" = 1 ]; then
+    say "packaging: dpkg --purge php-shmetrics"
+    dpkg --purge php-shmetrics >/dev/null || status=1
   fi
   if [ "$deb_installed" = 1 ]; then
     say "packaging: dpkg --purge shmetrics"
@@ -252,6 +264,50 @@ unit_pid=
 ok "the unit's ExecStart, as systemd expands it, as the user shmetrics: serves the store on 127.0.0.1:$port"
 PHP_AUTOLOAD=Shmetrics/autoload.php run_blocks deb
 
+say "packaging: the PHP extension through PECL (scripts/build-pecl.sh, pecl install)"
+php_version=$(php-config --version | cut -d. -f1,2)
+ext_dir=$(php-config --extension-dir)
+[ ! -e "$ext_dir/shmetrics.so" ] || fail "$ext_dir/shmetrics.so is there before any install"
+tgz=$(scripts/build-pecl.sh "$work/pecl")
+mkdir -p "$work/pear"
+# PEAR's registry and build folders in $work, not in the system's.
+pear=(-d php_dir="$work/pear/php" -d temp_dir="$work/pear/tmp" -d download_dir="$work/pear/tmp"
+  -d cache_dir="$work/pear/cache" -d bin_dir="$work/pear/bin")
+pecl_so=$ext_dir/shmetrics.so
+(cd "$work" && pecl "${pear[@]}" install "$tgz") >"$work/pecl.log" 2>&1 ||
+  { cat "$work/pecl.log" >&2; fail "pecl install $(basename "$tgz")"; }
+[ -f "$pecl_so" ] || fail "pecl install put no shmetrics.so in $ext_dir"
+ok "pecl install $(basename "$tgz"): $pecl_so"
+out=$(cd "$work" && php -d extension=shmetrics.so -r '
+  require "Shmetrics/autoload.php";
+  $r = new Shmetrics\CollectorRegistry(new Shmetrics\Storage\Shmetrics($argv[1]));
+  $r->getOrRegisterCounter("pecl", "hits", "Hits.")->inc();
+  echo Shmetrics\Native::extension() ? "ext" : "ffi";' "$SHM_DIR/pecl.metrics") || fail "php with the PECL extension: $out"
+[ "$out" = ext ] || fail "php -d extension=shmetrics.so ran on $out, not the extension"
+shmetrics dump --store "$SHM_DIR/pecl.metrics" | grep -Eqx 'pecl_hits(_total)? 1' || fail "the PECL extension's count is not in the store"
+ok "the PECL-built extension loads and counts"
+(cd "$work" && pecl "${pear[@]}" uninstall shmetrics) >>"$work/pecl.log" 2>&1 ||
+  { cat "$work/pecl.log" >&2; fail "pecl uninstall shmetrics"; }
+[ ! -e "$pecl_so" ] || fail "pecl uninstall left $pecl_so"
+pecl_so=
+ok "pecl uninstall shmetrics"
+
+say "packaging: php-shmetrics, the extension's .deb (scripts/build-deb-php.sh)"
+php_deb=$(scripts/build-deb-php.sh "$work/deb")
+dpkg-deb --info "$php_deb" | sed -n '/Package:/,/Description:/p'
+php_deb_installed=1
+dpkg -i "$php_deb" >/dev/null
+ok "dpkg -i $(basename "$php_deb")"
+php -m | grep -qx shmetrics || fail "php -m does not list shmetrics: the package did not enable it for the CLI"
+for sapi in cli fpm; do
+  [ -L "/etc/php/$php_version/$sapi/conf.d/20-shmetrics.ini" ] ||
+    fail "no /etc/php/$php_version/$sapi/conf.d/20-shmetrics.ini: phpenmod did not enable it for $sapi"
+done
+ok "php-shmetrics is enabled for the CLI and php-fpm (phpenmod)"
+PHP_AUTOLOAD=Shmetrics/autoload.php run_blocks deb-ext
+out=$(tests/packaging/php-fpm.sh "$work/fpm" 200) || fail "php-fpm with php-shmetrics"
+ok "$out"
+
 say "packaging: the PHP package through Composer, with the .deb's library"
 mkdir -p "$work/composer"
 cat > "$work/composer/composer.json" <<EOF
@@ -278,10 +334,14 @@ ok "luarocks make: $found"
 run_blocks luarocks
 unset LUA_PATH
 
-say "packaging: dpkg --purge shmetrics"
+say "packaging: dpkg --purge php-shmetrics shmetrics"
+dpkg --purge php-shmetrics >/dev/null
+php_deb_installed=0
 dpkg --purge shmetrics >/dev/null
 deb_installed=0
-for f in /usr/bin/shmetrics "$lib.$major" "$unit" /usr/share/lua/5.1/shmetrics.lua /usr/share/php/Shmetrics /etc/default/shmetrics; do
+if php -m | grep -qx shmetrics; then fail "php -m lists shmetrics after dpkg --purge php-shmetrics"; fi
+for f in "$ext_dir/shmetrics.so" "/etc/php/$php_version/mods-available/shmetrics.ini" \
+  "/etc/php/$php_version/cli/conf.d/20-shmetrics.ini" /usr/bin/shmetrics "$lib.$major" "$unit" /usr/share/lua/5.1/shmetrics.lua /usr/share/php/Shmetrics /etc/default/shmetrics; do
   [ ! -e "$f" ] || fail "$f is still there after dpkg --purge"
 done
 ok "dpkg --purge removed every file"

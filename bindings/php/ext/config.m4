@@ -13,4 +13,7 @@ if test "$PHP_SHMETRICS" != "no"; then
   PHP_ADD_LIBRARY(dl, 1, SHMETRICS_SHARED_LIBADD)
   PHP_SUBST(SHMETRICS_SHARED_LIBADD)
   PHP_NEW_EXTENSION(shmetrics, shmetrics.c, $ext_shared,, -Wall -Wextra -Wno-unused-parameter)
+  dnl The C ABI's declarations: bindings/php/include in the repository;
+  dnl the PECL package (scripts/build-pecl.sh) has them beside the source.
+  PHP_ADD_INCLUDE([$ext_srcdir/../include])
 fi

@@ -36,7 +36,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../include/shmetrics.cdef.h"
+/* From ../include in the repository; beside this file in the PECL package
+ * (scripts/build-pecl.sh). */
+#include "shmetrics.cdef.h"
 
 #define PHP_SHMETRICS_VERSION "1.0.0"
 /* The major version of the C ABI this extension is written for. */
