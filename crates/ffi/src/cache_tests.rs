@@ -278,7 +278,7 @@ fn a_persistent_handle_shared_by_two_users_lives_until_both_close_it() {
     let path = dir.path().join("shared");
     let p = path.to_str().unwrap();
     let mut opts = default_opts();
-    opts.create = true;
+    opts.create = 1;
     let open = |reopen: bool| {
         let mut out = null_mut();
         let r = if reopen {
