@@ -9,7 +9,8 @@ use Shmetrics\Tests\Support\TestCase;
 /**
  * The PHP snippets of docs/php.md run as written (store paths pointed at
  * a temporary directory) and do what the text says. Its ini blocks are
- * run by FpmTest, its snippet on PromPHP's classes by promphp/AdapterTest.
+ * run by FpmTest, its snippet on PromPHP's classes by promphp/AdapterTest,
+ * the one for the installed extension by tests/packaging/run.sh.
  */
 final class DocsTest extends TestCase
 {
@@ -17,9 +18,12 @@ final class DocsTest extends TestCase
     private static function blocks(): array
     {
         $doc = file_get_contents(dirname(__DIR__, 3) . '/docs/php.md');
-        preg_match_all('/```php\n(.*?)```/s', $doc, $m);
-        // Those on PromPHP's own classes run in tests/promphp (AdapterTest).
-        return array_values(array_filter($m[1], fn (string $b) => !str_contains($b, 'use Prometheus\\')));
+        preg_match_all('/(?:<!-- packaging-test: ([^>]*) -->\n)?```php\n(.*?)```/s', $doc, $m, PREG_SET_ORDER);
+        // Those on PromPHP's own classes run in tests/promphp (AdapterTest);
+        // those marked for the installed extension only (`deb-ext`, which
+        // fail on FFI by design) in tests/packaging.
+        $run = array_filter($m, fn (array $b) => !str_contains($b[2], 'use Prometheus\\') && trim($b[1]) !== 'deb-ext');
+        return array_values(array_map(fn (array $b) => $b[2], $run));
     }
 
     private function runSnippet(string $code, array $env = []): string

@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import inspect
 import time
-from typing import Any, Callable, Dict, Iterable, Optional, Sequence, Tuple, TypeVar
+from typing import Any, Callable, Dict, Iterable, Mapping, Optional, Sequence, Tuple, TypeVar
 
 from . import _native
 
@@ -254,10 +254,14 @@ class Info:
     ) -> None:
         if unit:
             raise _native.InvalidOptionsError(f"{name}: an Info metric has no unit")
+        if not isinstance(documentation, str):
+            # As the other metrics (their Rust side); prometheus_client takes
+            # it and fails at the next scrape.
+            raise TypeError(f"{name}: documentation must be a str, not {type(documentation).__name__}")
         registry = _default_registry() if registry is NOT_GIVEN else registry
         self._name = _full_name(name, namespace, subsystem)
         self._documentation = documentation
-        self._labelnames = tuple(labelnames)
+        self._labelnames = _str_names(name, labelnames)
         reserve = getattr(registry, "_shmetrics_reserve", None)
         if reserve is not None and not _labelvalues:
             reserve(self._name + "_info", "gauge")
@@ -298,7 +302,11 @@ class Info:
 
     def info(self, val: Dict[str, str]) -> None:
         """Sets the info. The keys must not clash with the label names, and
-        no value may be ``None`` (``LabelError``, a ``ValueError``)."""
+        no value may be ``None`` (``LabelError``, a ``ValueError``); ``val``
+        that is not a mapping is a ``TypeError`` (prometheus_client lets
+        the ``AttributeError`` of ``val.values()`` through)."""
+        if not isinstance(val, Mapping):
+            raise TypeError(f"{self._name}: info() takes a dict of str to str, not {type(val).__name__}")
         if self._labelnames and not self._labelvalues:
             raise _native.LabelError(
                 f"{self._name} has label names {list(self._labelnames)}: call .labels(...) first"
@@ -311,7 +319,7 @@ class Info:
             # Refused before anything is registered: the keys of a refused
             # call do not become the info's keys.
             raise _native.LabelError(f"{self._name}: info values cannot be None")
-        keys = tuple(sorted(val))
+        keys = tuple(sorted(_str_names(self._name, val)))
         gauge = self._shared.get("gauge")
         if gauge is None:
             gauge = Gauge(self._name + "_info", self._documentation, self._labelnames + keys,
@@ -325,6 +333,16 @@ class Info:
             gauge.remove(*self._current)
         gauge.labels(*values).set(1)
         self._current = values
+
+
+def _str_names(metric: str, names: Iterable[Any]) -> Tuple[str, ...]:
+    """Label names (or info keys) as a tuple; ``TypeError`` for one that is
+    not a str, as prometheus_client's name check raises."""
+    out = tuple(names)
+    for n in out:
+        if not isinstance(n, str):
+            raise TypeError(f"{metric}: label names must be str, not {type(n).__name__} ({n!r})")
+    return out
 
 
 class Enum:
