@@ -19,10 +19,12 @@ major=${major%%.*}
 next=$((major + 1))
 
 # A fresh copy each time; tar keeps the files' times, so cargo rebuilds
-# only what changed since the last run.
+# only what changed since the last run. --sparse: a store file left in the
+# checkout (17 GB of address space, a few KB on disk) stays sparse; copied
+# dense, three of them once filled the disk.
 rm -rf "$work/src"
 mkdir -p "$work/src"
-tar -c --exclude=./target --exclude=./.git --exclude=./.venv --exclude=./.ci . | tar -x -C "$work/src"
+tar -c --sparse --exclude=./target --exclude=./.git --exclude=./.venv --exclude=./.ci . | tar -x -C "$work/src"
 # The workspace's version is the first `version =` of the root Cargo.toml
 # ([workspace.package]); every crate inherits it, and the crates name each
 # other by the same version in [workspace.dependencies].

@@ -45,6 +45,9 @@ class BadStr:
 NAMES = ["jobs", "jobs_total", "req_seconds", "in_flight", "q", "a:b", "utf8.é", "", "1bad",
          "__x", "le", "n" * 300, "x_info", "state"]
 LABELS = ["route", "status", "le", "quantile", "__name__", "", "é", "a b", "job"]
+# Capacities a store refuses (or takes, small): never one that is valid
+# and large, which would make a real file of that size.
+BAD_CAPACITIES = [None, -1, 0, 1, 2**64, -2**63, 10**400, float("nan"), math.inf, 1.5, "512", True, 512]
 NUMBERS = [0, -0.0, 1, -1, 0.5, 1e-300, 1e308, -1e308, 2**31, 2**32, 2**53, 2**64, -2**63,
            10**400, float("nan"), math.inf, -math.inf, 4294967295, True, 1.5]
 
@@ -197,8 +200,13 @@ def child(seed, calls, folder):
             except FileNotFoundError:
                 pass
         elif k == 3:
-            shmetrics.configure(path if r.random() < 0.8 else value(r),
-                                max_series=value(r) if r.random() < 0.3 else 512)
+            # Only under `folder` (a name is a relative path: the child runs
+            # there), and no capacity that is valid but large: a store of
+            # 2^31 series is a real 17 GB file.
+            where = path if r.random() < 0.8 else value(r)
+            if isinstance(where, str) and where and not where.startswith("\0"):
+                where = os.path.join(folder, where.lstrip("/"))
+            shmetrics.configure(where, max_series=r.choice(BAD_CAPACITIES) if r.random() < 0.3 else 512)
         elif k == 4 and r.random() < 0.2:
             pid = os.fork()
             if pid == 0:
@@ -248,8 +256,9 @@ def run(seeds, calls, timeout):
             env.pop("SHMETRICS_STORE", None)
             env.pop("PROMETHEUS_MULTIPROC_DIR", None)
             try:
-                p = subprocess.run([sys.executable, __file__, "--child", str(seed), str(calls), folder],
-                                   capture_output=True, text=True, timeout=timeout, env=env)
+                p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", str(seed),
+                                    str(calls), folder],
+                                   capture_output=True, text=True, timeout=timeout, env=env, cwd=folder)
             except subprocess.TimeoutExpired:
                 failures.append((seed, "hung (killed after %d s)" % timeout, ""))
                 continue
