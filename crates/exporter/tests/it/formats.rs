@@ -459,7 +459,6 @@ fn formats_over_http() {
     let (want, _writer) = write_store(&path);
     let server = TestServer::start(&path, |c| {
         c.exporter_metrics = true;
-        c.exporter_metrics = true;
     });
     let addr = server.addr;
 
@@ -677,7 +676,6 @@ fn later_writes_appear_in_later_scrapes() {
         .unwrap();
     let server = TestServer::start(&path, |c| {
         c.exporter_metrics = true;
-        c.exporter_metrics = true;
     });
     let body = get(server.addr, "/metrics", &[]).text();
     assert!(body.contains("\nearly_total{k=\"a\"} 1\n"), "{body}");
@@ -875,7 +873,6 @@ fn protobuf_over_http() {
     let path = dir.path().join("store");
     let (want, _writer) = write_store(&path);
     let server = TestServer::start(&path, |c| {
-        c.exporter_metrics = true;
         c.exporter_metrics = true;
     });
     let addr = server.addr;

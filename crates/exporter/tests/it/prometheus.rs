@@ -266,7 +266,6 @@ fn real_prometheus_scrape() {
 
     let server = TestServer::start(&path, |c| {
         c.exporter_metrics = true;
-        c.exporter_metrics = true;
     });
     let prom = Prometheus::start(dir.path(), server.addr);
 
@@ -484,7 +483,6 @@ fn real_prometheus_scrapes_protobuf() {
         .as_secs_f64();
 
     let server = TestServer::start(&path, |c| {
-        c.exporter_metrics = true;
         c.exporter_metrics = true;
     });
     let prom = Prometheus::start_with(
@@ -742,7 +740,6 @@ fn real_prometheus_native_histogram() {
     assert_eq!(nb.positive.counts.iter().sum::<u64>(), 1024);
 
     let server = TestServer::start(&path, |c| {
-        c.exporter_metrics = true;
         c.exporter_metrics = true;
     });
     let prom = Prometheus::start_with(

@@ -51,7 +51,6 @@ fn exporter_starts_before_the_store() {
     let path = dir.path().join("store");
     let server = TestServer::start(&path, |c| {
         c.exporter_metrics = true;
-        c.exporter_metrics = true;
     });
     assert!(server.renderer.store().is_none());
 
