@@ -184,6 +184,31 @@ def test_stream(run):
     h.assert_no_unchosen(PAIR, diff_streams(totals(run["peer"]), totals(run["ours"])))
 
 
+def without_empty_tags(key: str) -> str:
+    """`name{a:1,b:}:count` -> `name{a:1}:count`: the series as the
+    exporter sends it (docs/migrating.md, chosen differences)."""
+    name, rest = key.split("{", 1)
+    tags, tail = rest.split("}", 1)
+    kept = [t for t in tags.split(",") if t and not t.endswith(":")]
+    return f"{name}{{{','.join(kept)}}}{tail}"
+
+
+def test_series_with_an_empty_tag_keep_their_values(run):
+    """The chosen difference of an empty tag value is a rename only: the
+    exporter's series without the tag has the peer's count and total (a
+    sum within the bucket error)."""
+    (pv, _), (ov, _) = totals(run["peer"]), totals(run["ours"])
+    renamed = {k: without_empty_tags(k) for k in pv if without_empty_tags(k) != k}
+    assert renamed, "the workload sends tags with an empty value"
+    for peer_key, our_key in renamed.items():
+        assert our_key in ov, f"{peer_key}: no {our_key} in the exporter's stream"
+        p, o = pv[peer_key], ov[our_key]
+        if peer_key.endswith(":sum"):
+            assert p <= o <= p * (1 + BUCKET_ERROR) + 1e-9, (peer_key, p, o)
+        else:
+            assert o == p, (peer_key, p, o)
+
+
 def test_both_streams_carry_every_event(run):
     for side in ("peer", "ours"):
         t = totals(run[side])
@@ -201,3 +226,5 @@ def test_totals_of_a_stream():
     ours = ({"x{}:sum": 109.0, "y{}:sum": 110.0}, {"x{}": "d", "y{}": "d"})
     got = [(x.kind, x.series) for x in diff_streams(peer, ours)]
     assert got == [("bucketed-sum", "x{}:sum"), ("value", "y{}:sum"), ("type", "y{} ms -> d")]
+    assert without_empty_tags("a{k:v,s:}:count") == "a{k:v}:count"
+    assert without_empty_tags("g{s:}") == "g{}"

@@ -368,24 +368,27 @@ fn names<'a>(
             }
             Flavor::Dogstatsd => {
                 tags.push_str(if tags.is_empty() { "|#" } else { "," });
-                tags.extend(n.chars().map(|c| tag_char(c, false)));
+                push_tag_part(&mut tags, n, false);
                 tags.push(':');
-                tags.extend(v.chars().map(|c| tag_char(c, true)));
+                push_tag_part(&mut tags, v, true);
             }
         }
     }
     (name.into(), fold.into(), tags.into())
 }
 
-/// What DogStatsD keeps in a tag: letters and digits (Unicode ones too),
-/// `_`, `-`, `.`, `/`, and in a value `:`. Anything else, the separators
-/// `,` `|` `#` and white space among them, becomes `_`.
-fn tag_char(c: char, value: bool) -> char {
-    if c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/') || (value && c == ':') {
-        c
-    } else {
-        '_'
-    }
+/// Appends a tag's key or value as statsd-instrument writes it: the
+/// separators `,` and `|` are left out, and everything else is kept
+/// (quotes, `\\`, `#`, UTF-8: the agent takes them), except a line
+/// break, which would end the line in a datagram that carries several
+/// (`_`), and a `:` in a key, which would end the key (`_`).
+fn push_tag_part(out: &mut String, part: &str, value: bool) {
+    out.extend(part.chars().filter_map(|c| match c {
+        ',' | '|' => None,
+        '\n' | '\r' => Some('_'),
+        ':' if !value => Some('_'),
+        c => Some(c),
+    }));
 }
 
 /// Writes a value: an integer as one (`3`, `-2`), anything else in the
@@ -668,6 +671,24 @@ mod tests {
         assert_eq!(&*got(true).2, "|#route:/a");
         let folded = names(Flavor::Statsd, "", true, "a:b", labels.into_iter());
         assert_eq!((&*folded.0, &*folded.1), ("a.b", ".route._a"));
+    }
+
+    #[test]
+    fn tags_as_statsd_instrument_writes_them() {
+        let labels = [
+            ("q", "say \"hi\""),
+            ("b", "back\\slash"),
+            ("u", "ütf-8 ✓ 日本"),
+            ("s", "a,b|c#d:e"),
+            ("n", "new\nline\r"),
+            ("k:x", "v"),
+            ("empty", ""),
+        ];
+        let got = names(Flavor::Dogstatsd, "", false, "m", labels.into_iter());
+        assert_eq!(
+            &*got.2,
+            "|#q:say \"hi\",b:back\\slash,u:ütf-8 ✓ 日本,s:abc#d:e,n:new_line_,k_x:v"
+        );
     }
 
     #[test]

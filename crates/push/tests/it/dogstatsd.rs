@@ -189,7 +189,7 @@ fn dogstatsd_over_udp_tags_packing_and_exact_sample_rates() {
         texts(&lines_named(&flush, "app.requests")),
         [
             "app.requests:1|c|#route:/",
-            "app.requests:5|c|#route:/api/v1_users_x_y,code:200",
+            "app.requests:5|c|#route:/api/v1 usersxy,code:200",
         ]
     );
     // A negative gauge: zero first, in the same datagram (the parser
