@@ -24,6 +24,8 @@ mod flood_load;
 mod formats;
 #[path = "it/prometheus.rs"]
 mod prometheus;
+#[path = "it/prometheus3.rs"]
+mod prometheus3;
 #[path = "it/read_only.rs"]
 mod read_only;
 #[path = "it/signals.rs"]

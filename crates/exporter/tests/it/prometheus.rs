@@ -100,6 +100,9 @@ fn prometheus_quantile(q: f64, buckets: &[(f64, f64)]) -> f64 {
     start + (end - start) * (rank / count)
 }
 
+/// Debian's Prometheus (2.42 on bookworm).
+const DEBIAN_PROMETHEUS: &str = "/usr/bin/prometheus";
+
 /// A running Prometheus, killed when dropped.
 pub struct Prometheus {
     process: KillOnDrop,
@@ -129,6 +132,12 @@ impl Prometheus {
     /// As [`Prometheus::start_scraping`], with extra command-line flags
     /// (such as `--enable-feature=native-histograms`).
     pub fn start_with(dir: &Path, scrape_configs: &str, flags: &[&str]) -> Prometheus {
+        Prometheus::start_bin(Path::new(DEBIAN_PROMETHEUS), dir, scrape_configs, flags)
+    }
+
+    /// As [`Prometheus::start_with`], running the Prometheus at `bin`
+    /// (Prometheus 3: see `prometheus3.rs`).
+    pub fn start_bin(bin: &Path, dir: &Path, scrape_configs: &str, flags: &[&str]) -> Prometheus {
         let config = dir.join("prometheus.yml");
         std::fs::write(
             &config,
@@ -143,7 +152,7 @@ impl Prometheus {
             let addr: std::net::SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
             let log = dir.join(format!("prometheus-{attempt}.log"));
             let data = dir.join(format!("data-{attempt}"));
-            let child = Command::new("/usr/bin/prometheus")
+            let child = Command::new(bin)
                 .arg(format!("--config.file={}", config.display()))
                 .arg(format!("--storage.tsdb.path={}", data.display()))
                 .arg(format!("--web.listen-address={addr}"))
@@ -153,7 +162,15 @@ impl Prometheus {
                 .stderr(std::fs::File::create(&log).unwrap())
                 .spawn()
                 .unwrap_or_else(|e| {
-                    panic!("cannot run /usr/bin/prometheus ({e}): install the Debian package `prometheus` (./run-tests does)")
+                    panic!(
+                        "cannot run {} ({e}): {}",
+                        bin.display(),
+                        if bin == Path::new(DEBIAN_PROMETHEUS) {
+                            "install the Debian package `prometheus` (./run-tests does)"
+                        } else {
+                            "build it with scripts/build-peers.sh (./run-tests does)"
+                        }
+                    )
                 });
             let mut p = Prometheus {
                 process: KillOnDrop(child),
@@ -201,6 +218,17 @@ impl Prometheus {
         assert_eq!(v["status"], "success", "query {q}: {body}");
         assert_eq!(v["data"]["resultType"], "vector", "query {q}: {body}");
         v["data"]["result"].as_array().unwrap().clone()
+    }
+
+    /// A GET of its HTTP API (`path` with its query string); returns
+    /// `data`. Panics on an error.
+    pub fn api(&self, path: &str) -> serde_json::Value {
+        let r = get(self.addr, path, &[]);
+        let body = r.text();
+        assert_eq!(r.status, 200, "{path}: {body}");
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["status"], "success", "{path}: {body}");
+        v["data"].clone()
     }
 
     /// The single value of a query that must return one sample.

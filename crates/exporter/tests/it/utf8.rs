@@ -13,7 +13,7 @@ use crate::prometheus::Prometheus;
 use crate::util::*;
 
 /// A store with names outside the legacy set, and one legacy family.
-fn utf8_store(path: &std::path::Path) -> Store {
+pub fn utf8_store(path: &std::path::Path) -> Store {
     let store = Store::open(
         path,
         &Options {
