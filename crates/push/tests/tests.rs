@@ -25,6 +25,8 @@ mod otlp;
 mod outage;
 #[path = "it/prometheus.rs"]
 mod prometheus;
+#[path = "it/prometheus3.rs"]
+mod prometheus3;
 #[path = "it/secured.rs"]
 mod secured;
 #[path = "it/statsd_util.rs"]

@@ -29,6 +29,22 @@ pub enum Peer {
     Prometheus { receiver: bool },
     /// Debian's `victoria-metrics`.
     Victoria,
+    /// Prometheus 3 (built by `scripts/build-peers.sh`), with its remote
+    /// write and OTLP receivers.
+    Prometheus3,
+}
+
+/// The Prometheus 3 binary: `$SHMETRICS_PROMETHEUS3`, else where
+/// `scripts/build-peers.sh` puts it under the target directory.
+pub fn prometheus3_bin() -> PathBuf {
+    if let Some(p) = std::env::var_os("SHMETRICS_PROMETHEUS3") {
+        return PathBuf::from(p);
+    }
+    // CARGO_TARGET_TMPDIR is <target>/tmp.
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("peers/prometheus-v0.316.0/bin/prometheus")
 }
 
 /// A receiver on a loopback port, killed when dropped. It can be stopped
@@ -75,16 +91,29 @@ impl Receiver {
 
     /// The remote-write URL.
     pub fn write_url(&self) -> String {
-        match self.kind {
-            Peer::Prometheus { .. } => format!("http://{}/api/v1/write", self.addr),
-            Peer::Victoria => format!("http://{}/api/v1/write", self.addr),
-        }
+        format!("http://{}/api/v1/write", self.addr)
     }
 
-    fn binary(&self) -> (&'static str, &'static str) {
+    /// The OTLP/HTTP metrics URL (Prometheus 3).
+    pub fn otlp_url(&self) -> String {
+        format!("http://{}/api/v1/otlp/v1/metrics", self.addr)
+    }
+
+    /// The binary, and what installs it.
+    fn binary(&self) -> (PathBuf, &'static str) {
         match self.kind {
-            Peer::Prometheus { .. } => ("/usr/bin/prometheus", "prometheus"),
-            Peer::Victoria => ("/usr/bin/victoria-metrics", "victoria-metrics"),
+            Peer::Prometheus { .. } => (
+                "/usr/bin/prometheus".into(),
+                "the Debian package `prometheus`",
+            ),
+            Peer::Victoria => (
+                "/usr/bin/victoria-metrics".into(),
+                "the Debian package `victoria-metrics`",
+            ),
+            Peer::Prometheus3 => (
+                prometheus3_bin(),
+                "Prometheus 3 with scripts/build-peers.sh (./run-tests does)",
+            ),
         }
     }
 
@@ -99,18 +128,25 @@ impl Receiver {
 
     fn try_start(&mut self) -> Result<(), String> {
         self.starts += 1;
-        let (bin, package) = self.binary();
+        let (bin, missing) = self.binary();
+        let bin = bin.display().to_string();
         let data = self.dir.join("data");
-        let mut cmd = Command::new(bin);
+        let mut cmd = Command::new(&bin);
         match self.kind {
-            Peer::Prometheus { receiver } => {
+            Peer::Prometheus { .. } | Peer::Prometheus3 => {
                 let config = self.dir.join("prometheus.yml");
                 std::fs::write(&config, "global:\n  scrape_interval: 1m\n").unwrap();
                 cmd.arg(format!("--config.file={}", config.display()))
                     .arg(format!("--storage.tsdb.path={}", data.display()))
                     .arg(format!("--web.listen-address={}", self.addr));
-                if receiver {
+                if matches!(
+                    self.kind,
+                    Peer::Prometheus { receiver: true } | Peer::Prometheus3
+                ) {
                     cmd.arg("--web.enable-remote-write-receiver");
+                }
+                if self.kind == Peer::Prometheus3 {
+                    cmd.arg("--web.enable-otlp-receiver");
                 }
             }
             Peer::Victoria => {
@@ -123,13 +159,9 @@ impl Receiver {
             }
         }
         cmd.args(&self.extra_args);
-        self.process = Some(spawn_logged(
-            &mut cmd,
-            &self.log_path(),
-            &format!("the Debian package `{package}`"),
-        ));
+        self.process = Some(spawn_logged(&mut cmd, &self.log_path(), missing));
         let ready_path = match self.kind {
-            Peer::Prometheus { .. } => "/-/ready",
+            Peer::Prometheus { .. } | Peer::Prometheus3 => "/-/ready",
             Peer::Victoria => "/health",
         };
         let started = Instant::now();

@@ -1,0 +1,133 @@
+//! The real `shmetrics serve` pushes to a real Prometheus 3 (built by
+//! `scripts/build-peers.sh`), run with its OTLP and remote-write
+//! receivers; the values are read back with PromQL, through Prometheus's
+//! own translation of OTLP names (`UnderscoreEscapingWithSuffixes`, its
+//! default: a monotonic sum gains `_total`, a unit its suffix).
+
+use std::path::Path;
+
+use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+
+use crate::util::*;
+
+/// A counter with a label value that needs escaping, a gauge with a unit,
+/// and a histogram with integer and fractional bounds.
+fn write_store(path: &Path) -> Store {
+    let store = Store::open(path, &Options::default()).unwrap();
+    let jobs = store
+        .register(
+            &FamilyDesc::new("jobs", Kind::Counter)
+                .help("Jobs done.")
+                .labels(&["queue"]),
+        )
+        .unwrap();
+    store
+        .counter_add(store.series(&jobs, &["email"]).unwrap(), 7.0)
+        .unwrap();
+    store
+        .counter_add(store.series(&jobs, &["say \"hi\" é"]).unwrap(), 2.5)
+        .unwrap();
+    let temp = store
+        .register(
+            &FamilyDesc::new("temperature_celsius", Kind::Gauge)
+                .help("Temperature.")
+                .unit("celsius"),
+        )
+        .unwrap();
+    store
+        .gauge_set(store.series(&temp, &[]).unwrap(), -4.25)
+        .unwrap();
+    let lat = store
+        .register(
+            &FamilyDesc::new("latency_seconds", Kind::Histogram)
+                .help("Latency.")
+                .buckets(&[0.5, 1.0, 10.0]),
+        )
+        .unwrap();
+    let s = store.series(&lat, &[]).unwrap();
+    for v in [0.25, 0.75, 0.75, 2.0, 20.0] {
+        store.observe(s, v).unwrap();
+    }
+    store
+}
+
+fn serve(store: &Path, flags: &[&str]) -> Serve {
+    let mut args = vec!["--store", store.to_str().unwrap()];
+    args.extend_from_slice(flags);
+    let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+    Serve::start(&args)
+}
+
+/// The histogram's classic series as Prometheus stores them: `les` are
+/// its bounds as the protocol's path writes them (remote write carries
+/// the exporter's `le`, `1.0`; Prometheus's OTLP translation writes
+/// `1`).
+fn assert_histogram(prom: &Receiver, name: &str, les: [&str; 3]) {
+    let counts = [1.0, 3.0, 4.0, 5.0];
+    for (le, count) in les.iter().chain(&["+Inf"]).zip(counts) {
+        prom.wait_value(&format!("{name}_bucket{{le=\"{le}\"}}"), count);
+    }
+    prom.wait_value(&format!("{name}_count"), 5.0);
+    prom.wait_value(&format!("{name}_sum"), 23.75);
+}
+
+#[test]
+fn otlp_into_prometheus3_through_its_name_translation() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let _store = write_store(&path);
+    let prom = Receiver::start(Peer::Prometheus3, &dir.path().join("prom"));
+    let url = prom.otlp_url();
+    let serve = serve(
+        &path,
+        &[
+            "--otlp.url",
+            &url,
+            "--otlp.interval",
+            "0.5",
+            "--otlp.resource-attribute",
+            "service.name=checkout",
+        ],
+    );
+
+    // service.name becomes the job label; a monotonic sum gains _total.
+    prom.wait_value("jobs_total{job=\"checkout\",queue=\"email\"}", 7.0);
+    prom.wait_value("jobs_total{queue=\"say \\\"hi\\\" é\"}", 2.5);
+    // The unit suffix once, though OTLP carries the unit apart.
+    prom.wait_value("temperature_celsius", -4.25);
+    assert_histogram(&prom, "latency_seconds", ["0.5", "1", "10"]);
+    assert!(
+        serve.metric(&format!(
+            "shmetrics_otlp_data_points_sent_total{{url=\"{url}\"}}"
+        )) > 0.0,
+        "{}",
+        serve.stderr()
+    );
+    assert_eq!(
+        serve.metric(&format!(
+            "shmetrics_otlp_data_points_failed_total{{url=\"{url}\"}}"
+        )),
+        0.0
+    );
+}
+
+#[test]
+fn remote_write_1_0_into_prometheus3() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let _store = write_store(&path);
+    let prom = Receiver::start(Peer::Prometheus3, &dir.path().join("prom"));
+    let _serve = serve(
+        &path,
+        &[
+            "--remote-write.url",
+            &prom.write_url(),
+            "--remote-write.interval",
+            "0.5",
+        ],
+    );
+    prom.wait_value("jobs_total{queue=\"email\"}", 7.0);
+    prom.wait_value("jobs_total{queue=\"say \\\"hi\\\" é\"}", 2.5);
+    prom.wait_value("temperature_celsius", -4.25);
+    assert_histogram(&prom, "latency_seconds", ["0.5", "1.0", "10.0"]);
+}
