@@ -26,15 +26,15 @@ use crate::util::*;
 /// The files of a test PKI: the CA that signed the server's certificate,
 /// another CA, and the server's certificate (127.0.0.1, localhost) and
 /// key.
-struct Pki {
-    ca: PathBuf,
-    other_ca: PathBuf,
-    cert: PathBuf,
-    key: PathBuf,
+pub struct Pki {
+    pub ca: PathBuf,
+    pub other_ca: PathBuf,
+    pub cert: PathBuf,
+    pub key: PathBuf,
 }
 
 impl Pki {
-    fn write(dir: &Path) -> Pki {
+    pub fn write(dir: &Path) -> Pki {
         let issuer = ca("shmetrics push test CA");
         let other = ca("another CA");
         let (cert, key) = leaf(
