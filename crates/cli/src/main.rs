@@ -149,7 +149,7 @@ struct ExpectArgs {
     store_group: Option<u32>,
 }
 
-/// Prometheus remote_write 1.0 (see docs/exporter.md).
+/// Prometheus remote_write 1.0 and 2.0 (see docs/exporter.md).
 #[derive(clap::Args, Debug)]
 struct RemoteWriteArgs {
     /// Also push the store to this remote_write receiver (http:// or
@@ -175,6 +175,15 @@ struct RemoteWriteArgs {
     /// native-only histogram is then sent only so.
     #[arg(long = "remote-write.native-histograms")]
     native_histograms: bool,
+    /// The protocol: 1.0 (every receiver takes it) or 2.0 (interned
+    /// strings, each series' type, help and unit, created times and
+    /// exemplars; Prometheus 3's receiver takes it).
+    #[arg(
+        long = "remote-write.protocol",
+        value_name = "VERSION",
+        default_value = "1.0"
+    )]
+    protocol: String,
     #[command(flatten)]
     security: security::RemoteWriteSecurity,
 }
@@ -200,6 +209,7 @@ impl RemoteWriteArgs {
             .with_queue_batches(self.queue_batches)?;
         config.external_labels = shmetrics_push::ExternalLabels::parse(&self.external_labels)?;
         config.native_histograms = self.native_histograms;
+        config.version = self.protocol.parse()?;
         self.security.apply(&mut config.http)?;
         Ok(Some(config))
     }

@@ -160,6 +160,12 @@ pub enum ConfigError {
         /// The URL.
         url: String,
     },
+    /// remote_write: a protocol version other than 1.0 and 2.0.
+    #[error("remote write protocol {given:?}: expected 1.0 or 2.0")]
+    BadRemoteWriteVersion {
+        /// The version as given.
+        given: String,
+    },
     /// remote_write: not `NAME=VALUE`, a bad name, or an empty value.
     #[error("external label {arg:?}: {reason}")]
     BadExternalLabel {

@@ -81,6 +81,37 @@ pub struct Config {
     /// [`timeseries`](super::timeseries). Off by default: a receiver without
     /// native histograms enabled refuses them.
     pub native_histograms: bool,
+    /// The protocol version: 1.0 (the default, which every receiver
+    /// takes) or 2.0.
+    pub version: Version,
+}
+
+/// A remote write protocol version.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Version {
+    /// remote write 1.0: `prometheus.WriteRequest`, labels as strings,
+    /// no metadata.
+    #[default]
+    V1,
+    /// remote write 2.0: `io.prometheus.write.v2.Request`, strings
+    /// interned per request, with each series' metadata (type, help,
+    /// unit), start (created) time and exemplar.
+    V2,
+}
+
+impl std::str::FromStr for Version {
+    type Err = ConfigError;
+
+    /// `1.0` or `2.0`.
+    fn from_str(s: &str) -> Result<Version, ConfigError> {
+        match s {
+            "1.0" | "1" => Ok(Version::V1),
+            "2.0" | "2" => Ok(Version::V2),
+            _ => Err(ConfigError::BadRemoteWriteVersion {
+                given: s.to_string(),
+            }),
+        }
+    }
 }
 
 /// The default of [`Config::interval`], in seconds.
@@ -110,6 +141,7 @@ impl Config {
             max_samples_per_request: 5000,
             http: HttpSettings::with_timeout(Duration::from_secs(30)),
             native_histograms: false,
+            version: Version::V1,
         })
     }
 

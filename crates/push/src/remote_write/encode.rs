@@ -3,19 +3,25 @@
 
 use bytes::Bytes;
 use prost::Message;
-use shmetrics_core::{NativeBuckets, Snapshot, Value};
+use shmetrics_core::{
+    Created, Exemplar, FamilyView, Kind, NativeBuckets, SeriesView, Snapshot, Value,
+};
 use shmetrics_expo::protobuf::spans_and_deltas;
 
 use super::proto::{histogram, Histogram, Label, Sample, TimeSeries, WriteRequest};
+use super::proto2::{self, MetricType};
 use super::ExternalLabels;
+use std::collections::HashMap;
 
 /// One request body: a snappy-compressed (block format) `WriteRequest`.
 #[derive(Clone, Debug)]
 pub struct Chunk {
     /// The compressed body.
     pub body: Bytes,
-    /// Samples in it.
+    /// Samples in it (native histogram samples included).
     pub samples: u64,
+    /// Exemplars in it (remote write 2.0; 0 in 1.0).
+    pub exemplars: u64,
 }
 
 /// The series of `snap` with one sample each at `timestamp_ms`, named as
@@ -46,33 +52,78 @@ pub fn timeseries(
     timestamp_ms: i64,
     native_histograms: bool,
 ) -> Vec<TimeSeries> {
+    walk(snap, external, timestamp_ms, native_histograms, false).0
+}
+
+/// As [`timeseries`], with each series' [`SeriesMeta`] (remote write
+/// 2.0's metadata, start time and exemplar), in the same order.
+pub fn timeseries_with_meta<'a>(
+    snap: &'a Snapshot,
+    external: &ExternalLabels,
+    timestamp_ms: i64,
+    native_histograms: bool,
+) -> (Vec<TimeSeries>, Vec<SeriesMeta<'a>>) {
+    walk(snap, external, timestamp_ms, native_histograms, true)
+}
+
+/// What remote write 2.0 sends with a series besides its labels and
+/// sample: its metric's type, help and unit, when it was created (0:
+/// not sent), and its exemplar.
+#[derive(Clone, Debug)]
+pub struct SeriesMeta<'a> {
+    /// The metric type.
+    pub typ: MetricType,
+    /// The family's help text.
+    pub help: &'a str,
+    /// The family's unit.
+    pub unit: &'a str,
+    /// The series' creation, milliseconds since the Unix epoch, for
+    /// counters, histograms and summaries whose family shows `_created`
+    /// in some format; else 0.
+    pub start_ms: i64,
+    /// The latest exemplar of the sample's place (a counter's, or a
+    /// bucket's).
+    pub exemplar: Option<Exemplar<'a>>,
+}
+
+fn walk<'a>(
+    snap: &'a Snapshot,
+    external: &ExternalLabels,
+    timestamp_ms: i64,
+    native_histograms: bool,
+    with_meta: bool,
+) -> (Vec<TimeSeries>, Vec<SeriesMeta<'a>>) {
     let mut out = Series {
         out: Vec::with_capacity(snap.series_count()),
+        meta: with_meta.then(|| Vec::with_capacity(snap.series_count())),
         name: "",
         base: Vec::new(),
         timestamp_ms,
         short_bounds: false,
+        current: SeriesMeta {
+            typ: MetricType::Unspecified,
+            help: "",
+            unit: "",
+            start_ms: 0,
+            exemplar: None,
+        },
     };
     for family in snap.families() {
-        out.name = family.name();
-        out.short_bounds = family.hints().short_bounds;
+        let starts = out.enter(&family);
         for series in family.series() {
-            out.base.clear();
-            out.base.extend(
-                series
-                    .labels()
-                    .filter(|(_, v)| !v.is_empty())
-                    .map(|(n, v)| label(n, v)),
-            );
-            for (n, v) in external.iter() {
-                if !out.base.iter().any(|l| l.name == n) {
-                    out.base.push(label(n, v));
-                }
-            }
+            out.current.start_ms = if starts {
+                (series.created_unix_ns() / 1_000_000) as i64
+            } else {
+                0
+            };
+            out.set_base(&series, external);
             match series.value() {
                 // As the Prometheus text page names it.
-                Value::Counter(v) if family.name_as_given() => out.sample("", None, v),
-                Value::Counter(v) => out.sample("_total", None, v),
+                Value::Counter(v) => {
+                    let suffix = if family.name_as_given() { "" } else { "_total" };
+                    out.current.exemplar = series.exemplar(0);
+                    out.sample(suffix, None, v);
+                }
                 Value::Gauge(v) => out.sample("", None, v),
                 Value::Histogram {
                     bounds,
@@ -81,6 +132,7 @@ pub fn timeseries(
                     native,
                     ..
                 } => out.histogram(
+                    &series,
                     bounds,
                     cumulative,
                     sum,
@@ -101,7 +153,7 @@ pub fn timeseries(
             }
         }
     }
-    out.out
+    (out.out, out.meta.unwrap_or_default())
 }
 
 fn label(name: &str, value: &str) -> Label {
@@ -127,6 +179,11 @@ fn bound(v: f64, short: bool) -> String {
 /// series being written.
 struct Series<'a> {
     out: Vec<TimeSeries>,
+    /// Each series' metadata, when asked for.
+    meta: Option<Vec<SeriesMeta<'a>>>,
+    /// The metadata of the store series being written (its exemplar is
+    /// taken by the next sample).
+    current: SeriesMeta<'a>,
     name: &'a str,
     /// The series' labels and the external ones it lacks.
     base: Vec<Label>,
@@ -135,7 +192,41 @@ struct Series<'a> {
     short_bounds: bool,
 }
 
-impl Series<'_> {
+impl<'a> Series<'a> {
+    /// Starts writing `family`'s series; returns whether they carry their
+    /// start (created) time: counters, histograms and summaries, unless
+    /// the family never shows `_created`.
+    fn enter(&mut self, family: &FamilyView<'a>) -> bool {
+        self.name = family.name();
+        self.short_bounds = family.hints().short_bounds;
+        self.current.typ = match family.kind() {
+            Kind::Counter => MetricType::Counter,
+            Kind::Gauge => MetricType::Gauge,
+            Kind::Histogram => MetricType::Histogram,
+            Kind::Summary => MetricType::Summary,
+        };
+        self.current.help = family.help();
+        self.current.unit = family.unit();
+        family.kind() != Kind::Gauge && family.hints().created != Created::Never
+    }
+
+    /// The labels of `series` (empty values left out) and the external
+    /// labels it lacks.
+    fn set_base(&mut self, series: &SeriesView<'_>, external: &ExternalLabels) {
+        self.base.clear();
+        self.base.extend(
+            series
+                .labels()
+                .filter(|(_, v)| !v.is_empty())
+                .map(|(n, v)| label(n, v)),
+        );
+        for (n, v) in external.iter() {
+            if !self.base.iter().any(|l| l.name == n) {
+                self.base.push(label(n, v));
+            }
+        }
+    }
+
     /// The labels of one series: the name with `suffix`, the store
     /// series' labels, and `extra` (the `le` of a bucket, or the
     /// `quantile` of a summary's quantile), sorted by name.
@@ -158,7 +249,7 @@ impl Series<'_> {
 
     fn sample(&mut self, suffix: &str, extra: Option<(&str, String)>, value: f64) {
         let labels = self.labels(suffix, extra);
-        self.out.push(TimeSeries {
+        self.push(TimeSeries {
             labels,
             samples: vec![Sample {
                 value,
@@ -168,11 +259,24 @@ impl Series<'_> {
         });
     }
 
+    /// Adds `series`, with the current metadata (whose exemplar it takes).
+    fn push(&mut self, series: TimeSeries) {
+        self.out.push(series);
+        let exemplar = self.current.exemplar.take();
+        if let Some(meta) = &mut self.meta {
+            meta.push(SeriesMeta {
+                exemplar,
+                ..self.current.clone()
+            });
+        }
+    }
+
     /// A histogram's series: with `native` buckets (and native histograms
     /// asked for) a native sample, then the classic series unless it has
     /// no bounds.
     fn histogram(
         &mut self,
+        series: &SeriesView<'a>,
         bounds: &[f64],
         cumulative: &[u64],
         sum: f64,
@@ -184,7 +288,7 @@ impl Series<'_> {
         if let Some(nb) = native {
             let labels = self.labels("", None);
             let native = native_series(labels, nb, count, sum, self.timestamp_ms);
-            self.out.push(native);
+            self.push(native);
             if bounds.is_empty() {
                 return; // native only
             }
@@ -194,6 +298,7 @@ impl Series<'_> {
                 bounds.get(i).copied().unwrap_or(f64::INFINITY),
                 self.short_bounds,
             );
+            self.current.exemplar = series.exemplar(i);
             self.sample("_bucket", Some(("le", le)), *count as f64);
         }
         self.sample("_sum", None, sum);
@@ -221,6 +326,7 @@ fn native_series(
         positive_deltas: Vec::new(),
         reset_hint: 0,
         timestamp: timestamp_ms,
+        start_timestamp: 0,
     };
     spans_and_deltas(nb.negative, &mut h.negative_spans, &mut h.negative_deltas);
     spans_and_deltas(nb.positive, &mut h.positive_spans, &mut h.positive_deltas);
@@ -248,6 +354,7 @@ pub fn encode(series: Vec<TimeSeries>, max_samples: usize) -> Vec<Chunk> {
         chunks.push(Chunk {
             body: encode_request(&WriteRequest { timeseries: part }),
             samples,
+            exemplars: 0,
         });
     }
 }
@@ -255,11 +362,130 @@ pub fn encode(series: Vec<TimeSeries>, max_samples: usize) -> Vec<Chunk> {
 /// A `WriteRequest`, protobuf-encoded and compressed with snappy's block
 /// format (what remote_write calls `snappy`).
 pub fn encode_request(request: &WriteRequest) -> Bytes {
-    let raw = request.encode_to_vec();
+    compress(&request.encode_to_vec())
+}
+
+/// snappy's block format, what remote write calls `snappy`.
+fn compress(raw: &[u8]) -> Bytes {
     // UNWRAP: compressing fails only for inputs over ~4 GiB, and a
     // request is at most a few megabytes.
     let compressed = snap::raw::Encoder::new()
-        .compress_vec(&raw)
+        .compress_vec(raw)
         .expect("a request small enough for snappy");
     Bytes::from(compressed)
+}
+
+/// Encodes `series` as remote write 2.0 requests of at most
+/// `max_samples` series each: each request interns its own strings
+/// (labels, help texts, units, exemplar labels) in its symbol table, and
+/// every series carries its metadata, start time and exemplar from
+/// `meta` (as [`timeseries_with_meta`] gives them), protobuf then snappy.
+pub fn encode_v2(
+    series: Vec<TimeSeries>,
+    meta: &[SeriesMeta<'_>],
+    max_samples: usize,
+) -> Vec<Chunk> {
+    let max = max_samples.max(1);
+    let mut chunks = Vec::with_capacity(series.len().div_ceil(max));
+    for (part, meta) in series.chunks(max).zip(meta.chunks(max)) {
+        let mut symbols = Symbols::default();
+        let timeseries: Vec<proto2::TimeSeries> = part
+            .iter()
+            .zip(meta)
+            .map(|(s, m)| series_v2(s, m, &mut symbols))
+            .collect();
+        let samples = part
+            .iter()
+            .map(|s| (s.samples.len() + s.histograms.len()) as u64)
+            .sum();
+        let exemplars = meta.iter().filter(|m| m.exemplar.is_some()).count() as u64;
+        let request = proto2::Request {
+            symbols: symbols.into_table(),
+            timeseries,
+        };
+        chunks.push(Chunk {
+            body: compress(&request.encode_to_vec()),
+            samples,
+            exemplars,
+        });
+    }
+    chunks
+}
+
+fn series_v2(s: &TimeSeries, m: &SeriesMeta<'_>, symbols: &mut Symbols) -> proto2::TimeSeries {
+    let labels_refs = s
+        .labels
+        .iter()
+        .flat_map(|l| [symbols.get(&l.name), symbols.get(&l.value)])
+        .collect();
+    let start_timestamp = m.start_ms;
+    let samples = s
+        .samples
+        .iter()
+        .map(|x| proto2::Sample {
+            value: x.value,
+            timestamp: x.timestamp,
+            start_timestamp,
+        })
+        .collect();
+    let histograms = s
+        .histograms
+        .iter()
+        .map(|h| Histogram {
+            start_timestamp,
+            ..h.clone()
+        })
+        .collect();
+    let exemplars = m
+        .exemplar
+        .iter()
+        .map(|e| proto2::Exemplar {
+            labels_refs: e
+                .labels()
+                .flat_map(|(n, v)| [symbols.get(n), symbols.get(v)])
+                .collect(),
+            value: e.value(),
+            timestamp: (e.timestamp_unix_ns() / 1_000_000) as i64,
+        })
+        .collect();
+    proto2::TimeSeries {
+        labels_refs,
+        samples,
+        histograms,
+        exemplars,
+        metadata: Some(proto2::Metadata {
+            r#type: m.typ as i32,
+            help_ref: symbols.get(m.help),
+            unit_ref: symbols.get(m.unit),
+        }),
+    }
+}
+
+/// A request's string table: each string once, `""` first (index 0).
+#[derive(Default)]
+struct Symbols {
+    index: HashMap<String, u32>,
+    table: Vec<String>,
+}
+
+impl Symbols {
+    /// The index of `s`, added if new.
+    fn get(&mut self, s: &str) -> u32 {
+        if self.table.is_empty() {
+            self.index.insert(String::new(), 0);
+            self.table.push(String::new());
+        }
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = self.table.len() as u32;
+        self.index.insert(s.to_string(), i);
+        self.table.push(s.to_string());
+        i
+    }
+
+    fn into_table(mut self) -> Vec<String> {
+        self.get("");
+        self.table
+    }
 }

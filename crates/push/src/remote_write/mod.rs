@@ -1,4 +1,4 @@
-//! Prometheus remote_write 1.0.
+//! Prometheus remote_write 1.0 and 2.0.
 //!
 //! [`RemoteWriter`] takes a snapshot of the store every interval, turns it
 //! into the series the text exposition shows ([`timeseries`]), encodes them
@@ -11,11 +11,14 @@
 mod config;
 mod encode;
 pub mod proto;
+pub mod proto2;
 mod send;
 mod stats;
 
 pub use crate::config::DEFAULT_QUEUE_BATCHES;
-pub use config::{Config, ExternalLabels, DEFAULT_INTERVAL_SECS};
-pub use encode::{encode, encode_request, timeseries, Chunk};
+pub use config::{Config, ExternalLabels, Version, DEFAULT_INTERVAL_SECS};
+pub use encode::{
+    encode, encode_request, encode_v2, timeseries, timeseries_with_meta, Chunk, SeriesMeta,
+};
 pub use send::{RemoteWrite, RemoteWriter};
 pub use stats::{EndpointStats, Stats};

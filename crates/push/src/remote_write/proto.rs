@@ -3,7 +3,10 @@
 //! prost, and native histograms (`TimeSeries.histograms`, which the 1.0
 //! specification leaves out but Prometheus's sender and receiver use
 //! since 2.40). Fields the specification reserves or leaves out and this
-//! crate never sends (metadata, exemplars) are not declared.
+//! crate never sends (metadata, exemplars) are not declared. The
+//! histogram is shared with remote write 2.0 ([`super::proto2`]), which
+//! has the same fields and a start timestamp (unset, so not encoded, in
+//! 1.0).
 
 /// `prometheus.WriteRequest`. Field 2 is reserved (Cortex), field 3
 /// (metadata) is experimental and left out of 1.0.
@@ -67,6 +70,10 @@ pub struct Histogram {
     /// Milliseconds since the Unix epoch.
     #[prost(int64, tag = "15")]
     pub timestamp: i64,
+    /// remote write 2.0 only: when the series was created (its start),
+    /// milliseconds since the Unix epoch; 0 is unknown (and not encoded).
+    #[prost(int64, tag = "17")]
+    pub start_timestamp: i64,
 }
 
 /// The `oneof`s of [`Histogram`].

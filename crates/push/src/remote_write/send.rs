@@ -1,5 +1,6 @@
-//! remote_write over the shared loops ([`crate::pipeline`]): what a
-//! batch is, the headers, and which answers are retried.
+//! remote_write (1.0 and 2.0) over the shared loops
+//! ([`crate::pipeline`]): what a batch is, the headers, and which answers
+//! are retried.
 
 use std::future::Future;
 use std::ops::Range;
@@ -9,10 +10,13 @@ use bytes::Bytes;
 use hyper::StatusCode;
 use shmetrics_core::Snapshot;
 
-use super::encode::{encode, timeseries, Chunk};
-use super::{Config, ExternalLabels, Stats};
+use std::sync::atomic::Ordering::Relaxed;
+
+use super::encode::{encode, encode_v2, timeseries, timeseries_with_meta, Chunk};
+use super::{Config, ExternalLabels, Stats, Version};
 use crate::clock::unix_ms;
 use crate::http::{Response, SendError};
+use crate::log::Repeats;
 use crate::pipeline::{self, Batcher, Exchange, Sender, Settings};
 use crate::pusher::{Push, Pusher, Sealed};
 use crate::queue::{self, Queue, QueueStats};
@@ -67,6 +71,7 @@ struct Encoding {
     external: ExternalLabels,
     max_samples: usize,
     native_histograms: bool,
+    version: Version,
 }
 
 impl Batcher for Encoding {
@@ -74,14 +79,25 @@ impl Batcher for Encoding {
     type State = ();
 
     fn batch(&self, _: &mut (), id: u64, snap: &Snapshot) -> Batch {
-        let series = timeseries(
-            snap,
-            &self.external,
-            unix_ms() as i64,
-            self.native_histograms,
-        );
-        Batch::new(id, encode(series, self.max_samples))
+        let now = unix_ms() as i64;
+        let chunks = match self.version {
+            Version::V1 => encode(
+                timeseries(snap, &self.external, now, self.native_histograms),
+                self.max_samples,
+            ),
+            Version::V2 => {
+                let (series, meta) =
+                    timeseries_with_meta(snap, &self.external, now, self.native_histograms);
+                encode_v2(series, &meta, self.max_samples)
+            }
+        };
+        Batch::new(id, chunks)
     }
+}
+
+/// 5xx and 429 are retried; other statuses drop the request.
+fn retried(status: StatusCode) -> bool {
+    status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS
 }
 
 /// remote_write 1.0: the [`Push`] protocol of [`RemoteWriter`], and its
@@ -106,9 +122,8 @@ impl Exchange for RemoteWrite {
     ];
     const ANSWER_LIMIT: usize = 1024;
 
-    /// 5xx and 429; other statuses drop the request.
     fn retried(status: StatusCode) -> bool {
-        status.is_server_error() || status == StatusCode::TOO_MANY_REQUESTS
+        retried(status)
     }
 
     fn encode(&mut self, batch: &Batch, range: Range<usize>) -> Chunk {
@@ -125,6 +140,106 @@ impl Exchange for RemoteWrite {
         } else {
             Err(response.refused(response.body_text(), None))
         }
+    }
+}
+
+/// remote write 2.0's exchange: 1.0's, with 2.0's headers, and the
+/// receiver's count of what it wrote, which a 2xx answer may give in
+/// `X-Prometheus-Remote-Write-{Samples,Histograms,Exemplars}-Written`.
+/// What it says it did not write is counted
+/// (`shmetrics_remote_write_samples_rejected_total`) and logged. A
+/// receiver that does not take 2.0 answers 415, which is not retried:
+/// the log says to use `--remote-write.protocol 1.0` with it.
+#[derive(Debug)]
+pub struct RemoteWrite2 {
+    stats: Arc<Stats>,
+    /// The URL's index in `stats`.
+    url: usize,
+    last: Repeats,
+}
+
+/// What a 2.0 receiver said it wrote, for the headers it sent.
+#[derive(Debug, Default)]
+pub struct Written {
+    samples: Option<u64>,
+    histograms: Option<u64>,
+    exemplars: Option<u64>,
+}
+
+fn written(headers: &hyper::HeaderMap, name: &str) -> Option<u64> {
+    headers.get(name)?.to_str().ok()?.trim().parse().ok()
+}
+
+impl Exchange for RemoteWrite2 {
+    type Batch = Batch;
+    type Request = Chunk;
+    type Accepted = Written;
+    const NAME: &'static str = "remote write";
+    const PROTOCOL: crate::Protocol = crate::Protocol::RemoteWrite;
+    const SENDER: &'static str = "remote write to";
+    const RETRYING: &'static str = "retrying with backoff";
+    const UNITS: &'static str = "samples";
+    /// The headers the 2.0 specification requires.
+    const HEADERS: &'static [(&'static str, &'static str)] = &[
+        ("content-encoding", "snappy"),
+        (
+            "content-type",
+            "application/x-protobuf;proto=io.prometheus.write.v2.Request",
+        ),
+        ("x-prometheus-remote-write-version", "2.0.0"),
+    ];
+    const ANSWER_LIMIT: usize = 1024;
+
+    fn retried(status: StatusCode) -> bool {
+        retried(status)
+    }
+
+    fn encode(&mut self, batch: &Batch, range: Range<usize>) -> Chunk {
+        batch.chunk_at(range.start).clone()
+    }
+
+    fn body(request: &Chunk) -> Bytes {
+        request.body.clone()
+    }
+
+    fn answer(&self, response: Response) -> Result<Written, SendError> {
+        let h = &response.headers;
+        if response.status.is_success() {
+            return Ok(Written {
+                samples: written(h, "x-prometheus-remote-write-samples-written"),
+                histograms: written(h, "x-prometheus-remote-write-histograms-written"),
+                exemplars: written(h, "x-prometheus-remote-write-exemplars-written"),
+            });
+        }
+        let mut message = response.body_text();
+        if response.status == StatusCode::UNSUPPORTED_MEDIA_TYPE {
+            message.push_str(" (the receiver does not take remote write 2.0: use --remote-write.protocol 1.0 with it)");
+        }
+        Err(response.refused(message, None))
+    }
+
+    fn accepted(&mut self, request: Chunk, w: Written, who: &str) {
+        // A receiver that sends none of the headers says nothing.
+        let Some(samples) = w.samples.map(|s| s + w.histograms.unwrap_or(0)) else {
+            return;
+        };
+        let lost = request.samples.saturating_sub(samples)
+            + request
+                .exemplars
+                .saturating_sub(w.exemplars.unwrap_or(request.exemplars));
+        if lost == 0 {
+            return;
+        }
+        self.stats.rejected[self.url].fetch_add(lost, Relaxed);
+        self.last.report(
+            who,
+            format!(
+                "the receiver wrote {samples} of {} samples and {} of {} exemplars",
+                request.samples,
+                w.exemplars.unwrap_or(request.exemplars),
+                request.exemplars
+            ),
+        );
     }
 }
 
@@ -161,23 +276,47 @@ impl Push for RemoteWrite {
         shutdown: impl Future<Output = ()> + Send,
     ) {
         let (c, stats) = (pusher.config, pusher.stats);
-        let senders = stats
-            .endpoints()
-            .iter()
-            .zip(c.endpoints.iter().cloned())
-            .map(|(queue, endpoint)| Sender {
-                queue: Arc::new(Queue::new(queue.clone())),
-                endpoint,
-                protocol: RemoteWrite,
-            })
-            .collect();
         let settings = Settings::new(c.interval, &c.http, c.max_samples_per_request);
         let batcher = Encoding {
             external: c.external_labels,
             max_samples: c.max_samples_per_request,
             native_histograms: c.native_histograms,
+            version: c.version,
         };
         let snapshots = stats.snapshots.clone();
-        pipeline::run(batcher, senders, settings, snapshots, source, shutdown).await;
+        match c.version {
+            Version::V1 => {
+                let senders = senders(&stats, &c.endpoints, |_| RemoteWrite);
+                pipeline::run(batcher, senders, settings, snapshots, source, shutdown).await;
+            }
+            Version::V2 => {
+                let senders = senders(&stats, &c.endpoints, |url| RemoteWrite2 {
+                    stats: stats.clone(),
+                    url,
+                    last: Repeats::default(),
+                });
+                pipeline::run(batcher, senders, settings, snapshots, source, shutdown).await;
+            }
+        }
     }
+}
+
+/// A sender per URL, each with its own queue, speaking `protocol(i)` for
+/// the `i`th URL.
+fn senders<E: Exchange>(
+    stats: &Stats,
+    endpoints: &[crate::Endpoint],
+    protocol: impl Fn(usize) -> E,
+) -> Vec<Sender<E>> {
+    stats
+        .endpoints()
+        .iter()
+        .zip(endpoints.iter().cloned())
+        .enumerate()
+        .map(|(i, (queue, endpoint))| Sender {
+            queue: Arc::new(Queue::new(queue.clone())),
+            endpoint,
+            protocol: protocol(i),
+        })
+        .collect()
 }

@@ -15,6 +15,10 @@ pub type EndpointStats = QueueStats;
 #[derive(Debug)]
 pub struct Stats {
     endpoints: Vec<Arc<EndpointStats>>,
+    /// Per URL (in the order of `endpoints`): samples, histograms and
+    /// exemplars a 2xx remote write 2.0 answer reported as not written
+    /// (its `X-Prometheus-Remote-Write-*-Written` headers).
+    pub(crate) rejected: Vec<AtomicU64>,
     /// Snapshots taken and queued for every URL, and those that could
     /// not be taken.
     pub snapshots: Arc<SnapshotStats>,
@@ -27,6 +31,7 @@ fn n(v: &AtomicU64) -> f64 {
 impl Stats {
     pub(crate) fn new(endpoints: Vec<Arc<EndpointStats>>) -> Stats {
         Stats {
+            rejected: endpoints.iter().map(|_| AtomicU64::new(0)).collect(),
             endpoints,
             snapshots: Arc::default(),
         }
@@ -54,6 +59,14 @@ impl Stats {
             ),
             |e| n(&e.samples_sent),
         );
+        let rejected = f.counter(
+            "shmetrics_remote_write_samples_rejected",
+            "Samples, histograms and exemplars a remote write 2.0 receiver took (2xx) but reported as not written.",
+        );
+        self.endpoints
+            .iter()
+            .zip(&self.rejected)
+            .fold(rejected, |f, (e, r)| f.sample(&[("url", e.url())], n(r)));
         self.per_url(
             f.counter("shmetrics_remote_write_samples_failed", "Samples in requests the receiver refused with a status that is not retried (4xx other than 429); they are dropped."),
             |e| n(&e.samples_failed),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use prost::Message;
 use shmetrics_core::{FamilyDesc, Kind, Options, Store};
-use shmetrics_push::{encode, timeseries, ExternalLabels};
+use shmetrics_push::{encode, encode_v2, timeseries, timeseries_with_meta, ExternalLabels};
 
 #[derive(Clone, PartialEq, prost::Message)]
 struct WriteRequest {
@@ -261,4 +261,140 @@ fn a_counter_named_as_given_keeps_its_name() {
     let want: BTreeMap<String, (f64, i64)> =
         [(r#"__name__="http_status""#.to_string(), (3.0, TS))].into();
     assert_eq!(got, want);
+}
+
+// ----- remote write 2.0 ---------------------------------------------------------------
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct RequestV2 {
+    #[prost(string, repeated, tag = "4")]
+    symbols: Vec<String>,
+    #[prost(message, repeated, tag = "5")]
+    timeseries: Vec<TimeSeriesV2>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct TimeSeriesV2 {
+    #[prost(uint32, repeated, tag = "1")]
+    labels_refs: Vec<u32>,
+    #[prost(message, repeated, tag = "2")]
+    samples: Vec<SampleV2>,
+    #[prost(message, optional, tag = "5")]
+    metadata: Option<MetadataV2>,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct SampleV2 {
+    #[prost(double, tag = "1")]
+    value: f64,
+    #[prost(int64, tag = "2")]
+    timestamp: i64,
+    #[prost(int64, tag = "3")]
+    start_timestamp: i64,
+}
+
+#[derive(Clone, PartialEq, prost::Message)]
+struct MetadataV2 {
+    #[prost(int32, tag = "1")]
+    r#type: i32,
+    #[prost(uint32, tag = "3")]
+    help_ref: u32,
+    #[prost(uint32, tag = "4")]
+    unit_ref: u32,
+}
+
+/// A 2.0 request's series, resolved through its symbols, as 1.0's:
+/// each chunk's table starts with "" and holds each string once.
+fn decode_v2(
+    chunks: &[shmetrics_push::Chunk],
+) -> Vec<(TimeSeries, MetadataV2, String, String, i64)> {
+    let mut all = Vec::new();
+    for c in chunks {
+        let raw = snap::raw::Decoder::new()
+            .decompress_vec(&c.body)
+            .expect("a snappy block");
+        let req = RequestV2::decode(raw.as_slice()).expect("a v2 Request");
+        assert_eq!(
+            req.symbols.first().map(String::as_str),
+            Some(""),
+            "{:?}",
+            req.symbols
+        );
+        let mut seen = std::collections::HashSet::new();
+        assert!(
+            req.symbols.iter().all(|s| seen.insert(s)),
+            "a symbol twice: {:?}",
+            req.symbols
+        );
+        let sym = |i: u32| req.symbols[i as usize].clone();
+        for t in req.timeseries {
+            assert_eq!(t.labels_refs.len() % 2, 0);
+            let labels = t
+                .labels_refs
+                .chunks(2)
+                .map(|p| Label {
+                    name: sym(p[0]),
+                    value: sym(p[1]),
+                })
+                .collect();
+            let m = t.metadata.clone().expect("metadata on every series");
+            let start = t.samples[0].start_timestamp;
+            let samples = t
+                .samples
+                .iter()
+                .map(|s| Sample {
+                    value: s.value,
+                    timestamp: s.timestamp,
+                })
+                .collect();
+            all.push((
+                TimeSeries { labels, samples },
+                m.clone(),
+                sym(m.help_ref),
+                sym(m.unit_ref),
+                start,
+            ));
+        }
+    }
+    all
+}
+
+#[test]
+fn remote_write_2_0_carries_the_same_series_with_interned_strings_and_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path());
+    let snap = store.snapshot().unwrap();
+    let ext = ExternalLabels::parse(&["dc=eu"]).unwrap();
+    let v1 = decode(&encode(timeseries(&snap, &ext, TS, false), 5000));
+    let (series, meta) = timeseries_with_meta(&snap, &ext, TS, false);
+    for max in [5000, 4, 1] {
+        let v2 = decode_v2(&encode_v2(series.clone(), &meta, max));
+        // The same series, labels and samples as 1.0, in the same order.
+        let same: Vec<TimeSeries> = v2.iter().map(|(t, ..)| t.clone()).collect();
+        assert_eq!(same, v1, "max {max}");
+        for (t, m, help, _unit, start) in &v2 {
+            let name = &t
+                .labels
+                .iter()
+                .find(|l| l.name == "__name__")
+                .unwrap()
+                .value;
+            // 1 counter, 2 gauge, 3 histogram, 5 summary.
+            let want = if name.starts_with("jobs") {
+                (1, "Jobs.")
+            } else if name.starts_with("temperature") {
+                (2, "")
+            } else if name.starts_with("latency") {
+                (3, "")
+            } else {
+                (5, "")
+            };
+            assert_eq!(m.r#type, want.0, "{name}");
+            if !want.1.is_empty() {
+                assert_eq!(help, want.1, "{name}");
+            }
+            // A start time for counters, histograms and summaries, none for gauges.
+            assert_eq!(*start > 0, m.r#type != 2, "{name}: {start}");
+        }
+    }
 }

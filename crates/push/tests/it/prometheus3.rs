@@ -131,3 +131,111 @@ fn remote_write_1_0_into_prometheus3() {
     prom.wait_value("temperature_celsius", -4.25);
     assert_histogram(&prom, "latency_seconds", ["0.5", "1.0", "10.0"]);
 }
+
+#[test]
+fn remote_write_2_0_into_prometheus3_with_metadata_created_times_and_exemplars() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let store = write_store(&path);
+    let orders = store
+        .register(
+            &FamilyDesc::new("orders", Kind::Counter)
+                .help("Orders.")
+                .exemplars(true),
+        )
+        .unwrap();
+    let unix = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64()
+    };
+    let before = unix();
+    let s = store.series(&orders, &[]).unwrap();
+    let after = unix();
+    store
+        .counter_add_with_exemplar(s, 4.0, &[("trace_id", "abc123")])
+        .unwrap();
+    let prom = Receiver::start_with(
+        Peer::Prometheus3,
+        &dir.path().join("prom"),
+        &["--enable-feature=created-timestamp-zero-ingestion,exemplar-storage,type-and-unit-labels"],
+    );
+    let url = prom.write_url();
+    let serve = serve(
+        &path,
+        &[
+            "--remote-write.url",
+            &url,
+            "--remote-write.interval",
+            "0.5",
+            "--remote-write.protocol",
+            "2.0",
+        ],
+    );
+    prom.wait_value("jobs_total{queue=\"email\"}", 7.0);
+    prom.wait_value("jobs_total{queue=\"say \\\"hi\\\" é\"}", 2.5);
+    prom.wait_value("temperature_celsius", -4.25);
+    prom.wait_value("orders_total", 4.0);
+    assert_histogram(&prom, "latency_seconds", ["0.5", "1.0", "10.0"]);
+
+    // The metadata, as Prometheus's type-and-unit labels.
+    let one = |q: &str| {
+        let r = prom.query(q).unwrap();
+        assert_eq!(r.len(), 1, "{q}: {r:?}");
+        r[0]["metric"].clone()
+    };
+    assert_eq!(one("jobs_total{queue=\"email\"}")["__type__"], "counter");
+    let t = one("temperature_celsius");
+    assert_eq!(
+        (&t["__type__"], &t["__unit__"]),
+        (&"gauge".into(), &"celsius".into()),
+        "{t}"
+    );
+    assert_eq!(one("latency_seconds_count")["__type__"], "histogram");
+
+    // The created time, as the zero sample Prometheus puts there.
+    let r = get(prom.addr, "/api/v1/query?query=orders_total%5B5m%5D", &[]);
+    let r: serde_json::Value = serde_json::from_str(&r.text()).unwrap();
+    let values = r["data"]["result"][0]["values"].as_array().unwrap();
+    let (t0, v0) = (
+        values[0][0].as_f64().unwrap(),
+        values[0][1].as_str().unwrap(),
+    );
+    assert_eq!(v0, "0", "{values:?}");
+    assert!(
+        t0 >= before - 0.001 && t0 <= after + 0.001,
+        "zero at {t0}, created between {before} and {after}"
+    );
+
+    // The exemplar.
+    let now = unix();
+    let r = get(
+        prom.addr,
+        &format!(
+            "/api/v1/query_exemplars?query=orders_total&start={}&end={}",
+            now - 600.0,
+            now + 60.0
+        ),
+        &[],
+    );
+    let ex: serde_json::Value = serde_json::from_str(&r.text()).unwrap();
+    assert_eq!(
+        ex["data"][0]["exemplars"][0]["labels"]["trace_id"], "abc123",
+        "{ex}"
+    );
+    assert_eq!(ex["data"][0]["exemplars"][0]["value"], "4", "{ex}");
+
+    // The receiver wrote everything it was sent (its Written headers).
+    assert!(
+        serve.metric(&format!(
+            "shmetrics_remote_write_samples_sent_total{{url=\"{url}\"}}"
+        )) > 0.0
+    );
+    assert_eq!(
+        serve.metric(&format!(
+            "shmetrics_remote_write_samples_rejected_total{{url=\"{url}\"}}"
+        )),
+        0.0
+    );
+}
