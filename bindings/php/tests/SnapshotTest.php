@@ -46,7 +46,7 @@ final class SnapshotTest extends TestCase
         self::assertSame(0.5, $bytes['quantiles'][0][0]);
 
         $dumped = $this->dumped($registry->getStorage()->path());
-        self::assertSame(3.0, $dumped['app_jobs_total{queue="mail"}']);
+        self::assertSame(3.0, $dumped['app_jobs{queue="mail"}']);
         self::assertSame(2.0, $dumped['app_seconds_bucket{route="/",le="+Inf"}']);
         self::assertSame($bytes['quantiles'][0][1], $dumped['app_bytes{quantile="0.5"}']);
     }
