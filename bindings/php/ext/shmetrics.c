@@ -640,6 +640,7 @@ PHP_FUNCTION(snapshot)
         add_str(&fam, "name", f.name);
         add_str(&fam, "help", f.help);
         add_assoc_string(&fam, "type", (char *)KIND_NAMES[f.kind <= 4 ? f.kind : 0]);
+        add_assoc_bool(&fam, "nameAsGiven", f.name_as_given != 0);
         array_init_size(&labels, (uint32_t)f.label_count);
         for (size_t k = 0; k < f.label_count; k++) {
             add_str(&labels, NULL, f.label_names[k]);
@@ -1509,8 +1510,11 @@ static bool metric_register(shm_metric *m, zend_string *ns, zend_string *name, c
     d.ttl_ms = m->ttl_ms;
     /* PromPHP's names: the legacy character sets, checked by the store. */
     d.name_rules = SHMETRICS_NAMES_LEGACY;
-    /* The page PromPHP served: no _created, text 0.0.4 only. */
-    d.hints = SHMETRICS_HINT_NO_CREATED | SHMETRICS_HINT_TEXT_ONLY;
+    /* The page PromPHP served, as the FFI path registers it: a counter
+     * under the name it was given (the store keeps the flag for counters
+     * only), le="1" not le="1.0", no _created, text 0.0.4 only. */
+    d.name_as_given = 1;
+    d.hints = SHMETRICS_HINT_SHORT_BOUNDS | SHMETRICS_HINT_NO_CREATED | SHMETRICS_HINT_TEXT_ONLY;
     uint32_t rc = token != 0 ? 0 : lib.shmetrics_family_cache(m->st, ZSTR_VAL(key.s), ZSTR_LEN(key.s), &d, &token);
     if (rc != 0) {
         throw_rc(rc, zend_strpprintf(0, "cannot register %s", ZSTR_VAL(metric_what(m))));

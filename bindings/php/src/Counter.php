@@ -7,8 +7,10 @@ namespace Shmetrics;
 use Shmetrics\Storage\Shmetrics;
 
 /**
- * A counter: it only goes up. Exposed as `<name>_total` (a trailing
- * `_total` in the name is not doubled). Whole increments are exact
+ * A counter: it only goes up. Exposed under the name it was registered
+ * with, as PromPHP exposes it: `jobs` as `jobs`, `jobs_total` as
+ * `jobs_total` (OpenMetrics, which wants `_total` on every counter
+ * sample, writes `jobs_total` for both). Whole increments are exact
  * integers in the store; fractional ones are kept as floats, never
  * rounded to fixed point.
  *

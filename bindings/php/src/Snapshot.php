@@ -15,10 +15,13 @@ use Shmetrics\Storage\Shmetrics;
  * as the exporter would serve them now. For code that builds its own
  * sample objects, such as the PromPHP adapter's collect().
  *
- * Each family is `['name', 'help', 'type', 'labelNames', 'buckets',
- * 'series']`: `name` without suffixes (a counter's `_total` is not part
- * of it), `type` one of "counter", "gauge", "histogram", "summary",
- * `buckets` a histogram's classic bounds (without +Inf). Each series is
+ * Each family is `['name', 'help', 'type', 'nameAsGiven', 'labelNames',
+ * 'buckets', 'series']`: `name` without suffixes (a counter's `_total` is
+ * not part of it), `type` one of "counter", "gauge", "histogram",
+ * "summary", `nameAsGiven` true for a counter that the text format names
+ * `name` (registered without `_total` by this package, which PromPHP
+ * serves so) rather than `name_total`, `buckets` a histogram's classic
+ * bounds (without +Inf). Each series is
  * `['labelValues', 'extra', 'value', 'count', 'cumulative', 'quantiles']`:
  * `extra` the label the store adds (`['pid' => '1234']` for the gauge
  * modes "all" and "liveall", `['shmetrics_overflow' => 'true']` for an
@@ -38,8 +41,8 @@ final class Snapshot
     }
 
     /**
-     * @return list<array{name: string, help: string, type: string, labelNames: list<string>,
-     *         buckets: list<float>, series: list<array<string, mixed>>}>
+     * @return list<array{name: string, help: string, type: string, nameAsGiven: bool,
+     *         labelNames: list<string>, buckets: list<float>, series: list<array<string, mixed>>}>
      * @throws Exception\StorageException the snapshot cannot be taken
      */
     public static function take(Shmetrics $storage): array
@@ -75,7 +78,7 @@ final class Snapshot
         }
     }
 
-    /** @return array{name: string, help: string, type: string, labelNames: list<string>, buckets: list<float>, series: list<array<string, mixed>>} */
+    /** @return array{name: string, help: string, type: string, nameAsGiven: bool, labelNames: list<string>, buckets: list<float>, series: list<array<string, mixed>>} */
     private static function family(FFI $ffi, CData $snap, int $i, CData $f, CData $s): array
     {
         $labels = [];
@@ -95,6 +98,7 @@ final class Snapshot
             'name' => self::str($f->name),
             'help' => self::str($f->help),
             'type' => self::TYPES[$f->kind] ?? 'unknown',
+            'nameAsGiven' => $f->name_as_given !== 0,
             'labelNames' => $labels,
             'buckets' => $buckets,
             'series' => $series,

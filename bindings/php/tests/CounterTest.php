@@ -23,8 +23,8 @@ final class CounterTest extends TestCase
         $c->incBy(0.25, ['/users', 404]);
         $c->inc(['/users', '404']);
         $s = $this->dumped($reg->getStorage()->path());
-        self::assertSame(1005.0, $s['app_requests_total{route="/",status="200"}']);
-        self::assertSame(1.25, $s['app_requests_total{route="/users",status="404"}']);
+        self::assertSame(1005.0, $s['app_requests{route="/",status="200"}']);
+        self::assertSame(1.25, $s['app_requests{route="/users",status="404"}']);
     }
 
     public function testTinyIncrementsAreNotRoundedAway(): void
@@ -34,7 +34,7 @@ final class CounterTest extends TestCase
         for ($i = 0; $i < 4; $i++) {
             $c->incBy(1e-9);
         }
-        $v = $this->dumped($this->dir . '/store')['tiny_total'];
+        $v = $this->dumped($this->dir . '/store')['tiny'];
         self::assertEqualsWithDelta(4e-9, $v, 1e-20);
     }
 
@@ -64,7 +64,7 @@ final class CounterTest extends TestCase
             }
         }
         $c->inc();
-        self::assertSame(1.0, $this->dumped($this->dir . '/store')['c_total']);
+        self::assertSame(1.0, $this->dumped($this->dir . '/store')['c']);
     }
 
     public function testWrongLabelCountsAreRefusedEvenWhenCached(): void
@@ -102,7 +102,7 @@ final class CounterTest extends TestCase
         $c->inc(['1.5']);
         $c->inc(["quote\" back\\slash\nnewline ü"]);
         $s = $this->dumped($this->dir . '/store');
-        self::assertSame(2.0, $s['c_total{l="1.5"}']);
-        self::assertSame(1.0, $s['c_total{l="quote\" back\\\\slash\nnewline ü"}']);
+        self::assertSame(2.0, $s['c{l="1.5"}']);
+        self::assertSame(1.0, $s['c{l="quote\" back\\\\slash\nnewline ü"}']);
     }
 }

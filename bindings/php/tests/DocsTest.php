@@ -46,7 +46,7 @@ final class DocsTest extends TestCase
     public function testMigrationSnippet(): void
     {
         $s = self::samples($this->runSnippet(self::blocks()[0]));
-        self::assertSame(3.0, $s['myapp_requests_total{route="/users",status="200"}']);
+        self::assertSame(3.0, $s['myapp_requests{route="/users",status="200"}']);
         self::assertSame(1.0, $s['myapp_request_seconds_count{route="/users"}']);
         self::assertSame(0.0, $s['myapp_inflight']);
         self::assertSame(1.0, $s['php_info{version="' . PHP_VERSION . '"}']);
@@ -55,7 +55,7 @@ final class DocsTest extends TestCase
     public function testFpmAppSnippet(): void
     {
         $this->runSnippet(self::blocks()[4], ['SHMETRICS_STORE' => $this->dir . '/doc.metrics']);
-        self::assertSame(1.0, $this->dumped($this->dir . '/doc.metrics')['app_requests_total{route="/"}']);
+        self::assertSame(1.0, $this->dumped($this->dir . '/doc.metrics')['app_requests{route="/"}']);
     }
 
     public function testNativeHistogramSnippet(): void
@@ -65,8 +65,8 @@ final class DocsTest extends TestCase
         $s = self::samples($text);
         self::assertSame(1.0, $s['myapp_rpc_seconds_bucket{method="get",le="+Inf"}']);
         self::assertSame(1, preg_match_all('/^myapp_rpc_seconds_bucket/m', $text), 'native only');
-        self::assertSame(0.0, $s['myapp_job_seconds_bucket{le="10.0"}']);
-        self::assertSame(1.0, $s['myapp_job_seconds_bucket{le="60.0"}']);
+        self::assertSame(0.0, $s['myapp_job_seconds_bucket{le="10"}']);
+        self::assertSame(1.0, $s['myapp_job_seconds_bucket{le="60"}']);
     }
 
     public function testExemplarsSnippet(): void
@@ -75,7 +75,7 @@ final class DocsTest extends TestCase
         $om = self::dump($this->dir . '/doc.metrics', 'openmetrics');
         $ex = self::exemplars($om);
         self::assertSame(['trace_id' => '4bf92f3577b34da6'], $ex['myapp_jobs_total{queue="email"}']['labels']);
-        self::assertSame(0.42, $ex['myapp_job_seconds_bucket{le="1.0"}']['value']);
+        self::assertSame(0.42, $ex['myapp_job_seconds_bucket{le="1"}']['value']);
         self::assertCount(2, $ex);
         // The exposition the text shows, but for the timestamps.
         $doc = (string) file_get_contents(dirname(__DIR__, 3) . '/docs/php.md');
@@ -90,7 +90,7 @@ final class DocsTest extends TestCase
     {
         $this->runSnippet(self::blocks()[3]);
         $path = $this->dir . '/doc.metrics';
-        self::assertSame(1.0, $this->dumped($path)['myapp_logins_total{user="alice"}']);
+        self::assertSame(1.0, $this->dumped($path)['myapp_logins{user="alice"}']);
         // Registered with the TTL: the same name without one conflicts.
         $registry = new \Shmetrics\CollectorRegistry(new \Shmetrics\Storage\Shmetrics($path), false);
         self::assertSame(600.0, $registry->registerCounter('myapp', 'logins', 'Logins by user.', ['user'], ttl: 600)->getTtl());

@@ -22,7 +22,7 @@ final class ForkTest extends TestCase
         $children = json_decode($out, true);
         self::assertCount(4, $children);
         $s = $this->dumped($path);
-        self::assertSame(1.0 + 4 * 2500, $s['forked_total']);
+        self::assertSame(1.0 + 4 * 2500, $s['forked']);
         self::assertSame(4.0 * 2500, $s['forked_seconds_count']);
         // Gauge mode "all": one series per process that wrote it.
         foreach ($children as $pid) {

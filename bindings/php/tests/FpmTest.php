@@ -114,7 +114,7 @@ final class FpmTest extends TestCase
         foreach ($sent as $route => $n) {
             self::assertSame((float) $n, $s["fpm_requests_total{route=\"$route\",status=\"200\"}"] ?? null, "requests to $route");
             $buckets = [];
-            foreach (['0.001', '0.01', '0.1', '1.0', '+Inf'] as $le) {
+            foreach (['0.001', '0.01', '0.1', '1', '+Inf'] as $le) {
                 $buckets[] = $s["fpm_request_seconds_bucket{route=\"$route\",le=\"$le\"}"];
             }
             $sorted = $buckets;
@@ -220,7 +220,7 @@ final class FpmTest extends TestCase
             self::assertSame([(float) $n, (float) $n], $served((float) $n), "requests after wipe $round");
             self::assertSame(0.0, self::samples(self::get("$exporter/metrics"))['fpm_inflight'] ?? null);
         }
-        // Every worker has registered fpm_requests with [route, status] by now (4 workers, 401 requests).
+        // Every worker has registered fpm_requests_total with [route, status] by now (4 workers, 401 requests).
         for ($i = 0; $i < 8; $i++) {
             $body = self::get("$base/conflict");
             self::assertMatchesRegularExpression('/^\d+\nrefused: (.*)/', $body);

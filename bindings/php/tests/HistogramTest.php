@@ -19,8 +19,8 @@ final class HistogramTest extends TestCase
         }
         $s = $this->dumped($this->dir . '/store');
         self::assertSame(2.0, $s['app_latency_seconds_bucket{route="/",le="0.1"}']);
-        self::assertSame(3.0, $s['app_latency_seconds_bucket{route="/",le="1.0"}']);
-        self::assertSame(4.0, $s['app_latency_seconds_bucket{route="/",le="10.0"}']);
+        self::assertSame(3.0, $s['app_latency_seconds_bucket{route="/",le="1"}']);
+        self::assertSame(4.0, $s['app_latency_seconds_bucket{route="/",le="10"}']);
         self::assertSame(5.0, $s['app_latency_seconds_bucket{route="/",le="+Inf"}']);
         self::assertSame(5.0, $s['app_latency_seconds_count{route="/"}']);
         self::assertEqualsWithDelta(33.65, $s['app_latency_seconds_sum{route="/"}'], 1e-9);

@@ -43,8 +43,8 @@ final class NativeHistogramTest extends TestCase
         self::assertSame((float) $n, $s['app_rpc_seconds_count{route="/a"}']);
         self::assertEqualsWithDelta($sum, $s['app_rpc_seconds_sum{route="/a"}'], 1e-9);
         self::assertSame(1, preg_match_all('/^app_rpc_seconds_bucket/m', $text), $text);
-        self::assertSame(4.0, $s['app_job_seconds_bucket{le="1.0"}']);
-        self::assertSame(6.0, $s['app_job_seconds_bucket{le="10.0"}']);
+        self::assertSame(4.0, $s['app_job_seconds_bucket{le="1"}']);
+        self::assertSame(6.0, $s['app_job_seconds_bucket{le="10"}']);
         self::assertSame((float) $n, $s['app_job_seconds_count']);
         self::assertPromtoolAccepts($text);
 

@@ -18,6 +18,7 @@ final class SnapshotTest extends TestCase
     {
         $registry = $this->registry();
         $registry->getOrRegisterCounter('app', 'jobs', 'Jobs run.', ['queue'])->incBy(3, ['mail']);
+        $registry->getOrRegisterCounter('app', 'runs_total', 'Runs.')->inc();
         $registry->getOrRegisterGauge('app', 'workers', 'Per process.', [], 'all')->set(4);
         $h = $registry->getOrRegisterHistogram('app', 'seconds', 'Latency.', ['route'], [0.1, 1]);
         $h->observe(0.05, ['/']);
@@ -28,7 +29,13 @@ final class SnapshotTest extends TestCase
         }
         $families = Snapshot::take($registry->getStorage());
         $byName = array_column($families, null, 'name');
-        self::assertSame(['app_jobs', 'app_workers', 'app_seconds', 'app_bytes'], array_keys($byName));
+        self::assertSame(['app_jobs', 'app_runs', 'app_workers', 'app_seconds', 'app_bytes'], array_keys($byName));
+        // PHP's counters keep their names: `jobs` as given, `runs_total`
+        // through its name (the store keeps it without `_total`).
+        self::assertSame(
+            [true, false, false],
+            [$byName['app_jobs']['nameAsGiven'], $byName['app_runs']['nameAsGiven'], $byName['app_workers']['nameAsGiven']]
+        );
 
         $jobs = $byName['app_jobs'];
         self::assertSame(['counter', 'Jobs run.', ['queue']], [$jobs['type'], $jobs['help'], $jobs['labelNames']]);
@@ -46,7 +53,7 @@ final class SnapshotTest extends TestCase
         self::assertSame(0.5, $bytes['quantiles'][0][0]);
 
         $dumped = $this->dumped($registry->getStorage()->path());
-        self::assertSame(3.0, $dumped['app_jobs_total{queue="mail"}']);
+        self::assertSame(3.0, $dumped['app_jobs{queue="mail"}']);
         self::assertSame(2.0, $dumped['app_seconds_bucket{route="/",le="+Inf"}']);
         self::assertSame($bytes['quantiles'][0][1], $dumped['app_bytes{quantile="0.5"}']);
     }

@@ -145,9 +145,9 @@ final class StorageTest extends TestCase
             $c->inc(["id$i"]);
         }
         $s = $this->dumped($this->dir . '/store');
-        $counted = array_sum(array_filter($s, fn ($k) => str_starts_with($k, 'c_total'), ARRAY_FILTER_USE_KEY));
+        $counted = array_sum(array_filter($s, fn ($k) => str_starts_with($k, 'c{'), ARRAY_FILTER_USE_KEY));
         self::assertSame(50.0, $counted);
-        $overflow = $s['c_total{id="",shmetrics_overflow="true"}'];
+        $overflow = $s['c{id="",shmetrics_overflow="true"}'];
         self::assertGreaterThan(0, $overflow);
         self::assertSame((int) $overflow, $reg->getStorage()->stats()['overflows_total']);
     }
@@ -171,7 +171,7 @@ final class StorageTest extends TestCase
         } catch (StorageException $e) {
             self::assertSame(Native::READ_ONLY, $e->getCode());
         }
-        self::assertStringContainsString("c_total 1\n", $ro->render());
+        self::assertStringContainsString("\nc 1\n", $ro->render());
     }
 
     /**
@@ -187,20 +187,20 @@ final class StorageTest extends TestCase
         };
         $hit($path);
         $hit($path);
-        self::assertStringContainsString("\nhits_total 2\n", (new Shmetrics($path))->render());
+        self::assertStringContainsString("\nhits 2\n", (new Shmetrics($path))->render());
 
         unlink($path);
         $hit($path);
         self::assertFileExists($path);
-        self::assertStringContainsString("\nhits_total 1\n", (new Shmetrics($path))->render());
+        self::assertStringContainsString("\nhits 1\n", (new Shmetrics($path))->render());
 
         $other = $this->dir . '/other';
         $hit($other, 10);
         rename($other, $path);
         $hit($path);
-        self::assertStringContainsString("\nhits_total 11\n", (new Shmetrics($path))->render());
+        self::assertStringContainsString("\nhits 11\n", (new Shmetrics($path))->render());
         $hit($path);
-        self::assertStringContainsString("\nhits_total 12\n", (new Shmetrics($path))->render());
+        self::assertStringContainsString("\nhits 12\n", (new Shmetrics($path))->render());
     }
 
     public function testStats(): void

@@ -184,6 +184,7 @@ typedef struct shmetrics_family_info {
   const double *buckets;
   size_t bucket_count;
   size_t series_count;
+  uint8_t name_as_given;
 } shmetrics_family_info;
 
 typedef struct shmetrics_quantile {

@@ -804,6 +804,13 @@ typedef struct shmetrics_family_info {
    * How many series `shmetrics_snapshot_series` gives for the family.
    */
   size_t series_count;
+  /**
+   * 1 for a counter registered with `name_as_given` and a name without
+   * `_total`: the Prometheus text and protobuf formats name it `name`.
+   * 0 otherwise: a counter is `name_total` there (and in OpenMetrics
+   * always).
+   */
+  uint8_t name_as_given;
 } shmetrics_family_info;
 
 /**

@@ -65,6 +65,11 @@ pub struct shmetrics_family_info {
     pub bucket_count: usize,
     /// How many series `shmetrics_snapshot_series` gives for the family.
     pub series_count: usize,
+    /// 1 for a counter registered with `name_as_given` and a name without
+    /// `_total`: the Prometheus text and protobuf formats name it `name`.
+    /// 0 otherwise: a counter is `name_total` there (and in OpenMetrics
+    /// always).
+    pub name_as_given: u8,
 }
 
 /// One quantile estimate of a summary series.
@@ -228,6 +233,7 @@ impl shmetrics_snapshot {
                 },
                 bucket_count: buckets.len(),
                 series_count: series.len() - start,
+                name_as_given: u8::from(f.name_as_given()),
             });
             members.push(start..series.len());
         }

@@ -122,7 +122,7 @@ fn walks_every_type_with_labels_and_values() {
     let f = w.family(0);
     assert_eq!(text(f.name), "reqs");
     assert_eq!(text(f.help), "Requests.");
-    assert_eq!(f.kind, Kind::Counter as u32);
+    assert_eq!((f.kind, f.name_as_given), (Kind::Counter as u32, 0));
     assert_eq!(texts(f.label_names, f.label_count), ["route", "code"]);
     assert_eq!((f.bucket_count, f.series_count), (0, 2));
     let s = w.series(0, 0);
@@ -160,6 +160,31 @@ fn walks_every_type_with_labels_and_values() {
         assert_eq!(got.quantile, want.0);
         assert!((got.value / want.1 - 1.0).abs() <= 0.0099, "{got:?}");
     }
+}
+
+#[test]
+fn counters_say_whether_they_are_named_as_given() {
+    let st = Open::new();
+    let store = st.store();
+    for name in ["jobs", "requests_total", "hits"] {
+        let d = FamilyDesc::new(name, Kind::Counter);
+        let d = if name == "hits" { d } else { d.name_as_given() };
+        let c = store.register(&d).unwrap();
+        store.counter_inc(store.series(&c, &[]).unwrap()).unwrap();
+    }
+    let w = st.take();
+    let got: Vec<_> = (0..3)
+        .map(|i| (text(w.family(i).name), w.family(i).name_as_given))
+        .collect();
+    // `requests_total` keeps its `_total` through the name, not the flag.
+    assert_eq!(
+        got,
+        [
+            ("jobs".to_owned(), 1),
+            ("requests".to_owned(), 0),
+            ("hits".to_owned(), 0)
+        ]
+    );
 }
 
 #[test]

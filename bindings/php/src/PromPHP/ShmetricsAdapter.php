@@ -145,7 +145,7 @@ final class ShmetricsAdapter implements Adapter
                 array_push($samples, ...Samples::of($family, $s));
             }
             $out[] = new MetricFamilySamples([
-                'name' => $family['name'],
+                'name' => Samples::name($family),
                 'help' => $family['help'],
                 'type' => $family['type'],
                 'labelNames' => $family['labelNames'],

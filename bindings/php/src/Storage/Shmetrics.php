@@ -257,9 +257,14 @@ final class Shmetrics
         $d->ttl_ms = $ttlMs;
         // PromPHP's names: the legacy character sets, checked by the store.
         $d->name_rules = $ffi->SHMETRICS_NAMES_LEGACY;
-        // And the page PromPHP served: no _created, the text format only
-        // (docs/ARCHITECTURE.md, "Exposition hints").
-        $d->hints = $ffi->SHMETRICS_HINT_NO_CREATED | $ffi->SHMETRICS_HINT_TEXT_ONLY;
+        // And the page PromPHP served (docs/ARCHITECTURE.md, "Exposition
+        // hints"): a counter under the name it was given (`jobs` stays
+        // `jobs`; the store keeps the flag for counters only), bounds and
+        // quantiles as PHP writes floats (le="1", not le="1.0"), no
+        // _created, the text format only. The extension sets the same.
+        $d->name_as_given = 1;
+        $d->hints = $ffi->SHMETRICS_HINT_SHORT_BOUNDS | $ffi->SHMETRICS_HINT_NO_CREATED
+            | $ffi->SHMETRICS_HINT_TEXT_ONLY;
         $token = $ffi->new('uint32_t');
         $rc = $ffi->shmetrics_family_cache($this->store, $key, strlen($key), FFI::addr($d), FFI::addr($token));
         if ($rc !== Native::OK) {

@@ -21,14 +21,14 @@ $route = $_SERVER['DOCUMENT_URI'] ?? '/';
 $registry = CollectorRegistry::getDefault();
 $inflight = $registry->getOrRegisterGauge('fpm', 'inflight', 'Requests in progress.', [], 'livesum');
 $inflight->inc();
-$registry->getOrRegisterCounter('fpm', 'requests', 'Requests served.', ['route', 'status'])->inc([$route, '200']);
+$registry->getOrRegisterCounter('fpm', 'requests_total', 'Requests served.', ['route', 'status'])->inc([$route, '200']);
 $registry->getOrRegisterHistogram('fpm', 'request_seconds', 'Request latency.', ['route'], [0.001, 0.01, 0.1, 1])
     ->observe((hrtime(true) - $start) / 1e9, [$route]);
 $inflight->dec();
 echo getmypid(), "\n";
 if ($route === '/conflict') {
     try {
-        (new CollectorRegistry(null, false))->getOrRegisterCounter('fpm', 'requests', 'Requests served.', ['route']);
+        (new CollectorRegistry(null, false))->getOrRegisterCounter('fpm', 'requests_total', 'Requests served.', ['route']);
         echo "accepted\n";
     } catch (Throwable $e) {
         echo 'refused: ', get_class($e), ': ', $e->getMessage(), "\n";

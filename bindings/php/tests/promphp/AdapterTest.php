@@ -9,6 +9,7 @@ use Prometheus\Counter as PromCounter;
 use Prometheus\Exception\MetricsRegistrationException as PromRegistrationException;
 use Prometheus\MetricFamilySamples;
 use Prometheus\RenderTextFormat as PromRender;
+use Prometheus\Storage\InMemory;
 use Shmetrics\CollectorRegistry;
 use Shmetrics\PromPHP\ShmetricsAdapter;
 use Shmetrics\Tests\Support\TestCase;
@@ -58,8 +59,43 @@ final class AdapterTest extends TestCase
         self::assertEqualsWithDelta(1000, (float) $got['app_bytes{quantile=0.5}'], 9.9);
         // The exporter's view (another process) agrees.
         $dumped = $this->dumped($store);
-        self::assertSame(3.0, $dumped['app_requests_total{route="/users"}']);
+        self::assertSame(3.0, $dumped['app_requests{route="/users"}']);
         self::assertSame(3.0, $dumped['app_seconds_count{route="/users"}']);
+    }
+
+    /**
+     * The page PromPHP renders over the adapter, and the exporter's, are
+     * those PromPHP renders over its own storage: counters named as
+     * registered, with `_total` or without, and bounds as PHP writes
+     * floats (`le="1"`, `le="2.5"`). The migration test
+     * (tests/migration/test_promphp.py) does the same against APCng under
+     * php-fpm.
+     */
+    public function testPagesAreThoseOfPromphpsOwnStorage(): void
+    {
+        $work = static function (PromRegistry $r): void {
+            $r->getOrRegisterCounter('ns', 'jobs', 'Jobs.', ['code'])->inc(['200']);
+            $r->getOrRegisterCounter('ns', 'requests_total', 'Requests.', ['route'])->incBy(2.5, ['/a']);
+            $r->getOrRegisterGauge('ns', 'temp', 'Temperature.')->set(-1.5);
+            $r->getOrRegisterHistogram('ns', 'size', 'Sizes.', [], [0.005, 0.25, 1, 2.5, 10, 1000])->observe(3);
+            $r->getOrRegisterHistogram('ns', 'wait_seconds', 'Default buckets.', ['q'])->observe(0.3, ['x']);
+        };
+        $work($peer = new PromRegistry(new InMemory(), false));
+        $work($ours = new PromRegistry($adapter = $this->adapter(), false));
+        $want = (new PromRender())->render($peer->getMetricFamilySamples());
+        self::assertStringContainsString("# TYPE ns_jobs counter\nns_jobs{code=\"200\"} 1\n", $want);
+        self::assertStringContainsString('ns_size_bucket{le="1"} 0', $want);
+        self::assertSame($want, (new PromRender())->render($ours->getMetricFamilySamples()));
+        // The exporter's page: the same families, in registration order.
+        $families = static function (string $page): array {
+            $out = [];
+            foreach (preg_split('/^(?=# HELP )/m', $page, -1, PREG_SPLIT_NO_EMPTY) as $family) {
+                $out[strtok($family, "\n")] = $family;
+            }
+            ksort($out);
+            return $out;
+        };
+        self::assertSame($families($want), $families($adapter->getStorage()->render()));
     }
 
     public function testTheNativeApiAndTheAdapterShareMetrics(): void
@@ -135,7 +171,7 @@ final class AdapterTest extends TestCase
         self::command([PHP_BINARY, '-d', 'ffi.enable=1', $this->dir . '/snippet.php']);
         $s = $this->dumped($store);
         self::assertSame(1.0, $s['php_info{version="' . PHP_VERSION . '"}']);
-        self::assertSame(1.0, $s['myapp_requests_total']);
+        self::assertSame(1.0, $s['myapp_requests']);
     }
 
     public function testMetricsWorkAgainAfterAWipe(): void
@@ -158,7 +194,7 @@ final class AdapterTest extends TestCase
         $adapter->updateCounter(['name' => 'c', 'help' => 'C.', 'type' => null, 'labelNames' => [],
             'labelValues' => [], 'value' => 2, 'command' => 1]);
         $s = $this->dumped($this->dir . '/store');
-        self::assertSame(1.0, $s['h_bucket{le="1.0"}'] ?? $s['h_bucket{le="1"}'] ?? null);
-        self::assertSame(2.0, $s['c_total'] ?? null);
+        self::assertSame(1.0, $s['h_bucket{le="1"}'] ?? null);
+        self::assertSame(2.0, $s['c'] ?? null);
     }
 }

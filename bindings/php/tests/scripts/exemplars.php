@@ -12,7 +12,7 @@ use Shmetrics\CollectorRegistry;
 
 [, $path] = $argv;
 $reg = new CollectorRegistry($path, false);
-$reg->registerCounter('app', 'jobs', 'Jobs run.', ['queue'], exemplars: true)
+$reg->registerCounter('app', 'jobs_total', 'Jobs run.', ['queue'], exemplars: true)
     ->incBy(2, ['email'], ['trace_id' => 'child']);
 $reg->registerHistogram('app', 'job_seconds', 'Job duration.', [], [0.1, 1], exemplars: true)
     ->observe(0.5, [], ['trace_id' => 'child-mid']);
