@@ -31,7 +31,7 @@ fn store(dir: &std::path::Path) -> Store {
     for f in 0..4 {
         let c = store
             .register(
-                &FamilyDesc::new(&format!("http_requests_{f}_total"), Kind::Counter)
+                &FamilyDesc::new(format!("http_requests_{f}_total"), Kind::Counter)
                     .help("Requests handled, by route and status.")
                     .labels(&["route", "code", "instance"]),
             )
