@@ -632,7 +632,11 @@ def diff_metadata(check: str, pm: dict[str, tuple[str, str]], om: dict[str, tupl
     metadata one side names `X_total` (text and protobuf name the family
     so) and the other `X` (OpenMetrics does), with the same type and help,
     is one difference, `metadata-renamed`, written `X_total -> X` or
-    `X -> X_total` (peer's name first)."""
+    `X -> X_total` (peer's name first). So is an OpenMetrics info `X` that
+    the other side names `X_info`, a gauge with the same help (what the
+    text and protobuf formats make of it), written `X -> X_info` with the
+    types in its detail. A type difference is written `X peer -> ours`
+    (`myapp_state stateset -> gauge`)."""
     diffs = []
     pm, om = dict(pm), dict(om)
     for name in sorted(pm.keys() - om.keys()):
@@ -641,12 +645,17 @@ def diff_metadata(check: str, pm: dict[str, tuple[str, str]], om: dict[str, tupl
             diffs.append(Difference(check, "metadata-renamed", f"{name} -> {other}", f"{pm[name]!r}"))
             del pm[name], om[other]
     for name in sorted(pm.keys() - om.keys()):
+        other = name + "_info"
+        if pm[name][0] == "info" and other in om and other not in pm and om[other] == ("gauge", pm[name][1]):
+            diffs.append(Difference(check, "metadata-renamed", f"{name} -> {other}", "info -> gauge"))
+            del pm[name], om[other]
+    for name in sorted(pm.keys() - om.keys()):
         diffs.append(Difference(check, "metadata-missing", name, f"peer={pm[name]!r}"))
     for name in sorted(om.keys() - pm.keys()):
         diffs.append(Difference(check, "metadata-extra", name, f"shmetrics={om[name]!r}"))
     for name in sorted(pm.keys() & om.keys()):
         if pm[name][0] != om[name][0]:
-            diffs.append(Difference(check, "type", name, f"peer={pm[name][0]!r} shmetrics={om[name][0]!r}"))
+            diffs.append(Difference(check, "type", f"{name} {pm[name][0]} -> {om[name][0]}"))
         if pm[name][1] != om[name][1]:
             diffs.append(Difference(check, "help", name, f"peer={pm[name][1]!r} shmetrics={om[name][1]!r}"))
     return diffs

@@ -103,15 +103,20 @@ def test_the_docs_table_parses():
 
 
 def test_metadata_rename_is_one_difference_only_when_type_and_help_agree():
-    peer = {"a_total": ("counter", "A"), "b_total": ("counter", "B"), "c": ("gauge", "C"), "d": ("counter", "D")}
-    ours = {"a": ("counter", "A"), "b": ("counter", "other help"), "c": ("counter", "C"), "d_total": ("counter", "D")}
+    peer = {"a_total": ("counter", "A"), "b_total": ("counter", "B"), "c": ("gauge", "C"), "d": ("counter", "D"),
+            "e": ("info", "E"), "f": ("info", "F")}
+    ours = {"a": ("counter", "A"), "b": ("counter", "other help"), "c": ("counter", "C"), "d_total": ("counter", "D"),
+            "e_info": ("gauge", "E"), "f_info": ("gauge", "other help")}
     got = sorted((d.kind, d.series) for d in h.diff_metadata("prometheus-default", peer, ours))
     assert got == [
         ("metadata-extra", "b"),
+        ("metadata-extra", "f_info"),
         ("metadata-missing", "b_total"),
+        ("metadata-missing", "f"),
         ("metadata-renamed", "a_total -> a"),
         ("metadata-renamed", "d -> d_total"),
-        ("type", "c"),
+        ("metadata-renamed", "e -> e_info"),
+        ("type", "c gauge -> counter"),
     ]
 
 

@@ -163,14 +163,14 @@ struct Hints {
 }
 
 /// How the exposition writes this process's families, as
-/// prometheus_client serves them: OpenMetrics `_created` samples (what
-/// Prometheus negotiates by default); none with
-/// `PROMETHEUS_DISABLE_CREATED_SERIES` set to true (its own test of the
-/// variable), nor in multiprocess mode (`PROMETHEUS_MULTIPROC_DIR` set),
-/// whose `MultiProcessCollector` serves none. (prometheus_client in one
-/// process also writes `name_created` gauges in the text format,
-/// `Created::EveryFormat`; not chosen yet: the shared vectors fix the
-/// text page without them.)
+/// prometheus_client serves them. In one process, `_created` in every
+/// format (`Created::EveryFormat`): OpenMetrics `_created` samples, and in
+/// the text format `name_created` gauge families, as its
+/// `generate_latest` writes them, so that Prometheus stores the same
+/// series from `shmetrics serve` as from the app's own endpoint. None
+/// with `PROMETHEUS_DISABLE_CREATED_SERIES` set to true (its own test of
+/// the variable), nor in multiprocess mode (`PROMETHEUS_MULTIPROC_DIR`
+/// set), whose `MultiProcessCollector` serves none.
 fn exposition_hints() -> shmetrics_core::Hints {
     let truthy = |v: &str| matches!(v.to_ascii_lowercase().as_str(), "true" | "1" | "t");
     let disabled = std::env::var("PROMETHEUS_DISABLE_CREATED_SERIES").is_ok_and(|v| truthy(&v));
@@ -179,7 +179,7 @@ fn exposition_hints() -> shmetrics_core::Hints {
         created: if disabled || multiprocess {
             shmetrics_core::Created::Never
         } else {
-            shmetrics_core::Created::OpenMetrics
+            shmetrics_core::Created::EveryFormat
         },
         ..shmetrics_core::Hints::default()
     }
@@ -899,7 +899,8 @@ metric_class! {
     /// A gauge: a value that goes up and down. `multiprocess_mode` says how
     /// the processes' values combine, as in prometheus_client.
     Gauge, Kind::Gauge,
-    new(multiprocess_mode: Option<&str> = None) => |d: FamilyDesc, h: &Hints, mode: Option<&str>| -> PyResult<FamilyDesc> {
+    new(multiprocess_mode: Option<&str> = None, _openmetrics_type: Option<&str> = None)
+        => |d: FamilyDesc, h: &Hints, mode: Option<&str>, om_type: Option<&str>| -> PyResult<FamilyDesc> {
         // Unsaid, the registry's default (a private registry's `shared`),
         // else `all` as in prometheus_client's multiprocess mode.
         let mode = mode.or(h.gauge_mode.as_deref()).unwrap_or("all");
@@ -909,7 +910,20 @@ metric_class! {
                 GaugeMode::ALL.map(GaugeMode::as_str)
             ))
         })?;
-        Ok(d.gauge_mode(mode))
+        // `info` or `stateset`: the gauge of an `Info` or `Enum`, which
+        // the exporter's OpenMetrics pages type as prometheus_client's.
+        let om_type = match om_type {
+            None => None,
+            Some("info") => Some(shmetrics_core::OpenMetricsType::Info),
+            Some("stateset") => Some(shmetrics_core::OpenMetricsType::StateSet),
+            Some(other) => {
+                return Err(crate::errors::InvalidOptionsError::new_err(format!(
+                    "_openmetrics_type must be \"info\" or \"stateset\", got {other:?}"
+                )))
+            }
+        };
+        let hints = shmetrics_core::Hints { openmetrics_type: om_type, ..d.hints };
+        Ok(d.gauge_mode(mode).hints(hints))
     },
     {
         /// Adds `amount` (default 1).

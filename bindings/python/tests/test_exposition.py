@@ -10,9 +10,10 @@ import urllib.request
 from wsgiref.util import setup_testing_defaults
 
 import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 
 import shmetrics
-from conftest import samples_of, which
+from conftest import dump, samples_of, which
 
 PROMETHEUS_ACCEPT = ("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
                      "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
@@ -113,3 +114,35 @@ def test_start_http_server_binds_loopback(populated):
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_exporter_page_is_prometheus_clients(store, monkeypatch):
+    """What `shmetrics serve` writes for a single-process app's families
+    (the exporter's renderer, from another process): prometheus_client's
+    `name_created` gauges in the text format, and its `info` and
+    `stateset` types in OpenMetrics (gauges in the text format)."""
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    monkeypatch.delenv("PROMETHEUS_DISABLE_CREATED_SERIES", raising=False)
+    shmetrics.Counter("jobs", "Jobs.", ["q"]).labels("a").inc()
+    shmetrics.Info("build", "Build.").info({"version": "1.2"})
+    shmetrics.Enum("state", "State.", states=["up", "down"]).state("up")
+    text = dump(store, "text")
+    assert '# HELP jobs_created Jobs.\n# TYPE jobs_created gauge\njobs_created{q="a"} ' in text, text
+    assert "# TYPE build_info gauge\n" in text and "# TYPE state gauge\n" in text, text
+    assert samples_of(text).keys() >= {("jobs_created", frozenset({("q", "a")}))}
+    om = dump(store, "openmetrics")
+    assert '# TYPE build info\n# HELP build Build.\nbuild_info{version="1.2"} 1\n' in om, om
+    assert '# TYPE state stateset\n# HELP state State.\nstate{state="up"} 1\n' in om, om
+    # prometheus_client's OpenMetrics parser takes the types as they are.
+    types = {f.name: f.type for f in parse_openmetrics(om)}
+    assert (types["build"], types["state"], types["jobs"]) == ("info", "stateset", "counter")
+
+
+def test_exporter_page_without_created(store, monkeypatch):
+    """`PROMETHEUS_DISABLE_CREATED_SERIES=true` when a family is first
+    registered: no `_created` on the exporter's page, in any format."""
+    monkeypatch.delenv("PROMETHEUS_MULTIPROC_DIR", raising=False)
+    monkeypatch.setenv("PROMETHEUS_DISABLE_CREATED_SERIES", "true")
+    shmetrics.Counter("jobs", "Jobs.").inc()
+    for fmt in ("text", "openmetrics"):
+        assert "_created" not in dump(store, fmt)

@@ -1,12 +1,15 @@
 """The shared test vectors (tests/vectors/updates.json) through the Python
 API. The C ABI, PHP and Lua run the same file; all must render the same
-text. The expected texts are also checked with prometheus_client's parser."""
+text, but that Python's families add prometheus_client's `name_created`
+gauges (`with_created_gauges`). The expected texts are also checked with
+prometheus_client's parser."""
 
 from __future__ import annotations
 
 import json
 import math
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -74,8 +77,58 @@ def normalize_openmetrics(text: str) -> str:
     return "".join(out)
 
 
+def with_created_gauges(text: str) -> str:
+    """The shared text as Python's families render it: they follow
+    prometheus_client in one process (`Created::EveryFormat`, see
+    docs/ARCHITECTURE.md, "Exposition hints"), so after each counter,
+    histogram and summary comes a gauge family `name_created` with each
+    series' creation time, written `T` here (`normalize_created`). The
+    other layers render the shared text as it is."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        help_text, kind, name = None, None, ""
+        j = i
+        while j < len(lines) and lines[j].startswith("# "):
+            _, keyword, name, rest = lines[j].split(" ", 3)
+            if keyword == "HELP":
+                help_text = rest
+            elif keyword == "TYPE":
+                kind = rest.strip()
+            j += 1
+        k = j
+        while k < len(lines) and not lines[k].startswith("# "):
+            k += 1
+        out += lines[i:k]
+        if kind in ("counter", "histogram", "summary"):
+            base = name[: -len("_total")] if kind == "counter" else name
+            one = name if kind == "counter" else base + "_count"  # one sample a series
+            series = [line[len(one):].rsplit(" ", 1)[0] for line in lines[j:k]
+                      if line.startswith(one) and line[len(one)] in "{ "]
+            if series:
+                if help_text is not None:
+                    out.append(f"# HELP {base}_created {help_text}")
+                out.append(f"# TYPE {base}_created gauge\n")
+                out += [f"{base}_created{labels} T\n" for labels in series]
+        i = k
+    return "".join(out)
+
+
+def normalize_created(text: str, since: float) -> str:
+    """`text` with each `_created` gauge's value, a creation time no
+    earlier than `since` and not in the future, written `T`."""
+    def repl(m: re.Match) -> str:
+        t = float(m.group(2))
+        assert since - 1 <= t <= time.time() + 1, m.group(0)
+        return m.group(1) + " T"
+
+    return re.sub(r"^([^#\n]*_created(?:\{.*\})?) (\S+)$", repl, text, flags=re.M)
+
+
 @pytest.mark.parametrize("case", VECTORS["cases"], ids=lambda c: c["name"])
 def test_vector_case(tmp_path, case):
+    since = time.time()
     store = shmetrics.Store(tmp_path / "v.shm")
     metrics = {f["name"]: make(store, f) for f in case["families"]}
     for op in case["ops"]:
@@ -83,7 +136,7 @@ def test_vector_case(tmp_path, case):
     for e in case["errors"]:
         with pytest.raises(ERRORS[e["error"]]):
             apply(metrics, e)
-    assert store.render("text").decode() == case["text"]
+    assert normalize_created(store.render("text").decode(), since) == with_created_gauges(case["text"])
     # The expected text itself is valid for a real parser.
     names = {f.name for f in text_string_to_metric_families(case["text"])}
     assert names == {f["name"] for f in case["families"]}

@@ -384,7 +384,7 @@ pub enum Created {
 /// // What nginx-lua-prometheus and PromPHP serve.
 /// let h = FamilyDesc::new("latency", Kind::Histogram)
 ///     .buckets(&[1.0, 5.0, 10.0])
-///     .hints(Hints { short_bounds: true, created: Created::Never, text_only: true });
+///     .hints(Hints { short_bounds: true, created: Created::Never, text_only: true, ..Hints::default() });
 /// # let _ = h;
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -403,6 +403,36 @@ pub struct Hints {
     /// it, rather than in OpenMetrics or protobuf (which would add
     /// `_total` to counters named without it).
     pub text_only: bool,
+    /// For a gauge: the OpenMetrics type it stands for, if not `gauge`
+    /// (prometheus_client's `Info` and `Enum`, which it keeps as gauges).
+    /// Only OpenMetrics has these types; the text and protobuf formats
+    /// write such a family as the gauge it is, as prometheus_client's
+    /// text format does.
+    pub openmetrics_type: Option<OpenMetricsType>,
+}
+
+/// An OpenMetrics type a gauge family may be written as
+/// ([`Hints::openmetrics_type`]). Its samples are the gauge's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpenMetricsType {
+    /// `info`: the family's name ends in `_info`, which OpenMetrics
+    /// leaves out of the metric family's name (`# TYPE build info`, the
+    /// sample `build_info{version="1.2"} 1`), as prometheus_client's
+    /// `Info`.
+    Info,
+    /// `stateset`: one label is named as the family, one series per
+    /// state valued 1 or 0, as prometheus_client's `Enum`.
+    StateSet,
+}
+
+impl OpenMetricsType {
+    /// The name in `# TYPE` lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpenMetricsType::Info => "info",
+            OpenMetricsType::StateSet => "stateset",
+        }
+    }
 }
 
 /// Bits of the family record's `hints` word (bit 0: `name_as_given`).
@@ -412,6 +442,8 @@ pub(crate) mod hint_bits {
     pub const CREATED_NEVER: u32 = 1 << 2;
     pub const CREATED_EVERY_FORMAT: u32 = 1 << 3;
     pub const TEXT_ONLY: u32 = 1 << 4;
+    pub const OM_INFO: u32 = 1 << 5;
+    pub const OM_STATESET: u32 = 1 << 6;
 }
 
 impl Hints {
@@ -423,9 +455,15 @@ impl Hints {
             Created::Never => CREATED_NEVER,
             Created::EveryFormat => CREATED_EVERY_FORMAT,
         };
+        let om_type = match self.openmetrics_type {
+            None => 0,
+            Some(OpenMetricsType::Info) => OM_INFO,
+            Some(OpenMetricsType::StateSet) => OM_STATESET,
+        };
         (u32::from(self.short_bounds) * SHORT_BOUNDS)
             | created
             | (u32::from(self.text_only) * TEXT_ONLY)
+            | om_type
     }
 
     /// The hints of a stored word (unknown bits ignored).
@@ -438,10 +476,18 @@ impl Hints {
         } else {
             Created::OpenMetrics
         };
+        let openmetrics_type = if bits & OM_INFO != 0 {
+            Some(OpenMetricsType::Info)
+        } else if bits & OM_STATESET != 0 {
+            Some(OpenMetricsType::StateSet)
+        } else {
+            None
+        };
         Hints {
             short_bounds: bits & SHORT_BOUNDS != 0,
             created,
             text_only: bits & TEXT_ONLY != 0,
+            openmetrics_type,
         }
     }
 }
@@ -824,6 +870,41 @@ impl FamilyDesc {
         }
         if self.kind != Kind::Gauge && self.gauge_mode != GaugeMode::default() {
             return Err(options("a gauge mode is only for gauges"));
+        }
+        self.check_openmetrics_type()
+    }
+
+    /// An OpenMetrics type other than `gauge` only for a gauge that can
+    /// be written as one: an info's name ends in `_info`, a state set has
+    /// a label named as the family.
+    fn check_openmetrics_type(&self) -> Result<()> {
+        let Some(t) = self.hints.openmetrics_type else {
+            return Ok(());
+        };
+        if self.kind != Kind::Gauge {
+            return Err(options(format!(
+                "only a gauge may be written as an OpenMetrics {}, not a {}",
+                t.as_str(),
+                self.kind.as_str()
+            )));
+        }
+        let fits = match t {
+            OpenMetricsType::Info => {
+                self.name.len() > "_info".len() && self.name.ends_with("_info")
+            }
+            OpenMetricsType::StateSet => self.label_names.contains(&self.name),
+        };
+        if !fits {
+            return Err(options(match t {
+                OpenMetricsType::Info => format!(
+                    "an OpenMetrics info's name must end in \"_info\", got {:?}",
+                    self.name
+                ),
+                OpenMetricsType::StateSet => format!(
+                    "an OpenMetrics state set needs a label named as the family, {:?}",
+                    self.name
+                ),
+            }));
         }
         Ok(())
     }

@@ -55,8 +55,8 @@ pub use error::{Error, ErrorKind, Result};
 pub use exemplar::MAX_EXEMPLAR_CHARS;
 pub use family::{
     check_label_name, check_metric_name, Created, FamilyDesc, GaugeMode, Hints, Kind, NativeOpts,
-    SummaryOpts, DEFAULT_BUCKETS, DEFAULT_NATIVE_ZERO_THRESHOLD, MAX_AGE_BUCKETS, MAX_BUCKETS,
-    MAX_LABELS, MAX_QUANTILES, MAX_TTL, MIN_TTL, OVERFLOW_LABEL, PID_LABEL,
+    OpenMetricsType, SummaryOpts, DEFAULT_BUCKETS, DEFAULT_NATIVE_ZERO_THRESHOLD, MAX_AGE_BUCKETS,
+    MAX_BUCKETS, MAX_LABELS, MAX_QUANTILES, MAX_TTL, MIN_TTL, OVERFLOW_LABEL, PID_LABEL,
 };
 pub use health::faults_absorbed;
 pub use names::{

@@ -34,11 +34,17 @@
 //!   series gets its metadata lines only.
 //! - In the text format a counter's `HELP` and `TYPE` lines and its sample
 //!   all use `name_total`, as client_python does; no `_created` series are
-//!   written (they would be separate gauges there).
+//!   written, but for families hinted `Created::EveryFormat` (as
+//!   prometheus_client in one process writes them: a gauge family
+//!   `name_created` after the family).
 //! - In OpenMetrics, the counter's `TYPE` names the family without
 //!   `_total`; counters, histograms and summaries get a `_created` sample
 //!   with the series' creation time; `UNIT` is written when the family has
-//!   a unit.
+//!   a unit. A gauge hinted as an `info` or `stateset`
+//!   (`Hints::openmetrics_type`, prometheus_client's `Info` and `Enum`)
+//!   is typed so, an info's family named without `_info` (`# TYPE build
+//!   info`, `build_info{version="1.2"} 1`); the text format writes it as
+//!   the gauge it is.
 //! - `le` label values use the canonical OpenMetrics rendering
 //!   ([`write_canonical_float`]) in both formats: `le="0.005"`,
 //!   `le="1.0"`, `le="+Inf"`.
@@ -66,7 +72,7 @@ pub mod protobuf;
 pub use shmetrics_core::{escape_label_name, escape_metric_name, Escaping};
 use shmetrics_core::{
     escape_name_into, is_legacy_label_name, is_legacy_metric_name, Created, Exemplar, FamilyView,
-    Kind, Quantile, SeriesView, Snapshot, Value,
+    Kind, OpenMetricsType, Quantile, SeriesView, Snapshot, Value,
 };
 
 pub use families::{Families, Family};
@@ -672,7 +678,15 @@ enum NameMode {
 }
 
 /// Every suffix a sample or metadata name may take.
-const SUFFIXES: [&[u8]; 6] = [b"", b"_total", b"_bucket", b"_count", b"_sum", b"_created"];
+const SUFFIXES: [&[u8]; 7] = [
+    b"",
+    b"_total",
+    b"_bucket",
+    b"_count",
+    b"_sum",
+    b"_created",
+    b"_info",
+];
 
 /// Appends a label name: as it is if legacy, else quoted (`allow-utf-8`)
 /// or escaped.
@@ -775,7 +789,7 @@ impl Encoder {
             Kind::Counter => (Kind::Counter, b"_total"),
             _ => (Kind::Gauge, b""),
         };
-        self.metadata(name, suffix, f.help.as_bytes(), b"", kind, out);
+        self.metadata(name, suffix, f.help.as_bytes(), b"", kind.as_str(), out);
         for s in &f.samples {
             self.render_labels(s.labels.iter().copied());
             self.sample_start(out, name, suffix);
@@ -785,8 +799,13 @@ impl Encoder {
     }
 
     fn family(&mut self, f: &FamilyView<'_>, out: &mut Vec<u8>) {
-        self.start_family(f.name(), f.label_names());
         let hints = f.hints();
+        if let Some(t) = hints.openmetrics_type.filter(|_| self.om) {
+            if f.kind() == Kind::Gauge {
+                return self.typed_gauge(f, t, out);
+            }
+        }
+        self.start_family(f.name(), f.label_names());
         self.short_bounds = hints.short_bounds;
         self.created = match hints.created {
             Created::Never => false,
@@ -802,7 +821,7 @@ impl Encoder {
             _ => b"",
         };
         let (help, unit) = (f.help().as_bytes(), f.unit().as_bytes());
-        self.metadata(name, total, help, unit, kind, out);
+        self.metadata(name, total, help, unit, kind.as_str(), out);
         match kind {
             Kind::Counter => {
                 for s in f.series() {
@@ -816,22 +835,42 @@ impl Encoder {
                     self.created(&s, name, out);
                 }
             }
-            Kind::Gauge => {
-                for s in f.series() {
-                    self.render_labels(s.labels());
-                    if let Value::Gauge(v) = s.value() {
-                        self.sample_start(out, name, b"");
-                        write_float(out, v);
-                        out.push(b'\n');
-                    }
-                }
-            }
+            Kind::Gauge => self.gauge_series(f, name, b"", out),
             Kind::Histogram => self.histogram_series(f, name, out),
             Kind::Summary => self.summary_series(f, name, out),
         }
         if self.created && !self.om && kind != Kind::Gauge {
             self.created_gauges(f, name, help, out);
         }
+    }
+
+    /// A gauge's samples, named `name` and `suffix`.
+    #[inline]
+    fn gauge_series(&mut self, f: &FamilyView<'_>, name: &[u8], suffix: &[u8], out: &mut Vec<u8>) {
+        for s in f.series() {
+            self.render_labels(s.labels());
+            if let Value::Gauge(v) = s.value() {
+                self.sample_start(out, name, suffix);
+                write_float(out, v);
+                out.push(b'\n');
+            }
+        }
+    }
+
+    /// OpenMetrics: a gauge hinted as an `info` (its metric family named
+    /// without `_info`, which its samples keep) or a `stateset`, as
+    /// prometheus_client writes its `Info` and `Enum`.
+    fn typed_gauge(&mut self, f: &FamilyView<'_>, t: OpenMetricsType, out: &mut Vec<u8>) {
+        let full = f.name();
+        // Registration checks that an info's name ends in `_info`.
+        let (name, suffix): (&str, &[u8]) = match (t, full.strip_suffix("_info")) {
+            (OpenMetricsType::Info, Some(short)) => (short, b"_info"),
+            _ => (full, b""),
+        };
+        self.start_family(name, f.label_names());
+        let (help, unit) = (f.help().as_bytes(), f.unit().as_bytes());
+        self.metadata(name.as_bytes(), b"", help, unit, t.as_str(), out);
+        self.gauge_series(f, name.as_bytes(), suffix, out);
     }
 
     /// The text format's `name_created` gauge family, after the family,
@@ -841,7 +880,7 @@ impl Encoder {
         if f.series().all(|s| s.created_unix_ns() == 0) {
             return;
         }
-        self.metadata(name, b"_created", help, b"", Kind::Gauge, out);
+        self.metadata(name, b"_created", help, b"", "gauge", out);
         for s in f.series() {
             let ns = s.created_unix_ns();
             if ns != 0 {
@@ -923,7 +962,7 @@ impl Encoder {
         text_suffix: &[u8],
         help: &[u8],
         unit: &[u8],
-        kind: Kind,
+        type_name: &str,
         out: &mut Vec<u8>,
     ) {
         let line = |out: &mut Vec<u8>, keyword: &[u8]| {
@@ -937,7 +976,7 @@ impl Encoder {
             out.push(b'\n');
         }
         line(out, b"# TYPE ");
-        out.extend_from_slice(kind.as_str().as_bytes());
+        out.extend_from_slice(type_name.as_bytes());
         out.push(b'\n');
         if self.om {
             if !unit.is_empty() {

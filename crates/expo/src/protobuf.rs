@@ -25,7 +25,15 @@
 //!   sorts them).
 //! - Counters, histograms and summaries carry `created_timestamp`, the
 //!   series' creation time, unless the family's hints say it has no
-//!   `_created` (`Created::Never`); no sample has a timestamp. Bucket
+//!   `_created` (`Created::Never`); no sample has a timestamp. A family
+//!   hinted `Created::EveryFormat` (prometheus_client in one process) is
+//!   followed by a gauge family `name_created` holding those times in
+//!   seconds, as that library's text format writes them: Prometheus
+//!   stores `name_created` series from its text and OpenMetrics pages,
+//!   and would not from `created_timestamp`.
+//! - A gauge hinted as an OpenMetrics `info` or `stateset` stays a
+//!   `GAUGE` (the format has neither type), named as stored
+//!   (`build_info`), as prometheus_client's text format writes it. Bucket
 //!   bounds and quantiles are doubles: the `short_bounds` hint is moot.
 //! - A histogram's classic buckets are cumulative, one per bound, without
 //!   a `+Inf` bucket (`sample_count` is the `+Inf` count).
@@ -51,7 +59,8 @@ pub mod proto;
 use prost::Message;
 use shmetrics_core::{
     escape_label_name, escape_metric_name, is_legacy_label_name, is_legacy_metric_name, BucketRun,
-    Escaping, Exemplar, Kind, NativeBuckets, Quantile, SeriesView, Snapshot, Value,
+    Created, Escaping, Exemplar, FamilyView, Kind, NativeBuckets, Quantile, SeriesView, Snapshot,
+    Value,
 };
 
 use crate::ExtraFamily;
@@ -336,12 +345,19 @@ pub(crate) fn encode(
         enc.begin(f.name(), kind, f.help(), f.unit(), f.name_as_given());
         // A family registered without `_created` has no creation time
         // here either (0 writes none).
-        let created = f.hints().created != shmetrics_core::Created::Never;
+        let created = f.hints().created;
         for s in f.series() {
-            let ns = if created { s.created_unix_ns() } else { 0 };
+            let ns = if created == Created::Never {
+                0
+            } else {
+                s.created_unix_ns()
+            };
             enc.series(s.labels(), s.value(), ns, Some(&s));
         }
         enc.finish(out);
+        if created == Created::EveryFormat && kind != Kind::Gauge {
+            enc.created_gauges(&f, out);
+        }
     }
     for f in extra {
         if f.samples.is_empty() {
@@ -443,6 +459,30 @@ impl Encoder {
             }
         }
         put(&self.one, &mut self.body);
+    }
+
+    /// The `name_created` gauge family of a family hinted
+    /// [`Created::EveryFormat`]: each series' creation time in seconds,
+    /// as prometheus_client's text format writes it. Prometheus stores
+    /// that series from the text format (and OpenMetrics) but ignores
+    /// `created_timestamp` (before 2.50, and later unless asked to), so
+    /// this is what keeps the series it stores from the library's own
+    /// page. None if no series has a creation time.
+    fn created_gauges(&mut self, f: &FamilyView<'_>, out: &mut Vec<u8>) {
+        if f.series().all(|s| s.created_unix_ns() == 0) {
+            return;
+        }
+        self.begin(f.name(), Kind::Gauge, f.help(), "", false);
+        // UNWRAP: `begin` sets the name.
+        self.head.name.as_mut().expect("named").push_str("_created");
+        for s in f.series() {
+            let ns = s.created_unix_ns();
+            if ns != 0 {
+                let secs = (ns / 1_000_000_000) as f64 + (ns % 1_000_000_000) as f64 / 1e9;
+                self.series(s.labels(), Value::Gauge(secs), 0, None);
+            }
+        }
+        self.finish(out);
     }
 
     fn finish(&mut self, out: &mut Vec<u8>) {

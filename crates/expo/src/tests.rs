@@ -3,7 +3,9 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use shmetrics_core::{Created, FamilyDesc, GaugeMode, Hints, Kind, Options, Store};
+use shmetrics_core::{
+    Created, FamilyDesc, GaugeMode, Hints, Kind, OpenMetricsType, Options, Store,
+};
 
 use super::*;
 
@@ -1287,6 +1289,7 @@ fn hints_short_bounds_and_no_created() {
         short_bounds: true,
         created: Created::Never,
         text_only: true,
+        ..Hints::default()
     };
     let h = s
         .register(
@@ -1425,4 +1428,156 @@ fn hints_of_the_first_registration_win() {
     let snap = s.snapshot().unwrap();
     assert_eq!(snap.families().next().unwrap().hints(), first);
     assert!(f.render(Format::PrometheusText).contains("le=\"1\""));
+}
+
+/// Decodes a protobuf exposition into its families.
+fn decode_protobuf(store: &Store) -> Vec<protobuf::proto::MetricFamily> {
+    use prost::Message;
+    let mut pb = Vec::new();
+    encode(&store.snapshot().unwrap(), Format::Protobuf, &mut pb);
+    let mut rest = &pb[..];
+    let mut fams = Vec::new();
+    while !rest.is_empty() {
+        fams.push(protobuf::proto::MetricFamily::decode_length_delimited(&mut rest).unwrap());
+    }
+    fams
+}
+
+/// prometheus_client in one process, in the protobuf format: after a
+/// family hinted `Created::EveryFormat`, a gauge family `name_created`
+/// (what Prometheus stores from the library's text page), besides
+/// `created_timestamp`.
+#[test]
+fn hints_created_in_every_format_protobuf() {
+    let f = fixture();
+    let s = &f.store;
+    let hints = Hints {
+        created: Created::EveryFormat,
+        ..Hints::default()
+    };
+    let c = s
+        .register(
+            &FamilyDesc::new("jobs", Kind::Counter)
+                .help("Jobs.")
+                .labels(&["q"])
+                .hints(hints),
+        )
+        .unwrap();
+    s.counter_add(s.series(&c, &["a"]).unwrap(), 1.0).unwrap();
+    s.counter_add(s.series(&c, &["b"]).unwrap(), 2.0).unwrap();
+    let g = s
+        .register(&FamilyDesc::new("temp", Kind::Gauge).hints(hints))
+        .unwrap();
+    s.gauge_set(s.series(&g, &[]).unwrap(), 5.0).unwrap();
+    let fams = decode_protobuf(s);
+    let names: Vec<&str> = fams.iter().map(|f| f.name()).collect();
+    assert_eq!(names, ["jobs_total", "jobs_created", "temp"]);
+    let created = &fams[1];
+    assert_eq!(created.r#type(), protobuf::proto::MetricType::Gauge);
+    assert_eq!(created.help(), "Jobs.");
+    assert_eq!(created.metric.len(), 2);
+    let t1 = now() + 1.0;
+    for (m, q) in created.metric.iter().zip(["a", "b"]) {
+        assert_eq!((m.label[0].name(), m.label[0].value()), ("q", q));
+        let v = m.gauge.as_ref().unwrap().value();
+        assert!(f.t0 <= v && v <= t1, "{v}");
+    }
+    assert!(fams[0].metric.iter().all(|m| m
+        .counter
+        .as_ref()
+        .is_some_and(|c| c.created_timestamp.is_some())));
+}
+
+/// prometheus_client's `Info` and `Enum` (gauges in the store): in
+/// OpenMetrics typed `info` (the family named without `_info`) and
+/// `stateset`; the text and protobuf formats write the gauges.
+#[test]
+fn hints_openmetrics_info_and_stateset() {
+    let f = fixture();
+    let s = &f.store;
+    let typed = |t| Hints {
+        openmetrics_type: Some(t),
+        ..Hints::default()
+    };
+    let info = s
+        .register(
+            &FamilyDesc::new("build_info", Kind::Gauge)
+                .help("Build.")
+                .labels(&["version"])
+                .hints(typed(OpenMetricsType::Info)),
+        )
+        .unwrap();
+    s.gauge_set(s.series(&info, &["1.2"]).unwrap(), 1.0)
+        .unwrap();
+    let state = s
+        .register(
+            &FamilyDesc::new("state", Kind::Gauge)
+                .help("State.")
+                .labels(&["state"])
+                .hints(typed(OpenMetricsType::StateSet)),
+        )
+        .unwrap();
+    s.gauge_set(s.series(&state, &["up"]).unwrap(), 1.0)
+        .unwrap();
+    s.gauge_set(s.series(&state, &["down"]).unwrap(), 0.0)
+        .unwrap();
+    assert_eq!(
+        f.render(Format::OpenMetrics),
+        "# TYPE build info\n\
+         # HELP build Build.\n\
+         build_info{version=\"1.2\"} 1\n\
+         # TYPE state stateset\n\
+         # HELP state State.\n\
+         state{state=\"up\"} 1\n\
+         state{state=\"down\"} 0\n\
+         # EOF\n"
+    );
+    assert_eq!(
+        f.render(Format::PrometheusText),
+        "# HELP build_info Build.\n\
+         # TYPE build_info gauge\n\
+         build_info{version=\"1.2\"} 1\n\
+         # HELP state State.\n\
+         # TYPE state gauge\n\
+         state{state=\"up\"} 1\n\
+         state{state=\"down\"} 0\n"
+    );
+    let fams = decode_protobuf(s);
+    let names: Vec<(&str, _)> = fams.iter().map(|f| (f.name(), f.r#type())).collect();
+    let gauge = protobuf::proto::MetricType::Gauge;
+    assert_eq!(names, [("build_info", gauge), ("state", gauge)]);
+    // A name outside the legacy set keeps its escaped form, `_info` after it.
+    let utf8 = s
+        .register(&FamilyDesc::new("my.app_info", Kind::Gauge).hints(typed(OpenMetricsType::Info)))
+        .unwrap();
+    s.gauge_set(s.series(&utf8, &[]).unwrap(), 1.0).unwrap();
+    let om = f.render(Format::OpenMetrics);
+    assert!(om.contains("# TYPE my_app info\nmy_app_info 1\n"), "{om}");
+    let om = f.render_escaped(Format::OpenMetrics, Escaping::AllowUtf8);
+    assert!(
+        om.contains("# TYPE \"my.app\" info\n{\"my.app_info\"} 1\n"),
+        "{om}"
+    );
+}
+
+/// Registration refuses an OpenMetrics type a family cannot be written as.
+#[test]
+fn hints_openmetrics_type_checked() {
+    let f = fixture();
+    let typed = |t| Hints {
+        openmetrics_type: Some(t),
+        ..Hints::default()
+    };
+    let refused = [
+        FamilyDesc::new("build_info", Kind::Counter).hints(typed(OpenMetricsType::Info)),
+        FamilyDesc::new("build", Kind::Gauge).hints(typed(OpenMetricsType::Info)),
+        FamilyDesc::new("_info", Kind::Gauge).hints(typed(OpenMetricsType::Info)),
+        FamilyDesc::new("state", Kind::Gauge)
+            .labels(&["other"])
+            .hints(typed(OpenMetricsType::StateSet)),
+    ];
+    for d in &refused {
+        let e = f.store.register(d).unwrap_err();
+        assert_eq!(e.kind(), shmetrics_core::ErrorKind::InvalidOptions, "{d:?}");
+    }
 }

@@ -317,8 +317,9 @@ enum shmetrics_hint
   SHMETRICS_HINT_NO_CREATED = 2,
   /**
    * `_created` in every format: OpenMetrics samples, and in the text
-   * format a `name_created` gauge family (prometheus_client in a single
-   * process). Without this or `NO_CREATED`: OpenMetrics only.
+   * and protobuf formats a `name_created` gauge family
+   * (prometheus_client in a single process). Without this or
+   * `NO_CREATED`: OpenMetrics only (and protobuf's `created_timestamp`).
    */
   SHMETRICS_HINT_CREATED_IN_TEXT = 4,
   /**

@@ -146,8 +146,9 @@ pub enum shmetrics_hint {
     /// client_ruby, prometheus_client in multiprocess mode).
     SHMETRICS_HINT_NO_CREATED = 2,
     /// `_created` in every format: OpenMetrics samples, and in the text
-    /// format a `name_created` gauge family (prometheus_client in a single
-    /// process). Without this or `NO_CREATED`: OpenMetrics only.
+    /// and protobuf formats a `name_created` gauge family
+    /// (prometheus_client in a single process). Without this or
+    /// `NO_CREATED`: OpenMetrics only (and protobuf's `created_timestamp`).
     SHMETRICS_HINT_CREATED_IN_TEXT = 4,
     /// The library served the text format 0.0.4 only: a page holding the
     /// family is served in that format to a scraper that accepts it.
@@ -294,6 +295,8 @@ fn hints_from_u32(bits: u32) -> Result<Hints, FfiError> {
             _ => Created::OpenMetrics,
         },
         text_only: bits & SHMETRICS_HINT_TEXT_ONLY as u32 != 0,
+        // The C ABI's peers have no info or state set types.
+        openmetrics_type: None,
     })
 }
 

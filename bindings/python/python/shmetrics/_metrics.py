@@ -323,7 +323,7 @@ class Info:
         gauge = self._shared.get("gauge")
         if gauge is None:
             gauge = Gauge(self._name + "_info", self._documentation, self._labelnames + keys,
-                          registry=self._registry, multiprocess_mode="max")
+                          registry=self._registry, multiprocess_mode="max", _openmetrics_type="info")
             self._shared["gauge"], self._shared["keys"] = gauge, keys
         elif self._shared["keys"] != keys:
             raise _native.ConflictError(
@@ -378,7 +378,7 @@ class Enum:
         self._states = [str(s) for s in states]
         registry = _default_registry() if registry is NOT_GIVEN else registry
         self._gauge = Gauge(full, documentation, labelnames + (full,), registry=registry,
-                            multiprocess_mode="mostrecent")
+                            multiprocess_mode="mostrecent", _openmetrics_type="stateset")
         retype = getattr(registry, "_shmetrics_retype", None)
         if retype is not None:
             retype(full, "stateset")

@@ -168,6 +168,7 @@ class Gauge(_Metric):
         _labelvalues: Optional[Sequence[str]] = None,
         ttl_seconds: Optional[float] = None,
         multiprocess_mode: Optional[str] = None,
+        _openmetrics_type: Optional[str] = None,
     ) -> Gauge: ...
     def __init__(
         self,
@@ -181,6 +182,7 @@ class Gauge(_Metric):
         _labelvalues: Optional[Sequence[str]] = None,
         ttl_seconds: Optional[float] = None,
         multiprocess_mode: Optional[str] = None,
+        _openmetrics_type: Optional[str] = None,
     ) -> None: ...
     def set_function(self, f: Callable[[], float]) -> None: ...
     def inc(self, amount: float = 1.0) -> None: ...

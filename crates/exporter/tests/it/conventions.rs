@@ -223,6 +223,7 @@ fn text_only_families_hold_the_page_to_text() {
         short_bounds: true,
         created: shmetrics_core::Created::Never,
         text_only: true,
+        ..shmetrics_core::Hints::default()
     };
     let _store = store_with_counter(
         &path,
