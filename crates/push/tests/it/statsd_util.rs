@@ -367,11 +367,12 @@ fn strict_number(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// A tag's key or value as the datagram format can carry it: not empty,
+/// no separator (`,` `|`), no line break, and no `:` in a key.
 fn tag_part_ok(s: &str, value: bool) -> bool {
     !s.is_empty()
-        && s.chars().all(|c| {
-            c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/') || (value && c == ':')
-        })
+        && s.chars()
+            .all(|c| !matches!(c, ',' | '|' | '\n' | '\r') && (value || c != ':'))
 }
 
 /// Parses one line strictly: `name:v[:v...]|type[|@rate][|#k:v,...]`.
