@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde_json::Value as Json;
 use shmetrics_core::{FamilyDesc, Kind, Options, Store};
 
+use crate::prometheus::{doc_snippet_args, set_flag};
 use crate::secured::Pki;
 use crate::util::*;
 
@@ -245,7 +246,20 @@ fn otlp_into_the_collector_over_https_with_a_bearer_token_cumulative() {
     std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
     let wrong = dir.path().join("wrong");
     std::fs::write(&wrong, "tok-guess\n").unwrap();
-    let good = serve(&path, &collector.url, &pki, &token, &[]);
+    // docs/exporter.md's example, with this test's paths, URL and interval.
+    let mut args = doc_snippet_args("otlp-collector");
+    assert_eq!(args[..2], ["shmetrics", "serve"], "{args:?}");
+    let mut args = args.split_off(2);
+    set_flag(&mut args, "--store", path.to_str().unwrap());
+    set_flag(&mut args, "--otlp.url", &collector.url);
+    set_flag(&mut args, "--otlp.tls.ca-file", pki.ca.to_str().unwrap());
+    set_flag(
+        &mut args,
+        "--otlp.bearer-token-file",
+        token.to_str().unwrap(),
+    );
+    args.extend(["--otlp.interval".to_string(), "0.3".to_string()]);
+    let good = Serve::start(&args);
     let bad = serve(&path, &collector.url, &pki, &wrong, &[]);
 
     let (kind, t, p) = last_point(&collector, "jobs", &[("queue", "email")]);

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use shmetrics_core::{FamilyDesc, Kind, Options, Store};
 
+use crate::prometheus::{doc_snippet_args, set_flag};
 use crate::util::*;
 
 /// A counter with a label value that needs escaping, a gauge with a unit,
@@ -162,17 +163,14 @@ fn remote_write_2_0_into_prometheus3_with_metadata_created_times_and_exemplars()
         &["--enable-feature=created-timestamp-zero-ingestion,exemplar-storage,type-and-unit-labels"],
     );
     let url = prom.write_url();
-    let serve = serve(
-        &path,
-        &[
-            "--remote-write.url",
-            &url,
-            "--remote-write.interval",
-            "0.5",
-            "--remote-write.protocol",
-            "2.0",
-        ],
-    );
+    // docs/exporter.md's example, with this test's store, URL and interval.
+    let mut args = doc_snippet_args("remote-write-2");
+    assert_eq!(args[..2], ["shmetrics", "serve"], "{args:?}");
+    let mut args = args.split_off(2);
+    set_flag(&mut args, "--store", path.to_str().unwrap());
+    set_flag(&mut args, "--remote-write.url", &url);
+    args.extend(["--remote-write.interval".to_string(), "0.5".to_string()]);
+    let serve = Serve::start(&args);
     prom.wait_value("jobs_total{queue=\"email\"}", 7.0);
     prom.wait_value("jobs_total{queue=\"say \\\"hi\\\" é\"}", 2.5);
     prom.wait_value("temperature_celsius", -4.25);
