@@ -478,13 +478,25 @@ class StaticPage:
         self.server.server_close()
 
 
-class Prometheus:
-    """Debian's Prometheus (2.42) scraping `targets` (job name -> host:port,
-    path /metrics) every 2 s (and a scrape may take 2 s, on a busy
-    machine), with its default scrape settings otherwise (so it asks for
-    OpenMetrics first, or protobuf with native histograms enabled)."""
+def prometheus3() -> str:
+    """Prometheus 3, as scripts/build-peers.sh builds it (./run-tests
+    does): `$SHMETRICS_PROMETHEUS3`, else under the target directory."""
+    path = os.environ.get("SHMETRICS_PROMETHEUS3") or str(
+        Path(os.environ.get("CARGO_TARGET_DIR") or REPO / "target") / "peers/prometheus-v0.316.0/bin/prometheus"
+    )
+    assert os.access(path, os.X_OK), f"no Prometheus 3 at {path}: run scripts/build-peers.sh prometheus"
+    return path
 
-    def __init__(self, tmp: Path, targets: dict[str, str], features: str = "") -> None:
+
+class Prometheus:
+    """Debian's Prometheus (2.42), or the one at `binary` (Prometheus 3:
+    see prometheus3()), scraping `targets` (job name -> host:port, path
+    /metrics) every 2 s (and a scrape may take 2 s, on a busy machine),
+    with its default scrape settings otherwise (so 2.42 asks for
+    OpenMetrics first, or protobuf with native histograms enabled;
+    Prometheus 3 for OpenMetrics with UTF-8 names first)."""
+
+    def __init__(self, tmp: Path, targets: dict[str, str], features: str = "", binary: str | None = None) -> None:
         self.tmp = tmp
         tmp.mkdir(parents=True, exist_ok=True)
         self.port = free_port()
@@ -494,7 +506,7 @@ class Prometheus:
             "global:\n  scrape_interval: 2s\n  scrape_timeout: 2s\n" "scrape_configs:\n" + jobs
         )
         args = [
-            shutil.which("prometheus") or "prometheus",
+            binary or shutil.which("prometheus") or "prometheus",
             f"--config.file={conf}",
             f"--storage.tsdb.path={tmp / 'data'}",
             f"--web.listen-address=127.0.0.1:{self.port}",

@@ -106,9 +106,11 @@ def run(tmp_path_factory):
         others.append(default)
         native = h.Prometheus(tmp / "prom-native", native_jobs, "native-histograms")
         others.append(native)
+        p3 = h.Prometheus(tmp / "prom3", native_jobs, binary=h.prometheus3())
+        others.append(p3)
         now = time.time()
-        at = max(default.wait_scraped_after(now), native.wait_scraped_after(now))
-        yield {"apps": apps, "exporters": exporters, "default": default, "native": native, "at": at}
+        at = max(p.wait_scraped_after(now) for p in (default, native, p3))
+        yield {"apps": apps, "exporters": exporters, "default": default, "native": native, "p3": p3, "at": at}
     finally:
         for o in reversed(others):
             o.close() if isinstance(o, (h.AcceptProxy, h.StaticPage)) else o.stop()
@@ -160,6 +162,12 @@ def test_prometheus_text(run, mode):
 def test_prometheus_protobuf(run, mode):
     h.assert_serves_protobuf(run["exporters"][mode])
     h.assert_no_unchosen(PAIRS[mode], prometheus_diff(run, "native", "prometheus-protobuf", mode, mode, f"{mode}-ours"))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_prometheus3_default(run, mode):
+    """Prometheus 3 with its default scrape settings."""
+    h.assert_no_unchosen(PAIRS[mode], prometheus_diff(run, "p3", "prometheus3-default", mode, mode, f"{mode}-ours"))
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -157,6 +157,8 @@ def run(tmp_path_factory):
         others.append(default)
         native = h.Prometheus(tmp / "prom-native", {"peer": peer_addr, **exporters}, "native-histograms")
         others.append(native)
+        p3 = h.Prometheus(tmp / "prom3", {"peer": peer_addr, **exporters}, binary=h.prometheus3())
+        others.append(p3)
 
         for b in ("apcng", *BACKENDS):
             pids = drive(base, b, REQUESTS)
@@ -164,8 +166,9 @@ def run(tmp_path_factory):
         for addr in exporters.values():
             h.wait_for("the exporter's counts", lambda a=addr: requests_total(h.exporter_page(a, False)) == REQUESTS)
         settled = time.time()
-        at = max(default.wait_scraped_after(settled + 0.5), native.wait_scraped_after(settled + 0.5))
-        yield {"base": base, "exporters": exporters, "default": default, "native": native, "at": at, "tmp": tmp}
+        at = max(p.wait_scraped_after(settled + 0.5) for p in (default, native, p3))
+        yield {"base": base, "exporters": exporters, "default": default, "native": native, "p3": p3, "at": at,
+               "tmp": tmp}
         errors = tmp / "php-errors.log"
         assert not errors.exists() or not errors.read_text().strip(), errors.read_text()[-2000:]
     finally:
@@ -222,4 +225,11 @@ def test_prometheus_text(run, backend):
 def test_prometheus_protobuf(run, backend):
     h.assert_serves_protobuf(run["exporters"][backend])
     diffs = h.diff_prometheus("prometheus-protobuf", run["native"], "peer", backend, run["at"])
+    h.assert_no_unchosen(PAIRS[backend], diffs)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_prometheus3_default(run, backend):
+    """Prometheus 3 with its default scrape settings."""
+    diffs = h.diff_prometheus("prometheus3-default", run["p3"], "peer", backend, run["at"])
     h.assert_no_unchosen(PAIRS[backend], diffs)
