@@ -33,6 +33,11 @@ pub struct OtlpArgs {
     /// slow or down; when full, the oldest is dropped and counted.
     #[arg(long = "otlp.queue-batches", value_name = "N", default_value_t = DEFAULT_QUEUE_BATCHES)]
     otlp_queue_batches: usize,
+    /// Send histograms with native buckets as OTLP exponential histograms
+    /// (scale, zero bucket, positive and negative buckets), not as
+    /// explicit-bucket ones.
+    #[arg(long = "otlp.native-histograms")]
+    otlp_native_histograms: bool,
     #[command(flatten)]
     security: crate::security::OtlpSecurity,
 }
@@ -57,6 +62,7 @@ impl OtlpArgs {
             .with_interval_secs(self.otlp_interval)?
             .with_queue_batches(self.otlp_queue_batches)?;
         config.temporality = temporality;
+        config.native_histograms = self.otlp_native_histograms;
         config.resource = resource.with_default_host_name();
         self.security.apply(&mut config.http)?;
         Ok(Some(config))

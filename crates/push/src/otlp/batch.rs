@@ -4,7 +4,7 @@
 
 use std::collections::HashMap;
 
-use shmetrics_core::{FamilyView, Kind, Snapshot, Value};
+use shmetrics_core::{FamilyView, Kind, NativeBuckets, Snapshot, Value};
 
 use crate::clock::unix_ns;
 use crate::pipeline::Batcher;
@@ -37,15 +37,19 @@ impl queue::Batch for Batch {
     }
 }
 
-/// Makes batches with a [`Tracker`] between them.
+/// Makes batches with a [`Tracker`] between them; with `native`, reads
+/// histograms' native buckets too (see [`FamilyPoints::native`]).
 #[derive(Debug)]
-pub(crate) struct Tracking;
+pub(crate) struct Tracking {
+    pub native: bool,
+}
 
 impl Batcher for Tracking {
     type Batch = Batch;
     type State = Tracker;
 
     fn batch(&self, tracker: &mut Tracker, id: u64, snap: &Snapshot) -> Batch {
+        tracker.native = self.native;
         tracker.batch(id, snap, unix_ns())
     }
 }
@@ -59,6 +63,10 @@ pub(crate) struct FamilyPoints {
     pub kind: Kind,
     /// Histogram bucket bounds, without `+Inf`.
     pub bounds: Vec<f64>,
+    /// Whether its histograms are read with their native buckets (native
+    /// histograms asked for, and the family has them): they are then
+    /// sent as exponential histograms.
+    pub native: bool,
     pub series: Vec<SeriesPoint>,
 }
 
@@ -82,8 +90,13 @@ pub(crate) enum Reading {
     /// A counter's total or a gauge's value.
     Number(f64),
     /// A histogram: observations per bucket (not cumulative; one more than
-    /// the bounds) and their sum.
-    Histogram { buckets: Vec<u64>, sum: f64 },
+    /// the bounds) and their sum, and its native buckets when they are
+    /// read.
+    Histogram {
+        buckets: Vec<u64>,
+        sum: f64,
+        native: Option<Native>,
+    },
     /// A summary's count and sum, and its quantiles over its window
     /// (quantile, value).
     Summary {
@@ -93,14 +106,92 @@ pub(crate) enum Reading {
     },
 }
 
+/// A histogram's native buckets, owned.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Native {
+    pub schema: i32,
+    pub zero_threshold: f64,
+    pub zero_count: u64,
+    /// Positive buckets: the index of the first, and consecutive counts.
+    pub positive: (i32, Vec<u64>),
+    /// Negative buckets, the same way.
+    pub negative: (i32, Vec<u64>),
+}
+
+impl Native {
+    fn of(nb: NativeBuckets<'_>) -> Native {
+        Native {
+            schema: nb.schema,
+            zero_threshold: nb.zero_threshold,
+            zero_count: nb.zero_count,
+            positive: (nb.positive.offset, nb.positive.counts.to_vec()),
+            negative: (nb.negative.offset, nb.negative.counts.to_vec()),
+        }
+    }
+
+    /// Every observation: the zero bucket's and every bucket's.
+    pub(crate) fn count(&self) -> u64 {
+        self.zero_count + self.positive.1.iter().sum::<u64>() + self.negative.1.iter().sum::<u64>()
+    }
+
+    /// Whether a count went down since `before`, or the schema changed.
+    fn went_down_from(&self, before: &Native) -> bool {
+        self.schema != before.schema
+            || self.zero_count < before.zero_count
+            || run_went_down(&self.positive, &before.positive)
+            || run_went_down(&self.negative, &before.negative)
+    }
+
+    /// `self - before`, bucket by bucket (none went down).
+    pub(crate) fn minus(&self, before: &Native) -> Native {
+        Native {
+            zero_count: self.zero_count.saturating_sub(before.zero_count),
+            positive: run_minus(&self.positive, &before.positive),
+            negative: run_minus(&self.negative, &before.negative),
+            ..self.clone()
+        }
+    }
+}
+
+/// The count of bucket `index` in a run (0 outside it).
+fn run_count(run: &(i32, Vec<u64>), index: i32) -> u64 {
+    let k = i64::from(index) - i64::from(run.0);
+    usize::try_from(k)
+        .ok()
+        .and_then(|k| run.1.get(k))
+        .copied()
+        .unwrap_or(0)
+}
+
+fn run_went_down(now: &(i32, Vec<u64>), before: &(i32, Vec<u64>)) -> bool {
+    before
+        .1
+        .iter()
+        .enumerate()
+        .any(|(k, &b)| run_count(now, before.0 + k as i32) < b)
+}
+
+fn run_minus(now: &(i32, Vec<u64>), before: &(i32, Vec<u64>)) -> (i32, Vec<u64>) {
+    let counts = now
+        .1
+        .iter()
+        .enumerate()
+        .map(|(k, &n)| n.saturating_sub(run_count(before, now.0 + k as i32)))
+        .collect();
+    (now.0, counts)
+}
+
 impl Reading {
     /// A series' value as a reading: a histogram's counts per bucket (not
-    /// cumulative).
-    fn of(value: Value<'_>) -> Reading {
+    /// cumulative), and with `native` its native buckets.
+    fn of(value: Value<'_>, native: bool) -> Reading {
         match value {
             Value::Counter(v) | Value::Gauge(v) => Reading::Number(v),
             Value::Histogram {
-                cumulative, sum, ..
+                cumulative,
+                sum,
+                native: nb,
+                ..
             } => {
                 let mut prev = 0;
                 let buckets = cumulative
@@ -113,7 +204,12 @@ impl Reading {
                         b
                     })
                     .collect();
-                Reading::Histogram { buckets, sum }
+                let native = nb.filter(|_| native).map(Native::of);
+                Reading::Histogram {
+                    buckets,
+                    sum,
+                    native,
+                }
             }
             Value::Summary {
                 count,
@@ -134,11 +230,25 @@ impl Reading {
         match (self, prev) {
             (Reading::Number(now), Reading::Number(before)) => now < before,
             (
-                Reading::Histogram { buckets: now, .. },
                 Reading::Histogram {
-                    buckets: before, ..
+                    buckets: now,
+                    native: now_native,
+                    ..
                 },
-            ) => now.len() != before.len() || now.iter().zip(before).any(|(n, b)| n < b),
+                Reading::Histogram {
+                    buckets: before,
+                    native: before_native,
+                    ..
+                },
+            ) => {
+                now.len() != before.len()
+                    || now.iter().zip(before).any(|(n, b)| n < b)
+                    || match (now_native, before_native) {
+                        (Some(n), Some(b)) => n.went_down_from(b),
+                        (None, None) => false,
+                        _ => true,
+                    }
+            }
             (Reading::Summary { count: now, .. }, Reading::Summary { count: before, .. }) => {
                 now < before
             }
@@ -163,6 +273,8 @@ struct Track {
 /// starts a new stream, with a new start time, in every temporality.
 #[derive(Debug, Default)]
 pub(crate) struct Tracker {
+    /// Whether histograms are read with their native buckets.
+    pub native: bool,
     series: HashMap<Box<str>, Track>,
     snapshots: u64,
     last_time_unix_ns: u64,
@@ -210,6 +322,16 @@ impl Tracker {
     /// A family's points, each with its stream's start.
     fn family(&mut self, family: &FamilyView<'_>, time_unix_ns: u64) -> FamilyPoints {
         let kind = family.kind();
+        let native = self.native
+            && family.series().next().is_some_and(|s| {
+                matches!(
+                    s.value(),
+                    Value::Histogram {
+                        native: Some(_),
+                        ..
+                    }
+                )
+            });
         let mut series = Vec::with_capacity(family.series().len());
         for s in family.series() {
             let attributes: Vec<(String, String)> = s
@@ -217,7 +339,7 @@ impl Tracker {
                 .filter(|(_, v)| !v.is_empty())
                 .map(|(n, v)| (n.to_string(), v.to_string()))
                 .collect();
-            let reading = Reading::of(s.value());
+            let reading = Reading::of(s.value(), native);
             let key = series_key(kind, family.name(), &attributes);
             let created = s.created_unix_ns();
             let start = self.stream_start(&key, kind, created, &reading, time_unix_ns);
@@ -238,6 +360,7 @@ impl Tracker {
             } else {
                 Vec::new()
             },
+            native,
             series,
         }
     }
@@ -346,7 +469,8 @@ mod tests {
             b1.families[1].series[0].reading,
             Reading::Histogram {
                 buckets: vec![1, 1],
-                sum: 3.5
+                sum: 3.5,
+                native: None,
             }
         );
 

@@ -140,6 +140,11 @@ pub struct Config {
     pub http: HttpSettings,
     /// The longest `Retry-After` honoured; a longer one is cut to this.
     pub max_retry_after: Duration,
+    /// Send a histogram with native buckets as an OTLP exponential
+    /// histogram (its native buckets: scale, zero bucket, positive and
+    /// negative buckets), not as an explicit-bucket one. Off by default,
+    /// as remote write's `native_histograms`.
+    pub native_histograms: bool,
 }
 
 /// The default of [`Config::interval`], in seconds: the OpenTelemetry
@@ -166,6 +171,7 @@ impl Config {
             max_points_per_request: 5000,
             http: HttpSettings::with_timeout(Duration::from_secs(10)),
             max_retry_after: Duration::from_secs(300),
+            native_histograms: false,
         })
     }
 

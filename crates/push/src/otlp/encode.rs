@@ -8,11 +8,12 @@ use bytes::Bytes;
 use prost::Message;
 use shmetrics_core::Kind;
 
-use super::batch::{Batch, FamilyPoints, Reading, SeriesPoint};
+use super::batch::{Batch, FamilyPoints, Native, Reading, SeriesPoint};
 use super::proto::{
-    metric, number_data_point, AggregationTemporality, ExportMetricsServiceRequest, Gauge,
-    Histogram, HistogramDataPoint, InstrumentationScope, KeyValue, Metric, NumberDataPoint,
-    Resource, ResourceMetrics, ScopeMetrics, Sum, Summary, SummaryDataPoint, ValueAtQuantile,
+    metric, number_data_point, AggregationTemporality, ExponentialBuckets, ExponentialHistogram,
+    ExponentialHistogramDataPoint, ExportMetricsServiceRequest, Gauge, Histogram,
+    HistogramDataPoint, InstrumentationScope, KeyValue, Metric, NumberDataPoint, Resource,
+    ResourceMetrics, ScopeMetrics, Sum, Summary, SummaryDataPoint, ValueAtQuantile,
 };
 use super::{ResourceAttributes, Temporality};
 
@@ -208,6 +209,12 @@ impl Points<'_> {
                 aggregation_temporality: temporality,
                 is_monotonic: true,
             }),
+            Kind::Histogram if f.native => {
+                metric::Data::ExponentialHistogram(ExponentialHistogram {
+                    data_points: series.iter().map(|s| self.exponential(s)).collect(),
+                    aggregation_temporality: temporality,
+                })
+            }
             Kind::Histogram => metric::Data::Histogram(Histogram {
                 data_points: series.iter().map(|s| self.histogram(f, s)).collect(),
                 aggregation_temporality: temporality,
@@ -223,7 +230,7 @@ impl Points<'_> {
     fn histogram(&mut self, f: &FamilyPoints, s: &SeriesPoint) -> HistogramDataPoint {
         let (start, reading) = self.since(s);
         let (buckets, sum) = match reading {
-            Reading::Histogram { buckets, sum } => (buckets, sum),
+            Reading::Histogram { buckets, sum, .. } => (buckets, sum),
             _ => (Vec::new(), 0.0),
         };
         HistogramDataPoint {
@@ -235,6 +242,51 @@ impl Points<'_> {
             explicit_bounds: f.bounds.clone(),
             attributes: attributes(s),
             flags: 0,
+        }
+    }
+
+    /// A histogram's point from its native buckets. A native bucket
+    /// `i` counts `(base^(i-1), base^i]`, an OTLP bucket `k`
+    /// `(base^k, base^(k+1)]`: OTLP's offset is the native one minus 1.
+    fn exponential(&mut self, s: &SeriesPoint) -> ExponentialHistogramDataPoint {
+        let (start, reading) = self.since(s);
+        let (native, sum) = match reading {
+            Reading::Histogram {
+                native: Some(n),
+                sum,
+                ..
+            } => (n, sum),
+            // Read with native buckets, as the family's first series was
+            // (a family's series all have them).
+            _ => (
+                Native {
+                    schema: 0,
+                    zero_threshold: 0.0,
+                    zero_count: 0,
+                    positive: (0, Vec::new()),
+                    negative: (0, Vec::new()),
+                },
+                0.0,
+            ),
+        };
+        let buckets = |run: &(i32, Vec<u64>)| {
+            (!run.1.is_empty()).then(|| ExponentialBuckets {
+                offset: run.0 - 1,
+                bucket_counts: run.1.clone(),
+            })
+        };
+        ExponentialHistogramDataPoint {
+            attributes: attributes(s),
+            start_time_unix_nano: start,
+            time_unix_nano: self.time,
+            count: native.count(),
+            sum: Some(sum),
+            scale: native.schema,
+            zero_count: native.zero_count,
+            positive: buckets(&native.positive),
+            negative: buckets(&native.negative),
+            flags: 0,
+            zero_threshold: native.zero_threshold,
         }
     }
 
@@ -276,10 +328,15 @@ fn difference(now: &Reading, before: &Reading) -> Reading {
     match (now, before) {
         (Reading::Number(n), Reading::Number(b)) => Reading::Number((n - b).max(0.0)),
         (
-            Reading::Histogram { buckets, sum },
+            Reading::Histogram {
+                buckets,
+                sum,
+                native,
+            },
             Reading::Histogram {
                 buckets: b_buckets,
                 sum: b_sum,
+                native: b_native,
             },
         ) => Reading::Histogram {
             buckets: buckets
@@ -288,6 +345,10 @@ fn difference(now: &Reading, before: &Reading) -> Reading {
                 .map(|(n, b)| n.saturating_sub(*b))
                 .collect(),
             sum: sum - b_sum,
+            native: match (native, b_native) {
+                (Some(n), Some(b)) => Some(n.minus(b)),
+                (n, _) => n.clone(),
+            },
         },
         _ => now.clone(),
     }
@@ -367,6 +428,7 @@ mod tests {
                     unit: String::new(),
                     kind: Kind::Counter,
                     bounds: vec![],
+                    native: false,
                     series: counter,
                 },
                 FamilyPoints {
@@ -375,6 +437,7 @@ mod tests {
                     unit: "seconds".into(),
                     kind: Kind::Histogram,
                     bounds: vec![1.0],
+                    native: false,
                     series: hist,
                 },
             ],
@@ -418,6 +481,7 @@ mod tests {
         Reading::Histogram {
             buckets: buckets.to_vec(),
             sum,
+            native: None,
         }
     }
 

@@ -139,6 +139,9 @@ pub mod metric {
         /// An explicit-bucket histogram.
         #[prost(message, tag = "9")]
         Histogram(super::Histogram),
+        /// An exponential histogram.
+        #[prost(message, tag = "10")]
+        ExponentialHistogram(super::ExponentialHistogram),
         /// A summary (count and sum).
         #[prost(message, tag = "11")]
         Summary(super::Summary),
@@ -259,6 +262,68 @@ pub struct HistogramDataPoint {
     /// Always 0.
     #[prost(uint32, tag = "10")]
     pub flags: u32,
+}
+
+/// `opentelemetry.proto.metrics.v1.ExponentialHistogram`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ExponentialHistogram {
+    /// One point per series.
+    #[prost(message, repeated, tag = "1")]
+    pub data_points: Vec<ExponentialHistogramDataPoint>,
+    /// An [`AggregationTemporality`].
+    #[prost(enumeration = "AggregationTemporality", tag = "2")]
+    pub aggregation_temporality: i32,
+}
+
+/// `opentelemetry.proto.metrics.v1.ExponentialHistogramDataPoint`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ExponentialHistogramDataPoint {
+    /// The series' labels.
+    #[prost(message, repeated, tag = "1")]
+    pub attributes: Vec<KeyValue>,
+    /// As [`NumberDataPoint::start_time_unix_nano`].
+    #[prost(fixed64, tag = "2")]
+    pub start_time_unix_nano: u64,
+    /// When the value was read.
+    #[prost(fixed64, tag = "3")]
+    pub time_unix_nano: u64,
+    /// Observations: the zero bucket's and every bucket's.
+    #[prost(fixed64, tag = "4")]
+    pub count: u64,
+    /// Their sum.
+    #[prost(double, optional, tag = "5")]
+    pub sum: Option<f64>,
+    /// The resolution: bucket bounds are powers of `2^(2^-scale)`, as a
+    /// native histogram's schema.
+    #[prost(sint32, tag = "6")]
+    pub scale: i32,
+    /// Observations in the zero bucket.
+    #[prost(fixed64, tag = "7")]
+    pub zero_count: u64,
+    /// Buckets of positive values.
+    #[prost(message, optional, tag = "8")]
+    pub positive: Option<ExponentialBuckets>,
+    /// Buckets of negative values (by magnitude).
+    #[prost(message, optional, tag = "9")]
+    pub negative: Option<ExponentialBuckets>,
+    /// Always 0.
+    #[prost(uint32, tag = "10")]
+    pub flags: u32,
+    /// The zero bucket's width: `[-zero_threshold, zero_threshold]`.
+    #[prost(double, tag = "14")]
+    pub zero_threshold: f64,
+}
+
+/// `ExponentialHistogramDataPoint.Buckets`: consecutive buckets,
+/// `bucket_counts[k]` counting `(base^(offset+k), base^(offset+k+1)]`.
+#[derive(Clone, PartialEq, Eq, prost::Message)]
+pub struct ExponentialBuckets {
+    /// The index of the first bucket.
+    #[prost(sint32, tag = "1")]
+    pub offset: i32,
+    /// Counts (not cumulative).
+    #[prost(uint64, repeated, tag = "2")]
+    pub bucket_counts: Vec<u64>,
 }
 
 /// `opentelemetry.proto.metrics.v1.SummaryDataPoint`.

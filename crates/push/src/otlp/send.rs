@@ -197,7 +197,9 @@ impl Push for Otlp {
         settings.max_retry_after = c.max_retry_after;
         let snapshots = stats.snapshots.clone();
         pipeline::run(
-            Tracking,
+            Tracking {
+                native: c.native_histograms,
+            },
             vec![sender],
             settings,
             snapshots,

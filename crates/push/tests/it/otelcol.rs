@@ -378,3 +378,111 @@ fn otlp_into_the_collector_delta_adds_up_to_the_store() {
         },
     );
 }
+
+/// The OTLP buckets `(index, count)` of `values` at `scale`, as an
+/// exponential histogram counts them: bucket `k` is
+/// `(base^k, base^(k+1)]` with `base = 2^(2^-scale)`.
+fn exponential_buckets(values: &[f64], scale: i32) -> BTreeMap<i64, u64> {
+    let mut out = BTreeMap::new();
+    for v in values {
+        let k = (v.log2() * 2f64.powi(scale)).ceil() as i64 - 1;
+        *out.entry(k).or_insert(0) += 1;
+    }
+    out
+}
+
+/// A point's dense buckets as `(index, count)`, zero counts left out.
+fn point_buckets(b: &Json) -> BTreeMap<i64, u64> {
+    let offset = b["offset"].as_i64().unwrap_or(0);
+    b["bucketCounts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+        .map(|(k, c)| (offset + k as i64, u64_of(c)))
+        .filter(|(_, c)| *c > 0)
+        .collect()
+}
+
+#[test]
+fn otlp_native_histograms_reach_the_collector_as_exponential_histograms() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::write(dir.path());
+    let collector = Collector::start(dir.path(), &pki);
+    let path = dir.path().join("store");
+    let store = Store::open(&path, &Options::default()).unwrap();
+    let h = store
+        .register(
+            &FamilyDesc::new("rpc_seconds", Kind::Histogram)
+                .help("RPC durations.")
+                .native(shmetrics_core::NativeOpts::default()),
+        )
+        .unwrap();
+    let s = store.series(&h, &[]).unwrap();
+    let first = [0.003, 0.02, 0.02, 0.7, 1.0, 3.0, 150.0];
+    for v in first {
+        store.observe(s, v).unwrap();
+    }
+    let token = dir.path().join("token");
+    std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
+    let cumulative = serve(
+        &path,
+        &collector.url,
+        &pki,
+        &token,
+        &["--otlp.native-histograms"],
+    );
+    let (kind, t, p) = last_point(&collector, "rpc_seconds", &[]);
+    assert_eq!((kind.as_str(), t), ("exponentialHistogram", 2), "{p}");
+    let scale = p["scale"].as_i64().unwrap() as i32;
+    assert_eq!(u64_of(&p["count"]), first.len() as u64, "{p}");
+    assert!(
+        (p["sum"].as_f64().unwrap() - first.iter().sum::<f64>()).abs() < 1e-9,
+        "{p}"
+    );
+    assert_eq!(
+        point_buckets(&p["positive"]),
+        exponential_buckets(&first, scale),
+        "scale {scale}: {p}"
+    );
+    assert_eq!(u64_of(&p["zeroCount"]), 0, "{p}");
+    drop(cumulative);
+
+    // Delta: what each export adds up to the store's buckets.
+    let dir2 = dir.path().join("delta");
+    std::fs::create_dir_all(&dir2).unwrap();
+    let collector2 = Collector::start(&dir2, &pki);
+    let _delta = serve(
+        &path,
+        &collector2.url,
+        &pki,
+        &token,
+        &["--otlp.native-histograms", "--otlp.temporality", "delta"],
+    );
+    let _ = last_point(&collector2, "rpc_seconds", &[]);
+    let more = [0.02, 0.5, 40.0];
+    for v in more {
+        store.observe(s, v).unwrap();
+    }
+    let all: Vec<f64> = first.iter().chain(&more).copied().collect();
+    wait_for(
+        "the delta points to add up to the store's buckets",
+        Duration::from_secs(60),
+        Duration::from_millis(300),
+        || {
+            let mut got = BTreeMap::new();
+            let mut count = 0;
+            for (n, kind, t, p) in collector2.points() {
+                if n != "rpc_seconds" {
+                    continue;
+                }
+                assert_eq!((kind.as_str(), t), ("exponentialHistogram", 1), "{p}");
+                count += u64_of(&p["count"]);
+                for (k, c) in point_buckets(&p["positive"]) {
+                    *got.entry(k).or_insert(0) += c;
+                }
+            }
+            (count == all.len() as u64 && got == exponential_buckets(&all, scale)).then_some(())
+        },
+    );
+}
