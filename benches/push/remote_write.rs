@@ -1,8 +1,10 @@
-//! remote write 2.0 against 1.0: for the same 100,000-series store (as
-//! the exposition counts series: each bucket, `_sum` and `_count` of a
-//! histogram is one), the compressed bytes of one push and the CPU it
-//! takes to build them (snapshot walk, protobuf, snappy), in the same
-//! run. The HTTP exchange is left out: it costs the same per byte.
+//! remote write 2.0 against 1.0, and OTLP against remote write 2.0: for
+//! the same 100,000-series store (as the exposition counts series: each
+//! bucket, `_sum` and `_count` of a histogram is one), the bytes of one
+//! push (snappy-compressed for remote write; OTLP/HTTP is sent
+//! uncompressed, as the exporter sends it) and the CPU it takes to build
+//! them (snapshot walk, protobuf, compression), in the same run. The HTTP
+//! exchange is left out: it costs the same per byte.
 //!
 //! Run it with `cargo bench -p shmetrics-push --bench remote_write`. It
 //! prints its figures; nothing passes or fails. `BENCH_PUSHES` (10)
@@ -11,6 +13,7 @@
 use std::time::{Duration, Instant};
 
 use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+use shmetrics_push::otlp::{encode_snapshot, ResourceAttributes};
 use shmetrics_push::{encode, encode_v2, timeseries, timeseries_with_meta, ExternalLabels};
 
 const MAX_SAMPLES: usize = 5000;
@@ -90,8 +93,9 @@ fn main() {
     let dir = tempfile::tempdir().unwrap();
     let store = store(dir.path());
     let ext = ExternalLabels::parse(&["cluster=eu-1"]).unwrap();
-    let (mut t1, mut t2) = (Duration::ZERO, Duration::ZERO);
-    let (mut b1, mut b2, mut series) = (0usize, 0usize, 0usize);
+    let resource = ResourceAttributes::parse(&["service.name=bench"]).unwrap();
+    let (mut t1, mut t2, mut t3) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
+    let (mut b1, mut b2, mut b3, mut series) = (0usize, 0usize, 0usize, 0usize);
     for _ in 0..pushes {
         let snap = store.snapshot().unwrap();
         let start = Instant::now();
@@ -107,6 +111,10 @@ fn main() {
         let chunks = encode_v2(ts, &meta, MAX_SAMPLES);
         t2 += start.elapsed();
         b2 = chunks.iter().map(|c| c.body.len()).sum();
+        let start = Instant::now();
+        let bodies = encode_snapshot(&snap, &resource, false, MAX_SAMPLES);
+        t3 += start.elapsed();
+        b3 = bodies.iter().map(|b| b.len()).sum();
     }
     let ms = |t: Duration| t.as_secs_f64() * 1e3 / pushes as f64;
     println!("remote write, one push of {series} series ({MAX_SAMPLES} a request), {pushes} pushes per version, alternately\n");
@@ -116,9 +124,15 @@ fn main() {
     );
     println!("{:<10} {:>14} {:>16.1}", "1.0", b1, ms(t1));
     println!("{:<10} {:>14} {:>16.1}", "2.0", b2, ms(t2));
+    println!("{:<10} {:>14} {:>16.1}", "OTLP", b3, ms(t3));
     println!(
         "\n2.0 / 1.0: bytes {:.2}x, CPU {:.2}x (2.0 also carries each series' type, help, unit and start time)",
         b2 as f64 / b1 as f64,
         ms(t2) / ms(t1)
+    );
+    println!(
+        "OTLP / 2.0: bytes {:.2}x, CPU {:.2}x (OTLP: a histogram is one data point, not a series per bucket; uncompressed)",
+        b3 as f64 / b2 as f64,
+        ms(t3) / ms(t2)
     );
 }

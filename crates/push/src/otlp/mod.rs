@@ -41,3 +41,28 @@ pub use config::{
 pub use encode::SCOPE_NAME;
 pub use send::{is_retryable_status, Otlp, OtlpExporter, PROTOBUF};
 pub use stats::Stats;
+
+/// The request bodies of one cumulative export of `snap`, as
+/// [`OtlpExporter`] sends them for its first export with these settings
+/// (at most `max_points` data points a request): for tools and benchmarks
+/// that measure or inspect what goes on the wire.
+pub fn encode_snapshot(
+    snap: &shmetrics_core::Snapshot,
+    resource: &ResourceAttributes,
+    native_histograms: bool,
+    max_points: usize,
+) -> Vec<bytes::Bytes> {
+    let mut tracker = batch::Tracker::default();
+    tracker.native = native_histograms;
+    let batch = tracker.batch(0, snap, crate::clock::unix_ns());
+    let encoder = encode::Encoder::new(Temporality::Cumulative, resource);
+    let baselines = encode::Baselines::default();
+    let max = max_points.max(1);
+    (0..batch.points)
+        .step_by(max)
+        .map(|start| {
+            let end = (start + max).min(batch.points);
+            encoder.encode(&batch, start..end, &baselines).body
+        })
+        .collect()
+}
