@@ -263,9 +263,11 @@ function Metric:_register()
   -- A counter keeps the name it was given in the text format, as in
   -- nginx-lua-prometheus: `_total` only if the name has it.
   d.name_as_given = self.kind == 1 and 1 or 0
-  -- And the page nginx-lua-prometheus served: no _created, the text
-  -- format only (see docs/ARCHITECTURE.md, "Exposition hints").
-  d.hints = C.SHMETRICS_HINT_NO_CREATED + C.SHMETRICS_HINT_TEXT_ONLY
+  -- And the page nginx-lua-prometheus served: bounds as Lua writes
+  -- numbers (le="1", not "1.0"), no _created, the text format only (see
+  -- docs/ARCHITECTURE.md, "Exposition hints").
+  d.hints = C.SHMETRICS_HINT_SHORT_BOUNDS + C.SHMETRICS_HINT_NO_CREATED
+    + C.SHMETRICS_HINT_TEXT_ONLY
   -- nginx-lua-prometheus's names: the legacy character sets, checked by
   -- the store.
   d.name_rules = C.SHMETRICS_NAMES_LEGACY

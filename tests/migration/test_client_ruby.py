@@ -71,9 +71,12 @@ def run(tmp_path_factory):
         others.append(default)
         native = h.Prometheus(tmp / "prom-native", {**jobs, "shmetrics": exp}, "native-histograms")
         others.append(native)
+        p3 = h.Prometheus(tmp / "prom3", {**jobs, "shmetrics": exp}, binary=h.prometheus3())
+        others.append(p3)
         now = time.time()
-        at = max(default.wait_scraped_after(now), native.wait_scraped_after(now))
-        yield {"pages": pages, "pids": pids, "exporter": exp, "default": default, "native": native, "at": at}
+        at = max(p.wait_scraped_after(now) for p in (default, native, p3))
+        yield {"pages": pages, "pids": pids, "exporter": exp, "default": default, "native": native, "p3": p3,
+               "at": at}
     finally:
         for o in reversed(others):
             o.close() if isinstance(o, (h.AcceptProxy, h.StaticPage)) else o.stop()
@@ -133,6 +136,12 @@ def test_prometheus_text(run, peer):
 def test_prometheus_protobuf(run, peer):
     h.assert_serves_protobuf(run["exporter"])
     h.assert_no_unchosen(PEERS[peer], prometheus_diff(run, "native", "prometheus-protobuf", peer, "shmetrics"))
+
+
+@pytest.mark.parametrize("peer", PEERS)
+def test_prometheus3_default(run, peer):
+    """Prometheus 3 with its default scrape settings."""
+    h.assert_no_unchosen(PEERS[peer], prometheus_diff(run, "p3", "prometheus3-default", peer, "shmetrics"))
 
 
 def test_every_writer_wrote(run):

@@ -164,6 +164,8 @@ def run(tmp_path_factory):
         started.append(default)
         native = h.Prometheus(tmp / "prom-native", {"peer": peer_addr, "shmetrics": exp}, "native-histograms")
         started.append(native)
+        p3 = h.Prometheus(tmp / "prom3", {"peer": peer_addr, "shmetrics": exp}, binary=h.prometheus3())
+        started.append(p3)
 
         for side in (peer, ours):
             pids = drive(side, REQUESTS)
@@ -172,8 +174,9 @@ def run(tmp_path_factory):
         h.wait_for("the peer's counts", lambda: requests_total(peer.get("/metrics")[2]) == REQUESTS)
         h.wait_for("the exporter's counts", lambda: requests_total(h.http_get(f"http://{exp}/metrics")[2]) == REQUESTS)
         settled = time.time()
-        at = max(default.wait_scraped_after(settled + 0.5), native.wait_scraped_after(settled + 0.5))
-        yield {"peer": peer, "ours": ours, "exporter": exp, "default": default, "native": native, "at": at}
+        at = max(p.wait_scraped_after(settled + 0.5) for p in (default, native, p3))
+        yield {"peer": peer, "ours": ours, "exporter": exp, "default": default, "native": native, "p3": p3,
+               "at": at}
         for side in (peer, ours):
             assert "[error]" not in side.errors(), side.errors()[-2000:]
     finally:
@@ -237,3 +240,9 @@ def test_both_sides_counted_everything(run):
     """The comparison is of a real workload: both pages count every request."""
     assert requests_total(run["peer"].get("/metrics")[2]) == REQUESTS
     assert requests_total(h.http_get(f"http://{run['exporter']}/metrics")[2]) == REQUESTS
+
+
+def test_prometheus3_default(run):
+    """What Prometheus 3 stores with its default scrape settings."""
+    diffs = h.diff_prometheus("prometheus3-default", run["p3"], "peer", "shmetrics", run["at"])
+    h.assert_no_unchosen(PAIR, diffs)

@@ -103,7 +103,8 @@ describe "Shmetrics::DataStore on the exporter's page" do
     expect(lat).to eq([
       %(app_latency_seconds_bucket{route="/a",le="0.01"} 4),
       %(app_latency_seconds_bucket{route="/a",le="0.1"} 8),
-      %(app_latency_seconds_bucket{route="/a",le="1.0"} 16),
+      # The Integer bound 1 as client_ruby writes it (Integer#to_s).
+      %(app_latency_seconds_bucket{route="/a",le="1"} 16),
       %(app_latency_seconds_bucket{route="/a",le="2.5"} 16),
       %(app_latency_seconds_bucket{route="/a",le="+Inf"} 20),
       %(app_latency_seconds_count{route="/a"} 20),

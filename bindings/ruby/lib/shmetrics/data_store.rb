@@ -171,10 +171,12 @@ module Shmetrics
         nil
       end
 
-      # The page client_ruby served (Formats::Text): no `_created`, the
-      # text format 0.0.4 only (SHMETRICS_HINT_NO_CREATED |
-      # SHMETRICS_HINT_TEXT_ONLY; docs/ARCHITECTURE.md, "Exposition hints").
-      HINTS = 2 | 8
+      # The page client_ruby served (Formats::Text): bounds as Ruby writes
+      # the defaults and Integer bounds (le="1", not "1.0"), no
+      # `_created`, the text format 0.0.4 only (SHMETRICS_HINT_SHORT_BOUNDS
+      # | SHMETRICS_HINT_NO_CREATED | SHMETRICS_HINT_TEXT_ONLY;
+      # docs/ARCHITECTURE.md, "Exposition hints").
+      HINTS = 1 | 2 | 8
 
       def spec(label_names)
         { name: @name.to_s, help: @help, labels: label_names.map(&:to_sym), hints: HINTS }
