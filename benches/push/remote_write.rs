@@ -1,4 +1,5 @@
-//! remote write 2.0 against 1.0, and OTLP against remote write 2.0: for
+//! remote write 2.0 against 1.0 (and 2.0 with custom-bucket histograms,
+//! `--remote-write.custom-buckets`), and OTLP against remote write 2.0: for
 //! the same 100,000-series store (as the exposition counts series: each
 //! bucket, `_sum` and `_count` of a histogram is one), the bytes of one
 //! push (snappy-compressed for remote write; OTLP/HTTP is sent
@@ -94,8 +95,13 @@ fn main() {
     let store = store(dir.path());
     let ext = ExternalLabels::parse(&["cluster=eu-1"]).unwrap();
     let resource = ResourceAttributes::parse(&["service.name=bench"]).unwrap();
-    let (mut t1, mut t2, mut t3) = (Duration::ZERO, Duration::ZERO, Duration::ZERO);
-    let (mut b1, mut b2, mut b3, mut series) = (0usize, 0usize, 0usize, 0usize);
+    let (mut t1, mut t2, mut t3, mut t4) = (
+        Duration::ZERO,
+        Duration::ZERO,
+        Duration::ZERO,
+        Duration::ZERO,
+    );
+    let (mut b1, mut b2, mut b3, mut b4, mut series) = (0usize, 0usize, 0usize, 0usize, 0usize);
     for _ in 0..pushes {
         let snap = store.snapshot().unwrap();
         let start = Instant::now();
@@ -107,10 +113,15 @@ fn main() {
         b1 = chunks.iter().map(|c| c.body.len()).sum();
         series = chunks.iter().map(|c| c.samples as usize).sum();
         let start = Instant::now();
-        let (ts, meta) = timeseries_with_meta(&snap, &ext, 1_700_000_000_000, false);
+        let (ts, meta) = timeseries_with_meta(&snap, &ext, 1_700_000_000_000, false, false);
         let chunks = encode_v2(ts, &meta, MAX_SAMPLES);
         t2 += start.elapsed();
         b2 = chunks.iter().map(|c| c.body.len()).sum();
+        let start = Instant::now();
+        let (ts, meta) = timeseries_with_meta(&snap, &ext, 1_700_000_000_000, false, true);
+        let chunks = encode_v2(ts, &meta, MAX_SAMPLES);
+        t4 += start.elapsed();
+        b4 = chunks.iter().map(|c| c.body.len()).sum();
         let start = Instant::now();
         let bodies = encode_snapshot(&snap, &resource, false, MAX_SAMPLES);
         t3 += start.elapsed();
@@ -124,11 +135,17 @@ fn main() {
     );
     println!("{:<10} {:>14} {:>16.1}", "1.0", b1, ms(t1));
     println!("{:<10} {:>14} {:>16.1}", "2.0", b2, ms(t2));
+    println!("{:<10} {:>14} {:>16.1}", "2.0 NHCB", b4, ms(t4));
     println!("{:<10} {:>14} {:>16.1}", "OTLP", b3, ms(t3));
     println!(
         "\n2.0 / 1.0: bytes {:.2}x, CPU {:.2}x (2.0 also carries each series' type, help, unit and start time)",
         b2 as f64 / b1 as f64,
         ms(t2) / ms(t1)
+    );
+    println!(
+        "2.0 with --remote-write.custom-buckets / 1.0: bytes {:.2}x, CPU {:.2}x (a histogram is one sample, not 13 series)",
+        b4 as f64 / b1 as f64,
+        ms(t4) / ms(t1)
     );
     println!(
         "OTLP / 2.0: bytes {:.2}x, CPU {:.2}x (OTLP: a histogram is one data point, not a series per bucket; uncompressed)",

@@ -184,6 +184,13 @@ struct RemoteWriteArgs {
         default_value = "1.0"
     )]
     protocol: String,
+    /// Send histograms without native buckets as custom-bucket native
+    /// histograms (one sample with the bounds, as Prometheus's
+    /// convert_classic_histograms_to_nhcb stores them) instead of their
+    /// _bucket, _sum and _count series (the receiver must accept native
+    /// histograms).
+    #[arg(long = "remote-write.custom-buckets")]
+    custom_buckets: bool,
     #[command(flatten)]
     security: security::RemoteWriteSecurity,
 }
@@ -210,6 +217,7 @@ impl RemoteWriteArgs {
         config.external_labels = shmetrics_push::ExternalLabels::parse(&self.external_labels)?;
         config.native_histograms = self.native_histograms;
         config.version = self.protocol.parse()?;
+        config.custom_buckets = self.custom_buckets;
         self.security.apply(&mut config.http)?;
         Ok(Some(config))
     }

@@ -81,6 +81,13 @@ pub struct Config {
     /// [`timeseries`](super::timeseries). Off by default: a receiver without
     /// native histograms enabled refuses them.
     pub native_histograms: bool,
+    /// Send a histogram without native buckets as one custom-bucket
+    /// native histogram sample (schema -53, its bounds as custom values),
+    /// as Prometheus's `convert_classic_histograms_to_nhcb` stores it,
+    /// instead of its `_bucket`, `_sum` and `_count` series. Off by
+    /// default: the receiver then stores a native histogram, not the
+    /// classic series.
+    pub custom_buckets: bool,
     /// The protocol version: 1.0 (the default, which every receiver
     /// takes) or 2.0.
     pub version: Version,
@@ -141,6 +148,7 @@ impl Config {
             max_samples_per_request: 5000,
             http: HttpSettings::with_timeout(Duration::from_secs(30)),
             native_histograms: false,
+            custom_buckets: false,
             version: Version::V1,
         })
     }

@@ -52,18 +52,54 @@ pub fn timeseries(
     timestamp_ms: i64,
     native_histograms: bool,
 ) -> Vec<TimeSeries> {
-    walk(snap, external, timestamp_ms, native_histograms, false).0
+    walk(
+        snap,
+        external,
+        timestamp_ms,
+        Shape {
+            native_histograms,
+            custom_buckets: false,
+            meta: false,
+        },
+    )
+    .0
 }
 
 /// As [`timeseries`], with each series' [`SeriesMeta`] (remote write
-/// 2.0's metadata, start time and exemplar), in the same order.
+/// 2.0's metadata, start time and exemplar), in the same order; with
+/// `custom_buckets`, a histogram without native buckets is one
+/// custom-bucket native histogram sample named `name` (schema -53, its
+/// bounds as `custom_values`), as Prometheus's
+/// `convert_classic_histograms_to_nhcb` stores it, instead of its
+/// `_bucket`, `_sum` and `_count` series.
 pub fn timeseries_with_meta<'a>(
     snap: &'a Snapshot,
     external: &ExternalLabels,
     timestamp_ms: i64,
     native_histograms: bool,
+    custom_buckets: bool,
 ) -> (Vec<TimeSeries>, Vec<SeriesMeta<'a>>) {
-    walk(snap, external, timestamp_ms, native_histograms, true)
+    walk(
+        snap,
+        external,
+        timestamp_ms,
+        Shape {
+            native_histograms,
+            custom_buckets,
+            meta: true,
+        },
+    )
+}
+
+/// How a walk writes the snapshot.
+#[derive(Clone, Copy)]
+struct Shape {
+    /// Native buckets as native histogram samples.
+    native_histograms: bool,
+    /// Classic histograms as custom-bucket native histogram samples.
+    custom_buckets: bool,
+    /// Each series' [`SeriesMeta`] too.
+    meta: bool,
 }
 
 /// What remote write 2.0 sends with a series besides its labels and
@@ -90,12 +126,13 @@ fn walk<'a>(
     snap: &'a Snapshot,
     external: &ExternalLabels,
     timestamp_ms: i64,
-    native_histograms: bool,
-    with_meta: bool,
+    shape: Shape,
 ) -> (Vec<TimeSeries>, Vec<SeriesMeta<'a>>) {
+    let native_histograms = shape.native_histograms;
     let mut out = Series {
         out: Vec::with_capacity(snap.series_count()),
-        meta: with_meta.then(|| Vec::with_capacity(snap.series_count())),
+        meta: shape.meta.then(|| Vec::with_capacity(snap.series_count())),
+        custom_buckets: shape.custom_buckets,
         name: "",
         base: Vec::new(),
         timestamp_ms,
@@ -184,6 +221,8 @@ struct Series<'a> {
     /// The metadata of the store series being written (its exemplar is
     /// taken by the next sample).
     current: SeriesMeta<'a>,
+    /// Classic histograms as custom-bucket native histograms.
+    custom_buckets: bool,
     name: &'a str,
     /// The series' labels and the external ones it lacks.
     base: Vec<Label>,
@@ -292,6 +331,11 @@ impl<'a> Series<'a> {
             if bounds.is_empty() {
                 return; // native only
             }
+        } else if self.custom_buckets {
+            let labels = self.labels("", None);
+            let h = custom_bucket_series(labels, bounds, cumulative, sum, self.timestamp_ms);
+            self.push(h);
+            return;
         }
         for (i, count) in cumulative.iter().enumerate() {
             let le = bound(
@@ -305,6 +349,56 @@ impl<'a> Series<'a> {
         self.sample("_count", None, count as f64);
     }
 }
+
+/// A classic histogram as a custom-bucket native histogram sample
+/// (schema -53): its finite bounds as `custom_values`, its per-bucket
+/// counts (the last one `+Inf`'s) as spans and deltas from bucket 0.
+fn custom_bucket_series(
+    labels: Vec<Label>,
+    bounds: &[f64],
+    cumulative: &[u64],
+    sum: f64,
+    timestamp_ms: i64,
+) -> TimeSeries {
+    let mut prev = 0;
+    let per_bucket: Vec<u64> = cumulative
+        .iter()
+        .map(|c| {
+            let b = c.saturating_sub(prev);
+            prev = *c;
+            b
+        })
+        .collect();
+    let mut h = Histogram {
+        count: Some(histogram::Count::CountInt(prev)),
+        sum,
+        schema: CUSTOM_BUCKETS_SCHEMA,
+        zero_threshold: 0.0,
+        zero_count: Some(histogram::ZeroCount::ZeroCountInt(0)),
+        negative_spans: Vec::new(),
+        negative_deltas: Vec::new(),
+        positive_spans: Vec::new(),
+        positive_deltas: Vec::new(),
+        reset_hint: 0,
+        timestamp: timestamp_ms,
+        custom_values: bounds.to_vec(),
+        start_timestamp: 0,
+    };
+    let run = shmetrics_core::BucketRun {
+        offset: 0,
+        counts: &per_bucket,
+    };
+    spans_and_deltas(run, &mut h.positive_spans, &mut h.positive_deltas);
+    TimeSeries {
+        labels,
+        samples: Vec::new(),
+        histograms: vec![h],
+    }
+}
+
+/// The schema of a native histogram with custom buckets (Prometheus's
+/// `CustomBucketsSchema`).
+const CUSTOM_BUCKETS_SCHEMA: i32 = -53;
 
 /// A native histogram sample as a series of its own.
 fn native_series(
@@ -326,6 +420,7 @@ fn native_series(
         positive_deltas: Vec::new(),
         reset_hint: 0,
         timestamp: timestamp_ms,
+        custom_values: Vec::new(),
         start_timestamp: 0,
     };
     spans_and_deltas(nb.negative, &mut h.negative_spans, &mut h.negative_deltas);

@@ -70,6 +70,11 @@ pub struct Histogram {
     /// Milliseconds since the Unix epoch.
     #[prost(int64, tag = "15")]
     pub timestamp: i64,
+    /// A custom-bucket histogram's (schema -53) finite upper bounds; its
+    /// bucket `i` is `(custom_values[i-1], custom_values[i]]`, the last
+    /// one `+Inf`. Empty (and not encoded) for an exponential histogram.
+    #[prost(double, repeated, tag = "16")]
+    pub custom_values: Vec<f64>,
     /// remote write 2.0 only: when the series was created (its start),
     /// milliseconds since the Unix epoch; 0 is unknown (and not encoded).
     #[prost(int64, tag = "17")]

@@ -71,6 +71,7 @@ struct Encoding {
     external: ExternalLabels,
     max_samples: usize,
     native_histograms: bool,
+    custom_buckets: bool,
     version: Version,
 }
 
@@ -80,14 +81,19 @@ impl Batcher for Encoding {
 
     fn batch(&self, _: &mut (), id: u64, snap: &Snapshot) -> Batch {
         let now = unix_ms() as i64;
+        let (native, custom) = (self.native_histograms, self.custom_buckets);
         let chunks = match self.version {
+            Version::V1 if !custom => encode(
+                timeseries(snap, &self.external, now, native),
+                self.max_samples,
+            ),
             Version::V1 => encode(
-                timeseries(snap, &self.external, now, self.native_histograms),
+                timeseries_with_meta(snap, &self.external, now, native, custom).0,
                 self.max_samples,
             ),
             Version::V2 => {
                 let (series, meta) =
-                    timeseries_with_meta(snap, &self.external, now, self.native_histograms);
+                    timeseries_with_meta(snap, &self.external, now, native, custom);
                 encode_v2(series, &meta, self.max_samples)
             }
         };
@@ -281,6 +287,7 @@ impl Push for RemoteWrite {
             external: c.external_labels,
             max_samples: c.max_samples_per_request,
             native_histograms: c.native_histograms,
+            custom_buckets: c.custom_buckets,
             version: c.version,
         };
         let snapshots = stats.snapshots.clone();

@@ -366,7 +366,7 @@ fn remote_write_2_0_carries_the_same_series_with_interned_strings_and_metadata()
     let snap = store.snapshot().unwrap();
     let ext = ExternalLabels::parse(&["dc=eu"]).unwrap();
     let v1 = decode(&encode(timeseries(&snap, &ext, TS, false), 5000));
-    let (series, meta) = timeseries_with_meta(&snap, &ext, TS, false);
+    let (series, meta) = timeseries_with_meta(&snap, &ext, TS, false, false);
     for max in [5000, 4, 1] {
         let v2 = decode_v2(&encode_v2(series.clone(), &meta, max));
         // The same series, labels and samples as 1.0, in the same order.

@@ -237,3 +237,34 @@ fn remote_write_2_0_into_prometheus3_with_metadata_created_times_and_exemplars()
         0.0
     );
 }
+
+#[test]
+fn remote_write_2_0_custom_bucket_histograms_into_prometheus3() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let _store = write_store(&path);
+    let prom = Receiver::start(Peer::Prometheus3, &dir.path().join("prom"));
+    let _serve = serve(
+        &path,
+        &[
+            "--remote-write.url",
+            &prom.write_url(),
+            "--remote-write.interval",
+            "0.5",
+            "--remote-write.protocol",
+            "2.0",
+            "--remote-write.custom-buckets",
+        ],
+    );
+    // The classic histogram arrives as one native histogram with custom
+    // buckets: its count, sum and quantiles as from the classic series.
+    prom.wait_value("histogram_count(latency_seconds)", 5.0);
+    prom.wait_value("histogram_sum(latency_seconds)", 23.75);
+    // Rank 2.5 of 5 falls in (0.5, 1], which holds 2 after 1: linear
+    // within the bucket, as for classic buckets.
+    prom.wait_value("histogram_quantile(0.5, latency_seconds)", 0.875);
+    // Instead of the classic series, not beside them; the rest as before.
+    assert!(prom.query("latency_seconds_bucket").unwrap().is_empty());
+    assert!(prom.query("latency_seconds_count").unwrap().is_empty());
+    prom.wait_value("jobs_total{queue=\"email\"}", 7.0);
+}
