@@ -39,9 +39,9 @@ fi
 
 say() { printf '==> %s\n' "$*" >&2; }
 
-# One package at a time (-p=1) and niced: the machine has two cores, and
-# a parallel Go build of these modules takes several GB of memory.
-gobuild_env() { env GOFLAGS="-p=1" nice -n 10 "$@"; }
+# Niced, so that other work on the machine goes first (a build takes a
+# few GB of memory; GOFLAGS=-p=1 limits it further on a small machine).
+gobuild_env() { nice -n 10 "$@"; }
 
 prometheus() {
   local dir=$target/peers/prometheus-$PROMETHEUS_VERSION
