@@ -196,8 +196,10 @@ getent passwd shmetrics >/dev/null || fail "the package made no user shmetrics"
 lib=/usr/lib/$multiarch/libshmetrics.so
 [ "$(readlink "$lib")" = "libshmetrics.so.$major" ] || fail "$lib does not link to libshmetrics.so.$major"
 [ "$(readlink "$lib.$major")" = "libshmetrics.so.$version" ] || fail "$lib.$major does not link to libshmetrics.so.$version"
-readelf -d "$lib.$version" | grep -q "Library soname: \[libshmetrics.so.$major\]" || fail "the SONAME is not libshmetrics.so.$major"
-ldconfig -p | grep -q "libshmetrics.so.$major " || fail "ldconfig does not know libshmetrics.so.$major"
+readelf -d "$lib.$version" | grep "Library soname: \[libshmetrics.so.$major\]" >/dev/null || fail "the SONAME is not libshmetrics.so.$major"
+# grep reads it all (with -q it would stop early, and ldconfig's SIGPIPE fails the
+# pipeline under pipefail).
+ldconfig -p | grep "libshmetrics.so.$major " >/dev/null || fail "ldconfig does not know libshmetrics.so.$major"
 ok "libshmetrics.so.$version, SONAME libshmetrics.so.$major, links, ld.so.cache"
 [ "$(cd "$work" && /usr/bin/shmetrics --version)" = "$(cd "$work" && PATH="$work/venv/bin:$PATH" shmetrics --version)" ] ||
   fail "the .deb's and the wheel's shmetrics --version differ"
@@ -298,7 +300,7 @@ dpkg-deb --info "$php_deb" | sed -n '/Package:/,/Description:/p'
 php_deb_installed=1
 dpkg -i "$php_deb" >/dev/null
 ok "dpkg -i $(basename "$php_deb")"
-php -m | grep -qx shmetrics || fail "php -m does not list shmetrics: the package did not enable it for the CLI"
+php -m | grep -x shmetrics >/dev/null || fail "php -m does not list shmetrics: the package did not enable it for the CLI"
 for sapi in cli fpm; do
   [ -L "/etc/php/$php_version/$sapi/conf.d/20-shmetrics.ini" ] ||
     fail "no /etc/php/$php_version/$sapi/conf.d/20-shmetrics.ini: phpenmod did not enable it for $sapi"
@@ -339,7 +341,7 @@ dpkg --purge php-shmetrics >/dev/null
 php_deb_installed=0
 dpkg --purge shmetrics >/dev/null
 deb_installed=0
-if php -m | grep -qx shmetrics; then fail "php -m lists shmetrics after dpkg --purge php-shmetrics"; fi
+if php -m | grep -x shmetrics >/dev/null; then fail "php -m lists shmetrics after dpkg --purge php-shmetrics"; fi
 for f in "$ext_dir/shmetrics.so" "/etc/php/$php_version/mods-available/shmetrics.ini" \
   "/etc/php/$php_version/cli/conf.d/20-shmetrics.ini" /usr/bin/shmetrics "$lib.$major" "$unit" /usr/share/lua/5.1/shmetrics.lua /usr/share/php/Shmetrics /etc/default/shmetrics; do
   [ ! -e "$f" ] || fail "$f is still there after dpkg --purge"
