@@ -327,3 +327,61 @@ fn senders<E: Exchange>(
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sender() -> RemoteWrite2 {
+        let queue = Arc::new(QueueStats::new("http://r/api/v1/write".into(), 10));
+        RemoteWrite2 {
+            stats: Arc::new(Stats::new(vec![queue])),
+            url: 0,
+            last: Repeats::default(),
+        }
+    }
+
+    fn chunk(samples: u64, exemplars: u64) -> Chunk {
+        Chunk {
+            body: Bytes::new(),
+            samples,
+            exemplars,
+        }
+    }
+
+    fn rejected(s: &RemoteWrite2) -> u64 {
+        s.stats.rejected[0].load(Relaxed)
+    }
+
+    #[test]
+    fn what_a_2_0_receiver_did_not_write_is_counted() {
+        let mut s = sender();
+        // All written (samples and histograms add up to the request's).
+        let all = Written {
+            samples: Some(8),
+            histograms: Some(2),
+            exemplars: Some(2),
+        };
+        s.accepted(chunk(10, 2), all, "test");
+        assert_eq!(rejected(&s), 0);
+        // No headers: the receiver says nothing, nothing is counted.
+        s.accepted(chunk(10, 2), Written::default(), "test");
+        assert_eq!(rejected(&s), 0);
+        // 7 + 1 of 10 samples, 1 of 2 exemplars: 3 not written.
+        let short = Written {
+            samples: Some(7),
+            histograms: Some(1),
+            exemplars: Some(1),
+        };
+        s.accepted(chunk(10, 2), short, "test");
+        assert_eq!(rejected(&s), 3);
+        // Samples given without an exemplar count: exemplars not judged.
+        let no_ex = Written {
+            samples: Some(10),
+            histograms: None,
+            exemplars: None,
+        };
+        s.accepted(chunk(10, 2), no_ex, "test");
+        assert_eq!(rejected(&s), 3);
+    }
+}
