@@ -646,6 +646,16 @@ impl FamilyDesc {
         self
     }
 
+    /// The name the store keeps this family under, by which
+    /// [`crate::Snapshot::family`] finds it: a counter's `_total` is taken
+    /// off (unless its unit is `total`).
+    ///
+    /// # Errors
+    /// As [`crate::Store::register`] for a bad definition.
+    pub fn stored_name(&self) -> Result<String> {
+        Ok(self.normalized()?.name)
+    }
+
     /// Sets the exposition hints (see [`Hints`]).
     pub fn hints(mut self, hints: Hints) -> FamilyDesc {
         self.hints = hints;

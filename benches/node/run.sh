@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The Node.js benchmarks: a release build of the addon, prom-client from npm
+# (under target/node-suite, as scripts/node-tests.sh installs it), and
+# each benchmark with a store of its own in /dev/shm.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+T="${CARGO_TARGET_DIR:-$PWD/target}"
+cargo build --quiet --release -p shmetrics-node
+cp "$T/release/libshmetrics_node.so" bindings/node/shmetrics.linux-x64-gnu.node
+mods="$T/node-suite/node_modules"
+[ -d "$mods/prom-client" ] || (mkdir -p "$T/node-suite" && cd "$T/node-suite" && npm install --no-audit --no-fund --silent prom-client@15.1.3)
+ln -sfn "$PWD/bindings/node" "$mods/shmetrics"
+store="/dev/shm/shmetrics-bench-node-$$"
+trap 'rm -f "$store"' EXIT
+SHMETRICS_STORE="$store" NODE_PATH="$mods" node benches/node/ops.js

@@ -1,0 +1,29 @@
+//! shmetrics for Node.js: the native half of the `shmetrics` npm package.
+//!
+//! This crate is thin on purpose. It opens the store, registers families,
+//! finds series and writes updates (`store.rs`, `hot.rs`), and reads a
+//! family back from a snapshot for the in-process `get()` (`read.rs`).
+//! prom-client's API (label objects, registries, timers, default metrics)
+//! is the JavaScript in `lib/`, which calls only this. Every error leaves
+//! here as a JavaScript `Error` whose `code` is the core's error kind
+//! (`errors.rs`); `lib/errors.js` turns it into the package's own class.
+
+mod errors;
+mod hot;
+mod read;
+mod spec;
+mod store;
+
+pub use read::{ExemplarOut, SeriesOut};
+pub use spec::FamilySpec;
+pub use store::{NativeFamily, NativeStore};
+
+use napi::bindgen_prelude::Object;
+use napi::{Env, JsValue};
+
+/// Adds the hot path's raw callbacks (`hot.rs`) to the exports, beside the
+/// classes napi-rs registers.
+#[napi_derive::napi(module_exports)]
+pub fn init(exports: Object, env: Env) -> napi::Result<()> {
+    hot::export(env.raw(), exports.raw())
+}

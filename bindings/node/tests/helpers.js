@@ -1,0 +1,111 @@
+'use strict';
+
+// What the server tests share: ports, HTTP, the exporter, a bounded load,
+// and reading samples off a page.
+
+const http = require('http');
+const net = require('net');
+const path = require('path');
+const { spawn } = require('child_process');
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+function shmetricsBin() {
+	return process.env.SHMETRICS_BIN || path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target'), 'debug', 'shmetrics');
+}
+
+async function freePorts(n) {
+	const servers = [];
+	for (let i = 0; i < n; i++) {
+		const s = net.createServer();
+		await new Promise(r => s.listen(0, '127.0.0.1', r));
+		servers.push(s);
+	}
+	const ports = servers.map(s => s.address().port);
+	await Promise.all(servers.map(s => new Promise(r => s.close(r))));
+	return ports;
+}
+
+function get(port, urlPath, timeoutMs = 10000) {
+	return new Promise((resolve, reject) => {
+		const req = http.get({ host: '127.0.0.1', port, path: urlPath, agent: false, timeout: timeoutMs }, res => {
+			let body = '';
+			res.setEncoding('utf8');
+			res.on('data', c => (body += c));
+			res.on('end', () => resolve({ status: res.statusCode, body }));
+			res.on('error', reject);
+		});
+		req.on('timeout', () => req.destroy(new Error('timed out')));
+		req.on('error', reject);
+	});
+}
+
+async function waitUp(port, urlPath, proc) {
+	const deadline = Date.now() + 60000;
+	let stderr = '';
+	if (proc.stderr) proc.stderr.on('data', d => (stderr += d));
+	while (Date.now() < deadline) {
+		if (proc.exitCode !== null) throw new Error(`exited with ${proc.exitCode}: ${stderr}`);
+		try {
+			await get(port, urlPath, 2000);
+			return;
+		} catch {
+			await new Promise(r => setTimeout(r, 100));
+		}
+	}
+	throw new Error(`nothing answered on port ${port}: ${stderr}`);
+}
+
+function serve(store, port) {
+	return spawn(shmetricsBin(), ['serve', '--store', store, '--web.listen-address', `127.0.0.1:${port}`], {
+		stdio: ['ignore', 'ignore', 'pipe'],
+	});
+}
+
+async function stop(proc) {
+	if (proc.exitCode !== null || proc.signalCode !== null) return;
+	const exited = new Promise(r => proc.once('exit', r));
+	proc.kill('SIGTERM');
+	const timer = setTimeout(() => proc.kill('SIGKILL'), 20000);
+	await exited;
+	clearTimeout(timer);
+}
+
+/**
+ * `total` GETs over `routes`, `concurrency` at a time; `each(done)` runs
+ * after every response. Counts successes (200) and failures.
+ */
+async function load(port, routes, total, concurrency, each = async () => {}) {
+	let next = 0;
+	const sent = { ok: 0, failed: 0 };
+	async function lane() {
+		while (next < total) {
+			const i = next++;
+			try {
+				const r = await get(port, routes[i % routes.length]);
+				if (r.status === 200) sent.ok++;
+				else sent.failed++;
+			} catch {
+				sent.failed++;
+			}
+			await each(sent.ok + sent.failed);
+		}
+	}
+	await Promise.all(Array.from({ length: concurrency }, lane));
+	return sent;
+}
+
+/** The sum of a name's samples whose labels include `want`. */
+function sum(page, name, want) {
+	let total = 0;
+	for (const line of page.split('\n')) {
+		const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)/.exec(line);
+		if (!m || m[1] !== name) continue;
+		const labels = {};
+		for (const l of (m[3] || '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]] = l[2];
+		if (Object.entries(want).every(([k, v]) => labels[k] === v)) total += Number(m[4]);
+	}
+	return total;
+}
+
+module.exports = { freePorts, get, waitUp, serve, stop, load, sum, shmetricsBin };
