@@ -22,7 +22,7 @@ const PEER = process.env.PROM_CLIENT_DIR || path.join(ROOT, '..', 'shared', 'pee
 const WORK = path.join(ROOT, 'target', 'node-suite');
 const PKG = path.join(ROOT, 'bindings', 'node');
 const DOCS = path.join(ROOT, 'docs', 'node.md');
-const DEPS = ['jest@29.7.0', 'nock@13.5.6', 'express@4.21.2', `prom-client@${VERSION}`];
+const DEPS = ['jest@29.7.0', 'nock@13.5.6', 'express@4.21.2', 'pm2@5.4.3', `prom-client@${VERSION}`];
 
 function install() {
 	fs.mkdirSync(WORK, { recursive: true });
