@@ -15,6 +15,8 @@
 #     Debian's php-fpm with its own ini behind nginx (tests/packaging/php-fpm.sh);
 #   - the PHP package through Composer (a path repository, copied) and the
 #     Lua rock (luarocks make into a throwaway tree), with the .deb's library;
+#   - the npm packages (scripts/build-npm.sh: shmetrics and its addon
+#     shmetrics-linux-x64-gnu) through `npm install` of their tarballs;
 #   - composer validate --strict, luarocks lint, cargo package and cargo
 #     publish --dry-run of every published crate.
 # Every block of README.md and docs/*.md marked `<!-- packaging-test: ENV -->`
@@ -31,6 +33,7 @@ ensure_rust
 ensure_apt dpkg-dev pkg-config gcc php-cli composer luarocks luajit2 systemd binutils curl procps \
   php-dev php-pear php-fpm nginx make
 ensure_python_env
+ensure_node
 export PATH="$HOME/.cargo/bin:$PATH"
 target=${CARGO_TARGET_DIR:-$PWD/target}
 
@@ -104,6 +107,7 @@ run_blocks() {
       python) (cd "$dir" && "$PY" ".blocks/$name") ;;
       php) (cd "$dir" && php -d auto_prepend_file="$PHP_AUTOLOAD" ".blocks/$name") ;;
       lua) (cd "$dir" && luajit ".blocks/$name") ;;
+      js) (cd "$dir" && node ".blocks/$name") ;;
       rust) (cd "$dir" && run_rust ".blocks/$name") ;;
       *) fail "$src: no way to run a $lang block" ;;
     esac > "$dir/.blocks/$name.out" 2>&1 || {
@@ -335,6 +339,16 @@ found=$(cd "$work" && luajit -e 'print(package.searchpath("shmetrics.cdef", pack
 ok "luarocks make: $found"
 run_blocks luarocks
 unset LUA_PATH
+
+say "packaging: the npm packages (scripts/build-npm.sh), installed outside the checkout"
+scripts/build-npm.sh >/dev/null || fail "scripts/build-npm.sh"
+(cd "$work" && npm install --no-audit --no-fund --silent \
+  "$target/npm/shmetrics-linux-x64-gnu-$version.tgz" "$target/npm/shmetrics-$version.tgz") || fail "npm install"
+addon=$(cd "$work" && node -e 'console.log(require.resolve("shmetrics-linux-x64-gnu"))')
+[ "$addon" = "$work/node_modules/shmetrics-linux-x64-gnu/shmetrics.linux-x64-gnu.node" ] ||
+  fail "node loads the addon from $addon, not from the installed package"
+ok "npm install: $addon"
+SHMETRICS_STORE=$SHM_DIR/node run_blocks npm
 
 say "packaging: dpkg --purge php-shmetrics shmetrics"
 dpkg --purge php-shmetrics >/dev/null
