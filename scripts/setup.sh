@@ -155,6 +155,20 @@ ensure_node() {
   ensure_apt nodejs npm
 }
 
+# ensure_node_packages: the Node.js binding built in place (its debug addon
+# beside bindings/node/index.js, as napi-rs names it), and what its tests
+# use from npm (Jest, nock, Express, PM2, prom-client) under
+# target/node-suite, where NODE_PATH (exported) also finds `shmetrics`.
+ensure_node_packages() {
+  ensure_node
+  local t="${CARGO_TARGET_DIR:-$PWD/target}"
+  cargo build --quiet -p shmetrics-node
+  cp "$t/debug/libshmetrics_node.so" bindings/node/shmetrics.linux-x64-gnu.node
+  node bindings/node/suite/run.js --install
+  ln -sfn "$PWD/bindings/node" "$t/node-suite/node_modules/shmetrics"
+  export NODE_PATH="$t/node-suite/node_modules"
+}
+
 # The cbindgen version the committed C header was generated with.
 CBINDGEN_VERSION=0.29.2
 ensure_cbindgen() {

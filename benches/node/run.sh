@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The Node.js benchmarks: a release build of the addon, prom-client from npm
-# (under target/node-suite, as scripts/node-tests.sh installs it), and
+# The Node.js benchmarks: a release build of the addon, prom-client and
+# Express from npm (under target/node-suite, bindings/node/suite/run.js), and
 # each benchmark with a store of its own in /dev/shm: per-operation cost
 # (ops.js), a scrape of 16 cluster workers (scrape.js), and the req/s of
 # an Express cluster (express.sh).
@@ -10,7 +10,7 @@ T="${CARGO_TARGET_DIR:-$PWD/target}"
 cargo build --quiet --release -p shmetrics-node
 cp "$T/release/libshmetrics_node.so" bindings/node/shmetrics.linux-x64-gnu.node
 mods="$T/node-suite/node_modules"
-[ -d "$mods/prom-client" ] || (mkdir -p "$T/node-suite" && cd "$T/node-suite" && npm install --no-audit --no-fund --silent prom-client@15.1.3)
+node bindings/node/suite/run.js --install
 ln -sfn "$PWD/bindings/node" "$mods/shmetrics"
 store="/dev/shm/shmetrics-bench-node-$$"
 trap 'rm -f "$store"' EXIT

@@ -7,7 +7,8 @@
 // `require('../lib/...')` find it. Fails if fewer than FLOOR tests pass
 // on shmetrics, or if a test that passes on prom-client fails on shmetrics
 // without being listed, with its reason, in docs/node.md ("prom-client's
-// own tests").
+// own tests"). With --install, only installs what the Node tests use
+// (Jest, nock, Express, PM2, prom-client) under target/node-suite.
 
 const fs = require('fs');
 const path = require('path');
@@ -79,6 +80,7 @@ function documented() {
 
 function main() {
 	install();
+	if (process.argv.includes('--install')) return;
 	const peerPkg = path.join(WORK, 'node_modules', 'prom-client');
 	const theirs = jest(prepare('prom-client', peerPkg, ['index.js', 'lib'], false));
 	const ours = jest(prepare('shmetrics', PKG, ['index.js', 'native.js', 'lib', 'shmetrics.linux-x64-gnu.node'], true));
