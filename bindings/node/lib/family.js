@@ -45,10 +45,12 @@ function privateStore() {
 
 /**
  * Registers `spec` in the store (the same definition from another process
- * is the same family) and returns the family.
+ * is the same family) and returns the family. `again`: the same metric
+ * registering itself anew (the store was wiped or replaced), which keeps
+ * what the store holds.
  */
-function register(spec) {
-	const fresh = made.has(spec.name);
+function register(spec, again = false) {
+	const fresh = !again && made.has(spec.name);
 	made.add(spec.name);
 	let family;
 	try {

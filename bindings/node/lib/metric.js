@@ -12,6 +12,7 @@ const {
 } = require('./validation');
 const { native, wrap, ShmetricsError } = require('./errors');
 const family = require('./family');
+const stores = require('./store');
 const collect = require('./collect');
 
 // prom-client's aggregator names, as the store's gauge modes. Workers that
@@ -69,6 +70,10 @@ class Metric {
 		if (!validateLabelName(this.labelNames)) {
 			throw new Error('Invalid label name');
 		}
+		// Kept as strings: a number or an object given for either would
+		// make every later page of the registry fail to render.
+		this.name = String(this.name);
+		this.help = String(this.help);
 		if (this.collect && typeof this.collect !== 'function') {
 			throw new Error('Optional "collect" parameter must be a function');
 		}
@@ -107,6 +112,7 @@ class Metric {
 		for (const register of this.registers) register.registerMetric(this);
 		try {
 			this._family = family.register(this._spec);
+			this._generation = stores.state.generation;
 			if (this.labelNames.length === 0) this._child({});
 			collect.schedule(this);
 		} catch (err) {
@@ -193,10 +199,23 @@ class Metric {
 	 * process) is looked up again once.
 	 */
 	_write(child, op, v) {
+		if (this._generation !== stores.state.generation) this._reattach();
 		try {
 			op(child.id, v);
 		} catch (err) {
 			this._retry(err, child, op, v);
+		}
+	}
+
+	/**
+	 * The store was opened again (lib/store.js): the family is registered
+	 * in the new file and every child's id points at its series there.
+	 */
+	_reattach() {
+		this._generation = stores.state.generation;
+		this._family = native(() => family.register(this._spec, true));
+		for (const child of this._byValues.values()) {
+			native(() => this._family.renew(child.id, child.values));
 		}
 	}
 
@@ -207,7 +226,7 @@ class Metric {
 			this._family.renew(child.id, child.values);
 		} catch (again) {
 			if (wrap(again).code !== 'StaleHandle') throw wrap(again);
-			this._family = native(() => family.register(this._spec));
+			this._family = native(() => family.register(this._spec, true));
 			native(() => this._family.renew(child.id, child.values));
 		}
 		native(() => op(child.id, v));
@@ -256,6 +275,7 @@ class Metric {
 	 * labels as this process gave them where it wrote the series.
 	 */
 	_read() {
+		if (this._generation !== stores.state.generation) this._reattach();
 		const rows = native(() => this._family.read(true));
 		return rows.map(row => [this._labelsOf(row), row]);
 	}

@@ -16,7 +16,7 @@ mod store;
 
 pub use read::{ExemplarOut, SeriesOut};
 pub use spec::FamilySpec;
-pub use store::{NativeFamily, NativeStore};
+pub use store::{NativeFamily, NativeStore, StoreOptions};
 
 use napi::bindgen_prelude::Object;
 use napi::{Env, JsValue};

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use napi_derive::napi;
-use shmetrics_core::{Family, Options, Series, Snapshot, Store};
+use shmetrics_core::{Family, Options, PathNow, Series, Snapshot, Store};
 use shmetrics_expo::Format;
 
 use napi::Result;
@@ -13,6 +13,39 @@ use crate::errors::{invalid, to_js};
 use crate::hot;
 use crate::read::{read_family, SeriesOut};
 use crate::spec::FamilySpec;
+
+/// The capacity of a store that is created, as the core's [`Options`]
+/// name it (a store that exists keeps its own).
+#[napi(object)]
+#[derive(Debug, Default)]
+pub struct StoreOptions {
+    /// Most series, over all families.
+    pub max_series: Option<u32>,
+    /// Most families.
+    pub max_families: Option<u32>,
+    /// Bytes for names, help texts, label names and values.
+    pub label_bytes: Option<f64>,
+    /// Most processes writing at once.
+    pub max_writers: Option<u32>,
+}
+
+impl StoreOptions {
+    fn core(&self) -> Result<Options> {
+        let mut o = Options::default();
+        o.max_series = self.max_series.unwrap_or(o.max_series);
+        o.max_families = self.max_families.unwrap_or(o.max_families);
+        o.max_writers = self.max_writers.unwrap_or(o.max_writers);
+        if let Some(b) = self.label_bytes {
+            if !(b.is_finite() && b >= 0.0 && b.fract() == 0.0) {
+                return Err(invalid(format!(
+                    "labelBytes must be a whole number of bytes, got {b}"
+                )));
+            }
+            o.label_bytes = b as u64;
+        }
+        Ok(o)
+    }
+}
 
 /// An open store file. Every process that opens the same path adds to
 /// the same metrics.
@@ -27,15 +60,23 @@ pub struct NativeStore {
 #[napi]
 impl NativeStore {
     /// Opens (or creates) the store at `path`; without one, the core's
-    /// default (`$SHMETRICS_STORE`, else `/dev/shm/shmetrics`).
+    /// default (`$SHMETRICS_STORE`, else `/dev/shm/shmetrics`). `options`
+    /// size a store this call creates.
     #[napi(constructor)]
-    pub fn new(path: Option<String>) -> napi::Result<Self> {
+    pub fn new(path: Option<String>, options: Option<StoreOptions>) -> napi::Result<Self> {
         let path = path.map_or_else(Store::default_path, Into::into);
-        let store = Store::open(&path, &Options::default()).map_err(to_js)?;
+        let store = Store::open(&path, &options.unwrap_or_default().core()?).map_err(to_js)?;
         Ok(NativeStore {
             store: Arc::new(store),
             snapshot: Arc::new(Mutex::new(Snapshot::default())),
         })
+    }
+
+    /// Whether the path now names another file than the one open (the
+    /// store was removed and created again): the caller opens it again.
+    #[napi]
+    pub fn replaced(&self) -> bool {
+        self.store.path_now() == PathNow::Other
     }
 
     /// The store file's path.
