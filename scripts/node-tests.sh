@@ -2,8 +2,9 @@
 # The Node.js binding (bindings/node): builds the addon, runs prom-client's
 # own Jest suite against it (bindings/node/suite/run.js, which npm-installs
 # Jest, nock, Express and prom-client under target/node-suite), then the
-# server tests (bindings/node/tests: a real cluster of Express workers and
-# the exporter).
+# tests (bindings/node/tests: a real cluster of Express workers and PM2
+# with the exporter, errors, the store's faults, API fuzzing), and
+# type-checks a TypeScript program against index.d.ts and prom-client's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
@@ -12,3 +13,4 @@ ensure_node_packages
 cargo build --quiet -p shmetrics
 node bindings/node/suite/run.js
 SHMETRICS_BIN="$T/debug/shmetrics" node --test --test-reporter=spec bindings/node/tests/
+TSC="$NODE_PATH/.bin/tsc" PROM_CLIENT_TYPES="$NODE_PATH/prom-client/index.d.ts" bindings/node/tests/types/check.sh

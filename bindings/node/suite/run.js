@@ -8,7 +8,8 @@
 // on shmetrics, or if a test that passes on prom-client fails on shmetrics
 // without being listed, with its reason, in docs/node.md ("prom-client's
 // own tests"). With --install, only installs what the Node tests use
-// (Jest, nock, Express, PM2, prom-client) under target/node-suite.
+// (Jest, nock, Express, PM2, TypeScript, prom-client) under
+// target/node-suite.
 
 const fs = require('fs');
 const path = require('path');
@@ -23,7 +24,7 @@ const PEER = process.env.PROM_CLIENT_DIR || path.join(ROOT, '..', 'shared', 'pee
 const WORK = path.join(ROOT, 'target', 'node-suite');
 const PKG = path.join(ROOT, 'bindings', 'node');
 const DOCS = path.join(ROOT, 'docs', 'node.md');
-const DEPS = ['jest@29.7.0', 'nock@13.5.6', 'express@4.21.2', 'pm2@5.4.3', `prom-client@${VERSION}`];
+const DEPS = ['jest@29.7.0', 'nock@13.5.6', 'express@4.21.2', 'pm2@5.4.3', 'typescript@5.6.3', `prom-client@${VERSION}`];
 
 function install() {
 	fs.mkdirSync(WORK, { recursive: true });
