@@ -43,18 +43,24 @@ function privateStore() {
 	return native(() => new NativeStore(file));
 }
 
+let local = null;
+
 /**
  * Registers `spec` in the store (the same definition from another process
  * is the same family) and returns the family. `again`: the same metric
  * registering itself anew (the store was wiped or replaced), which keeps
- * what the store holds.
+ * what the store holds. `omit`: a metric whose aggregator is `omit`, which
+ * prom-client's AggregatorRegistry leaves out of the cluster's page: it
+ * goes to a store of this process's own, which its registries show and
+ * `shmetrics serve` does not.
  */
-function register(spec, again = false) {
+function register(spec, { again = false, omit = false } = {}) {
 	const fresh = !again && made.has(spec.name);
 	made.add(spec.name);
+	if (omit && local === null) local = privateStore();
 	let family;
 	try {
-		family = store().register(spec);
+		family = (omit ? local : store()).register(spec);
 	} catch (err) {
 		const e = wrap(err);
 		if (!fresh || e.code !== 'Conflict') throw e;

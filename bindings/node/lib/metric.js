@@ -17,16 +17,14 @@ const collect = require('./collect');
 
 // prom-client's aggregator names, as the store's gauge modes. Workers that
 // died drop out of a gauge, as they drop out of prom-client's
-// AggregatorRegistry. `average` has no mode yet: the maximum over live
-// workers stands in (docs/node.md).
+// AggregatorRegistry. `omit` gauges stay out of the store (family.js).
 const GAUGE_MODES = {
 	sum: 'livesum',
 	livesum: 'livesum',
 	first: 'livemostrecent',
 	min: 'livemin',
 	max: 'livemax',
-	average: 'livemax',
-	omit: 'livesum',
+	average: 'liveaverage',
 };
 
 /** A series this process has written: its labels and its series id. */
@@ -111,7 +109,7 @@ class Metric {
 		}
 		for (const register of this.registers) register.registerMetric(this);
 		try {
-			this._family = family.register(this._spec);
+			this._family = this._register(false);
 			this._generation = stores.state.generation;
 			if (this.labelNames.length === 0) this._child({});
 			collect.schedule(this);
@@ -123,6 +121,11 @@ class Metric {
 			}
 			throw err;
 		}
+	}
+
+	/** The family in the store (`again`: registering anew, see family.js). */
+	_register(again) {
+		return family.register(this._spec, { again, omit: this.aggregator === 'omit' });
 	}
 
 	/** The child for a label object, made (and its series) if new. */
@@ -213,7 +216,7 @@ class Metric {
 	 */
 	_reattach() {
 		this._generation = stores.state.generation;
-		this._family = native(() => family.register(this._spec, true));
+		this._family = native(() => this._register(true));
 		for (const child of this._byValues.values()) {
 			native(() => this._family.renew(child.id, child.values));
 		}
@@ -226,7 +229,7 @@ class Metric {
 			this._family.renew(child.id, child.values);
 		} catch (again) {
 			if (wrap(again).code !== 'StaleHandle') throw wrap(again);
-			this._family = native(() => family.register(this._spec, true));
+			this._family = native(() => this._register(true));
 			native(() => this._family.renew(child.id, child.values));
 		}
 		native(() => op(child.id, v));

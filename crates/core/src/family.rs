@@ -120,11 +120,14 @@ pub enum GaugeMode {
     /// One value shared by all processes: `set` overwrites it, `inc` adds to
     /// it. This is what PromPHP's APCu storage and nginx-lua-prometheus do.
     Shared = 11,
+    /// The mean over live processes that set the gauge: prom-client's
+    /// `average` aggregator (for event-loop lag, say).
+    LiveAverage = 12,
 }
 
 impl GaugeMode {
     /// All modes, for iteration in tests and bindings.
-    pub const ALL: [GaugeMode; 11] = [
+    pub const ALL: [GaugeMode; 12] = [
         GaugeMode::All,
         GaugeMode::LiveAll,
         GaugeMode::Sum,
@@ -136,6 +139,7 @@ impl GaugeMode {
         GaugeMode::MostRecent,
         GaugeMode::LiveMostRecent,
         GaugeMode::Shared,
+        GaugeMode::LiveAverage,
     ];
 
     /// The mode with this numeric value (its `repr(u32)`), if any.
@@ -152,6 +156,7 @@ impl GaugeMode {
             9 => GaugeMode::MostRecent,
             10 => GaugeMode::LiveMostRecent,
             11 => GaugeMode::Shared,
+            12 => GaugeMode::LiveAverage,
             _ => return None,
         })
     }
@@ -170,6 +175,7 @@ impl GaugeMode {
             GaugeMode::MostRecent => "mostrecent",
             GaugeMode::LiveMostRecent => "livemostrecent",
             GaugeMode::Shared => "shared",
+            GaugeMode::LiveAverage => "liveaverage",
         }
     }
 
@@ -187,6 +193,7 @@ impl GaugeMode {
                 | GaugeMode::LiveMax
                 | GaugeMode::LiveMin
                 | GaugeMode::LiveMostRecent
+                | GaugeMode::LiveAverage
         )
     }
 

@@ -56,6 +56,7 @@ enum shmetrics_gauge_mode {
   SHMETRICS_GAUGE_MOSTRECENT = 9,
   SHMETRICS_GAUGE_LIVEMOSTRECENT = 10,
   SHMETRICS_GAUGE_SHARED = 11,
+  SHMETRICS_GAUGE_LIVEAVERAGE = 12,
 };
 typedef uint32_t shmetrics_gauge_mode;
 

@@ -264,6 +264,10 @@ enum shmetrics_gauge_mode
    * One value shared by all processes (PromPHP APCu semantics).
    */
   SHMETRICS_GAUGE_SHARED = 11,
+  /**
+   * The mean over live processes (prom-client's `average`).
+   */
+  SHMETRICS_GAUGE_LIVEAVERAGE = 12,
 };
 #ifndef __cplusplus
 typedef uint32_t shmetrics_gauge_mode;

@@ -625,7 +625,7 @@ fn error_codes_and_messages() {
     d.gauge_mode = 3;
     assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
     d.kind = SHMETRICS_KIND_GAUGE as u32;
-    d.gauge_mode = 12;
+    d.gauge_mode = 13;
     assert_eq!(register(&st, &d).0, SHMETRICS_INVALID_OPTIONS);
     d.gauge_mode = 11;
     let (r, g) = register(&st, &d);

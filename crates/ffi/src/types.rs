@@ -116,6 +116,8 @@ pub enum shmetrics_gauge_mode {
     SHMETRICS_GAUGE_LIVEMOSTRECENT = 10,
     /// One value shared by all processes (PromPHP APCu semantics).
     SHMETRICS_GAUGE_SHARED = 11,
+    /// The mean over live processes (prom-client's `average`).
+    SHMETRICS_GAUGE_LIVEAVERAGE = 12,
 }
 
 /// Which metric and label names a registration takes: the values of
@@ -196,6 +198,7 @@ const _: () = {
     assert!(SHMETRICS_GAUGE_MOSTRECENT as u32 == GaugeMode::MostRecent as u32);
     assert!(SHMETRICS_GAUGE_LIVEMOSTRECENT as u32 == GaugeMode::LiveMostRecent as u32);
     assert!(SHMETRICS_GAUGE_SHARED as u32 == GaugeMode::Shared as u32);
+    assert!(SHMETRICS_GAUGE_LIVEAVERAGE as u32 == GaugeMode::LiveAverage as u32);
 };
 
 pub(crate) fn kind_from_u32(v: u32) -> Result<Kind, FfiError> {
@@ -221,7 +224,7 @@ pub(crate) fn gauge_mode_from_u32(v: u32) -> Result<GaugeMode, FfiError> {
             FfiError::Other(
                 shmetrics_result::SHMETRICS_INVALID_OPTIONS,
                 format!(
-                    "gauge_mode {v} is not a gauge mode; use a SHMETRICS_GAUGE_* value (0 to 11)"
+                    "gauge_mode {v} is not a gauge mode; use a SHMETRICS_GAUGE_* value (0 to 12)"
                 ),
             )
         })

@@ -57,6 +57,7 @@ fn expected(mode: GaugeMode, set_family: bool, procs: &[Proc]) -> Expected {
         GaugeMode::Max | GaugeMode::LiveMax => values.fold(f64::MIN, f64::max),
         GaugeMode::Min | GaugeMode::LiveMin => values.fold(f64::MAX, f64::min),
         GaugeMode::MostRecent | GaugeMode::LiveMostRecent => counted.last().unwrap().value,
+        GaugeMode::LiveAverage => values.sum::<f64>() / counted.len() as f64,
         GaugeMode::Shared => unreachable!(),
     };
     out.insert(base, v);

@@ -27,7 +27,6 @@ module.exports = (registry, config) => {
 		help: 'Maximum number of open file descriptors.',
 		registers: o.registers,
 		labelNames: o.labelNames,
-		aggregator: 'omit',
 		collect() {
 			this.set(o.labels, max);
 		},

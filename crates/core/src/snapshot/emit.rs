@@ -490,5 +490,13 @@ fn combine_gauge(mode: GaugeMode, vals: impl Iterator<Item = (f64, u64)>) -> f64
         GaugeMode::MostRecent | GaugeMode::LiveMostRecent => {
             vals.max_by_key(|v| v.1).map(|v| v.0).unwrap_or(0.0)
         }
+        GaugeMode::LiveAverage => {
+            let (sum, n) = vals.fold((0.0, 0u32), |(s, n), v| (s + v.0, n + 1));
+            if n == 0 {
+                0.0
+            } else {
+                sum / f64::from(n)
+            }
+        }
     }
 }
