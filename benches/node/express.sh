@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Requests per second of a 4-worker Express cluster (express-app.js) with
 # one counter and one histogram per request: none, prom-client and
-# shmetrics, in the same run, each twice in turn (wrk, 2 threads, 32
-# connections, DURATION seconds). Called by run.sh with NODE_PATH set.
+# shmetrics, in the same run, each ROUNDS times in turn (wrk, 2 threads, 32
+# connections, DURATION seconds); prints each run and the medians. Called by run.sh with NODE_PATH set.
 set -euo pipefail
 cd "$(dirname "$0")"
 DURATION="${DURATION:-10}"
+ROUNDS="${ROUNDS:-3}"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-declare -A total
-for round in 1 2; do
+declare -A runs
+for round in $(seq "$ROUNDS"); do
   for lib in none prom-client shmetrics; do
     BENCH_LIB=$lib PORT=$port node express-app.js &
     app=$!
@@ -16,12 +17,12 @@ for round in 1 2; do
     rps=$(wrk -t2 -c32 -d"${DURATION}s" "http://127.0.0.1:$port/" | awk '/Requests\/sec/ {print $2}')
     kill $app; wait $app 2>/dev/null || true
     echo "round $round  $lib: $rps req/s"
-    total[$lib]=$(python3 -c "print(${total[$lib]:-0} + $rps)")
+    runs[$lib]="${runs[$lib]:-} $rps"
   done
 done
-python3 - "${total[none]}" "${total[prom-client]}" "${total[shmetrics]}" <<'PY'
-import sys
-none, prom, shm = map(float, sys.argv[1:])
-print(f"mean req/s: none {none/2:.0f}, prom-client {prom/2:.0f}, shmetrics {shm/2:.0f}")
+python3 - "${runs[none]}" "${runs[prom-client]}" "${runs[shmetrics]}" <<'PY'
+import statistics, sys
+none, prom, shm = (statistics.median(map(float, a.split())) for a in sys.argv[1:])
+print(f"median req/s: none {none:.0f}, prom-client {prom:.0f}, shmetrics {shm:.0f}")
 print(f"shmetrics vs prom-client {shm/prom:.2f}x, vs no metrics {shm/none:.2f}x")
 PY
