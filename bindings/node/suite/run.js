@@ -29,9 +29,32 @@ const DEPS = ['jest@29.7.0', 'nock@13.5.6', 'express@4.21.2', 'pm2@5.4.3', 'type
 function install() {
 	fs.mkdirSync(WORK, { recursive: true });
 	const have = DEPS.every(d => fs.existsSync(path.join(WORK, 'node_modules', d.slice(0, d.lastIndexOf('@')))));
-	if (have) return;
-	fs.writeFileSync(path.join(WORK, 'package.json'), '{"name":"shmetrics-node-suite","private":true}\n');
-	execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', ...DEPS], { cwd: WORK, stdio: 'inherit' });
+	if (!have) {
+		fs.writeFileSync(path.join(WORK, 'package.json'), '{"name":"shmetrics-node-suite","private":true}\n');
+		execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', ...DEPS], { cwd: WORK, stdio: 'inherit' });
+	}
+	installAlias();
+}
+
+/**
+ * target/node-suite/alias: a project whose `prom-client` is this package
+ * (npm's `file:` dependency, a link), with a library built on prom-client
+ * (express-prom-bundle), for tests/library.test.js.
+ */
+function installAlias() {
+	const dir = path.join(WORK, 'alias');
+	if (fs.existsSync(path.join(dir, 'node_modules', 'express-prom-bundle'))) return;
+	fs.mkdirSync(dir, { recursive: true });
+	const pkg = {
+		name: 'shmetrics-alias',
+		private: true,
+		dependencies: { express: '4.21.2', 'express-prom-bundle': '8.0.0', 'prom-client': `file:${PKG}` },
+	};
+	fs.writeFileSync(path.join(dir, 'package.json'), `${JSON.stringify(pkg, null, '\t')}\n`);
+	// --legacy-peer-deps: express-prom-bundle asks for prom-client >=15, and
+	// this package is shmetrics 1.0 (docs/node.md, "Libraries built on
+	// prom-client").
+	execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', '--legacy-peer-deps'], { cwd: dir, stdio: 'inherit' });
 }
 
 /** A directory holding `files` of `from`, the suite's tests and a Jest config. */

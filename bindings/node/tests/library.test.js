@@ -1,0 +1,54 @@
+'use strict';
+
+// A library built on prom-client, express-prom-bundle (from npm), used
+// unchanged in a cluster of 4 Express workers with this package installed
+// as `prom-client`: the exporter counts every response through a SIGKILL.
+
+const test = require('node:test');
+const assert = require('node:assert');
+const fs = require('fs');
+const os = require('os');
+const path = require('path');
+const { spawn } = require('child_process');
+const h = require('./helpers');
+
+const ROUTES = ['/', '/users'];
+const ALIAS = path.join(process.env.NODE_PATH || '', '..', 'alias', 'node_modules');
+
+test('express-prom-bundle on shmetrics as prom-client: exact counts through a SIGKILL', async t => {
+	assert.ok(fs.existsSync(path.join(ALIAS, 'express-prom-bundle')), `express-prom-bundle under ${ALIAS}`);
+	assert.strictEqual(
+		fs.realpathSync(path.join(ALIAS, 'prom-client')),
+		fs.realpathSync(path.join(__dirname, '..')),
+		'prom-client is this package',
+	);
+	const store = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-bundle-')), 'store');
+	const [port, exporterPort] = await h.freePorts(2);
+	const env = { ...process.env, NODE_PATH: ALIAS, SHMETRICS_STORE: store, PORT: String(port) };
+	const app = spawn(process.execPath, [path.join(__dirname, 'app', 'bundle.js')], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+	t.after(() => h.stop(app));
+	await h.waitUp(port, '/', app);
+	const exporter = h.serve(store, exporterPort);
+	t.after(() => h.stop(exporter));
+	await h.waitUp(exporterPort, '/metrics', exporter);
+
+	let killed = false;
+	const sent = await h.load(port, ROUTES, 1500, 8, async done => {
+		if (!killed && done >= 700) {
+			killed = true;
+			process.kill(Number((await h.get(port, '/pid')).body), 'SIGKILL');
+		}
+	});
+	assert.ok(sent.ok >= 1400, JSON.stringify(sent));
+	const page = (await h.get(exporterPort, '/metrics')).body;
+	const counted = ROUTES.reduce(
+		(n, route) => n + h.sum(page, 'http_request_duration_seconds_count', { path: route, status_code: '200', method: 'GET' }),
+		0,
+	);
+	assert.ok(
+		counted >= sent.ok && counted <= sent.ok + sent.failed,
+		`the exporter counts ${counted}, the client saw ${sent.ok} responses and ${sent.failed} failures`,
+	);
+	assert.match(page, /^# TYPE http_request_duration_seconds histogram$/m);
+	assert.match(page, /^http_request_duration_seconds_bucket\{.*le="0\.003".*\} \d+$/m, 'its bounds, as JavaScript writes them');
+});
