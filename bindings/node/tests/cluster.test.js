@@ -12,7 +12,6 @@ const assert = require('node:assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { spawn } = require('child_process');
 const h = require('./helpers');
 
 const REQUESTS = 2000;
@@ -21,24 +20,9 @@ const ROUTES = ['/', '/users'];
 test('cluster: exact counts through a SIGKILL, on the exporter and in the primary', async t => {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-cluster-'));
 	const store = path.join(dir, 'store');
-	const [port, primaryPort, exporterPort] = await h.freePorts(3);
-	const env = { ...process.env, SHMETRICS_STORE: store, PORT: port, PRIMARY_PORT: primaryPort, WORKERS: '4' };
-	const app = spawn(process.execPath, [path.join(__dirname, 'app', 'cluster.js')], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-	t.after(() => h.stop(app));
-	await h.waitUp(port, '/', app);
-	const exporter = h.serve(store, exporterPort);
-	t.after(() => h.stop(exporter));
-	await h.waitUp(exporterPort, '/metrics', exporter);
-
-	let killed = false;
-	const sent = await h.load(port, ROUTES, REQUESTS, 8, async done => {
-		if (!killed && done >= REQUESTS / 2) {
-			killed = true;
-			const pid = Number((await h.get(port, '/pid')).body);
-			process.kill(pid, 'SIGKILL');
-		}
-	});
-	assert.ok(killed, 'a worker was killed mid-load');
+	const [primaryPort] = await h.freePorts(1);
+	const { port, exporterPort } = await h.startApp(t, 'cluster.js', store, { PRIMARY_PORT: String(primaryPort), WORKERS: '4' });
+	const sent = await h.loadWithKill(port, ROUTES, REQUESTS, REQUESTS / 2);
 	assert.ok(sent.ok >= REQUESTS - 50, `most requests succeeded: ${JSON.stringify(sent)}`);
 
 	for (const [what, p] of [['exporter', exporterPort], ['primary', primaryPort]]) {

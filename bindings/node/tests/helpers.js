@@ -95,6 +95,40 @@ async function load(port, routes, total, concurrency, each = async () => {}) {
 	return sent;
 }
 
+/**
+ * Starts app/`file` (env on top of this process's, and PORT) and the
+ * exporter on `store`, each stopped when the test `t` ends; waits for both.
+ */
+async function startApp(t, file, store, env = {}) {
+	const [port, exporterPort] = await freePorts(2);
+	const app = spawn(process.execPath, [path.join(__dirname, 'app', file)], {
+		env: { ...process.env, SHMETRICS_STORE: store, PORT: String(port), ...env },
+		stdio: ['ignore', 'ignore', 'pipe'],
+	});
+	t.after(() => stop(app));
+	await waitUp(port, '/', app);
+	const exporter = serve(store, exporterPort);
+	t.after(() => stop(exporter));
+	await waitUp(exporterPort, '/metrics', exporter);
+	return { port, exporterPort };
+}
+
+/**
+ * `total` requests over `routes` (8 at a time), with the worker that
+ * answers GET /pid killed with SIGKILL once `at` responses are in.
+ */
+async function loadWithKill(port, routes, total, at) {
+	let killed = false;
+	const sent = await load(port, routes, total, 8, async done => {
+		if (!killed && done >= at) {
+			killed = true;
+			process.kill(Number((await get(port, '/pid')).body), 'SIGKILL');
+		}
+	});
+	if (!killed) throw new Error('no worker was killed');
+	return sent;
+}
+
 /** The sum of a name's samples whose labels include `want`. */
 function sum(page, name, want) {
 	let total = 0;
@@ -108,4 +142,4 @@ function sum(page, name, want) {
 	return total;
 }
 
-module.exports = { freePorts, get, waitUp, serve, stop, load, sum, shmetricsBin };
+module.exports = { freePorts, get, waitUp, serve, stop, load, loadWithKill, startApp, sum, shmetricsBin };

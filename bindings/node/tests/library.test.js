@@ -9,7 +9,6 @@ const assert = require('node:assert');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const { spawn } = require('child_process');
 const h = require('./helpers');
 
 const ROUTES = ['/', '/users'];
@@ -23,22 +22,8 @@ test('express-prom-bundle on shmetrics as prom-client: exact counts through a SI
 		'prom-client is this package',
 	);
 	const store = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-bundle-')), 'store');
-	const [port, exporterPort] = await h.freePorts(2);
-	const env = { ...process.env, NODE_PATH: ALIAS, SHMETRICS_STORE: store, PORT: String(port) };
-	const app = spawn(process.execPath, [path.join(__dirname, 'app', 'bundle.js')], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-	t.after(() => h.stop(app));
-	await h.waitUp(port, '/', app);
-	const exporter = h.serve(store, exporterPort);
-	t.after(() => h.stop(exporter));
-	await h.waitUp(exporterPort, '/metrics', exporter);
-
-	let killed = false;
-	const sent = await h.load(port, ROUTES, 1500, 8, async done => {
-		if (!killed && done >= 700) {
-			killed = true;
-			process.kill(Number((await h.get(port, '/pid')).body), 'SIGKILL');
-		}
-	});
+	const { port, exporterPort } = await h.startApp(t, 'bundle.js', store, { NODE_PATH: ALIAS });
+	const sent = await h.loadWithKill(port, ROUTES, 1500, 700);
 	assert.ok(sent.ok >= 1400, JSON.stringify(sent));
 	const page = (await h.get(exporterPort, '/metrics')).body;
 	const counted = ROUTES.reduce(

@@ -11,4 +11,19 @@ function options(registry, config = {}) {
 	};
 }
 
-module.exports = { options };
+/**
+ * A function making metrics of `Type` with the registers, prefix and label
+ * names of `o` (from options()): make(name, help, { collect, ... }).
+ */
+function maker(Type, o) {
+	return (name, help, extra = {}) =>
+		new Type({
+			name: o.prefix + name,
+			help,
+			registers: o.registers,
+			labelNames: o.labelNames,
+			...extra,
+		});
+}
+
+module.exports = { options, maker };

@@ -2,7 +2,7 @@
 
 const { monitorEventLoopDelay } = require('perf_hooks');
 const Gauge = require('../gauge');
-const { options } = require('./common');
+const { options, maker } = require('./common');
 
 const LAG = 'nodejs_eventloop_lag_seconds';
 const STATS = [
@@ -21,17 +21,10 @@ module.exports = (registry, config = {}) => {
 		resolution: config.eventLoopMonitoringPrecision,
 	});
 	histogram.enable();
-	const make = (name, help, aggregator) =>
-		new Gauge({
-			name: o.prefix + name,
-			help,
-			registers: o.registers,
-			labelNames: o.labelNames,
-			aggregator,
-		});
-	const lag = make(LAG, 'Lag of event loop in seconds.', 'average');
+	const make = maker(Gauge, o);
+	const lag = make(LAG, 'Lag of event loop in seconds.', { aggregator: 'average' });
 	const stats = STATS.map(([key, help, aggregator, read]) => [
-		make(`nodejs_eventloop_lag_${key}_seconds`, help, aggregator),
+		make(`nodejs_eventloop_lag_${key}_seconds`, help, { aggregator }),
 		read,
 	]);
 	lag.collect = () => {

@@ -2,7 +2,7 @@
 
 const fs = require('fs');
 const Gauge = require('../gauge');
-const { options } = require('./common');
+const { options, maker } = require('./common');
 
 const RESIDENT = 'process_resident_memory_bytes';
 const VIRTUAL = 'process_virtual_memory_bytes';
@@ -20,29 +20,24 @@ function procStatus() {
 
 module.exports = (registry, config) => {
 	const o = options(registry, config);
-	const make = (name, help, collect) =>
-		new Gauge({
-			name: o.prefix + name,
-			help,
-			registers: o.registers,
-			labelNames: o.labelNames,
-			collect,
-		});
+	const make = maker(Gauge, o);
 	const linux = process.platform === 'linux';
-	const resident = make(RESIDENT, 'Resident memory size in bytes.', () => {
-		if (!linux) {
-			resident.set(o.labels, process.memoryUsage().rss);
-			return;
-		}
-		let s;
-		try {
-			s = procStatus();
-		} catch {
-			return;
-		}
-		if (s.rss !== undefined) resident.set(o.labels, s.rss);
-		if (s.virtual !== undefined) virtual.set(o.labels, s.virtual);
-		if (s.heap !== undefined) heap.set(o.labels, s.heap);
+	const resident = make(RESIDENT, 'Resident memory size in bytes.', {
+		collect() {
+			if (!linux) {
+				resident.set(o.labels, process.memoryUsage().rss);
+				return;
+			}
+			let s;
+			try {
+				s = procStatus();
+			} catch {
+				return;
+			}
+			if (s.rss !== undefined) resident.set(o.labels, s.rss);
+			if (s.virtual !== undefined) virtual.set(o.labels, s.virtual);
+			if (s.heap !== undefined) heap.set(o.labels, s.heap);
+		},
 	});
 	const virtual = linux && make(VIRTUAL, 'Virtual memory size in bytes.');
 	const heap = linux && make(HEAP, 'Process heap size in bytes.');

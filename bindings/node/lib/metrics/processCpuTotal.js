@@ -1,7 +1,7 @@
 'use strict';
 
 const Counter = require('../counter');
-const { options } = require('./common');
+const { options, maker } = require('./common');
 
 const USER = 'process_cpu_user_seconds_total';
 const SYSTEM = 'process_cpu_system_seconds_total';
@@ -12,22 +12,17 @@ const TOTAL = 'process_cpu_seconds_total';
 module.exports = (registry, config) => {
 	const o = options(registry, config);
 	let last = process.cpuUsage();
-	const make = (name, help, collect) =>
-		new Counter({
-			name: o.prefix + name,
-			help,
-			registers: o.registers,
-			labelNames: o.labelNames,
-			collect,
-		});
-	const user = make(USER, 'Total user CPU time spent in seconds.', () => {
-		const now = process.cpuUsage();
-		const u = (now.user - last.user) / 1e6;
-		const s = (now.system - last.system) / 1e6;
-		last = now;
-		user.inc(o.labels, u);
-		system.inc(o.labels, s);
-		total.inc(o.labels, u + s);
+	const make = maker(Counter, o);
+	const user = make(USER, 'Total user CPU time spent in seconds.', {
+		collect() {
+			const now = process.cpuUsage();
+			const u = (now.user - last.user) / 1e6;
+			const s = (now.system - last.system) / 1e6;
+			last = now;
+			user.inc(o.labels, u);
+			system.inc(o.labels, s);
+			total.inc(o.labels, u + s);
+		},
 	});
 	const system = make(SYSTEM, 'Total system CPU time spent in seconds.');
 	const total = make(TOTAL, 'Total user and system CPU time spent in seconds.');
