@@ -410,7 +410,7 @@ async fn route(
     match req.uri().path() {
         p if p == telemetry_path => scrape(req.headers(), renderer, arrived).await,
         crate::EXPORTER_METRICS_PATH => exporter_page(req.headers(), &renderer).await,
-        "/healthz" => healthz(&renderer),
+        "/healthz" => healthz(renderer).await,
         // As Prometheus: the process answers.
         "/-/healthy" => text(StatusCode::OK, "Healthy.\n"),
         // Ready once a store is attached (stale or not: it is served).
@@ -501,13 +501,28 @@ async fn exporter_page(headers: &HeaderMap, renderer: &Arc<Renderer>) -> Respons
     resp
 }
 
+/// How old a read of the store `/healthz` may judge by instead of reading
+/// again.
+const HEALTH_READ_MAX_AGE: Duration = Duration::from_secs(1);
+
 /// `/healthz`: the served store's size and writers, or why none is served.
-fn healthz(renderer: &Renderer) -> Response<Full<Bytes>> {
+async fn healthz(renderer: Arc<Renderer>) -> Response<Full<Bytes>> {
+    // Unhealthy whenever a scrape fails: the store is read as a scrape
+    // reads it (or a read at most `HEALTH_READ_MAX_AGE` old is judged),
+    // off the async threads.
+    let r2 = renderer.clone();
+    let read = tokio::task::spawn_blocking(move || r2.check_read(HEALTH_READ_MAX_AGE))
+        .await
+        .unwrap_or_else(|_| Err("the read of the store failed".to_string()));
     match renderer.attach() {
         // A file cut short under the exporter is served by no scrape
         // (they answer 503 saying so): neither is it healthy.
-        Ok(served) => match (renderer.stale(), served.store.check_file()) {
-            (None, Ok(())) => {
+        Ok(served) => match (renderer.stale(), served.store.check_file(), read) {
+            (None, Ok(()), Err(why)) => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("scrapes fail: cannot read the store: {why}\n"),
+            ),
+            (None, Ok(()), Ok(())) => {
                 let st = served.store.stats();
                 text(
                     StatusCode::OK,
@@ -519,8 +534,8 @@ fn healthz(renderer: &Renderer) -> Response<Full<Bytes>> {
                     ),
                 )
             }
-            (None, Err(e)) => text(StatusCode::SERVICE_UNAVAILABLE, format!("damaged: {e}\n")),
-            (Some(why), _) => text(StatusCode::SERVICE_UNAVAILABLE, format!("stale: {why}\n")),
+            (None, Err(e), _) => text(StatusCode::SERVICE_UNAVAILABLE, format!("damaged: {e}\n")),
+            (Some(why), _, _) => text(StatusCode::SERVICE_UNAVAILABLE, format!("stale: {why}\n")),
         },
         Err(why) => text(
             StatusCode::SERVICE_UNAVAILABLE,

@@ -44,6 +44,8 @@ mod utf8;
 mod util;
 #[path = "it/web_config.rs"]
 mod web_config;
+#[path = "it/wipe_flag.rs"]
+mod wipe_flag;
 
 /// Not a test: the body of the worker processes that some tests start
 /// (this binary run again with `--exact worker_process`, see
