@@ -3,7 +3,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,8 +12,8 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{
-    HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_ENCODING, CONTENT_TYPE, VARY,
-    WWW_AUTHENTICATE,
+    HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_ENCODING, CONTENT_TYPE,
+    RETRY_AFTER, VARY, WWW_AUTHENTICATE,
 };
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -26,6 +26,7 @@ use tokio::task::JoinHandle;
 
 use crate::conns::{Admission, Conns, Slot, Watched};
 use crate::render::Renderer;
+use crate::web_config::Verdict;
 use crate::{Config, Error};
 
 /// A bound exporter, ready to run.
@@ -208,12 +209,12 @@ impl Acceptor {
     async fn serve(&self, listener: &TcpListener, shutdown: impl Future<Output = ()>) {
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
-            let stream = tokio::select! {
+            let (stream, peer) = tokio::select! {
                 accepted = async {
                     self.conns.room_to_read().await;
                     listener.accept().await
                 } => match accepted {
-                    Ok((stream, _peer)) => stream,
+                    Ok(accepted) => accepted,
                     // Out of file descriptors and the like: close the
                     // oldest idle connection if there is one, else wait;
                     // then retry.
@@ -246,6 +247,7 @@ impl Acceptor {
             let _ = stream.set_nodelay(true);
             tokio::spawn(connection(
                 stream,
+                peer.ip(),
                 Arc::new(slot),
                 self.renderer.clone(),
                 self.config.clone(),
@@ -269,6 +271,7 @@ impl Acceptor {
 /// the table needs its place for a newer connection.
 async fn connection(
     stream: TcpStream,
+    peer: IpAddr,
     slot: Arc<Slot>,
     renderer: Arc<Renderer>,
     config: Arc<Config>,
@@ -280,11 +283,11 @@ async fn connection(
     let stream = Watched::new(stream, slot.clone());
     let exchange = async {
         let Some(acceptor) = tls else {
-            return serve_connection(stream, slot2, renderer2, config.clone(), watcher).await;
+            return serve_connection(stream, peer, slot2, renderer2, config.clone(), watcher).await;
         };
         match tokio::time::timeout(config.header_timeout, acceptor.accept(stream)).await {
             Ok(Ok(stream)) => {
-                serve_connection(stream, slot2, renderer2, config.clone(), watcher).await
+                serve_connection(stream, peer, slot2, renderer2, config.clone(), watcher).await
             }
             // A failed or slow handshake: drop the connection.
             Ok(Err(_)) | Err(_) => {
@@ -320,6 +323,7 @@ fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
 /// connection.
 async fn serve_connection<S>(
     stream: S,
+    peer: IpAddr,
     slot: Arc<Slot>,
     renderer: Arc<Renderer>,
     config: Arc<Config>,
@@ -331,7 +335,7 @@ async fn serve_connection<S>(
     let service = service_fn(move |req| {
         // The head has arrived: from now on the connection keeps its place.
         slot.mark_busy();
-        handle(req, renderer.clone(), config.clone())
+        handle(req, peer, renderer.clone(), config.clone())
     });
     let conn = http1::Builder::new()
         .timer(TokioTimer::new())
@@ -373,6 +377,7 @@ fn accepts_gzip(header: Option<&HeaderValue>) -> bool {
 
 async fn handle(
     req: Request<Incoming>,
+    peer: IpAddr,
     renderer: Arc<Renderer>,
     config: Arc<Config>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
@@ -381,13 +386,21 @@ async fn handle(
     };
     // As exporter-toolkit: basic auth guards every path, and the
     // configured headers go on every response, refusals included.
-    let mut response = if web.authorize(req.headers().get(AUTHORIZATION)).await {
-        route(req, renderer, &config.telemetry_path).await
-    } else {
-        let mut r = text(StatusCode::UNAUTHORIZED, "401 Unauthorized\n");
-        r.headers_mut()
-            .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Basic"));
-        r
+    let mut response = match web.authorize(req.headers().get(AUTHORIZATION), peer).await {
+        Verdict::Allowed => route(req, renderer, &config.telemetry_path).await,
+        Verdict::Denied => {
+            let mut r = text(StatusCode::UNAUTHORIZED, "401 Unauthorized\n");
+            r.headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Basic"));
+            r
+        }
+        // Too many password checks pending: refused without one.
+        Verdict::Throttled => {
+            let mut r = text(StatusCode::TOO_MANY_REQUESTS, "429 Too Many Requests\n");
+            r.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        }
     };
     for (name, value) in web.headers() {
         response.headers_mut().insert(name, value.clone());

@@ -8,6 +8,8 @@
 //!
 //! The modules live under `tests/it/` so that Cargo builds one test binary.
 
+#[path = "it/auth_flood.rs"]
+mod auth_flood;
 #[path = "it/clients.rs"]
 mod clients;
 #[path = "it/concurrent.rs"]
