@@ -19,6 +19,7 @@ use shmetrics_core::{Family, FamilyDesc, GaugeMode, Kind, Options, Series, Store
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 
+use crate::out::outln;
 use crate::AnyResult;
 
 /// Options of `shmetrics demo`.
@@ -274,7 +275,7 @@ pub fn run(args: DemoArgs) -> AnyResult {
         .stdin(Stdio::null())
         .spawn()?;
     wait_until_serving(args.listen, &mut exporter)?;
-    print_banner(&args, &path);
+    print_banner(&args, &path)?;
     let mut workers: Vec<Child> = Vec::new();
     for _ in 0..args.workers {
         workers.push(spawner.spawn("initial")?);
@@ -284,20 +285,23 @@ pub fn run(args: DemoArgs) -> AnyResult {
         let _ = w.kill();
         let _ = w.wait();
     }
-    supervised?;
-    print_final(&store, args.listen)?;
+    // A failure (a closed stdout among them) still stops the exporter
+    // and removes a temporary store.
+    let reported = supervised.and_then(|()| print_final(&store, args.listen));
     let _ = exporter.kill();
     let _ = exporter.wait();
     if temporary {
         drop(store);
         std::fs::remove_file(&path)?;
+        reported?;
     } else {
-        println!();
-        println!(
+        reported?;
+        outln!()?;
+        outln!(
             "the store is kept at {}; try `shmetrics inspect --store {}`",
             path.display(),
             path.display()
-        );
+        )?;
     }
     Ok(())
 }
@@ -334,20 +338,20 @@ impl Spawner<'_> {
     }
 }
 
-fn print_banner(args: &DemoArgs, path: &std::path::Path) {
-    println!(
+fn print_banner(args: &DemoArgs, path: &std::path::Path) -> std::io::Result<()> {
+    outln!(
         "shmetrics demo: {} workers writing to {}",
         args.workers,
         path.display()
-    );
-    println!("the exporter (a separate process) serves http://{}/metrics and a status page at http://{}/", args.listen, args.listen);
-    println!("every {}s a random worker is killed with SIGKILL; workers also retire after a quota of requests", args.crash_every);
-    println!(
+    )?;
+    outln!("the exporter (a separate process) serves http://{}/metrics and a status page at http://{}/", args.listen, args.listen)?;
+    outln!("every {}s a random worker is killed with SIGKILL; workers also retire after a quota of requests", args.crash_every)?;
+    outln!(
         "inspect it from another shell: shmetrics inspect --store {}",
         path.display()
-    );
-    println!();
-    println!(
+    )?;
+    outln!()?;
+    outln!(
         "{:>6} {:>12} {:>10} {:>12} {:>15} {:>9} {:>13} {:>9} {:>10}",
         "time",
         "requests",
@@ -358,7 +362,7 @@ fn print_banner(args: &DemoArgs, path: &std::path::Path) {
         "writers l/d",
         "restarts",
         "snapshot"
-    );
+    )
 }
 
 /// Restarts retired workers, kills one now and then, and prints a line a
@@ -395,7 +399,7 @@ fn supervise(
             let dt = last_print.elapsed().as_secs_f64();
             last_print = Instant::now();
             let (t, st, took) = totals(spawner.store)?;
-            println!(
+            outln!(
                 "{:>5.0}s {:>12.0} {:>10.0} {:>12} {:>15} {:>9.0} {:>13} {:>9} {:>8}µs",
                 start.elapsed().as_secs_f64(),
                 t.requests,
@@ -406,7 +410,7 @@ fn supervise(
                 format!("{}/{}", st.writers_live, st.writers_dead),
                 restarts,
                 took.as_micros()
-            );
+            )?;
             last_requests = t.requests;
         }
     }
@@ -416,8 +420,8 @@ fn supervise(
 /// The totals once the workers are gone, and a sample of the exposition.
 fn print_final(store: &Store, listen: SocketAddr) -> AnyResult {
     let (t, st, _) = totals(store)?;
-    println!();
-    println!(
+    outln!()?;
+    outln!(
         "final: {:.0} requests, {} latency observations, in-flight {:.0} (no live workers left), \
          {} writer slots served {} slot claims",
         t.requests,
@@ -425,16 +429,16 @@ fn print_final(store: &Store, listen: SocketAddr) -> AnyResult {
         t.in_flight,
         st.writers_live + st.writers_dead,
         st.writer_claims_total
-    );
-    println!();
-    println!("a sample of http://{listen}/metrics, as Prometheus would scrape it:");
+    )?;
+    outln!()?;
+    outln!("a sample of http://{listen}/metrics, as Prometheus would scrape it:")?;
     let text = http_get(listen, "/metrics")?;
     let sample = text
         .lines()
         .filter(|l| l.contains("demo_") && (!l.contains("_bucket") || l.contains("route=\"/\"")))
         .take(64);
     for line in sample {
-        println!("  {line}");
+        outln!("  {line}")?;
     }
     Ok(())
 }

@@ -5,15 +5,17 @@
 mod demo;
 mod log;
 mod otlp;
+mod out;
 mod security;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use shmetrics_core::{Options, Store};
 use shmetrics_expo::Format;
+
+use crate::out::outln;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -360,6 +362,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of a pipe has gone (`| head`): not a failure.
+        Err(e) if out::is_broken_pipe(&*e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("shmetrics: {e}");
             ExitCode::FAILURE
@@ -421,7 +425,7 @@ fn dump(path: &PathBuf, format: &str) -> AnyResult {
     let snap = store.snapshot()?;
     let mut out = Vec::new();
     shmetrics_expo::encode(&snap, format, &mut out);
-    std::io::stdout().lock().write_all(&out)?;
+    out::write(&out)?;
     Ok(())
 }
 
@@ -436,36 +440,36 @@ fn inspect(path: &PathBuf) -> AnyResult {
             100.0 * a as f64 / b as f64
         }
     };
-    println!("store         {}", path.display());
-    println!("layout        version {}", st.layout_version);
-    println!("file size     {} bytes (sparse)", st.file_size);
-    println!("lock          {}", store.lock_state());
-    println!(
+    outln!("store         {}", path.display())?;
+    outln!("layout        version {}", st.layout_version)?;
+    outln!("file size     {} bytes (sparse)", st.file_size)?;
+    outln!("lock          {}", store.lock_state())?;
+    outln!(
         "families      {} of {} ({:.1}%)",
         st.families,
         st.families_capacity,
         pct(st.families as u64, st.families_capacity as u64)
-    );
-    println!(
+    )?;
+    outln!(
         "series        {} of {} allocated ({:.1}%), {} exported",
         st.series_allocated,
         st.series_capacity,
         pct(st.series_allocated as u64, st.series_capacity as u64),
         snap.series_count()
-    );
-    println!(
+    )?;
+    outln!(
         "label bytes   {} of {} ({:.1}%)",
         st.label_bytes_used,
         st.label_bytes_capacity,
         pct(st.label_bytes_used, st.label_bytes_capacity)
-    );
-    println!(
+    )?;
+    outln!(
         "value cells   {} of {} per writer ({:.1}%)",
         st.cells_used,
         st.cells_capacity,
         pct(st.cells_used, st.cells_capacity)
-    );
-    println!(
+    )?;
+    outln!(
         "writers       {} live, {} dead, {} slots; {} claims, {} reuses, {} found no free slot",
         st.writers_live,
         st.writers_dead,
@@ -473,33 +477,36 @@ fn inspect(path: &PathBuf) -> AnyResult {
         st.writer_claims_total,
         st.writer_reuses_total,
         st.writers_exhausted_total
-    );
-    println!("overflows     {}", st.overflows_total);
-    println!("lock repairs  {}", st.lock_recoveries_total);
-    println!();
-    println!(
+    )?;
+    outln!("overflows     {}", st.overflows_total)?;
+    outln!("lock repairs  {}", st.lock_recoveries_total)?;
+    outln!()?;
+    outln!(
         "{:<48} {:<10} {:>8} {:>10}",
-        "family", "type", "series", "overflows"
-    );
+        "family",
+        "type",
+        "series",
+        "overflows"
+    )?;
     for f in snap.families() {
-        println!(
+        outln!(
             "{:<48} {:<10} {:>8} {:>10}",
             f.name(),
             f.kind().as_str(),
             f.series().len(),
             f.overflows()
-        );
+        )?;
     }
-    println!();
-    println!("{:>5} {:>8} {:<5} {:>7}", "slot", "pid", "state", "claims");
+    outln!()?;
+    outln!("{:>5} {:>8} {:<5} {:>7}", "slot", "pid", "state", "claims")?;
     for w in store.writers() {
-        println!(
+        outln!(
             "{:>5} {:>8} {:<5} {:>7}",
             w.slot,
             w.pid,
             if w.live { "live" } else { "dead" },
             w.claims
-        );
+        )?;
     }
     Ok(())
 }

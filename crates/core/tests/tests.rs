@@ -39,3 +39,5 @@ mod trust;
 mod ttl;
 #[path = "suite/values.rs"]
 mod values;
+#[path = "suite/wipe_flag.rs"]
+mod wipe_flag;

@@ -3,7 +3,7 @@
 
 use std::convert::Infallible;
 use std::future::Future;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,8 +12,8 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{
-    HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_ENCODING, CONTENT_TYPE, VARY,
-    WWW_AUTHENTICATE,
+    HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_ENCODING, CONTENT_TYPE,
+    RETRY_AFTER, VARY, WWW_AUTHENTICATE,
 };
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -26,6 +26,7 @@ use tokio::task::JoinHandle;
 
 use crate::conns::{Admission, Conns, Slot, Watched};
 use crate::render::Renderer;
+use crate::web_config::Verdict;
 use crate::{Config, Error};
 
 /// A bound exporter, ready to run.
@@ -208,12 +209,12 @@ impl Acceptor {
     async fn serve(&self, listener: &TcpListener, shutdown: impl Future<Output = ()>) {
         let mut shutdown = std::pin::pin!(shutdown);
         loop {
-            let stream = tokio::select! {
+            let (stream, peer) = tokio::select! {
                 accepted = async {
                     self.conns.room_to_read().await;
                     listener.accept().await
                 } => match accepted {
-                    Ok((stream, _peer)) => stream,
+                    Ok(accepted) => accepted,
                     // Out of file descriptors and the like: close the
                     // oldest idle connection if there is one, else wait;
                     // then retry.
@@ -246,6 +247,7 @@ impl Acceptor {
             let _ = stream.set_nodelay(true);
             tokio::spawn(connection(
                 stream,
+                peer.ip(),
                 Arc::new(slot),
                 self.renderer.clone(),
                 self.config.clone(),
@@ -269,6 +271,7 @@ impl Acceptor {
 /// the table needs its place for a newer connection.
 async fn connection(
     stream: TcpStream,
+    peer: IpAddr,
     slot: Arc<Slot>,
     renderer: Arc<Renderer>,
     config: Arc<Config>,
@@ -280,11 +283,11 @@ async fn connection(
     let stream = Watched::new(stream, slot.clone());
     let exchange = async {
         let Some(acceptor) = tls else {
-            return serve_connection(stream, slot2, renderer2, config.clone(), watcher).await;
+            return serve_connection(stream, peer, slot2, renderer2, config.clone(), watcher).await;
         };
         match tokio::time::timeout(config.header_timeout, acceptor.accept(stream)).await {
             Ok(Ok(stream)) => {
-                serve_connection(stream, slot2, renderer2, config.clone(), watcher).await
+                serve_connection(stream, peer, slot2, renderer2, config.clone(), watcher).await
             }
             // A failed or slow handshake: drop the connection.
             Ok(Err(_)) | Err(_) => {
@@ -320,6 +323,7 @@ fn listen(addr: SocketAddr) -> std::io::Result<TcpListener> {
 /// connection.
 async fn serve_connection<S>(
     stream: S,
+    peer: IpAddr,
     slot: Arc<Slot>,
     renderer: Arc<Renderer>,
     config: Arc<Config>,
@@ -331,7 +335,7 @@ async fn serve_connection<S>(
     let service = service_fn(move |req| {
         // The head has arrived: from now on the connection keeps its place.
         slot.mark_busy();
-        handle(req, renderer.clone(), config.clone())
+        handle(req, peer, renderer.clone(), config.clone())
     });
     let conn = http1::Builder::new()
         .timer(TokioTimer::new())
@@ -373,6 +377,7 @@ fn accepts_gzip(header: Option<&HeaderValue>) -> bool {
 
 async fn handle(
     req: Request<Incoming>,
+    peer: IpAddr,
     renderer: Arc<Renderer>,
     config: Arc<Config>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
@@ -381,13 +386,21 @@ async fn handle(
     };
     // As exporter-toolkit: basic auth guards every path, and the
     // configured headers go on every response, refusals included.
-    let mut response = if web.authorize(req.headers().get(AUTHORIZATION)).await {
-        route(req, renderer, &config.telemetry_path).await
-    } else {
-        let mut r = text(StatusCode::UNAUTHORIZED, "401 Unauthorized\n");
-        r.headers_mut()
-            .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Basic"));
-        r
+    let mut response = match web.authorize(req.headers().get(AUTHORIZATION), peer).await {
+        Verdict::Allowed => route(req, renderer, &config.telemetry_path).await,
+        Verdict::Denied => {
+            let mut r = text(StatusCode::UNAUTHORIZED, "401 Unauthorized\n");
+            r.headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Basic"));
+            r
+        }
+        // Too many password checks pending: refused without one.
+        Verdict::Throttled => {
+            let mut r = text(StatusCode::TOO_MANY_REQUESTS, "429 Too Many Requests\n");
+            r.headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+            r
+        }
     };
     for (name, value) in web.headers() {
         response.headers_mut().insert(name, value.clone());
@@ -410,7 +423,7 @@ async fn route(
     match req.uri().path() {
         p if p == telemetry_path => scrape(req.headers(), renderer, arrived).await,
         crate::EXPORTER_METRICS_PATH => exporter_page(req.headers(), &renderer).await,
-        "/healthz" => healthz(&renderer),
+        "/healthz" => healthz(renderer).await,
         // As Prometheus: the process answers.
         "/-/healthy" => text(StatusCode::OK, "Healthy.\n"),
         // Ready once a store is attached (stale or not: it is served).
@@ -501,13 +514,28 @@ async fn exporter_page(headers: &HeaderMap, renderer: &Arc<Renderer>) -> Respons
     resp
 }
 
+/// How old a read of the store `/healthz` may judge by instead of reading
+/// again.
+const HEALTH_READ_MAX_AGE: Duration = Duration::from_secs(1);
+
 /// `/healthz`: the served store's size and writers, or why none is served.
-fn healthz(renderer: &Renderer) -> Response<Full<Bytes>> {
+async fn healthz(renderer: Arc<Renderer>) -> Response<Full<Bytes>> {
+    // Unhealthy whenever a scrape fails: the store is read as a scrape
+    // reads it (or a read at most `HEALTH_READ_MAX_AGE` old is judged),
+    // off the async threads.
+    let r2 = renderer.clone();
+    let read = tokio::task::spawn_blocking(move || r2.check_read(HEALTH_READ_MAX_AGE))
+        .await
+        .unwrap_or_else(|_| Err("the read of the store failed".to_string()));
     match renderer.attach() {
         // A file cut short under the exporter is served by no scrape
         // (they answer 503 saying so): neither is it healthy.
-        Ok(served) => match (renderer.stale(), served.store.check_file()) {
-            (None, Ok(())) => {
+        Ok(served) => match (renderer.stale(), served.store.check_file(), read) {
+            (None, Ok(()), Err(why)) => text(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("scrapes fail: cannot read the store: {why}\n"),
+            ),
+            (None, Ok(()), Ok(())) => {
                 let st = served.store.stats();
                 text(
                     StatusCode::OK,
@@ -519,8 +547,8 @@ fn healthz(renderer: &Renderer) -> Response<Full<Bytes>> {
                     ),
                 )
             }
-            (None, Err(e)) => text(StatusCode::SERVICE_UNAVAILABLE, format!("damaged: {e}\n")),
-            (Some(why), _) => text(StatusCode::SERVICE_UNAVAILABLE, format!("stale: {why}\n")),
+            (None, Err(e), _) => text(StatusCode::SERVICE_UNAVAILABLE, format!("damaged: {e}\n")),
+            (Some(why), _, _) => text(StatusCode::SERVICE_UNAVAILABLE, format!("stale: {why}\n")),
         },
         Err(why) => text(
             StatusCode::SERVICE_UNAVAILABLE,

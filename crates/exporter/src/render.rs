@@ -82,6 +82,9 @@ struct State {
     /// again: [`Renderer::get_for`] read it to negotiate).
     snapped: Option<Instant>,
     fresh_for_render: bool,
+    /// When the store was last read, and the read's error if it failed:
+    /// what `/healthz` reports (see [`Renderer::check_read`]).
+    last_read: Option<(Instant, Option<String>)>,
     /// By format, escaping scheme and gzip.
     cache: HashMap<(Format, Escaping, bool), Rendered>,
 }
@@ -150,6 +153,7 @@ impl Renderer {
                 snap: Snapshot::default(),
                 snapped: None,
                 fresh_for_render: false,
+                last_read: None,
                 cache: HashMap::new(),
             }),
             stats: SelfStats::default(),
@@ -378,6 +382,25 @@ impl Renderer {
         })
     }
 
+    /// Whether the store can be read as a scrape reads it (a snapshot):
+    /// the outcome of the last read, a scrape's or this check's, if it
+    /// is no older than `max_age`, else of a read made now. The error is
+    /// the one a scrape answers with. Call from a blocking thread.
+    pub fn check_read(&self, max_age: Duration) -> Result<(), String> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((at, outcome)) = &st.last_read {
+            if at.elapsed() <= max_age {
+                return outcome.clone().map_or(Ok(()), Err);
+            }
+        }
+        // The read records its outcome in `last_read`.
+        let _ = self.refresh(&mut st);
+        match &st.last_read {
+            Some((_, Some(why))) => Err(why.clone()),
+            _ => Ok(()),
+        }
+    }
+
     /// Puts the exporter's own metrics on the telemetry page too (off by
     /// default: a page holds only what the applications registered).
     pub fn exporter_metrics_on_page(&self, on: bool) {
@@ -406,7 +429,9 @@ impl Renderer {
                 st.snap = Snapshot::default();
                 st.served = Some(a.clone());
             }
-            a.store.snapshot_into(&mut st.snap)?;
+            let read = a.store.snapshot_into(&mut st.snap);
+            st.last_read = Some((started, read.as_ref().err().map(ToString::to_string)));
+            read?;
         }
         st.snapped = Some(started);
         st.fresh_for_render = true;

@@ -12,10 +12,16 @@
 //! TLS is rustls with the ring provider, TLS 1.2 and 1.3. Passwords are
 //! bcrypt hashes. A successful check is cached (keyed by a salted SHA-256
 //! of user and password, never the password itself), so a scrape pays the
-//! bcrypt cost once, not on every request.
+//! bcrypt cost once, not on every request; so is a failed one, so that a
+//! wrong password sent again is refused without bcrypt. bcrypt runs one
+//! check at a time, each client address has at most one check pending,
+//! and at most [`MAX_PENDING`] are pending in all: a check past either
+//! bound is refused at once ([`Verdict::Throttled`], `429`), so a flood of
+//! guesses cannot keep a correct scrape waiting.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::fmt;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -397,12 +403,12 @@ impl WebConfig {
         &self.headers
     }
 
-    /// Whether a request with this `Authorization` header may proceed.
-    /// Without `basic_auth_users`, every request may.
-    pub(crate) async fn authorize(&self, header: Option<&HeaderValue>) -> bool {
+    /// Whether a request from `peer` with this `Authorization` header may
+    /// proceed. Without `basic_auth_users`, every request may.
+    pub(crate) async fn authorize(&self, header: Option<&HeaderValue>, peer: IpAddr) -> Verdict {
         match &self.auth {
-            None => true,
-            Some(auth) => auth.check(header).await,
+            None => Verdict::Allowed,
+            Some(auth) => auth.check(header, peer).await,
         }
     }
 }
@@ -646,9 +652,69 @@ fn client_verifier(
 // ----- basic auth ------------------------------------------------------------------
 
 /// Successful checks kept, at most; past that an arbitrary one is evicted.
-/// Only successes are cached, so a client guessing passwords cannot push
+/// Failures are kept apart, so a client guessing passwords cannot push
 /// the legitimate entries out.
 const MAX_CACHED: usize = 256;
+/// Failed checks kept, at most; past that the oldest is forgotten.
+const MAX_FAILED_CACHED: usize = 4096;
+/// bcrypt checks pending at once (one runs, the others wait); past this,
+/// a check is refused at once.
+pub(crate) const MAX_PENDING: usize = 4;
+
+/// What basic auth says of a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    /// The credentials are right (or none are needed).
+    Allowed,
+    /// Missing, malformed or wrong credentials: `401`.
+    Denied,
+    /// Not checked: too many checks are pending, or one from the same
+    /// client address is: `429`, at once and without bcrypt.
+    Throttled,
+}
+
+/// Salted digests of failed (user, password) pairs, oldest first. The
+/// users and hashes never change while the process runs, so a pair that
+/// failed once always fails.
+#[derive(Default)]
+struct Failed {
+    set: HashSet<[u8; 32]>,
+    order: VecDeque<[u8; 32]>,
+}
+
+impl Failed {
+    fn insert(&mut self, key: [u8; 32]) {
+        if self.set.insert(key) {
+            self.order.push_back(key);
+            if self.order.len() > MAX_FAILED_CACHED {
+                if let Some(old) = self.order.pop_front() {
+                    self.set.remove(&old);
+                }
+            }
+        }
+    }
+}
+
+/// The client addresses with a check pending; a [`Ticket`] holds one.
+type Pending = Arc<Mutex<HashSet<IpAddr>>>;
+
+/// A pending check's place: removed when the check ends, or when the
+/// request is dropped while it waits.
+struct Ticket {
+    pending: Pending,
+    peer: IpAddr,
+}
+
+impl Drop for Ticket {
+    fn drop(&mut self) {
+        lock(&self.pending).remove(&self.peer);
+    }
+}
+
+/// Locks a mutex; a panic elsewhere does not make its set unusable.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 struct BasicAuth {
     /// User → bcrypt hash.
@@ -661,9 +727,13 @@ struct BasicAuth {
     salt: [u8; 32],
     /// Salted SHA-256 digests of (user, password) pairs that passed.
     verified: Arc<Mutex<HashSet<[u8; 32]>>>,
+    /// Likewise of pairs that failed.
+    failed: Arc<Mutex<Failed>>,
+    /// The client addresses with a check pending.
+    pending: Pending,
     /// One bcrypt at a time, as exporter-toolkit does: it is CPU-bound by
     /// design, and this machine's cores also render scrapes.
-    bcrypt_gate: tokio::sync::Semaphore,
+    bcrypt_gate: Arc<tokio::sync::Semaphore>,
 }
 
 impl BasicAuth {
@@ -700,7 +770,9 @@ impl BasicAuth {
             decoy,
             salt,
             verified: Arc::new(Mutex::new(HashSet::new())),
-            bcrypt_gate: tokio::sync::Semaphore::new(1),
+            failed: Arc::new(Mutex::new(Failed::default())),
+            pending: Arc::new(Mutex::new(HashSet::new())),
+            bcrypt_gate: Arc::new(tokio::sync::Semaphore::new(1)),
         })
     }
 
@@ -716,49 +788,74 @@ impl BasicAuth {
         out
     }
 
-    async fn check(&self, header: Option<&HeaderValue>) -> bool {
+    /// A place for a check from `peer`, unless that address has one
+    /// pending or [`MAX_PENDING`] are.
+    fn admit(&self, peer: IpAddr) -> Option<Ticket> {
+        let peer = peer.to_canonical();
+        let mut pending = lock(&self.pending);
+        if pending.len() >= MAX_PENDING || !pending.insert(peer) {
+            return None;
+        }
+        Some(Ticket {
+            pending: self.pending.clone(),
+            peer,
+        })
+    }
+
+    async fn check(&self, header: Option<&HeaderValue>, peer: IpAddr) -> Verdict {
         let Some((user, password)) = header.and_then(parse_basic) else {
-            return false;
+            return Verdict::Denied;
         };
         let key = self.cache_key(&user, &password);
-        // The digest is of secret-salted input, so comparing digests
-        // (in the set's lookup) reveals nothing about the password.
-        if self
-            .verified
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(&key)
-        {
-            return true;
+        // The digests are of secret-salted input, so comparing them (in
+        // the sets' lookups) reveals nothing about the password.
+        if lock(&self.verified).contains(&key) {
+            return Verdict::Allowed;
         }
+        if lock(&self.failed).set.contains(&key) {
+            return Verdict::Denied;
+        }
+        let Some(ticket) = self.admit(peer) else {
+            return Verdict::Throttled;
+        };
         let known = std::str::from_utf8(&user)
             .ok()
             .and_then(|u| self.users.get(u));
         let hash = known.unwrap_or(&self.decoy).clone();
-        let Ok(_permit) = self.bcrypt_gate.acquire().await else {
-            return false;
+        let Ok(permit) = self.bcrypt_gate.clone().acquire_owned().await else {
+            return Verdict::Denied;
         };
         // bcrypt takes tens of milliseconds by design: off the async
         // workers. `verify` compares the hashes in constant time. The
-        // success is cached by the blocking task itself, so a client that
-        // gave up meanwhile (a scrape timeout) still spares the next one.
-        let verified = self.verified.clone();
+        // outcome is cached by the blocking task itself, which holds the
+        // gate and the ticket until bcrypt is done, so a client that gave
+        // up meanwhile (a scrape timeout) still spares the next one and
+        // lets no second bcrypt run beside it.
+        let (verified, failed) = (self.verified.clone(), self.failed.clone());
         let valid_user = known.is_some();
-        tokio::task::spawn_blocking(move || {
+        let ok = tokio::task::spawn_blocking(move || {
+            let _held = (permit, ticket);
             let ok = bcrypt::verify(password, &hash).unwrap_or(false) && valid_user;
             if ok {
-                let mut verified = verified.lock().unwrap_or_else(|p| p.into_inner());
+                let mut verified = lock(&verified);
                 if verified.len() >= MAX_CACHED {
                     if let Some(evict) = verified.iter().next().copied() {
                         verified.remove(&evict);
                     }
                 }
                 verified.insert(key);
+            } else {
+                lock(&failed).insert(key);
             }
             ok
         })
         .await
-        .unwrap_or(false)
+        .unwrap_or(false);
+        if ok {
+            Verdict::Allowed
+        } else {
+            Verdict::Denied
+        }
     }
 }
 
@@ -876,44 +973,82 @@ mod tests {
         );
     }
 
+    fn b64(s: &str) -> HeaderValue {
+        HeaderValue::from_str(&format!(
+            "Basic {}",
+            base64::engine::general_purpose::STANDARD.encode(s)
+        ))
+        .unwrap()
+    }
+
+    fn alice() -> WebConfig {
+        let hash = bcrypt::hash("pw", 4).unwrap();
+        parse(&format!("basic_auth_users:\n  alice: '{hash}'\n")).unwrap()
+    }
+
+    const PEER: IpAddr = IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+
     #[tokio::test]
     async fn basic_auth_checks_and_caches() {
-        let hash = bcrypt::hash("pw", 4).unwrap();
-        let c = parse(&format!("basic_auth_users:\n  alice: '{hash}'\n")).unwrap();
-        let b64 = |s: &str| {
-            HeaderValue::from_str(&format!(
-                "Basic {}",
-                base64::engine::general_purpose::STANDARD.encode(s)
-            ))
-            .unwrap()
+        use Verdict::*;
+        let c = alice();
+        let check = |h: Option<HeaderValue>| {
+            let c = &c;
+            async move { c.authorize(h.as_ref(), PEER).await }
         };
-        assert!(!c.authorize(None).await);
-        assert!(!c.authorize(Some(&b64("alice:wrong"))).await);
-        assert!(!c.authorize(Some(&b64("bob:pw"))).await);
-        assert!(
-            !c.authorize(Some(&HeaderValue::from_static("Bearer x")))
-                .await
-        );
-        assert!(c.authorize(Some(&b64("alice:pw"))).await);
-        let auth = c.auth.as_ref().unwrap();
+        assert_eq!(check(None).await, Denied);
+        assert_eq!(check(Some(b64("alice:wrong"))).await, Denied);
+        assert_eq!(check(Some(b64("bob:pw"))).await, Denied);
         assert_eq!(
-            auth.verified.lock().unwrap().len(),
-            1,
-            "the success is cached"
+            check(Some(HeaderValue::from_static("Bearer x"))).await,
+            Denied
         );
-        // Served from the cache now: still right, and wrong ones still fail.
-        assert!(c.authorize(Some(&b64("alice:pw"))).await);
-        assert!(!c.authorize(Some(&b64("alice:pw2"))).await);
-        assert!(
-            c.authorize(Some(
-                &HeaderValue::from_str(&format!(
-                    "basic  {}",
-                    base64::engine::general_purpose::STANDARD.encode("alice:pw")
-                ))
-                .unwrap()
-            ))
-            .await
+        assert_eq!(check(Some(b64("alice:pw"))).await, Allowed);
+        let auth = c.auth.as_ref().unwrap();
+        assert_eq!(lock(&auth.verified).len(), 1, "the success is cached");
+        assert_eq!(lock(&auth.failed).set.len(), 2, "so are the failures");
+        // Served from the caches now: still right, and wrong ones still fail.
+        assert_eq!(check(Some(b64("alice:pw"))).await, Allowed);
+        assert_eq!(check(Some(b64("alice:wrong"))).await, Denied);
+        assert_eq!(check(Some(b64("alice:pw2"))).await, Denied);
+        let spaced = format!(
+            "basic  {}",
+            base64::engine::general_purpose::STANDARD.encode("alice:pw")
         );
-        assert_eq!(auth.verified.lock().unwrap().len(), 1);
+        assert_eq!(
+            check(Some(HeaderValue::from_str(&spaced).unwrap())).await,
+            Allowed
+        );
+        assert_eq!(lock(&auth.verified).len(), 1);
+        assert_eq!(lock(&auth.failed).set.len(), 3);
+        assert!(lock(&auth.pending).is_empty(), "no check left pending");
+    }
+
+    #[tokio::test]
+    async fn pending_checks_are_bounded_per_address_and_in_all() {
+        use Verdict::*;
+        let c = alice();
+        let auth = c.auth.as_ref().unwrap();
+        assert_eq!(c.authorize(Some(&b64("alice:pw")), PEER).await, Allowed);
+        // A check pending from PEER: another from PEER is refused at once,
+        // one from elsewhere is checked.
+        let held = auth.admit(PEER).unwrap();
+        assert_eq!(c.authorize(Some(&b64("alice:x1")), PEER).await, Throttled);
+        let other = IpAddr::V4(std::net::Ipv4Addr::new(127, 0, 0, 2));
+        assert_eq!(c.authorize(Some(&b64("alice:x1")), other).await, Denied);
+        // The same address as IPv4-mapped IPv6 is the same client.
+        let mapped = IpAddr::V6(std::net::Ipv4Addr::LOCALHOST.to_ipv6_mapped());
+        assert_eq!(c.authorize(Some(&b64("alice:x2")), mapped).await, Throttled);
+        // MAX_PENDING pending: every new check is refused, from anywhere;
+        // cached answers still come at once.
+        let more: Vec<Ticket> = (1..MAX_PENDING as u8)
+            .map(|i| auth.admit(IpAddr::V4([10, 0, 0, i].into())).unwrap())
+            .collect();
+        assert_eq!(c.authorize(Some(&b64("alice:x3")), other).await, Throttled);
+        assert_eq!(c.authorize(Some(&b64("alice:pw")), PEER).await, Allowed);
+        assert_eq!(c.authorize(Some(&b64("alice:x1")), PEER).await, Denied);
+        drop((held, more));
+        assert!(lock(&auth.pending).is_empty());
+        assert_eq!(c.authorize(Some(&b64("alice:x3")), PEER).await, Denied);
     }
 }

@@ -8,6 +8,8 @@
 //!
 //! The modules live under `tests/it/` so that Cargo builds one test binary.
 
+#[path = "it/auth_flood.rs"]
+mod auth_flood;
 #[path = "it/clients.rs"]
 mod clients;
 #[path = "it/concurrent.rs"]
@@ -44,6 +46,8 @@ mod utf8;
 mod util;
 #[path = "it/web_config.rs"]
 mod web_config;
+#[path = "it/wipe_flag.rs"]
+mod wipe_flag;
 
 /// Not a test: the body of the worker processes that some tests start
 /// (this binary run again with `--exact worker_process`, see

@@ -345,7 +345,7 @@ impl Store {
     fn try_refresh(&self, snap: &mut Snapshot) -> Result<bool> {
         let hot = &self.map.header().hot;
         let epoch = hot.epoch.load(Acquire);
-        if hot.wipe_pending.load(Acquire) != 0 {
+        if self.wipe_in_progress() {
             return Ok(false);
         }
         snap.reset_cache((self.tag, epoch));
@@ -375,7 +375,7 @@ impl Store {
         self.emit_series(snap, &life, recheck, same_records);
         snap.cache.life = life;
 
-        if hot.epoch.load(Acquire) != epoch || hot.wipe_pending.load(Acquire) != 0 {
+        if hot.epoch.load(Acquire) != epoch || self.wipe_in_progress() {
             snap.cache.owner = None;
             return Ok(false);
         }

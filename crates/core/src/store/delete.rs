@@ -131,7 +131,7 @@ impl Store {
 
     pub(super) fn wipe_locked(&self) {
         let h = self.map.header();
-        h.hot.wipe_pending.store(1, Release);
+        h.hot.wipe_pending.store(super::wipe_flag::WIPING, Release);
         h.hot.epoch.fetch_add(1, AcqRel);
         for f in self.live_range_families() {
             f.state.store(state::FREE, Release);

@@ -45,6 +45,7 @@ mod shape;
 mod slots;
 mod space;
 mod ttl;
+mod wipe_flag;
 
 pub(crate) use crate::handle::{classic_cells, Shape};
 pub use crate::handle::{Family, Series};
@@ -122,6 +123,8 @@ impl Store {
             self.recover();
             // The dead holder may have been removing a series.
             self.count_removal();
+        } else {
+            self.clear_damaged_wipe_flag();
         }
         Ok(guard)
     }

@@ -64,14 +64,16 @@ impl Store {
             }
             Err(e) => return Err(e),
         };
-        Ok(Store {
+        let store = Store {
             map,
             tag: NEXT_TAG.fetch_add(1, Relaxed),
             local: AtomicU64::new(u64::MAX),
             family_index: Mutex::new(FamilyIndex::default()),
             sketch: SketchMapping::summary(),
             native_tables: native::Tables::get(),
-        })
+        };
+        store.repair_wipe_flag_on_open();
+        Ok(store)
     }
 
     /// The mapped file's identity, its device and inode. A reader that
@@ -112,7 +114,7 @@ impl Store {
     /// by the next lock holder.
     pub(super) fn recover(&self) {
         let h = self.map.header();
-        if h.hot.wipe_pending.load(Acquire) != 0 {
+        if self.dead_holder_was_wiping() {
             self.wipe_locked();
             return;
         }
