@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterator, List, Optional
+from typing import Callable, Iterator, List, Optional
 
 import pytest
 
@@ -118,13 +118,15 @@ def uwsgi_and_exporter(tmp_path: Path, extra: List[str] = (), module: str = "_uw
 
 @dataclass
 class Load:
-    """What the client saw: responses with status 200, and requests that
-    failed (no response: the connection was closed or reset)."""
+    """What the client saw: responses with status 200, requests that
+    failed (no response: the connection was closed or reset), and any
+    other response (none is expected)."""
     ok: int = 0
     failed: int = 0
+    bad: list = field(default_factory=list)  # (status, body) of any other response
     served: set = field(default_factory=set)  # pids that answered
     imported_in: set = field(default_factory=set)  # pids that imported the app they ran
-    lock: threading.Lock = field(default_factory=threading.Lock)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def one(self, port: int, path: str) -> None:
         try:
@@ -133,7 +135,10 @@ class Load:
             with self.lock:
                 self.failed += 1
             return
-        assert status == 200, f"{path}: {status} {body!r}"
+        if status != 200 or len(body.split()) != 2:
+            with self.lock:
+                self.bad.append((status, body[:200]))
+            return
         pid, imported = body.split()
         with self.lock:
             self.ok += 1
@@ -168,6 +173,7 @@ def assert_counted(server: Server, load: Load, route: str = "/work") -> Samples:
     counted = s.get(("app_requests_total", labels), 0.0)
     observed = s.get(("app_request_seconds_count", labels), 0.0)
     why = f"client: {load.ok} ok, {load.failed} failed; exporter: {counted} counted, {observed} observed"
+    assert not load.bad, f"responses other than 200: {load.bad[:5]}"
     assert load.ok <= counted <= load.ok + load.failed, why
     assert load.ok <= observed <= load.ok + load.failed, why
     buckets = [v for (n, l), v in s.items() if n == "app_request_seconds_bucket" and ("route", route) in l]
@@ -180,15 +186,14 @@ def background_load(port: int, load: Load, path: str = "/work?sleep=0.002") -> I
     """Requests, THREADS at a time, all the while the block runs (at
     most 60 s)."""
     stop = threading.Event()
-    thread = threading.Thread(target=load.run_until, args=(port, stop.is_set, path, 60))
-    thread.start()
-    try:
-        wait_for("the load to start", lambda: load.ok > 100)
-        yield
-    finally:
-        stop.set()
-        thread.join(80)
-    assert not thread.is_alive(), "the load ended"
+    with ThreadPoolExecutor(1) as pool:
+        running = pool.submit(load.run_until, port, stop.is_set, path, 60)
+        try:
+            wait_for("the load to start", lambda: load.ok > 100 or running.done())
+            yield
+        finally:
+            stop.set()
+            running.result(80)  # re-raises what the load raised
 
 
 def workers_now(server: Server) -> set[int]:
@@ -291,9 +296,13 @@ def test_graceful_reload(tmp_path, how):
             wait_for("4 new workers", lambda: len(workers_now(server) - before) == 4, timeout=60)
             wait_for("a new worker to serve", lambda: bool(load.served - before), timeout=30)
         assert "binary reloading uWSGI" in server.log_text() or "reloading" in server.log_text()
-        assert load.failed == 0, f"{load.failed} requests failed across a graceful reload"
         assert load.served & before and load.served - before, "old and new workers served"
-        assert_counted(server, load)
+        # uWSGI may close, unanswered, a connection an old worker had just
+        # accepted when told to stop (docs/python.md): at most one per
+        # worker, and the app never ran for it.
+        assert load.failed <= len(before), f"{load.failed} requests failed across a graceful reload"
+        s = assert_counted(server, load)
+        assert s[("app_requests_total", frozenset({("route", "/work")}))] == load.ok
 
 
 def test_worker_killed_with_sigkill(tmp_path):
