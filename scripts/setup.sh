@@ -209,7 +209,7 @@ ensure_python_env() {
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
     pytest prometheus_client gunicorn maturin mypy \
     asgiref aiohttp django twisted python-snappy flask starlette uvicorn
-  # uWSGI from PyPI (tests/test_uwsgi.py), built against the venv's Python
+  # uWSGI 2.0 from PyPI (tests/test_uwsgi.py), built against the venv's Python
   # (Debian's uwsgi-plugin-python3 embeds the system Python, which need not
   # be the venv's); it compiles C: a C compiler and Python's headers.
   if ! "$VENV/bin/python" -c "import sys, os; sys.exit(not os.access(os.path.join(os.path.dirname(sys.executable), 'uwsgi'), os.X_OK))"; then
@@ -218,7 +218,7 @@ ensure_python_env() {
     fi
     ensure_apt gcc
     say "pip install uwsgi (compiles it)"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check uwsgi
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check uwsgi==2.0.31
   fi
   # The libraries built on prometheus_client whose own suites
   # scripts/python-libs-tests.sh runs (their PyPI packages; their tests
