@@ -82,36 +82,59 @@ def ini_for(tmp_path: Path, port: int, module: str, store: Optional[Path], extra
                             f"logto = {tmp_path / 'uwsgi.log'}", *extra, ""])
 
 
+def listening(what: str, path: str, launch: Callable[[int], subprocess.Popen],
+              log: Callable[[], str] = lambda: "") -> tuple[subprocess.Popen, int]:
+    """`launch(port)` up and answering `path`, on a free port: another
+    one, up to three times, if the port was taken in between (the tests'
+    thousands of client connections take ephemeral ports too)."""
+    for attempt in range(3):
+        port = free_port()
+        proc = launch(port)
+        try:
+            wait_up(port, path, proc, what)
+            return proc, port
+        except AssertionError as e:
+            stop_all([proc])
+            why = f"{e}\n{log()[-3000:]}"
+            if attempt == 2 or "in use" not in why:
+                raise AssertionError(why) from None
+    raise AssertionError("unreachable")
+
+
 @contextmanager
 def uwsgi_and_exporter(tmp_path: Path, extra: List[str] = (), module: str = "_uwsgi_app:app",
                        store: Optional[Path] = None, multiproc_dir: bool = False) -> Iterator[Server]:
     """uWSGI with the doc's ini plus `extra`, and `shmetrics serve` on its
     store, both up; stops both after. With `multiproc_dir`, the store
     comes from PROMETHEUS_MULTIPROC_DIR (set by the ini) instead."""
-    port, exporter_port = free_port(), free_port()
+    extra = list(extra)
     if multiproc_dir:
         store = tmp_path / "shmetrics.shm"
         extra = [f"env = PROMETHEUS_MULTIPROC_DIR={tmp_path}", *extra]
-        ini = ini_for(tmp_path, port, module, None, list(extra))
     else:
         store = store or tmp_path / "app.shm"
-        ini = ini_for(tmp_path, port, module, store, list(extra))
-    (tmp_path / "app.ini").write_text(ini)
     env = {k: v for k, v in os.environ.items()
            if k not in ("SHMETRICS_STORE", "PROMETHEUS_MULTIPROC_DIR", "prometheus_multiproc_dir")}
-    proc = subprocess.Popen([uwsgi_bin(), "--ini", str(tmp_path / "app.ini")], env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
+    log = tmp_path / "uwsgi.log"
+
+    def start_uwsgi(port: int) -> subprocess.Popen:
+        (tmp_path / "app.ini").write_text(ini_for(tmp_path, port, module, None if multiproc_dir else store, extra))
+        return subprocess.Popen([uwsgi_bin(), "--ini", str(tmp_path / "app.ini")], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=tmp_path)
+
+    def start_exporter(port: int) -> subprocess.Popen:
+        return subprocess.Popen([shmetrics_bin(), "serve", "--store", str(store),
+                                 "--listen", f"127.0.0.1:{port}"], stderr=subprocess.PIPE)
+
+    def log_text() -> str:
+        return log.read_text(errors="replace") if log.exists() else ""
+
+    # /ready: not the counted route
+    proc, port = listening("uWSGI", "/ready", start_uwsgi, log_text)
     exporter = None
-    server = Server(proc, port, exporter_port, tmp_path / "uwsgi.log", tmp_path)
     try:
-        try:
-            wait_up(port, "/ready", proc, "uWSGI")  # /ready: not the counted route
-        except AssertionError as e:
-            raise AssertionError(f"{e}\n{server.log_text()[-3000:]}") from None
-        exporter = subprocess.Popen([shmetrics_bin(), "serve", "--store", str(store),
-                                     "--listen", f"127.0.0.1:{exporter_port}"], stderr=subprocess.PIPE)
-        wait_up(exporter_port, "/healthz", exporter, "the exporter")
-        yield server
+        exporter, exporter_port = listening("the exporter", "/healthz", start_exporter)
+        yield Server(proc, port, exporter_port, log, tmp_path)
     finally:
         stop_all([exporter, proc])
 
