@@ -251,6 +251,13 @@ def test_max_requests_recycling(tmp_path):
         assert load.failed == 0, server.log_text()[-3000:]
         assert len(load.served) >= 8, f"workers were expected to recycle; only {len(load.served)} pids served"
         assert_counted(server, load)
+        # A recycled worker's writer slot goes to a later worker.
+        out = subprocess.run([shmetrics_bin(), "inspect", "--store", str(server.dir / "app.shm")],
+                             capture_output=True, text=True, check=True, timeout=60).stdout
+        found = re.search(r"writers\s+(\d+) live, (\d+) dead, \d+ slots; (\d+) claims, (\d+) reuses", out)
+        assert found, out
+        live, dead, claims, reuses = map(int, found.groups())
+        assert claims >= len(load.served) and reuses > 0 and live + dead < len(load.served), out
 
 
 def test_harakiri_kills_a_slow_request(tmp_path):
