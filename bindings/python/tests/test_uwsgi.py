@@ -357,8 +357,10 @@ def test_mule_writes_metrics(tmp_path):
         load.run(server.port, 600)
         assert load.failed == 0, server.log_text()[-3000:]
         key = ("app_mule_messages_total", frozenset())
-        mule = frozenset(workers_now(server)) - load.served
-        assert mule, "the mule runs beside the workers"
+        found = re.search(r"spawned uWSGI mule 1 \(pid: (\d+)\)", server.log_text())
+        assert found, server.log_text()[-3000:]
+        mule = int(found[1])
+        assert mule in workers_now(server) and mule not in load.served, "the mule runs beside the workers"
         wait_for("the mule to count every message", lambda: server.page().get(key) == load.ok, timeout=20)
         assert_counted(server, load)
 
