@@ -207,7 +207,8 @@ ensure_miri() {
   fi
 }
 
-# ensure_python_env: a virtualenv under target/ with the test tools and the
+# ensure_python_env: a virtualenv under target/ with the test tools (and
+# the servers the tests start: gunicorn, uvicorn, uWSGI) and the
 # Python binding installed from bindings/python by pip (maturin from PyPI,
 # Rust from this machine), exactly as a user would install it. Sets VENV.
 ensure_python_env() {
@@ -222,6 +223,17 @@ ensure_python_env() {
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
     pytest prometheus_client gunicorn maturin mypy \
     asgiref aiohttp django twisted python-snappy flask starlette uvicorn
+  # uWSGI 2.0 from PyPI (tests/test_uwsgi.py), built against the venv's Python
+  # (Debian's uwsgi-plugin-python3 embeds the system Python, which need not
+  # be the venv's); it compiles C: a C compiler and Python's headers.
+  if ! "$VENV/bin/python" -c "import sys, os; sys.exit(not os.access(os.path.join(os.path.dirname(sys.executable), 'uwsgi'), os.X_OK))"; then
+    if ! "$VENV/bin/python" -c "import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))"; then
+      ensure_apt python3-dev
+    fi
+    ensure_apt gcc
+    say "pip install uwsgi (compiles it)"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check uwsgi==2.0.31
+  fi
   # The libraries built on prometheus_client whose own suites
   # scripts/python-libs-tests.sh runs (their PyPI packages; their tests
   # come from ../shared/peers), with what those suites import.
