@@ -34,6 +34,7 @@ local FORMATS = { prometheus = 0, openmetrics = 1 }
 local GAUGE_MODES = {
   all = 1, liveall = 2, sum = 3, livesum = 4, max = 5, livemax = 6,
   min = 7, livemin = 8, mostrecent = 9, livemostrecent = 10, shared = 11,
+  liveaverage = 12,
 }
 
 -- nginx-lua-prometheus's default histogram buckets.

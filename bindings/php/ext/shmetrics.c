@@ -1017,8 +1017,8 @@ static zend_string *metric_what(shm_metric *m)
 }
 
 static const char *const GAUGE_MODES[] = {NULL, "all", "liveall", "sum", "livesum", "max", "livemax", "min",
-    "livemin", "mostrecent", "livemostrecent", "shared"};
-#define GAUGE_MODE_COUNT 12
+    "livemin", "mostrecent", "livemostrecent", "shared", "liveaverage"};
+#define GAUGE_MODE_COUNT 13
 
 static const double DEFAULT_BUCKETS[] = {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0};
 static const double DEFAULT_QUANTILES[] = {0.01, 0.05, 0.5, 0.95, 0.99};

@@ -15,7 +15,8 @@ use Shmetrics\Storage\Shmetrics;
  * process and combine them as prometheus_client's multiprocess modes do:
  * "all" and "liveall" (one series per process, labelled pid), "sum",
  * "livesum", "max", "livemax", "min", "livemin", "mostrecent",
- * "livemostrecent"; the "live" modes count only processes that are alive.
+ * "livemostrecent", and "liveaverage" (the mean); the "live" modes count
+ * only processes that are alive.
  */
 final class Gauge extends Collector
 {
@@ -25,6 +26,7 @@ final class Gauge extends Collector
     public const MODES = [
         'all' => 1, 'liveall' => 2, 'sum' => 3, 'livesum' => 4, 'max' => 5, 'livemax' => 6,
         'min' => 7, 'livemin' => 8, 'mostrecent' => 9, 'livemostrecent' => 10, 'shared' => 11,
+        'liveaverage' => 12,
     ];
 
     private string $mode;

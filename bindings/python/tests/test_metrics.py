@@ -67,7 +67,7 @@ def test_gauge_default_mode_is_all_with_a_pid_label(store, scrape):
 
 
 @pytest.mark.parametrize("mode", ["all", "liveall", "sum", "livesum", "max", "livemax", "min",
-                                  "livemin", "mostrecent", "livemostrecent", "shared"])
+                                  "livemin", "mostrecent", "livemostrecent", "shared", "liveaverage"])
 def test_every_gauge_mode_is_accepted(store, scrape, mode):
     g = shmetrics.Gauge("g_" + mode, "x", multiprocess_mode=mode)
     g.set(4)

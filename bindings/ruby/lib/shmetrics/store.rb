@@ -53,7 +53,8 @@ module Shmetrics
     # `mode:` of #gauge. Live modes count only live processes.
     GAUGE_MODES = {
       all: 1, liveall: 2, sum: 3, livesum: 4, max: 5, livemax: 6, min: 7, livemin: 8,
-      mostrecent: 9, most_recent: 9, livemostrecent: 10, live_most_recent: 10, shared: 11
+      mostrecent: 9, most_recent: 9, livemostrecent: 10, live_most_recent: 10, shared: 11,
+      liveaverage: 12, live_average: 12
     }.freeze
 
     # A gauge family; `mode` (default :livesum) says how the values of the
