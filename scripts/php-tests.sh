@@ -1,17 +1,18 @@
 #!/usr/bin/env bash
 # Runs the PHP binding's tests (bindings/php): installs what is missing
-# (Debian's php-cli, php-fpm, phpunit, php-apcu, nginx, promtool, and
+# (Debian's php-cli, php-fpm, phpunit, php-apcu, nginx, apache2 with
+# libapache2-mod-php8.2, promtool, and
 # python3's prometheus_client, whose OpenMetrics parser reads exemplars
 # back), builds libshmetrics and the shmetrics command, lints every PHP
 # file with `php -l`, builds the binding's extension (bindings/php/ext,
-# phpize), then runs PHPUnit, which starts its own php-fpm, nginx and
-# exporter. Then PromPHP's own adapter-generic tests run on
+# phpize), then runs PHPUnit, which starts its own php-fpm, nginx, Apache
+# (mod_php, prefork) and exporter. Then PromPHP's own adapter-generic tests run on
 # Shmetrics\PromPHP\ShmetricsAdapter, from a copy of PromPHP with its tests
 # ($PROMPHP_DIR, else ../shared/peers/promphp-v2.15.1 next to the
 # repository or its worktree folder): the tests that fail must be exactly
 # those of bindings/php/tests/promphp/expected-failures.txt. Every suite
 # runs twice: on PHP FFI (the extension not loaded), and with the extension
-# loaded in every PHP process the tests start (CLI and php-fpm alike,
+# loaded in every PHP process the tests start (CLI, php-fpm and mod_php alike,
 # through an ini file in $PHP_INI_SCAN_DIR); then scripts/php-sanitizers.sh
 # runs the extension's suites under ASan, LSan and UBSan. Called by ./run-tests; safe to
 # run again.

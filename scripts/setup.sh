@@ -117,12 +117,13 @@ ensure_pip() {
 }
 
 # ensure_php: what the PHP binding's tests and benchmark need: php-cli
-# (with FFI and pcntl), php-fpm and nginx for the FastCGI test, phpunit,
+# (with FFI and pcntl), php-fpm and nginx for the FastCGI test, Apache
+# with mod_php (prefork) for the mod_php test, phpunit,
 # php-apcu for the APCng-shaped benchmark, and php-dev (phpize and PHP's
 # headers) and make to build the binding's extension (bindings/php/ext;
 # php-dev does not bring make).
 ensure_php() {
-  ensure_apt php-cli php-fpm phpunit php-apcu nginx php-dev make
+  ensure_apt php-cli php-fpm phpunit php-apcu nginx php-dev make apache2 libapache2-mod-php8.2
 }
 
 # ensure_lua: what the Lua binding's tests and benchmark need: OpenResty's

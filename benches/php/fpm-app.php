@@ -12,7 +12,8 @@
 
 declare(strict_types=1);
 
-$engine = basename($_SERVER['DOCUMENT_URI'] ?? '/none');  // /ext/native: native, on the extension's php-fpm
+// /ext/native: native, on the extension's php-fpm (or Apache: benches/php/apache.php, which has no DOCUMENT_URI)
+$engine = basename($_SERVER['DOCUMENT_URI'] ?? (parse_url($_SERVER['REQUEST_URI'] ?? '/none', PHP_URL_PATH) ?: '/none'));
 $start = hrtime(true);
 $registry = bench_registry($engine);
 if ($registry !== null) {

@@ -214,6 +214,7 @@ static void shm_lib_atfork_child(void)
 
 #include "php.h"
 #include "php_ini.h"
+#include "SAPI.h"
 #include "ext/standard/basic_functions.h"
 #include "ext/standard/info.h"
 #include "Zend/zend_exceptions.h"
@@ -301,9 +302,26 @@ static void throw_storage(const char *message)
 /* ---- the library ------------------------------------------------------------------------------- */
 
 /*
+ * The environment variable NAME as PHP's getenv() reads it: the SAPI's own
+ * first (Apache's SetEnv, under mod_php), then the process's (php-fpm's
+ * pool env[] included). NULL when unset; else a string of this request.
+ */
+static zend_string *php_env(const char *name, size_t len)
+{
+    char *v = sapi_getenv(name, len); /* emalloc()ed, as PHP's getenv() frees it */
+    if (v != NULL) {
+        zend_string *s = zend_string_init(v, strlen(v), 0);
+        efree(v);
+        return s;
+    }
+    return php_getenv(name, len);
+}
+
+/*
  * Loads the library at this process's first call that needs it, with this
  * process's ini setting shmetrics.library and $SHMETRICS_LIBRARY (a
- * php-fpm pool's php_admin_value[] and env[] included); false when it threw.
+ * php-fpm pool's php_admin_value[] and env[], Apache's php_admin_value and
+ * SetEnv included); false when it threw.
  */
 static bool shm_load(void)
 {
@@ -311,7 +329,12 @@ static bool shm_load(void)
         return true;
     }
     char err[2048];
-    if (shm_lib_load(INI_STR("shmetrics.library"), getenv("SHMETRICS_LIBRARY"), err, sizeof err)) {
+    zend_string *env = php_env("SHMETRICS_LIBRARY", sizeof("SHMETRICS_LIBRARY") - 1);
+    bool ok = shm_lib_load(INI_STR("shmetrics.library"), env ? ZSTR_VAL(env) : NULL, err, sizeof err);
+    if (env != NULL) {
+        zend_string_release(env);
+    }
+    if (ok) {
         return true;
     }
     throw_storage(err);
@@ -779,8 +802,8 @@ static bool storage_init(shm_storage *s, zend_string *path, HashTable *options)
     if (path != NULL) {
         p = zend_string_copy(path);
     } else {
-        /* getenv('SHMETRICS_STORE'), as PHP's getenv() reads it: php-fpm's pool env first */
-        p = php_getenv("SHMETRICS_STORE", sizeof("SHMETRICS_STORE") - 1);
+        /* getenv('SHMETRICS_STORE'), as PHP's getenv() reads it: Apache's SetEnv first */
+        p = php_env("SHMETRICS_STORE", sizeof("SHMETRICS_STORE") - 1);
         if (p == NULL || ZSTR_LEN(p) == 0) {
             if (p) zend_string_release(p);
             p = zend_string_init("/dev/shm/shmetrics", sizeof("/dev/shm/shmetrics") - 1, 0);

@@ -9,7 +9,8 @@ use Shmetrics\Tests\Support\TestCase;
 /**
  * The PHP snippets of docs/php.md run as written (store paths pointed at
  * a temporary directory) and do what the text says. Its ini blocks are
- * run by FpmTest, its snippet on PromPHP's classes by promphp/AdapterTest,
+ * run by FpmTest (and ApacheTest), its apache blocks by ApacheTest, its
+ * snippet on PromPHP's classes by promphp/AdapterTest,
  * the one for the installed extension by tests/packaging/run.sh.
  */
 final class DocsTest extends TestCase
