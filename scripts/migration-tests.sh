@@ -28,6 +28,9 @@ export NLP_PEER_DIR="${NLP_PEER_DIR:-$peers/nginx-lua-prometheus-0.20240525}"
 export PROMPHP_DIR="${PROMPHP_DIR:-$peers/promphp-v2.15.1}"
 export CLIENT_RUBY_DIR="${CLIENT_RUBY_DIR:-$peers/client_ruby-v4.2.5}"
 export STATSD_INSTRUMENT_DIR="${STATSD_INSTRUMENT_DIR:-$peers/statsd-instrument-v3.11.0}"
+say "migration: the PHP extension (bindings/php/ext/build.sh), for the PromPHP pair's second run"
+MIGRATION_PHP_EXTENSION=$(bindings/php/ext/build.sh "$target/php-ext")
+export MIGRATION_PHP_EXTENSION
 say "migration: the Node.js binding and prom-client (npm)"
 ensure_node_packages
 say "migration: gem build and gem install (the Ruby binding)"

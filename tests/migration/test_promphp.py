@@ -12,8 +12,13 @@ for text 0.0.4 only, and with native histograms (protobuf first), series by
 series and through the targets' metadata. A difference fails unless
 docs/migrating.md lists it as chosen.
 
+The shmetrics side runs twice: on the FFI binding, and on the extension
+(php-fpm loading MIGRATION_PHP_EXTENSION, the module built by
+bindings/php/ext/build.sh), what `pecl install` or the php-shmetrics
+package gives. The pairs and their chosen differences are the same.
+
 Run by scripts/migration-tests.sh (SHMETRICS_LIBRARY, SHMETRICS_BIN,
-PROMPHP_DIR).
+PROMPHP_DIR, MIGRATION_PHP_EXTENSION).
 """
 
 from __future__ import annotations
@@ -115,9 +120,9 @@ def requests_total(page: h.Page) -> float:
     return sum(s.value for s in page.samples if s.name in ("myapp_requests_total", "myapp_requests_total_total"))
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("promphp")
+@pytest.fixture(scope="module", params=["ffi", "extension"])
+def run(request, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp(f"promphp-{request.param}")
     os.chmod(tmp, 0o755)
     stores = {b: tmp / f"{b}.metrics" for b in BACKENDS}
     procs: list[subprocess.Popen] = []
@@ -125,7 +130,10 @@ def run(tmp_path_factory):
     try:
         fpm_port, port = h.free_port(), h.free_port()
         (tmp / "fpm.conf").write_text(fpm_conf(tmp, fpm_port, stores))
-        (tmp / "php.ini").write_text("ffi.enable = true\n")
+        ini = "ffi.enable = true\n"
+        if request.param == "extension":
+            ini += f"extension = {h.env('MIGRATION_PHP_EXTENSION')}\n"
+        (tmp / "php.ini").write_text(ini)
         fpm = glob.glob("/usr/sbin/php-fpm*")[0]
         args = [fpm, "--nodaemonize", "-c", str(tmp / "php.ini"), "-y", str(tmp / "fpm.conf")]
         if os.geteuid() == 0:
@@ -137,6 +145,8 @@ def run(tmp_path_factory):
         base = f"http://127.0.0.1:{port}"
         peer_addr = f"127.0.0.1:{port}?backend=apcng"
         h.wait_for("php-fpm behind nginx", lambda: h.http_get(f"{base}/metrics?backend=apcng")[0] == 200)
+        engine = h.http_get(f"{base}/engine")[2].strip()
+        assert engine == request.param, f"php-fpm runs the binding on {engine}, not {request.param}"
         exporters = {}
         for b in BACKENDS:
             addr = f"127.0.0.1:{h.free_port()}"

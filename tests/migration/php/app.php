@@ -23,6 +23,13 @@ spl_autoload_register(static function (string $class) use ($promphp): void {
     }
 });
 
+if (($_SERVER['DOCUMENT_URI'] ?? '') === '/engine') {
+    // Which engine the binding runs on here: the test checks it is the one
+    // it set up.
+    echo Shmetrics\Native::extension() ? 'extension' : 'ffi';
+    return;
+}
+
 $backend = $_GET['backend'] ?? '';
 $registry = match ($backend) {
     'apcng' => new Prometheus\CollectorRegistry(new Prometheus\Storage\APCng()),
