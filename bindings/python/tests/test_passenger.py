@@ -277,5 +277,10 @@ def test_process_killed_with_sigkill():
                      and len(server.processes()) == 4, timeout=60)
             wait_for("the new process to serve", lambda: bool(load.served - before), timeout=30)
         settle(load)
-        assert load.failed <= 1, "one process, one request in flight at most"
-        assert_counted(server, load)
+        # The request in flight in the killed process fails (Passenger
+        # answers 502), and so may the next one, which Passenger hands the
+        # dead process before it sees it died: that one never reaches the
+        # app (docs/python.md).
+        assert load.failed <= 2, f"{load.failed} requests failed\n{server.log_text()[-3000:]}"
+        s = assert_counted(server, load)
+        assert s[("app_requests_total", frozenset({("route", "/work")}))] <= load.ok + 1, "one request in flight"

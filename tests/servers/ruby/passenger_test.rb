@@ -184,7 +184,7 @@ class PassengerTest < Minitest::Test
     refute_empty(load.served & before, "old processes served")
     assert_equal(0, load.failed, "requests failed across a restart\n#{log}")
     assert_equal(2, load.loaded_in.size, "a new preloader loaded the app again")
-    assert_counted(load, exact: true)
+    assert_counted(load)
   end
 
   def test_process_killed_with_sigkill
@@ -199,7 +199,10 @@ class PassengerTest < Minitest::Test
       wait_for("Passenger to replace it") { (now = processes).size == 4 && !now.include?(victim) }
       wait_for("the new process to serve") { !(load.served - before).empty? }
     end
-    assert_operator(load.failed, :<=, 1, "one process, one request in flight at most")
+    # The request in flight in the killed process fails (Passenger answers
+    # 502), and so may the next one, which Passenger hands the dead process
+    # before it sees it died: that one never reaches the app (docs/ruby.md).
+    assert_operator(load.failed, :<=, 2, log)
     assert_counted(load)
   end
 
@@ -327,10 +330,10 @@ class PassengerTest < Minitest::Test
     runner&.join
   end
 
-  # The exporter counts each of the client's successes once, and of its
-  # failures (requests whose process was killed) at most once, through
-  # both APIs; the histogram agrees.
-  def assert_counted(load, exact: false)
+  # The exporter counts each of the client's successes once, through both
+  # APIs, and of its failures at most one (the request in flight in a
+  # killed process); the histogram agrees.
+  def assert_counted(load)
     assert_empty(load.bad, "responses other than 200 and 502")
     res = Net::HTTP.get_response(URI("http://127.0.0.1:#{@metrics_port}/metrics"))
     assert_equal("200", res.code)
@@ -338,11 +341,7 @@ class PassengerTest < Minitest::Test
     why = "client: #{load.ok} ok, #{load.failed} failed"
     %w[http_requests_total http_request_duration_seconds_count app_served_total].each do |name|
       got = Float(page[/^#{name}\{route="\/work"\} (\S+)$/, 1] || 0)
-      if exact
-        assert_equal(load.ok.to_f, got, "#{name}: #{why}")
-      else
-        assert_includes(load.ok..(load.ok + load.failed), got, "#{name}: #{why}")
-      end
+      assert_includes(load.ok..(load.ok + [load.failed, 1].min), got, "#{name}: #{why}")
     end
     buckets = page.scan(/^http_request_duration_seconds_bucket\{route="\/work",le="[^"]+"\} (\S+)$/).flatten
       .map { |v| Float(v) }
