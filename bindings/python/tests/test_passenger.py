@@ -5,7 +5,9 @@ Under a bounded load over loopback, the exporter's page (`shmetrics
 serve`) must count exactly the successful responses the client saw,
 through the ways Passenger spawns, stops, restarts and loses its
 processes. Only a request in flight when its process was killed may be
-counted or not: the client saw it fail, so it is the slack."""
+counted or not: the client saw it fail, so it is the slack. (A kill can
+fail one more request, which Passenger hands the dead process; the app
+never saw that one.)"""
 
 from __future__ import annotations
 
@@ -18,7 +20,6 @@ import signal
 import subprocess
 import tempfile
 import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,6 +55,12 @@ def passenger_python() -> str:
     return path
 
 
+def apache_log(dir: Path) -> str:
+    """Apache's error log, where Passenger and the app's output go too."""
+    log = dir / "apache-error.log"
+    return log.read_text(errors="replace") if log.exists() else ""
+
+
 @dataclass
 class Server:
     proc: subprocess.Popen
@@ -63,8 +70,7 @@ class Server:
     app: Path
 
     def log_text(self) -> str:
-        log = self.dir / "apache-error.log"
-        return log.read_text(errors="replace") if log.exists() else ""
+        return apache_log(self.dir)
 
     def page(self) -> Samples:
         status, body = get(self.exporter_port, "/metrics")
@@ -149,13 +155,9 @@ def passenger_and_exporter(server: Sequence[str] = (), vhost: Sequence[str] = ()
         return subprocess.Popen([shmetrics_bin(), "serve", "--store", str(store), *owner,
                                  "--listen", f"127.0.0.1:{port}"], stderr=subprocess.PIPE)
 
-    def log_text() -> str:
-        log = dir / "apache-error.log"
-        return log.read_text(errors="replace") if log.exists() else ""
-
     proc, exporter = None, None
     try:
-        proc, port = listening("Apache with Passenger", "/ready", start_apache, log_text)
+        proc, port = listening("Apache with Passenger", "/ready", start_apache, lambda: apache_log(dir))
         exporter, exporter_port = listening("the exporter", "/healthz", start_exporter)
         yield Server(proc, port, exporter_port, dir, app)
     finally:
