@@ -209,7 +209,8 @@ ensure_miri() {
 }
 
 # ensure_python_env: a virtualenv under target/ with the test tools (and
-# the servers the tests start: gunicorn, uvicorn, uWSGI) and the
+# the servers the tests start: gunicorn, uvicorn, uWSGI; Passenger, whose
+# app runs in a virtualenv of its own: ensure_passenger_python_env) and the
 # Python binding installed from bindings/python by pip (maturin from PyPI,
 # Rust from this machine), exactly as a user would install it. Sets VENV.
 ensure_python_env() {
