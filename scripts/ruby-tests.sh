@@ -9,13 +9,16 @@
 # ../shared/peers/client_ruby-v4.2.5 next to the repository or its
 # worktree folder), then the API fuzzer (test/fuzz.rb), and all of it
 # again on a build under AddressSanitizer and UndefinedBehaviorSanitizer
-# (scripts/ruby-sanitize.sh). Called by ./run-tests; safe to run again.
+# (scripts/ruby-sanitize.sh). Besides, a Rack app under Apache with
+# Debian's Passenger (tests/servers/ruby/passenger_test.rb), on the
+# regular build only. Called by ./run-tests; safe to run again.
 #   scripts/ruby-tests.sh [MINITEST ARGS...]     e.g. -n /fork/
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
 ensure_rust
 ensure_ruby
+ensure_passenger
 ensure_apt prometheus
 export PATH="$HOME/.cargo/bin:$PATH"
 target=${CARGO_TARGET_DIR:-$PWD/target}
@@ -39,6 +42,8 @@ cd bindings/ruby
 for t in test/*_test.rb; do
   ruby -w "$t" "$@"
 done
+say "ruby binding: a Rack app under Apache with Passenger (tests/servers/ruby/passenger_test.rb)"
+ruby -w "$root/tests/servers/ruby/passenger_test.rb"
 say "ruby binding: API fuzzing (test/fuzz.rb: leak probe, kept seeds, 100,000 random calls)"
 ruby test/fuzz.rb --calls 100000 --time 60
 cd "$root"

@@ -209,7 +209,8 @@ ensure_miri() {
 }
 
 # ensure_python_env: a virtualenv under target/ with the test tools (and
-# the servers the tests start: gunicorn, uvicorn, uWSGI) and the
+# the servers the tests start: gunicorn, uvicorn, uWSGI; Passenger, whose
+# app runs in a virtualenv of its own: ensure_passenger_python_env) and the
 # Python binding installed from bindings/python by pip (maturin from PyPI,
 # Rust from this machine), exactly as a user would install it. Sets VENV.
 ensure_python_env() {
@@ -241,8 +242,43 @@ ensure_python_env() {
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check \
     prometheus-flask-exporter==0.23.2 prometheus-fastapi-instrumentator==8.0.2 django-prometheus==2.5.0 \
     fastapi httpx httpx2 requests devtools flask-restful pytest-asyncio pytest-django 'psycopg[binary]'
-  say "pip install ./bindings/python"
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps ./bindings/python
+  # The binding, built into a wheel by pip (maturin from PyPI, Rust from
+  # this machine) and installed from it, as `pip install ./bindings/python`
+  # does; the wheel is kept for the Passenger virtualenv below.
+  local wheels=$PWD/target/python-wheel
+  rm -rf "$wheels"
+  say "pip wheel ./bindings/python; pip install it"
+  "$VENV/bin/python" -m pip wheel --quiet --disable-pip-version-check --no-deps --wheel-dir "$wheels" ./bindings/python
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$wheels"/shmetrics-*.whl
+  ensure_passenger_python_env "$wheels"
+}
+
+# ensure_passenger: Debian's Phusion Passenger and its Apache module, for
+# the Passenger tests (bindings/python/tests/test_passenger.py,
+# tests/servers/ruby/passenger_test.rb), which start Apache on a config of
+# their own. The module's package enables it in the system's Apache
+# (a2enmod passenger); that Apache is not started by any test, and the PHP
+# tests' Apache loads only the modules its own config names.
+ensure_passenger() {
+  ensure_apt apache2 passenger libapache2-mod-passenger
+}
+
+# ensure_passenger_python_env WHEELS: Passenger and a virtualenv of
+# Debian's python3 under target/passenger-venv with the binding's wheel
+# from WHEELS. Started as root, Passenger runs the app as its startup
+# file's owner (www-data in the test), which must be able to run the
+# interpreter: the test virtualenv's may be one it cannot (a pyenv Python
+# under /root), Debian's always is.
+ensure_passenger_python_env() {
+  ensure_passenger
+  [ -x /usr/bin/python3 ] || ensure_apt python3
+  /usr/bin/python3 -c "import venv, ensurepip" 2>/dev/null || ensure_apt python3-venv
+  local venv=$PWD/target/passenger-venv
+  if [ ! -x "$venv/bin/python" ]; then
+    say "/usr/bin/python3 -m venv $venv"
+    /usr/bin/python3 -m venv "$venv"
+  fi
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps "$1"/shmetrics-*.whl
 }
 
 # ensure_ruby: what the Ruby binding's tests and benchmarks need: Ruby with

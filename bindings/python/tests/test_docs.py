@@ -27,7 +27,7 @@ def run(code: str, tmp_path: Path) -> str:
 
 
 def test_the_doc_has_its_snippets():
-    assert len(blocks()) == 7
+    assert len(blocks()) == 8
 
 
 def test_migration_snippet(tmp_path):
@@ -66,6 +66,21 @@ def test_gunicorn_app_snippet(tmp_path):
     assert s[("app_requests_total", frozenset({("route", "/x"), ("status", "200")}))] == 1
 
 
+def test_passenger_startup_file_snippet(tmp_path):
+    """passenger_wsgi.py as Passenger loads it (its folder on sys.path),
+    beside the gunicorn snippet as myapp.py: the app it hands Passenger
+    counts. tests/test_passenger.py runs it under Passenger itself."""
+    (tmp_path / "myapp.py").write_text(blocks()[5])
+    code = (f"import os, sys\nsys.path.insert(0, {str(tmp_path)!r})\n" + blocks()[6] +
+            "\nimport shmetrics\n"
+            "status = []\n"
+            "application({'PATH_INFO': '/x'}, lambda s, h: status.append(s))\n"
+            "assert status == ['200 OK']\n"
+            "print(shmetrics.generate_latest().decode())\n")
+    s = samples_of(run(code, tmp_path))
+    assert s[("app_requests_total", frozenset({("route", "/x"), ("status", "200")}))] == 1
+
+
 def test_native_histogram_snippet(tmp_path):
     s = samples_of(run(blocks()[4], tmp_path))
     rpc = {dict(l).get("le") for (n, l) in s if n == "rpc_seconds_bucket"}
@@ -76,7 +91,7 @@ def test_native_histogram_snippet(tmp_path):
 
 
 def test_sizing_snippet(tmp_path):
-    run(blocks()[6] + "\nassert store.path.name == 'doc.shm'\n", tmp_path)
+    run(blocks()[7] + "\nassert store.path.name == 'doc.shm'\n", tmp_path)
 
 
 def test_publisher_snippet(tmp_path):
