@@ -64,6 +64,12 @@ enum Command {
         /// applications' metrics; they are always on /exporter-metrics.
         #[arg(long = "web.exporter-metrics")]
         exporter_metrics: bool,
+        /// Add each family's series count and overflows to the exporter's
+        /// own metrics (`shmetrics_family_series{family="..."}`,
+        /// `shmetrics_family_overflows_total`): a series per family, and a
+        /// read of the store for each request of /exporter-metrics.
+        #[arg(long = "web.family-metrics")]
+        family_metrics: bool,
         /// Connections open at once. At the limit, the oldest idle
         /// connection (no request head yet) is closed to make room; a new
         /// one is refused only when every place serves a request.
@@ -132,6 +138,11 @@ enum Command {
         /// The store file.
         #[arg(long, env = "SHMETRICS_STORE")]
         store: PathBuf,
+        /// List only the N families with the most series, most first, with
+        /// the distinct values of each of their labels (the labels that
+        /// carry their cardinality).
+        #[arg(long, value_name = "N")]
+        top: Option<usize>,
     },
     /// A demo worker (started by `demo`).
     #[command(hide = true)]
@@ -302,6 +313,7 @@ fn main() -> ExitCode {
             listen,
             telemetry_path,
             exporter_metrics,
+            family_metrics,
             max_connections,
             header_timeout,
             request_timeout,
@@ -342,6 +354,7 @@ fn main() -> ExitCode {
                 config.listen = listen;
                 config.telemetry_path = telemetry_path;
                 config.exporter_metrics = exporter_metrics;
+                config.family_metrics = family_metrics;
                 config.store_owner = expect.store_owner;
                 config.store_group = expect.store_group;
                 config.max_connections = max_connections.max(1);
@@ -358,7 +371,7 @@ fn main() -> ExitCode {
             }
         },
         Command::Dump { store, format } => dump(&store, &format),
-        Command::Inspect { store } => inspect(&store),
+        Command::Inspect { store, top } => inspect(&store, top),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -429,7 +442,55 @@ fn dump(path: &PathBuf, format: &str) -> AnyResult {
     Ok(())
 }
 
-fn inspect(path: &PathBuf) -> AnyResult {
+/// Every family, in registration order.
+fn inspect_families(snap: &shmetrics_core::Snapshot) -> AnyResult {
+    outln!(
+        "{:<48} {:<10} {:>8} {:>10}",
+        "family",
+        "type",
+        "series",
+        "overflows"
+    )?;
+    for f in snap.families() {
+        outln!(
+            "{:<48} {:<10} {:>8} {:>10}",
+            f.name(),
+            f.kind().as_str(),
+            f.series().len(),
+            f.overflows()
+        )?;
+    }
+    Ok(())
+}
+
+/// The `n` largest families, with their labels' distinct values.
+fn inspect_top(snap: &shmetrics_core::Snapshot, n: usize) -> AnyResult {
+    outln!(
+        "{:<48} {:<10} {:>8} {:>10}  labels (distinct values)",
+        "family",
+        "type",
+        "series",
+        "overflows"
+    )?;
+    for f in snap.top_families(n) {
+        let labels: Vec<String> = f
+            .labels
+            .iter()
+            .map(|l| format!("{}={}", l.name, l.values))
+            .collect();
+        outln!(
+            "{:<48} {:<10} {:>8} {:>10}  {}",
+            f.name,
+            f.kind.as_str(),
+            f.series,
+            f.overflows,
+            labels.join(" ")
+        )?;
+    }
+    Ok(())
+}
+
+fn inspect(path: &PathBuf, top: Option<usize>) -> AnyResult {
     let store = open_read_only(path)?;
     let snap = store.snapshot()?;
     let st = snap.stats();
@@ -481,21 +542,9 @@ fn inspect(path: &PathBuf) -> AnyResult {
     outln!("overflows     {}", st.overflows_total)?;
     outln!("lock repairs  {}", st.lock_recoveries_total)?;
     outln!()?;
-    outln!(
-        "{:<48} {:<10} {:>8} {:>10}",
-        "family",
-        "type",
-        "series",
-        "overflows"
-    )?;
-    for f in snap.families() {
-        outln!(
-            "{:<48} {:<10} {:>8} {:>10}",
-            f.name(),
-            f.kind().as_str(),
-            f.series().len(),
-            f.overflows()
-        )?;
+    match top {
+        Some(n) => inspect_top(&snap, n)?,
+        None => inspect_families(&snap)?,
     }
     outln!()?;
     outln!("{:>5} {:>8} {:<5} {:>7}", "slot", "pid", "state", "claims")?;

@@ -67,8 +67,8 @@ pub use shm::sched::{cpu_share, share_cpu};
 pub use shm::trust::{group_id, user_id};
 pub use shm::LockState;
 pub use snapshot::{
-    BucketRun, Exemplar, FamilyView, NativeBuckets, Quantile, SeriesView, Snapshot, StoreStats,
-    Value, WriterInfo,
+    BucketRun, Exemplar, FamilyCardinality, FamilyView, LabelCardinality, NativeBuckets, Quantile,
+    SeriesView, Snapshot, StoreStats, Value, WriterInfo,
 };
 pub use store::{Family, Options, PathNow, Series, Store, DEFAULT_DIR};
 

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use http_body_util::Full;
@@ -26,6 +26,7 @@ use tokio::task::JoinHandle;
 
 use crate::conns::{Admission, Conns, Slot, Watched};
 use crate::render::Renderer;
+use crate::status::ScrapeRecord;
 use crate::web_config::Verdict;
 use crate::{Config, Error};
 
@@ -62,6 +63,7 @@ impl Server {
                 .expecting(config.store_owner, config.store_group),
         );
         renderer.exporter_metrics_on_page(config.exporter_metrics);
+        renderer.family_metrics(config.family_metrics);
         let _ = renderer.attach();
         let remote_write = config
             .remote_write
@@ -435,7 +437,15 @@ async fn route(
             ),
         },
         "/" => {
-            let page = crate::landing::page(telemetry_path, &renderer.status_page());
+            let r2 = renderer.clone();
+            let status = tokio::task::spawn_blocking(move || r2.status(STATUS_READ_MAX_AGE)).await;
+            let Ok(status) = status else {
+                return text(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "the status page failed\n",
+                );
+            };
+            let page = crate::landing::page(telemetry_path, &status);
             let mut r = Response::new(Full::new(Bytes::from(page)));
             r.headers_mut().insert(
                 CONTENT_TYPE,
@@ -471,6 +481,13 @@ async fn scrape(
             let format = negotiated.format;
             renderer.stats.count_scrape(format);
             renderer.stats.bytes.fetch_add(r.body.len() as u64, Relaxed);
+            renderer.stats.recent.record(ScrapeRecord {
+                at: SystemTime::now(),
+                format,
+                gzip,
+                bytes: r.body.len(),
+                render: r.took,
+            });
             let mut resp = Response::new(Full::new(r.body));
             let h = resp.headers_mut();
             // UNWRAP: the content type is ASCII, built from constants.
@@ -513,6 +530,11 @@ async fn exporter_page(headers: &HeaderMap, renderer: &Arc<Renderer>) -> Respons
         .insert(VARY, HeaderValue::from_static("Accept"));
     resp
 }
+
+/// How old a read of the store the status page may show instead of
+/// reading again (so that a flood of requests for `/` costs at most a read
+/// and a cardinality count a second).
+const STATUS_READ_MAX_AGE: Duration = Duration::from_secs(1);
 
 /// How old a read of the store `/healthz` may judge by instead of reading
 /// again.

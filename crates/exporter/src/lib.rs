@@ -54,6 +54,7 @@ mod error;
 mod http;
 mod landing;
 mod render;
+mod status;
 pub mod web_config;
 
 use std::net::SocketAddr;
@@ -177,6 +178,11 @@ pub struct Config {
     /// (`--web.exporter-metrics`); off by default. They are always served
     /// on [`EXPORTER_METRICS_PATH`].
     pub exporter_metrics: bool,
+    /// Whether the exporter's own metrics include a series count per
+    /// family (`shmetrics_family_series{family=...}`,
+    /// `--web.family-metrics`); off by default, since it adds a series
+    /// per family and a read of the store to each request for them.
+    pub family_metrics: bool,
 }
 
 impl Config {
@@ -197,6 +203,7 @@ impl Config {
             store_owner: None,
             store_group: None,
             exporter_metrics: false,
+            family_metrics: false,
         }
     }
 }

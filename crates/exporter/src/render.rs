@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use shmetrics_core::{Options, PathNow, Snapshot, Store, StoreStats};
@@ -14,6 +14,7 @@ use shmetrics_expo::{Escaping, ExtraFamily, Families, Format, Negotiated};
 
 use crate::attach::{Attached, Slot};
 use crate::conns::Conns;
+use crate::status::{RecentScrapes, Status};
 
 /// A rendered exposition, shared by the scrapes that asked for it.
 #[derive(Clone, Debug)]
@@ -60,6 +61,8 @@ pub struct SelfStats {
     /// Store files opened: the first, and each one found at the path in
     /// place of the file served.
     pub attaches: AtomicU64,
+    /// The last scrapes, for the status page.
+    pub recent: RecentScrapes,
 }
 
 impl SelfStats {
@@ -87,6 +90,9 @@ struct State {
     last_read: Option<(Instant, Option<String>)>,
     /// By format, escaping scheme and gzip.
     cache: HashMap<(Format, Escaping, bool), Rendered>,
+    /// The status page of the read made at that instant (its families'
+    /// cardinality costs a pass over their series).
+    status: Option<(Instant, Status)>,
 }
 
 /// Renders the store on demand; one render at a time.
@@ -119,6 +125,9 @@ pub struct Renderer {
     /// (`--web.exporter-metrics`); they are always on
     /// [`crate::EXPORTER_METRICS_PATH`].
     own_on_page: AtomicBool,
+    /// Whether the exporter's own metrics include each family's series
+    /// (`--web.family-metrics`).
+    family_metrics: AtomicBool,
 }
 
 impl std::fmt::Debug for State {
@@ -155,6 +164,7 @@ impl Renderer {
                 fresh_for_render: false,
                 last_read: None,
                 cache: HashMap::new(),
+                status: None,
             }),
             stats: SelfStats::default(),
             remote_write: OnceLock::new(),
@@ -162,6 +172,7 @@ impl Renderer {
             otlp: OnceLock::new(),
             connections: OnceLock::new(),
             own_on_page: AtomicBool::new(false),
+            family_metrics: AtomicBool::new(false),
         }
     }
 
@@ -359,7 +370,10 @@ impl Renderer {
                 .map_or(64 << 10, |r| r.body.len() + 4096),
         );
         let own = if self.own_on_page.load(Relaxed) {
-            self.own_metrics(attached.as_deref().map(|a| (a, st.snap.stats().clone())))
+            self.own_metrics(
+                attached.as_deref().map(|a| (a, st.snap.stats().clone())),
+                &st.snap,
+            )
         } else {
             Vec::new()
         };
@@ -407,14 +421,31 @@ impl Renderer {
         self.own_on_page.store(on, Relaxed);
     }
 
+    /// Adds each family's series count to the exporter's own metrics
+    /// (off by default).
+    pub fn family_metrics(&self, on: bool) {
+        self.family_metrics.store(on, Relaxed);
+    }
+
     /// The page of [`crate::EXPORTER_METRICS_PATH`]: the exporter's and
     /// (once attached) the store's own metrics alone, the store's figures
-    /// read at once (no snapshot of the series).
+    /// read at once (no snapshot of the series, unless the family metrics
+    /// are on: then the store is read as a scrape reads it).
     pub fn exporter_page(&self, format: Format, escaping: Escaping) -> Vec<u8> {
         let attached = self.attach().ok();
-        let own = self.own_metrics(attached.as_deref().map(|a| (a, a.store.stats())));
+        let stats = attached.as_deref().map(|a| (a, a.store.stats()));
         let mut out = Vec::with_capacity(8 << 10);
-        shmetrics_expo::encode_escaped(&Snapshot::default(), &own, format, escaping, &mut out);
+        let empty = Snapshot::default();
+        if !self.family_metrics.load(Relaxed) {
+            let own = self.own_metrics(stats, &empty);
+            shmetrics_expo::encode_escaped(&empty, &own, format, escaping, &mut out);
+            return out;
+        }
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        // A failed read leaves the last snapshot: its counts are shown.
+        let _ = self.refresh(&mut st);
+        let own = self.own_metrics(stats, &st.snap);
+        shmetrics_expo::encode_escaped(&empty, &own, format, escaping, &mut out);
         out
     }
 
@@ -443,6 +474,7 @@ impl Renderer {
     fn own_metrics<'a>(
         &'a self,
         served: Option<(&'a Attached, StoreStats)>,
+        snap: &'a Snapshot,
     ) -> Vec<ExtraFamily<'a>> {
         let mut f = Families::default();
         let b = &crate::BUILD_INFO;
@@ -477,8 +509,29 @@ impl Renderer {
             self.file_metrics(&mut f, att);
             Self::store_metrics(&mut f, &snap);
         }
+        if self.family_metrics.load(Relaxed) {
+            Self::family_metrics_of(&mut f, snap);
+        }
         self.connection_metrics(&mut f);
         f.into_vec()
+    }
+
+    /// Each family's series and overflows (`--web.family-metrics`).
+    fn family_metrics_of<'a>(f: &mut Families<'a>, snap: &'a Snapshot) {
+        let mut series = f.gauge(
+            "shmetrics_family_series",
+            "Series of each family in the store, its overflow series included (--web.family-metrics).",
+        );
+        for fam in snap.families() {
+            series = series.sample(&[("family", fam.name())], fam.series().len() as f64);
+        }
+        let mut overflows = f.counter(
+            "shmetrics_family_overflows",
+            "New label sets of each family sent to its overflow series (--web.family-metrics).",
+        );
+        for fam in snap.families() {
+            overflows = overflows.sample(&[("family", fam.name())], fam.overflows() as f64);
+        }
     }
 
     /// The exporter's scrape, render and connection-refusal counts.
@@ -659,120 +712,64 @@ impl Renderer {
         .value(self.stats.evicted_connections.load(Relaxed) as f64);
     }
 
-    /// A plain-text status page.
-    pub fn status_page(&self) -> String {
-        let mut out = Vec::new();
-        let _ = writeln!(out, "shmetrics exporter\n");
-        let _ = writeln!(out, "store           {}", self.path.display());
+    /// The status page's content, from the snapshot scrapes render from:
+    /// the last read if it is at most `max_age` old, else a read made now.
+    /// The families' cardinality is worked out once per read. Call from a
+    /// blocking thread.
+    pub(crate) fn status(&self, max_age: Duration) -> Status {
         let served = match self.attach() {
             Ok(served) => served,
-            Err(why) => {
-                let _ = writeln!(out, "state           NOT ATTACHED: {why}");
-                let _ = writeln!(
-                    out,
-                    "\n/metrics serves only the exporter's own metrics until the store can be opened;\n\
-                     every request tries again."
-                );
-                return String::from_utf8_lossy(&out).into_owned();
+            Err(why) => return Status::not_attached(&self.path, why),
+        };
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if st.snapped.is_none_or(|t| t.elapsed() > max_age) {
+            if let Err(e) = self.refresh(&mut st) {
+                return Status::not_attached(&self.path, format!("cannot read the store: {e}"));
             }
+        }
+        let snapped = st.snapped;
+        let mut status = match st.status.take().filter(|(at, _)| Some(*at) == snapped) {
+            Some((_, status)) => status,
+            None => Status::from_snapshot(&self.path, &st.snap),
         };
-        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        self.write_store_status(&mut out, &served);
-        self.write_push_status(&mut out);
-        write_top_families(&mut out, &st.snap);
-        String::from_utf8_lossy(&out).into_owned()
+        status.read_at = snapped.map(|t| SystemTime::now() - t.elapsed());
+        status.stale = self.stale();
+        status.served = served.describe();
+        status.push = self.push_lines();
+        status.scrapes = self.stats.recent.list();
+        status.renders = self.stats.renders.load(Relaxed);
+        status.scrapes_total = self.stats.scrapes.load(Relaxed);
+        if let Some(at) = snapped {
+            st.status = Some((at, status.clone()));
+        }
+        status
     }
 
-    /// The status page's lines on the store and the renders.
-    fn write_store_status(&self, out: &mut Vec<u8>, served: &Attached) {
-        let stats = served.store.stats();
-        let pct = |a: f64, b: f64| if b == 0.0 { 0.0 } else { 100.0 * a / b };
-        let _ = match self.stale() {
-            None => writeln!(out, "state           attached (read-only)"),
-            Some(why) => writeln!(out, "state           attached (read-only), STALE: {why}"),
-        };
-        let _ = writeln!(out, "served          {}", served.describe());
-        let _ = writeln!(out, "layout version  {}", stats.layout_version);
-        let _ = writeln!(
-            out,
-            "series          {} of {} ({:.1}%)",
-            stats.series_allocated,
-            stats.series_capacity,
-            pct(stats.series_allocated as f64, stats.series_capacity as f64)
-        );
-        let _ = writeln!(
-            out,
-            "label bytes     {} of {} ({:.1}%)",
-            stats.label_bytes_used,
-            stats.label_bytes_capacity,
-            pct(
-                stats.label_bytes_used as f64,
-                stats.label_bytes_capacity as f64
-            )
-        );
-        let _ = writeln!(
-            out,
-            "families        {} of {}",
-            stats.families, stats.families_capacity
-        );
-        let _ = writeln!(
-            out,
-            "writers         {} live, {} dead, {} slots",
-            stats.writers_live, stats.writers_dead, stats.writers_capacity
-        );
-        let _ = writeln!(out, "overflows       {}", stats.overflows_total);
-        let _ = writeln!(
-            out,
-            "last render     {:.3} ms, {} bytes ({} renders, {} scrapes)",
-            self.stats.last_render_nanos.load(Relaxed) as f64 / 1e6,
-            self.stats.last_render_bytes.load(Relaxed),
-            self.stats.renders.load(Relaxed),
-            self.stats.scrapes.load(Relaxed)
-        );
-    }
-
-    /// The status page's lines on pushing (remote write, StatsD, OTLP).
-    fn write_push_status(&self, out: &mut Vec<u8>) {
+    /// One line per push target: remote write endpoints, StatsD, OTLP.
+    fn push_lines(&self) -> Vec<(&'static str, String)> {
+        let mut lines = Vec::new();
         if let Some(rw) = self.remote_write.get() {
             for e in rw.endpoints() {
-                let _ = writeln!(out, "remote write    {}", e.status_line("samples", None));
+                lines.push(("remote write", e.status_line("samples", None)));
             }
         }
         if let Some(sd) = self.statsd.get() {
-            let _ = writeln!(
-                out,
-                "statsd          {} flushes: {} datagrams, {} lines, {} bytes sent; {} send errors",
-                sd.flushes.load(Relaxed),
-                sd.datagrams_sent.load(Relaxed),
-                sd.lines_sent.load(Relaxed),
-                sd.bytes_sent.load(Relaxed),
-                sd.send_errors.load(Relaxed),
-            );
+            lines.push((
+                "statsd",
+                format!(
+                    "{} flushes: {} datagrams, {} lines, {} bytes sent; {} send errors",
+                    sd.flushes.load(Relaxed),
+                    sd.datagrams_sent.load(Relaxed),
+                    sd.lines_sent.load(Relaxed),
+                    sd.bytes_sent.load(Relaxed),
+                    sd.send_errors.load(Relaxed),
+                ),
+            ));
         }
         if let Some(x) = self.otlp.get() {
-            let _ = writeln!(out, "otlp            {}", x.status_line());
+            lines.push(("otlp", x.status_line()));
         }
-    }
-}
-
-/// The status page's twenty largest families (as of the last render).
-fn write_top_families(out: &mut Vec<u8>, snap: &Snapshot) {
-    let mut fams: Vec<(usize, &str, &str, u64)> = snap
-        .families()
-        .map(|f| (f.series().len(), f.name(), f.kind().as_str(), f.overflows()))
-        .collect();
-    fams.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
-    let _ = writeln!(out, "\ntop families by series (as of the last render)");
-    for (n, name, kind, ov) in fams.iter().take(20) {
-        let _ = writeln!(
-            out,
-            "  {n:>9}  {name} ({kind}){}",
-            if *ov > 0 {
-                format!(", {ov} overflows")
-            } else {
-                String::new()
-            }
-        );
+        lines
     }
 }
 

@@ -32,6 +32,8 @@ mod prometheus3;
 mod read_only;
 #[path = "it/signals.rs"]
 mod signals;
+#[path = "it/status_page.rs"]
+mod status_page;
 #[path = "it/store_faults.rs"]
 mod store_faults;
 #[path = "it/store_follow.rs"]

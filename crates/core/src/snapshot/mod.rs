@@ -12,6 +12,7 @@
 //! public views of the result are in `view`; the slots' liveness and the
 //! store's telemetry in `slots`.
 
+mod cardinality;
 mod decode;
 mod emit;
 mod merge;
@@ -27,6 +28,7 @@ use crate::family::{GaugeMode, Kind};
 use crate::native::Native;
 use crate::store::{Shape, Store};
 use crate::window::Window;
+pub use cardinality::{FamilyCardinality, LabelCardinality};
 use merge::Sums;
 use slots::SlotLife;
 pub use view::{BucketRun, Exemplar, FamilyView, NativeBuckets, Quantile, SeriesView, Value};
