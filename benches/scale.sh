@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Scale (issue 36): store bytes, dump and HTTP scrape time and the
+# exporter's memory for 1k, 10k and 100k series (1M with SCALE_1M=1) x 1,
+# 16 and 64 writers (SCALE_WRITERS), each touching all series or a random
+# tenth (crates/exporter/benches/scale.rs). Builds the release `shmetrics`
+# first. Figures only, no pass/fail threshold.
+#
+#   benches/scale.sh                  # 1k..100k
+#   SCALE_1M=1 benches/scale.sh       # and 1M (about 1.3 GiB in /dev/shm at 64 writers)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release --quiet -p shmetrics --bin shmetrics
+target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json,sys; print(json.load(sys.stdin)["target_directory"])')"
+SHMETRICS_BIN="$target_dir/release/shmetrics" exec cargo bench --quiet -p shmetrics-exporter --bench scale
