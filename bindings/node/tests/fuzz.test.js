@@ -17,7 +17,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-fuzz-'));
 const client = require('shmetrics');
 
 const SEED = Number(process.env.SHMETRICS_FUZZ_SEED || Date.now() % 1e9);
-const CALLS = Number(process.env.SHMETRICS_FUZZ_CALLS || 20000);
+const CALLS = Number(process.env.SHMETRICS_FUZZ_CALLS || 100000);
 
 // mulberry32: a small seeded generator, so a failing run can be replayed.
 function rng(seed) {

@@ -11,7 +11,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def test_random_calls_give_results_or_documented_errors():
-    runs = os.environ.get("SHMETRICS_FUZZ_RUNS", "12")
+    runs = os.environ.get("SHMETRICS_FUZZ_RUNS", "34")
     p = subprocess.run([sys.executable, os.path.join(HERE, "fuzz_api.py"), "--runs", runs,
                         "--calls", "3000", "--seed", "1000"],
                        capture_output=True, text=True, timeout=900)

@@ -10,9 +10,10 @@
 //! - `shmetrics dump` time (the whole store rendered as text, in a fresh
 //!   process) and the HTTP scrape time of `shmetrics serve` (median of
 //!   `SCALE_SCRAPES` scrapes, default 5), the writers alive meanwhile;
-//! - the exporter's resident memory after those scrapes: total (VmRSS) and
-//!   private (Private_Clean + Private_Dirty of smaps_rollup; the store's
-//!   shared pages are in the total only).
+//! - the exporter's resident memory after those scrapes: its own (the
+//!   `Anonymous` pages of smaps_rollup: heap and stacks; not "private",
+//!   which also counts the store's file pages that no other process has
+//!   mapped) and in all (VmRSS, the store's pages it read included).
 //!
 //! The shape is the issue's: counters, 8 label sets per family. Run it
 //! with `benches/scale.sh`, which builds the release `shmetrics` and passes
@@ -148,7 +149,7 @@ fn start_writers(path: &Path, series: usize, writers: usize, percent: usize) -> 
     }
 }
 
-fn private_and_total_kib(pid: u32) -> (u64, u64) {
+fn own_and_total_kib(pid: u32) -> (u64, u64) {
     let read = |f: &str| std::fs::read_to_string(format!("/proc/{pid}/{f}")).unwrap_or_default();
     let field = |text: &str, name: &str| -> u64 {
         text.lines()
@@ -157,8 +158,7 @@ fn private_and_total_kib(pid: u32) -> (u64, u64) {
             .sum()
     };
     let rollup = read("smaps_rollup");
-    let private = field(&rollup, "Private_Clean:") + field(&rollup, "Private_Dirty:");
-    (private, field(&read("status"), "VmRSS:"))
+    (field(&rollup, "Anonymous:"), field(&read("status"), "VmRSS:"))
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -171,7 +171,7 @@ struct Row {
     total: u64,
     dump: Duration,
     scrape: Duration,
-    private_kib: u64,
+    own_kib: u64,
     total_kib: u64,
 }
 
@@ -214,7 +214,7 @@ fn measure(bin: &Path, dir: &Path, series: usize, writers: usize, percent: usize
         assert_eq!(r.status, 200);
         took.push(t.elapsed());
     }
-    let (private_kib, total_kib) = private_and_total_kib(serve.process.0.id());
+    let (own_kib, total_kib) = own_and_total_kib(serve.process.0.id());
     drop(serve);
     let _ = std::fs::remove_file(&path);
     Row {
@@ -222,7 +222,7 @@ fn measure(bin: &Path, dir: &Path, series: usize, writers: usize, percent: usize
         total,
         dump,
         scrape: median(took),
-        private_kib,
+        own_kib,
         total_kib,
     }
 }
@@ -266,7 +266,7 @@ fn main() {
                     r.total as f64 / (1 << 20) as f64,
                     r.dump.as_secs_f64() * 1e3,
                     r.scrape.as_secs_f64() * 1e3,
-                    r.private_kib as f64 / 1024.0,
+                    r.own_kib as f64 / 1024.0,
                     r.total_kib as f64 / 1024.0,
                 );
                 let _ = std::io::stdout().flush();
