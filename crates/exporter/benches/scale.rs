@@ -158,7 +158,10 @@ fn own_and_total_kib(pid: u32) -> (u64, u64) {
             .sum()
     };
     let rollup = read("smaps_rollup");
-    (field(&rollup, "Anonymous:"), field(&read("status"), "VmRSS:"))
+    (
+        field(&rollup, "Anonymous:"),
+        field(&read("status"), "VmRSS:"),
+    )
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -251,7 +254,7 @@ fn main() {
         "B/series/wr",
         "dump",
         "scrape",
-        "RSS private",
+        "RSS own",
         "RSS total"
     );
     for &n in &sizes {
