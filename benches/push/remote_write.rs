@@ -13,9 +13,13 @@
 
 use std::time::{Duration, Instant};
 
+use prost::Message;
 use shmetrics_core::{FamilyDesc, Kind, Options, Store};
 use shmetrics_push::otlp::{encode_snapshot, ResourceAttributes};
-use shmetrics_push::{encode, encode_v2, timeseries, timeseries_with_meta, ExternalLabels};
+use shmetrics_push::proto2::Request;
+use shmetrics_push::{
+    encode, encode_v2, requests_v2, timeseries, timeseries_with_meta, ExternalLabels,
+};
 
 const MAX_SAMPLES: usize = 5000;
 
@@ -95,6 +99,10 @@ fn main() {
     let store = store(dir.path());
     let ext = ExternalLabels::parse(&["cluster=eu-1"]).unwrap();
     let resource = ResourceAttributes::parse(&["service.name=bench"]).unwrap();
+    if std::env::var("BENCH_BREAKDOWN").is_ok() {
+        breakdown(&store.snapshot().unwrap(), &ext);
+        return;
+    }
     let (mut t1, mut t2, mut t3, mut t4) = (
         Duration::ZERO,
         Duration::ZERO,
@@ -151,5 +159,81 @@ fn main() {
         "OTLP / 2.0: bytes {:.2}x, CPU {:.2}x (OTLP: a histogram is one data point, not a series per bucket; uncompressed)",
         b3 as f64 / b2 as f64,
         ms(t3) / ms(t2)
+    );
+}
+
+fn sizes(requests: &[Request]) -> (usize, usize) {
+    requests.iter().fold((0, 0), |(raw, packed), r| {
+        let body = r.encode_to_vec();
+        let compressed = snap::raw::Encoder::new().compress_vec(&body).unwrap();
+        (raw + body.len(), packed + compressed.len())
+    })
+}
+
+/// Where one 2.0 push's bytes go: each part's share, as what the push
+/// would weigh less without it (uncompressed and snappy-compressed).
+fn breakdown(snap: &shmetrics_core::Snapshot, ext: &ExternalLabels) {
+    let (ts, meta) = timeseries_with_meta(snap, ext, 1_700_000_000_000, false, false);
+    let requests: Vec<Request> = requests_v2(&ts, &meta, MAX_SAMPLES)
+        .into_iter()
+        .map(|r| r.0)
+        .collect();
+    let (raw, packed) = sizes(&requests);
+    let v1: usize = encode(ts, MAX_SAMPLES).iter().map(|c| c.body.len()).sum();
+    type Strip = fn(&mut Request);
+    let parts: [(&str, Strip); 7] = [
+        ("symbols", |r| r.symbols.clear()),
+        ("labels_refs", |r| {
+            r.timeseries.iter_mut().for_each(|t| t.labels_refs.clear())
+        }),
+        ("sample values", |r| {
+            r.timeseries
+                .iter_mut()
+                .flat_map(|t| &mut t.samples)
+                .for_each(|s| s.value = 0.0)
+        }),
+        ("sample timestamps", |r| {
+            r.timeseries
+                .iter_mut()
+                .flat_map(|t| &mut t.samples)
+                .for_each(|s| s.timestamp = 0)
+        }),
+        ("start timestamps", |r| {
+            r.timeseries
+                .iter_mut()
+                .flat_map(|t| &mut t.samples)
+                .for_each(|s| s.start_timestamp = 0)
+        }),
+        ("metadata", |r| {
+            r.timeseries.iter_mut().for_each(|t| t.metadata = None)
+        }),
+        ("metadata and start timestamps", |r| {
+            r.timeseries.iter_mut().for_each(|t| {
+                t.metadata = None;
+                t.samples.iter_mut().for_each(|s| s.start_timestamp = 0)
+            })
+        }),
+    ];
+    println!(
+        "where one 2.0 push's bytes go ({} requests, {} symbols each on average)\n",
+        requests.len(),
+        requests.iter().map(|r| r.symbols.len()).sum::<usize>() / requests.len().max(1)
+    );
+    println!("{:<32} {:>12} {:>12}", "", "raw bytes", "snappy bytes");
+    println!("{:<32} {:>12} {:>12}", "whole push", raw, packed);
+    for (name, strip) in parts {
+        let mut without = requests.clone();
+        without.iter_mut().for_each(strip);
+        let (r, p) = sizes(&without);
+        println!(
+            "{:<32} {:>12} {:>12}",
+            format!("  without {name}: saves"),
+            raw - r,
+            packed as i64 - p as i64
+        );
+    }
+    println!(
+        "\n2.0 / 1.0 ({v1} bytes): {:.3}x",
+        packed as f64 / v1 as f64
     );
 }

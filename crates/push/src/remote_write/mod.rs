@@ -10,6 +10,7 @@
 
 mod config;
 mod encode;
+mod encode_v2;
 pub mod proto;
 pub mod proto2;
 mod send;
@@ -17,8 +18,7 @@ mod stats;
 
 pub use crate::config::DEFAULT_QUEUE_BATCHES;
 pub use config::{Config, ExternalLabels, Version, DEFAULT_INTERVAL_SECS};
-pub use encode::{
-    encode, encode_request, encode_v2, timeseries, timeseries_with_meta, Chunk, SeriesMeta,
-};
+pub use encode::{encode, encode_request, timeseries, timeseries_with_meta, Chunk, SeriesMeta};
+pub use encode_v2::{encode_v2, requests_v2};
 pub use send::{RemoteWrite, RemoteWriter};
 pub use stats::{EndpointStats, Stats};

@@ -12,7 +12,8 @@ use shmetrics_core::Snapshot;
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::encode::{encode, encode_v2, timeseries, timeseries_with_meta, Chunk};
+use super::encode::{encode, timeseries, timeseries_with_meta, Chunk};
+use super::encode_v2::encode_v2;
 use super::{Config, ExternalLabels, Stats, Version};
 use crate::clock::unix_ms;
 use crate::http::{Response, SendError};
