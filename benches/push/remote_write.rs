@@ -17,9 +17,7 @@ use prost::Message;
 use shmetrics_core::{FamilyDesc, Kind, Options, Store};
 use shmetrics_push::otlp::{encode_snapshot, ResourceAttributes};
 use shmetrics_push::proto2::Request;
-use shmetrics_push::{
-    encode, encode_v2, requests_v2, timeseries, timeseries_with_meta, ExternalLabels,
-};
+use shmetrics_push::{encode, encode_v2, requests_v2, timeseries, ExternalLabels};
 
 const MAX_SAMPLES: usize = 5000;
 
@@ -121,13 +119,11 @@ fn main() {
         b1 = chunks.iter().map(|c| c.body.len()).sum();
         series = chunks.iter().map(|c| c.samples as usize).sum();
         let start = Instant::now();
-        let (ts, meta) = timeseries_with_meta(&snap, &ext, 1_700_000_000_000, false, false);
-        let chunks = encode_v2(ts, &meta, MAX_SAMPLES);
+        let chunks = encode_v2(&snap, &ext, 1_700_000_000_000, false, false, MAX_SAMPLES);
         t2 += start.elapsed();
         b2 = chunks.iter().map(|c| c.body.len()).sum();
         let start = Instant::now();
-        let (ts, meta) = timeseries_with_meta(&snap, &ext, 1_700_000_000_000, false, true);
-        let chunks = encode_v2(ts, &meta, MAX_SAMPLES);
+        let chunks = encode_v2(&snap, &ext, 1_700_000_000_000, false, true, MAX_SAMPLES);
         t4 += start.elapsed();
         b4 = chunks.iter().map(|c| c.body.len()).sum();
         let start = Instant::now();
@@ -173,12 +169,13 @@ fn sizes(requests: &[Request]) -> (usize, usize) {
 /// Where one 2.0 push's bytes go: each part's share, as what the push
 /// would weigh less without it (uncompressed and snappy-compressed).
 fn breakdown(snap: &shmetrics_core::Snapshot, ext: &ExternalLabels) {
-    let (ts, meta) = timeseries_with_meta(snap, ext, 1_700_000_000_000, false, false);
-    let requests: Vec<Request> = requests_v2(&ts, &meta, MAX_SAMPLES)
-        .into_iter()
-        .map(|r| r.0)
-        .collect();
+    let requests: Vec<Request> =
+        requests_v2(snap, ext, 1_700_000_000_000, false, false, MAX_SAMPLES)
+            .into_iter()
+            .map(|r| r.0)
+            .collect();
     let (raw, packed) = sizes(&requests);
+    let ts = timeseries(snap, ext, 1_700_000_000_000, false);
     let v1: usize = encode(ts, MAX_SAMPLES).iter().map(|c| c.body.len()).sum();
     type Strip = fn(&mut Request);
     let parts: [(&str, Strip); 7] = [

@@ -92,11 +92,7 @@ impl Batcher for Encoding {
                 timeseries_with_meta(snap, &self.external, now, native, custom).0,
                 self.max_samples,
             ),
-            Version::V2 => {
-                let (series, meta) =
-                    timeseries_with_meta(snap, &self.external, now, native, custom);
-                encode_v2(series, &meta, self.max_samples)
-            }
+            Version::V2 => encode_v2(snap, &self.external, now, native, custom, self.max_samples),
         };
         Batch::new(id, chunks)
     }

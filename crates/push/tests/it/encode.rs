@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use prost::Message;
 use shmetrics_core::{FamilyDesc, Kind, Options, Store};
-use shmetrics_push::{encode, encode_v2, timeseries, timeseries_with_meta, ExternalLabels};
+use shmetrics_push::{encode, encode_v2, timeseries, ExternalLabels};
 
 #[derive(Clone, PartialEq, prost::Message)]
 struct WriteRequest {
@@ -366,9 +366,8 @@ fn remote_write_2_0_carries_the_same_series_with_interned_strings_and_metadata()
     let snap = store.snapshot().unwrap();
     let ext = ExternalLabels::parse(&["dc=eu"]).unwrap();
     let v1 = decode(&encode(timeseries(&snap, &ext, TS, false), 5000));
-    let (series, meta) = timeseries_with_meta(&snap, &ext, TS, false, false);
     for max in [5000, 4, 1] {
-        let v2 = decode_v2(&encode_v2(series.clone(), &meta, max));
+        let v2 = decode_v2(&encode_v2(&snap, &ext, TS, false, false, max));
         // The same series, labels and samples as 1.0; each family's
         // series sorted by labels (1.0 keeps the store's order), so
         // `jobs_total` without `queue` comes first.
