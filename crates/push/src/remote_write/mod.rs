@@ -9,6 +9,7 @@
 //! the counters the exporter shows under `shmetrics_remote_write_`.
 
 mod config;
+mod downgrade;
 mod encode;
 mod encode_v2;
 pub mod proto;
