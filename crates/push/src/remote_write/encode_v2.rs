@@ -1,6 +1,6 @@
 //! The series of a snapshot as remote write 2.0 requests: strings
 //! interned per request, each series with its metadata, start time and
-//! exemplar, protobuf then snappy. The walk ([`walk`]) hands the series
+//! exemplar, protobuf then snappy. The walk (`walk`) hands the series
 //! over with borrowed labels, interned as they come, so a push makes no
 //! string per series.
 //!

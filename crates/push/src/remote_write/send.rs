@@ -158,7 +158,7 @@ impl Exchange for RemoteWrite {
 /// VictoriaMetrics 1.x) reads the request as an empty 1.0 one and
 /// answers 2xx without any of those headers, which the specification
 /// says to take as 415. Either way the URL falls back to 1.0: the
-/// request is sent again at once as 1.0 ([`to_v1`]), and so is every
+/// request is sent again at once as 1.0 (`to_v1`), and so is every
 /// later one; it is logged once and counted in
 /// `shmetrics_remote_write_fallbacks_total`.
 #[derive(Debug)]
