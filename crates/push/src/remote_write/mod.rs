@@ -3,8 +3,10 @@
 //! [`RemoteWriter`] takes a snapshot of the store every interval, turns it
 //! into the series the text exposition shows ([`timeseries`]), encodes them
 //! as remote_write `WriteRequest`s (protobuf, snappy block format;
-//! [`encode`]), and POSTs them to one or more receivers with the headers
-//! the specification requires. Each URL has its own bounded queue and
+//! `encode`; 2.0's `io.prometheus.write.v2.Request`s with [`encode_v2`]),
+//! and POSTs them to one or more receivers with the headers the
+//! specification requires; a receiver that turns 2.0 down is sent 1.0
+//! from then on (`downgrade`). Each URL has its own bounded queue and
 //! sender; see [`RemoteWriter`] for retries and drops, and [`Stats`] for
 //! the counters the exporter shows under `shmetrics_remote_write_`.
 
