@@ -50,7 +50,7 @@ impl fmt::Display for Temporality {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Compression {
     /// gzip, as the OpenTelemetry Collector's OTLP/HTTP exporter sends by
-    /// default; every OTLP/HTTP receiver must take it.
+    /// default (the Collector and Prometheus 3 take it, as tested).
     #[default]
     Gzip,
     /// None.
