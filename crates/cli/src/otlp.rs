@@ -38,6 +38,16 @@ pub struct OtlpArgs {
     /// explicit-bucket ones.
     #[arg(long = "otlp.native-histograms")]
     otlp_native_histograms: bool,
+    /// How request bodies are compressed: gzip (Content-Encoding: gzip,
+    /// as the OpenTelemetry Collector's OTLP/HTTP exporter sends) or
+    /// none.
+    #[arg(
+        long = "otlp.compression",
+        value_name = "gzip|none",
+        default_value = "gzip",
+        value_parser = ["gzip", "none"]
+    )]
+    otlp_compression: String,
     #[command(flatten)]
     security: crate::security::OtlpSecurity,
 }
@@ -49,6 +59,7 @@ impl OtlpArgs {
         // unnoticed.
         let resource = ResourceAttributes::parse(&self.otlp_resource_attributes)?;
         let temporality = self.otlp_temporality.parse()?;
+        let compression = self.otlp_compression.parse()?;
         let Some(url) = &self.otlp_url else {
             if self.security.any() {
                 return Err(ConfigError::Credentials {
@@ -63,6 +74,7 @@ impl OtlpArgs {
             .with_queue_batches(self.otlp_queue_batches)?;
         config.temporality = temporality;
         config.native_histograms = self.otlp_native_histograms;
+        config.compression = compression;
         config.resource = resource.with_default_host_name();
         self.security.apply(&mut config.http)?;
         Ok(Some(config))
@@ -74,7 +86,7 @@ mod tests {
     use clap::{CommandFactory, Parser};
 
     use crate::{Cli, Command};
-    use shmetrics_push::otlp::{ConfigError, Temporality};
+    use shmetrics_push::otlp::{Compression, ConfigError, Temporality};
 
     fn otlp(args: &[&str]) -> Result<Option<shmetrics_push::otlp::Config>, ConfigError> {
         let cli = Cli::try_parse_from(["shmetrics", "serve", "--store", "/s"].iter().chain(args))
@@ -102,6 +114,8 @@ mod tests {
             "host.name=web-1",
             "--otlp.queue-batches",
             "3",
+            "--otlp.compression",
+            "none",
             "--remote-write.interval",
             "7",
         ])
@@ -115,11 +129,13 @@ mod tests {
             [("service.name", "checkout"), ("host.name", "web-1")]
         );
         assert_eq!(c.queue_batches, 3);
+        assert_eq!(c.compression, Compression::None);
         let c = otlp(&["--otlp.url", "http://h/v1/metrics"])
             .unwrap()
             .unwrap();
         assert_eq!(c.temporality, Temporality::Cumulative);
         assert_eq!(c.interval.as_secs(), 60);
+        assert_eq!(c.compression, Compression::Gzip);
         assert!(c.resource.get("host.name").is_some());
         assert!(matches!(
             otlp(&["--otlp.resource-attribute", "nokey"]),

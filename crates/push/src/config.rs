@@ -200,6 +200,12 @@ pub enum ConfigError {
         /// What was given.
         got: String,
     },
+    /// OTLP: neither `gzip` nor `none`.
+    #[error("OTLP compression {got:?}: expected gzip or none")]
+    BadCompression {
+        /// What was given.
+        got: String,
+    },
     /// An interval or size that is zero, negative or not finite.
     #[error("the {protocol} {what} must be {expected}, got {got}")]
     OutOfRange {

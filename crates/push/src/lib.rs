@@ -43,9 +43,9 @@ pub use http::{HttpSettings, SendError, USER_AGENT_VALUE};
 pub use pusher::{Push, Pusher};
 pub use queue::{FailureReason, QueueStats, SnapshotStats};
 pub use remote_write::{
-    encode, encode_request, encode_v2, proto, proto2, timeseries, timeseries_with_meta, Chunk,
-    Config, EndpointStats, ExternalLabels, RemoteWriter, SeriesMeta, Stats, Version,
-    DEFAULT_INTERVAL_SECS, DEFAULT_QUEUE_BATCHES,
+    encode, encode_request, encode_v2, proto, proto2, requests_v2, timeseries,
+    timeseries_with_meta, Chunk, Config, EndpointStats, ExternalLabels, RemoteWriter, SeriesMeta,
+    Stats, Version, DEFAULT_INTERVAL_SECS, DEFAULT_QUEUE_BATCHES,
 };
 pub use security::{parse_header, Auth, Secret, TlsSettings};
 pub use url::Endpoint;

@@ -51,6 +51,11 @@ pub(crate) trait Exchange: Send + 'static {
     const UNITS: &'static str;
     /// The request headers.
     const HEADERS: &'static [(&'static str, &'static str)];
+    /// The headers of the next request ([`HEADERS`](Exchange::HEADERS)
+    /// unless the exchange changed how it sends).
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        Self::HEADERS
+    }
     /// The most bytes of an answer read.
     const ANSWER_LIMIT: usize;
     /// Whether a request answered with `status` is tried again.
@@ -65,6 +70,12 @@ pub(crate) trait Exchange: Send + 'static {
     fn answer(&self, response: Response) -> Result<Self::Accepted, SendError>;
     /// The receiver took `request`; `who` starts messages.
     fn accepted(&mut self, _request: Self::Request, _accepted: Self::Accepted, _who: &str) {}
+    /// Whether the exchange, after `error`, changes how it sends (remote
+    /// write 2.0 falling back to 1.0), so that the same units are
+    /// encoded and sent again at once; `who` starts messages.
+    fn sends_otherwise(&mut self, _error: &SendError, _who: &str) -> bool {
+        false
+    }
 }
 
 /// How the loops run, from the protocol's settings.
@@ -240,7 +251,7 @@ async fn send<P: Exchange>(
         };
         let post = client.post(
             &s.endpoint,
-            P::HEADERS,
+            s.protocol.headers(),
             P::body(&request),
             P::ANSWER_LIMIT,
             settings.http.timeout,
@@ -250,6 +261,13 @@ async fn send<P: Exchange>(
             _ = stop.changed() => return,
         }
         .and_then(|response| s.protocol.answer(response));
+        if let Err(e) = &result {
+            if s.protocol.sends_otherwise(e, &who) {
+                // Encoded again, the other way, and sent at once.
+                s.queue.settle(batch.id(), range, Outcome::Retry);
+                continue;
+            }
+        }
         let outcome = match &result {
             Ok(_) => Outcome::Sent,
             Err(e) if e.is_retryable_with(P::retried) => Outcome::Retry,

@@ -19,6 +19,8 @@ mod dogstatsd;
 mod encode;
 #[path = "it/etsy.rs"]
 mod etsy;
+#[path = "it/fallback.rs"]
+mod fallback;
 #[path = "it/otelcol.rs"]
 mod otelcol;
 #[path = "it/otlp.rs"]

@@ -46,6 +46,30 @@ impl fmt::Display for Temporality {
     }
 }
 
+/// How a request body is compressed (`Content-Encoding`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Compression {
+    /// gzip, as the OpenTelemetry Collector's OTLP/HTTP exporter sends by
+    /// default (the Collector and Prometheus 3 take it, as tested).
+    #[default]
+    Gzip,
+    /// None.
+    None,
+}
+
+impl FromStr for Compression {
+    type Err = ConfigError;
+
+    /// `gzip` or `none`.
+    fn from_str(s: &str) -> Result<Compression, ConfigError> {
+        match s {
+            "gzip" => Ok(Compression::Gzip),
+            "none" => Ok(Compression::None),
+            _ => Err(ConfigError::BadCompression { got: s.to_string() }),
+        }
+    }
+}
+
 /// The resource's attributes (`service.name`, `host.name`, ...), in the
 /// order given.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -145,6 +169,8 @@ pub struct Config {
     /// negative buckets), not as an explicit-bucket one. Off by default,
     /// as remote write's `native_histograms`.
     pub native_histograms: bool,
+    /// How request bodies are compressed (gzip by default).
+    pub compression: Compression,
 }
 
 /// The default of [`Config::interval`], in seconds: the OpenTelemetry
@@ -155,7 +181,7 @@ pub const DEFAULT_PATH: &str = "/v1/metrics";
 
 impl Config {
     /// Checked settings with the defaults: a 60 s interval, cumulative
-    /// temporality, no resource attributes, 10 batches in the queue, 5,000
+    /// temporality, gzip, no resource attributes, 10 batches in the queue, 5,000
     /// data points a request, a 10 s request timeout, a backoff from
     /// 100 ms to 5 s, and `Retry-After` honoured up to 5 minutes.
     ///
@@ -172,6 +198,7 @@ impl Config {
             http: HttpSettings::with_timeout(Duration::from_secs(10)),
             max_retry_after: Duration::from_secs(300),
             native_histograms: false,
+            compression: Compression::Gzip,
         })
     }
 

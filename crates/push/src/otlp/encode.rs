@@ -67,7 +67,7 @@ impl Baselines {
 /// A request body and what the baselines become once it is taken.
 #[derive(Debug)]
 pub(crate) struct Encoded {
-    /// The protobuf body.
+    /// The protobuf body (compressed by the sender, if asked to).
     pub body: Bytes,
     /// Data points in it.
     pub points: u64,

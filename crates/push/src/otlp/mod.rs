@@ -3,7 +3,8 @@
 //! [`OtlpExporter`] takes a snapshot of the store every interval and POSTs
 //! it as an `ExportMetricsServiceRequest` (opentelemetry-proto's
 //! `collector/metrics/v1`, [`proto`]) with `Content-Type:
-//! application/x-protobuf`, retrying as the OTLP/HTTP specification says
+//! application/x-protobuf`, gzip-compressed unless
+//! [`Compression::None`] is asked for, retrying as the OTLP/HTTP specification says
 //! and holding a bounded queue as remote_write does.
 //!
 //! The mapping:
@@ -35,8 +36,8 @@ mod stats;
 pub use crate::config::{ConfigError, DEFAULT_QUEUE_BATCHES};
 pub use crate::http::{parse_retry_after, HttpSettings, SendError};
 pub use config::{
-    host_name, Config, ResourceAttributes, Temporality, DEFAULT_INTERVAL_SECS, DEFAULT_PATH,
-    HOST_NAME,
+    host_name, Compression, Config, ResourceAttributes, Temporality, DEFAULT_INTERVAL_SECS,
+    DEFAULT_PATH, HOST_NAME,
 };
 pub use encode::SCOPE_NAME;
 pub use send::{is_retryable_status, Otlp, OtlpExporter, PROTOBUF};
@@ -44,13 +45,15 @@ pub use stats::Stats;
 
 /// The request bodies of one cumulative export of `snap`, as
 /// [`OtlpExporter`] sends them for its first export with these settings
-/// (at most `max_points` data points a request): for tools and benchmarks
-/// that measure or inspect what goes on the wire.
+/// (at most `max_points` data points a request, compressed with
+/// `compression`): for tools and benchmarks that measure or inspect what
+/// goes on the wire.
 pub fn encode_snapshot(
     snap: &shmetrics_core::Snapshot,
     resource: &ResourceAttributes,
     native_histograms: bool,
     max_points: usize,
+    compression: Compression,
 ) -> Vec<bytes::Bytes> {
     let mut tracker = batch::Tracker::default();
     tracker.native = native_histograms;
@@ -62,7 +65,10 @@ pub fn encode_snapshot(
         .step_by(max)
         .map(|start| {
             let end = (start + max).min(batch.points);
-            encoder.encode(&batch, start..end, &baselines).body
+            send::compress(
+                encoder.encode(&batch, start..end, &baselines).body,
+                compression,
+            )
         })
         .collect()
 }

@@ -4,6 +4,7 @@
 //! computed when a batch is sent, from what the receiver took last.
 
 use std::future::Future;
+use std::io::Write;
 use std::ops::Range;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use prost::Message;
 use super::batch::{Batch, Tracking};
 use super::encode::{Baselines, Encoded, Encoder};
 use super::proto::{ExportMetricsServiceResponse, Status};
-use super::{Config, Stats};
+use super::{Compression, Config, Stats};
 use crate::http::{parse_retry_after, Response, SendError};
 use crate::log::{say, Repeats};
 use crate::pipeline::{self, Exchange, Sender, Settings};
@@ -41,6 +42,23 @@ pub fn is_retryable_status(status: StatusCode) -> bool {
     )
 }
 
+/// `body` compressed as `compression` says. gzip at its fastest level:
+/// OTLP bodies repeat their attribute keys and values, so even that level
+/// takes most of the bytes away (see benches/push/README.md).
+pub(super) fn compress(body: Bytes, compression: Compression) -> Bytes {
+    match compression {
+        Compression::None => body,
+        Compression::Gzip => {
+            let out = Vec::with_capacity(body.len() / 4);
+            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::fast());
+            // UNWRAP: writing to a Vec cannot fail.
+            gz.write_all(&body).expect("gzip into memory");
+            // UNWRAP: as above.
+            Bytes::from(gz.finish().expect("gzip into memory"))
+        }
+    }
+}
+
 /// A request that went through: the receiver's partial success, if it
 /// reported one.
 #[derive(Debug, Default)]
@@ -54,6 +72,7 @@ struct Accepted {
 #[derive(Debug)]
 struct OtlpSender {
     encoder: Encoder,
+    compression: Compression,
     baselines: Baselines,
     stats: Arc<Stats>,
     last_partial: Repeats,
@@ -68,6 +87,7 @@ impl Exchange for OtlpSender {
     const SENDER: &'static str = "otlp export to";
     const RETRYING: &'static str = "retrying";
     const UNITS: &'static str = "data points";
+    /// Without compression; see [`Exchange::headers`].
     const HEADERS: &'static [(&'static str, &'static str)] = &[("content-type", PROTOBUF)];
     /// Enough for a partial success or a `google.rpc.Status`.
     const ANSWER_LIMIT: usize = 64 * 1024;
@@ -81,8 +101,17 @@ impl Exchange for OtlpSender {
         self.baselines.keep_only(batch);
     }
 
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        match self.compression {
+            Compression::None => Self::HEADERS,
+            Compression::Gzip => &[("content-type", PROTOBUF), ("content-encoding", "gzip")],
+        }
+    }
+
     fn encode(&mut self, batch: &Batch, range: Range<usize>) -> Encoded {
-        self.encoder.encode(batch, range, &self.baselines)
+        let mut e = self.encoder.encode(batch, range, &self.baselines);
+        e.body = compress(e.body, self.compression);
+        e
     }
 
     fn body(request: &Encoded) -> Bytes {
@@ -187,6 +216,7 @@ impl Push for Otlp {
             endpoint: c.endpoint.clone(),
             protocol: OtlpSender {
                 encoder: Encoder::new(c.temporality, &c.resource),
+                compression: c.compression,
                 baselines: Baselines::default(),
                 stats: stats.clone(),
                 last_partial: Repeats::default(),

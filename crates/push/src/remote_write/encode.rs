@@ -9,9 +9,8 @@ use shmetrics_core::{
 use shmetrics_expo::protobuf::spans_and_deltas;
 
 use super::proto::{histogram, Histogram, Label, Sample, TimeSeries, WriteRequest};
-use super::proto2::{self, MetricType};
+use super::proto2::MetricType;
 use super::ExternalLabels;
-use std::collections::HashMap;
 
 /// One request body: a snappy-compressed (block format) `WriteRequest`.
 #[derive(Clone, Debug)]
@@ -52,17 +51,14 @@ pub fn timeseries(
     timestamp_ms: i64,
     native_histograms: bool,
 ) -> Vec<TimeSeries> {
-    walk(
-        snap,
-        external,
-        timestamp_ms,
-        Shape {
-            native_histograms,
-            custom_buckets: false,
-            meta: false,
-        },
-    )
-    .0
+    let shape = Shape {
+        native_histograms,
+        custom_buckets: false,
+        sorted: false,
+    };
+    let mut rows = Rows::new(snap.series_count(), false);
+    walk(snap, external, timestamp_ms, shape, &mut rows);
+    rows.out
 }
 
 /// As [`timeseries`], with each series' [`SeriesMeta`] (remote write
@@ -74,32 +70,33 @@ pub fn timeseries(
 /// `_bucket`, `_sum` and `_count` series.
 pub fn timeseries_with_meta<'a>(
     snap: &'a Snapshot,
-    external: &ExternalLabels,
+    external: &'a ExternalLabels,
     timestamp_ms: i64,
     native_histograms: bool,
     custom_buckets: bool,
 ) -> (Vec<TimeSeries>, Vec<SeriesMeta<'a>>) {
-    walk(
-        snap,
-        external,
-        timestamp_ms,
-        Shape {
-            native_histograms,
-            custom_buckets,
-            meta: true,
-        },
-    )
+    let shape = Shape {
+        native_histograms,
+        custom_buckets,
+        sorted: false,
+    };
+    let mut rows = Rows::new(snap.series_count(), true);
+    walk(snap, external, timestamp_ms, shape, &mut rows);
+    (rows.out, rows.meta.unwrap_or_default())
 }
 
 /// How a walk writes the snapshot.
-#[derive(Clone, Copy)]
-struct Shape {
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Shape {
     /// Native buckets as native histogram samples.
-    native_histograms: bool,
+    pub native_histograms: bool,
     /// Classic histograms as custom-bucket native histogram samples.
-    custom_buckets: bool,
-    /// Each series' [`SeriesMeta`] too.
-    meta: bool,
+    pub custom_buckets: bool,
+    /// Each family's series sorted by their labels (a store series'
+    /// `_bucket`, `_sum` and `_count` series together), so that
+    /// neighbours share bytes snappy finds; else in the store's order,
+    /// as the exposition shows them.
+    pub sorted: bool,
 }
 
 /// What remote write 2.0 sends with a series besides its labels and
@@ -122,19 +119,43 @@ pub struct SeriesMeta<'a> {
     pub exemplar: Option<Exemplar<'a>>,
 }
 
-fn walk<'a>(
+/// Where a walk writes its series.
+pub(super) trait Sink<'a> {
+    /// A store series begins: its labels with a value and the external
+    /// labels it lacks, sorted by name. The series [`push`](Sink::push)ed
+    /// until the next call carry them.
+    fn begin(&mut self, base: &[(&'a str, &'a str)]);
+
+    /// One series: named `name`, with the labels of the last
+    /// [`begin`](Sink::begin) and `extra` (a bucket's `le`, a quantile's
+    /// `quantile`), its point and its metadata.
+    fn push(&mut self, name: &str, extra: Option<(&str, &str)>, point: Point, meta: SeriesMeta<'a>);
+}
+
+/// A series' one point.
+#[derive(Debug)]
+pub(super) enum Point {
+    /// A float sample.
+    Sample(Sample),
+    /// A native histogram sample.
+    Histogram(Histogram),
+}
+
+/// Writes the series of `snap` into `sink`, as [`timeseries`] describes
+/// them.
+pub(super) fn walk<'a>(
     snap: &'a Snapshot,
-    external: &ExternalLabels,
+    external: &'a ExternalLabels,
     timestamp_ms: i64,
     shape: Shape,
-) -> (Vec<TimeSeries>, Vec<SeriesMeta<'a>>) {
-    let native_histograms = shape.native_histograms;
+    sink: &mut impl Sink<'a>,
+) {
     let mut out = Series {
-        out: Vec::with_capacity(snap.series_count()),
-        meta: shape.meta.then(|| Vec::with_capacity(snap.series_count())),
+        sink,
         custom_buckets: shape.custom_buckets,
-        name: "",
+        names: Names::default(),
         base: Vec::new(),
+        les: Les::default(),
         timestamp_ms,
         short_bounds: false,
         current: SeriesMeta {
@@ -145,59 +166,32 @@ fn walk<'a>(
             exemplar: None,
         },
     };
+    let mut order: Vec<SeriesView<'a>> = Vec::new();
     for family in snap.families() {
         let starts = out.enter(&family);
-        for series in family.series() {
+        order.clear();
+        order.extend(family.series());
+        if shape.sorted {
+            order.sort_by_cached_key(sorted_labels);
+        }
+        for series in order.iter() {
             out.current.start_ms = if starts {
                 (series.created_unix_ns() / 1_000_000) as i64
             } else {
                 0
             };
-            out.set_base(&series, external);
-            match series.value() {
-                // As the Prometheus text page names it.
-                Value::Counter(v) => {
-                    let suffix = if family.name_as_given() { "" } else { "_total" };
-                    out.current.exemplar = series.exemplar(0);
-                    out.sample(suffix, None, v);
-                }
-                Value::Gauge(v) => out.sample("", None, v),
-                Value::Histogram {
-                    bounds,
-                    cumulative,
-                    sum,
-                    native,
-                    ..
-                } => out.histogram(
-                    &series,
-                    bounds,
-                    cumulative,
-                    sum,
-                    native.filter(|_| native_histograms),
-                ),
-                Value::Summary {
-                    count,
-                    sum,
-                    quantiles,
-                } => {
-                    for q in quantiles {
-                        let quantile = bound(q.quantile, out.short_bounds);
-                        out.sample("", Some(("quantile", quantile)), q.value);
-                    }
-                    out.sample("_sum", None, sum);
-                    out.sample("_count", None, count as f64);
-                }
-            }
+            out.set_base(series, external);
+            out.value(&family, series, shape.native_histograms);
         }
     }
-    (out.out, out.meta.unwrap_or_default())
 }
 
-fn label(name: &str, value: &str) -> Label {
-    Label {
-        name: name.to_string(),
-        value: value.to_string(),
-    }
+/// The labels of `series` with a value, sorted by name (as a series'
+/// labels are sent).
+fn sorted_labels<'a>(series: &SeriesView<'a>) -> Vec<(&'a str, &'a str)> {
+    let mut labels: Vec<_> = series.labels().filter(|(_, v)| !v.is_empty()).collect();
+    labels.sort_unstable();
+    labels
 }
 
 /// A bound or quantile as the exposition renders it (`0.5`, `1.0`, `+Inf`;
@@ -212,31 +206,149 @@ fn bound(v: f64, short: bool) -> String {
     String::from_utf8_lossy(&text).into_owned()
 }
 
-/// The series written so far, and the family and labels of the store
-/// series being written.
-struct Series<'a> {
+/// The series of a remote write 1.0 (or 2.0 with custom buckets) push,
+/// with their metadata when asked for.
+struct Rows<'a> {
     out: Vec<TimeSeries>,
-    /// Each series' metadata, when asked for.
     meta: Option<Vec<SeriesMeta<'a>>>,
+    /// The labels of the store series being written.
+    base: Vec<(&'a str, &'a str)>,
+}
+
+impl<'a> Rows<'a> {
+    fn new(series: usize, meta: bool) -> Rows<'a> {
+        Rows {
+            out: Vec::with_capacity(series),
+            meta: meta.then(|| Vec::with_capacity(series)),
+            base: Vec::new(),
+        }
+    }
+}
+
+impl<'a> Sink<'a> for Rows<'a> {
+    fn begin(&mut self, base: &[(&'a str, &'a str)]) {
+        self.base.clear();
+        self.base.extend_from_slice(base);
+    }
+
+    fn push(
+        &mut self,
+        name: &str,
+        extra: Option<(&str, &str)>,
+        point: Point,
+        meta: SeriesMeta<'a>,
+    ) {
+        let label = |name: &str, value: &str| Label {
+            name: name.to_string(),
+            value: value.to_string(),
+        };
+        let mut labels = Vec::with_capacity(self.base.len() + 2);
+        labels.push(label("__name__", name));
+        labels.extend(self.base.iter().map(|(n, v)| label(n, v)));
+        labels.extend(extra.map(|(n, v)| label(n, v)));
+        labels.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+        let (samples, histograms) = match point {
+            Point::Sample(s) => (vec![s], Vec::new()),
+            Point::Histogram(h) => (Vec::new(), vec![h]),
+        };
+        self.out.push(TimeSeries {
+            labels,
+            samples,
+            histograms,
+        });
+        if let Some(all) = &mut self.meta {
+            all.push(meta);
+        }
+    }
+}
+
+/// A family's name with each suffix, made once per family.
+#[derive(Default)]
+struct Names {
+    /// `name`, `name_total`, `name_bucket`, `name_sum`, `name_count`.
+    with: [String; 5],
+}
+
+/// A suffix of [`Names`].
+#[derive(Clone, Copy)]
+enum Suffix {
+    None = 0,
+    Total = 1,
+    Bucket = 2,
+    Sum = 3,
+    Count = 4,
+}
+
+impl Names {
+    fn set(&mut self, name: &str) {
+        for (s, suffix) in self
+            .with
+            .iter_mut()
+            .zip(["", "_total", "_bucket", "_sum", "_count"])
+        {
+            s.clear();
+            s.push_str(name);
+            s.push_str(suffix);
+        }
+    }
+}
+
+/// The `le` values of the last bounds seen, as the exposition renders
+/// them, made once per family (its series share their bounds).
+#[derive(Default)]
+struct Les {
+    bounds: Vec<f64>,
+    short: bool,
+    /// One per bound, then `+Inf`.
+    text: Vec<String>,
+}
+
+impl Les {
+    fn of(&mut self, bounds: &[f64], short: bool) -> &[String] {
+        let same = self.short == short
+            && self.bounds.len() == bounds.len()
+            && self
+                .bounds
+                .iter()
+                .zip(bounds)
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+        if !same || self.text.is_empty() {
+            self.bounds = bounds.to_vec();
+            self.short = short;
+            self.text = bounds
+                .iter()
+                .chain([&f64::INFINITY])
+                .map(|b| bound(*b, short))
+                .collect();
+        }
+        &self.text
+    }
+}
+
+/// A walk's state: the family and labels of the store series being
+/// written, and where the series go.
+struct Series<'a, 's, S> {
+    sink: &'s mut S,
     /// The metadata of the store series being written (its exemplar is
     /// taken by the next sample).
     current: SeriesMeta<'a>,
     /// Classic histograms as custom-bucket native histograms.
     custom_buckets: bool,
-    name: &'a str,
-    /// The series' labels and the external ones it lacks.
-    base: Vec<Label>,
+    names: Names,
+    /// The series' labels and the external ones it lacks, sorted.
+    base: Vec<(&'a str, &'a str)>,
+    les: Les,
     timestamp_ms: i64,
     /// The family's `short_bounds` hint.
     short_bounds: bool,
 }
 
-impl<'a> Series<'a> {
+impl<'a, S: Sink<'a>> Series<'a, '_, S> {
     /// Starts writing `family`'s series; returns whether they carry their
     /// start (created) time: counters, histograms and summaries, unless
     /// the family never shows `_created`.
     fn enter(&mut self, family: &FamilyView<'a>) -> bool {
-        self.name = family.name();
+        self.names.set(family.name());
         self.short_bounds = family.hints().short_bounds;
         self.current.typ = match family.kind() {
             Kind::Counter => MetricType::Counter,
@@ -250,64 +362,80 @@ impl<'a> Series<'a> {
     }
 
     /// The labels of `series` (empty values left out) and the external
-    /// labels it lacks.
-    fn set_base(&mut self, series: &SeriesView<'_>, external: &ExternalLabels) {
+    /// labels it lacks, sorted by name, for the sink.
+    fn set_base(&mut self, series: &SeriesView<'a>, external: &'a ExternalLabels) {
         self.base.clear();
-        self.base.extend(
-            series
-                .labels()
-                .filter(|(_, v)| !v.is_empty())
-                .map(|(n, v)| label(n, v)),
-        );
+        self.base
+            .extend(series.labels().filter(|(_, v)| !v.is_empty()));
+        let own = self.base.len();
         for (n, v) in external.iter() {
-            if !self.base.iter().any(|l| l.name == n) {
-                self.base.push(label(n, v));
+            if !self.base[..own].iter().any(|(name, _)| *name == n) {
+                self.base.push((n, v));
+            }
+        }
+        self.base.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        self.sink.begin(&self.base);
+    }
+
+    /// The series of one store series' value.
+    fn value(&mut self, family: &FamilyView<'a>, series: &SeriesView<'a>, native_histograms: bool) {
+        match series.value() {
+            // As the Prometheus text page names it.
+            Value::Counter(v) => {
+                let suffix = if family.name_as_given() {
+                    Suffix::None
+                } else {
+                    Suffix::Total
+                };
+                self.current.exemplar = series.exemplar(0);
+                self.sample(suffix, None, v);
+            }
+            Value::Gauge(v) => self.sample(Suffix::None, None, v),
+            Value::Histogram {
+                bounds,
+                cumulative,
+                sum,
+                native,
+                ..
+            } => self.histogram(
+                series,
+                bounds,
+                cumulative,
+                sum,
+                native.filter(|_| native_histograms),
+            ),
+            Value::Summary {
+                count,
+                sum,
+                quantiles,
+            } => {
+                for q in quantiles {
+                    let quantile = bound(q.quantile, self.short_bounds);
+                    self.sample(Suffix::None, Some(("quantile", &quantile)), q.value);
+                }
+                self.sample(Suffix::Sum, None, sum);
+                self.sample(Suffix::Count, None, count as f64);
             }
         }
     }
 
-    /// The labels of one series: the name with `suffix`, the store
-    /// series' labels, and `extra` (the `le` of a bucket, or the
-    /// `quantile` of a summary's quantile), sorted by name.
-    fn labels(&self, suffix: &str, extra: Option<(&str, String)>) -> Vec<Label> {
-        let mut labels = Vec::with_capacity(self.base.len() + 2);
-        labels.push(Label {
-            name: "__name__".into(),
-            value: format!("{}{suffix}", self.name),
+    fn sample(&mut self, suffix: Suffix, extra: Option<(&str, &str)>, value: f64) {
+        let point = Point::Sample(Sample {
+            value,
+            timestamp: self.timestamp_ms,
         });
-        labels.extend(self.base.iter().cloned());
-        if let Some((name, value)) = extra {
-            labels.push(Label {
-                name: name.into(),
-                value,
-            });
-        }
-        labels.sort_unstable_by(|a, b| a.name.cmp(&b.name));
-        labels
+        self.push(suffix, extra, point);
     }
 
-    fn sample(&mut self, suffix: &str, extra: Option<(&str, String)>, value: f64) {
-        let labels = self.labels(suffix, extra);
-        self.push(TimeSeries {
-            labels,
-            samples: vec![Sample {
-                value,
-                timestamp: self.timestamp_ms,
-            }],
-            histograms: Vec::new(),
-        });
-    }
-
-    /// Adds `series`, with the current metadata (whose exemplar it takes).
-    fn push(&mut self, series: TimeSeries) {
-        self.out.push(series);
-        let exemplar = self.current.exemplar.take();
-        if let Some(meta) = &mut self.meta {
-            meta.push(SeriesMeta {
-                exemplar,
-                ..self.current.clone()
-            });
-        }
+    /// Hands one series to the sink, with the current metadata (whose
+    /// exemplar it takes).
+    fn push(&mut self, suffix: Suffix, extra: Option<(&str, &str)>, point: Point) {
+        let meta = SeriesMeta {
+            exemplar: self.current.exemplar.take(),
+            ..self.current.clone()
+        };
+        let name = &self.names.with[suffix as usize];
+        self.sink.push(name, extra, point, meta);
     }
 
     /// A histogram's series: with `native` buckets (and native histograms
@@ -325,41 +453,45 @@ impl<'a> Series<'a> {
         // bucket's included).
         let count = cumulative.last().copied().unwrap_or(0);
         if let Some(nb) = native {
-            let labels = self.labels("", None);
-            let native = native_series(labels, nb, count, sum, self.timestamp_ms);
-            self.push(native);
+            let h = native_histogram(nb, count, sum, self.timestamp_ms);
+            self.push(Suffix::None, None, Point::Histogram(h));
             if bounds.is_empty() {
                 return; // native only
             }
         } else if self.custom_buckets {
-            let labels = self.labels("", None);
-            let h = custom_bucket_series(labels, bounds, cumulative, sum, self.timestamp_ms);
-            self.push(h);
+            let h = custom_bucket_histogram(bounds, cumulative, sum, self.timestamp_ms);
+            self.push(Suffix::None, None, Point::Histogram(h));
             return;
         }
+        let short = self.short_bounds;
+        let les = self.les.of(bounds, short);
+        let name = &self.names.with[Suffix::Bucket as usize];
         for (i, count) in cumulative.iter().enumerate() {
-            let le = bound(
-                bounds.get(i).copied().unwrap_or(f64::INFINITY),
-                self.short_bounds,
-            );
-            self.current.exemplar = series.exemplar(i);
-            self.sample("_bucket", Some(("le", le)), *count as f64);
+            let meta = SeriesMeta {
+                exemplar: series.exemplar(i),
+                ..self.current.clone()
+            };
+            let le = les.get(i).map_or("+Inf", String::as_str);
+            let point = Point::Sample(Sample {
+                value: *count as f64,
+                timestamp: self.timestamp_ms,
+            });
+            self.sink.push(name, Some(("le", le)), point, meta);
         }
-        self.sample("_sum", None, sum);
-        self.sample("_count", None, count as f64);
+        self.sample(Suffix::Sum, None, sum);
+        self.sample(Suffix::Count, None, count as f64);
     }
 }
 
 /// A classic histogram as a custom-bucket native histogram sample
 /// (schema -53): its finite bounds as `custom_values`, its per-bucket
 /// counts (the last one `+Inf`'s) as spans and deltas from bucket 0.
-fn custom_bucket_series(
-    labels: Vec<Label>,
+fn custom_bucket_histogram(
     bounds: &[f64],
     cumulative: &[u64],
     sum: f64,
     timestamp_ms: i64,
-) -> TimeSeries {
+) -> Histogram {
     let mut prev = 0;
     let per_bucket: Vec<u64> = cumulative
         .iter()
@@ -389,25 +521,15 @@ fn custom_bucket_series(
         counts: &per_bucket,
     };
     spans_and_deltas(run, &mut h.positive_spans, &mut h.positive_deltas);
-    TimeSeries {
-        labels,
-        samples: Vec::new(),
-        histograms: vec![h],
-    }
+    h
 }
 
 /// The schema of a native histogram with custom buckets (Prometheus's
 /// `CustomBucketsSchema`).
 const CUSTOM_BUCKETS_SCHEMA: i32 = -53;
 
-/// A native histogram sample as a series of its own.
-fn native_series(
-    labels: Vec<Label>,
-    nb: NativeBuckets<'_>,
-    count: u64,
-    sum: f64,
-    timestamp_ms: i64,
-) -> TimeSeries {
+/// A native histogram sample.
+fn native_histogram(nb: NativeBuckets<'_>, count: u64, sum: f64, timestamp_ms: i64) -> Histogram {
     let mut h = Histogram {
         count: Some(histogram::Count::CountInt(count)),
         sum,
@@ -425,11 +547,7 @@ fn native_series(
     };
     spans_and_deltas(nb.negative, &mut h.negative_spans, &mut h.negative_deltas);
     spans_and_deltas(nb.positive, &mut h.positive_spans, &mut h.positive_deltas);
-    TimeSeries {
-        labels,
-        samples: Vec::new(),
-        histograms: vec![h],
-    }
+    h
 }
 
 /// Encodes `series` as requests of at most `max_samples` series each
@@ -461,126 +579,11 @@ pub fn encode_request(request: &WriteRequest) -> Bytes {
 }
 
 /// snappy's block format, what remote write calls `snappy`.
-fn compress(raw: &[u8]) -> Bytes {
+pub(super) fn compress(raw: &[u8]) -> Bytes {
     // UNWRAP: compressing fails only for inputs over ~4 GiB, and a
     // request is at most a few megabytes.
     let compressed = snap::raw::Encoder::new()
         .compress_vec(raw)
         .expect("a request small enough for snappy");
     Bytes::from(compressed)
-}
-
-/// Encodes `series` as remote write 2.0 requests of at most
-/// `max_samples` series each: each request interns its own strings
-/// (labels, help texts, units, exemplar labels) in its symbol table, and
-/// every series carries its metadata, start time and exemplar from
-/// `meta` (as [`timeseries_with_meta`] gives them), protobuf then snappy.
-pub fn encode_v2(
-    series: Vec<TimeSeries>,
-    meta: &[SeriesMeta<'_>],
-    max_samples: usize,
-) -> Vec<Chunk> {
-    let max = max_samples.max(1);
-    let mut chunks = Vec::with_capacity(series.len().div_ceil(max));
-    for (part, meta) in series.chunks(max).zip(meta.chunks(max)) {
-        let mut symbols = Symbols::default();
-        let timeseries: Vec<proto2::TimeSeries> = part
-            .iter()
-            .zip(meta)
-            .map(|(s, m)| series_v2(s, m, &mut symbols))
-            .collect();
-        let samples = part
-            .iter()
-            .map(|s| (s.samples.len() + s.histograms.len()) as u64)
-            .sum();
-        let exemplars = meta.iter().filter(|m| m.exemplar.is_some()).count() as u64;
-        let request = proto2::Request {
-            symbols: symbols.into_table(),
-            timeseries,
-        };
-        chunks.push(Chunk {
-            body: compress(&request.encode_to_vec()),
-            samples,
-            exemplars,
-        });
-    }
-    chunks
-}
-
-fn series_v2(s: &TimeSeries, m: &SeriesMeta<'_>, symbols: &mut Symbols) -> proto2::TimeSeries {
-    let labels_refs = s
-        .labels
-        .iter()
-        .flat_map(|l| [symbols.get(&l.name), symbols.get(&l.value)])
-        .collect();
-    let start_timestamp = m.start_ms;
-    let samples = s
-        .samples
-        .iter()
-        .map(|x| proto2::Sample {
-            value: x.value,
-            timestamp: x.timestamp,
-            start_timestamp,
-        })
-        .collect();
-    let histograms = s
-        .histograms
-        .iter()
-        .map(|h| Histogram {
-            start_timestamp,
-            ..h.clone()
-        })
-        .collect();
-    let exemplars = m
-        .exemplar
-        .iter()
-        .map(|e| proto2::Exemplar {
-            labels_refs: e
-                .labels()
-                .flat_map(|(n, v)| [symbols.get(n), symbols.get(v)])
-                .collect(),
-            value: e.value(),
-            timestamp: (e.timestamp_unix_ns() / 1_000_000) as i64,
-        })
-        .collect();
-    proto2::TimeSeries {
-        labels_refs,
-        samples,
-        histograms,
-        exemplars,
-        metadata: Some(proto2::Metadata {
-            r#type: m.typ as i32,
-            help_ref: symbols.get(m.help),
-            unit_ref: symbols.get(m.unit),
-        }),
-    }
-}
-
-/// A request's string table: each string once, `""` first (index 0).
-#[derive(Default)]
-struct Symbols {
-    index: HashMap<String, u32>,
-    table: Vec<String>,
-}
-
-impl Symbols {
-    /// The index of `s`, added if new.
-    fn get(&mut self, s: &str) -> u32 {
-        if self.table.is_empty() {
-            self.index.insert(String::new(), 0);
-            self.table.push(String::new());
-        }
-        if let Some(&i) = self.index.get(s) {
-            return i;
-        }
-        let i = self.table.len() as u32;
-        self.index.insert(s.to_string(), i);
-        self.table.push(s.to_string());
-        i
-    }
-
-    fn into_table(mut self) -> Vec<String> {
-        self.get("");
-        self.table
-    }
 }

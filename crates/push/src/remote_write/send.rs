@@ -12,11 +12,13 @@ use shmetrics_core::Snapshot;
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use super::encode::{encode, encode_v2, timeseries, timeseries_with_meta, Chunk};
+use super::downgrade::to_v1;
+use super::encode::{encode, timeseries, timeseries_with_meta, Chunk};
+use super::encode_v2::encode_v2;
 use super::{Config, ExternalLabels, Stats, Version};
 use crate::clock::unix_ms;
 use crate::http::{Response, SendError};
-use crate::log::Repeats;
+use crate::log::{say, Repeats};
 use crate::pipeline::{self, Batcher, Exchange, Sender, Settings};
 use crate::pusher::{Push, Pusher, Sealed};
 use crate::queue::{self, Queue, QueueStats};
@@ -91,11 +93,7 @@ impl Batcher for Encoding {
                 timeseries_with_meta(snap, &self.external, now, native, custom).0,
                 self.max_samples,
             ),
-            Version::V2 => {
-                let (series, meta) =
-                    timeseries_with_meta(snap, &self.external, now, native, custom);
-                encode_v2(series, &meta, self.max_samples)
-            }
+            Version::V2 => encode_v2(snap, &self.external, now, native, custom, self.max_samples),
         };
         Batch::new(id, chunks)
     }
@@ -150,18 +148,38 @@ impl Exchange for RemoteWrite {
 }
 
 /// remote write 2.0's exchange: 1.0's, with 2.0's headers, and the
-/// receiver's count of what it wrote, which a 2xx answer may give in
+/// receiver's count of what it wrote, which a 2xx answer gives in
 /// `X-Prometheus-Remote-Write-{Samples,Histograms,Exemplars}-Written`.
 /// What it says it did not write is counted
-/// (`shmetrics_remote_write_samples_rejected_total`) and logged. A
-/// receiver that does not take 2.0 answers 415, which is not retried:
-/// the log says to use `--remote-write.protocol 1.0` with it.
+/// (`shmetrics_remote_write_samples_rejected_total`) and logged.
+///
+/// A receiver that does not take 2.0 answers 415, or (a 1.0 receiver
+/// that does not look at the content type, such as Prometheus 2 or
+/// VictoriaMetrics 1.x) reads the request as an empty 1.0 one and
+/// answers 2xx without any of those headers, which the specification
+/// says to take as 415. Either way the URL falls back to 1.0: the
+/// request is sent again at once as 1.0 (`to_v1`), and so is every
+/// later one; it is logged once and counted in
+/// `shmetrics_remote_write_fallbacks_total`.
 #[derive(Debug)]
 pub struct RemoteWrite2 {
     stats: Arc<Stats>,
     /// The URL's index in `stats`.
     url: usize,
     last: Repeats,
+    /// The receiver turned 2.0 down: it gets 1.0.
+    fallen_back: bool,
+}
+
+impl RemoteWrite2 {
+    fn new(stats: Arc<Stats>, url: usize) -> RemoteWrite2 {
+        RemoteWrite2 {
+            stats,
+            url,
+            last: Repeats::default(),
+            fallen_back: false,
+        }
+    }
 }
 
 /// What a 2.0 receiver said it wrote, for the headers it sent.
@@ -200,8 +218,21 @@ impl Exchange for RemoteWrite2 {
         retried(status)
     }
 
+    fn headers(&self) -> &'static [(&'static str, &'static str)] {
+        if self.fallen_back {
+            RemoteWrite::HEADERS
+        } else {
+            Self::HEADERS
+        }
+    }
+
     fn encode(&mut self, batch: &Batch, range: Range<usize>) -> Chunk {
-        batch.chunk_at(range.start).clone()
+        let chunk = batch.chunk_at(range.start);
+        if self.fallen_back {
+            to_v1(chunk)
+        } else {
+            chunk.clone()
+        }
     }
 
     fn body(request: &Chunk) -> Bytes {
@@ -209,23 +240,50 @@ impl Exchange for RemoteWrite2 {
     }
 
     fn answer(&self, response: Response) -> Result<Written, SendError> {
+        if self.fallen_back {
+            return RemoteWrite.answer(response).map(|()| Written::default());
+        }
         let h = &response.headers;
-        if response.status.is_success() {
-            return Ok(Written {
-                samples: written(h, "x-prometheus-remote-write-samples-written"),
-                histograms: written(h, "x-prometheus-remote-write-histograms-written"),
-                exemplars: written(h, "x-prometheus-remote-write-exemplars-written"),
+        if !response.status.is_success() {
+            return Err(response.refused(response.body_text(), None));
+        }
+        let w = Written {
+            samples: written(h, "x-prometheus-remote-write-samples-written"),
+            histograms: written(h, "x-prometheus-remote-write-histograms-written"),
+            exemplars: written(h, "x-prometheus-remote-write-exemplars-written"),
+        };
+        if w.samples.is_none() && w.histograms.is_none() && w.exemplars.is_none() {
+            return Err(SendError::Status {
+                status: StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                message: format!(
+                    "{} without any X-Prometheus-Remote-Write-*-Written header, as a 1.0 receiver answers when it reads a 2.0 request as an empty 1.0 one (taken as 415)",
+                    response.status
+                ),
+                retry_after: None,
             });
         }
-        let mut message = response.body_text();
-        if response.status == StatusCode::UNSUPPORTED_MEDIA_TYPE {
-            message.push_str(" (the receiver does not take remote write 2.0: use --remote-write.protocol 1.0 with it)");
+        Ok(w)
+    }
+
+    fn sends_otherwise(&mut self, error: &SendError, who: &str) -> bool {
+        let unsupported = matches!(
+            error,
+            SendError::Status { status, .. } if *status == StatusCode::UNSUPPORTED_MEDIA_TYPE
+        );
+        if self.fallen_back || !unsupported {
+            return false;
         }
-        Err(response.refused(message, None))
+        self.fallen_back = true;
+        self.stats.fallbacks[self.url].fetch_add(1, Relaxed);
+        say(
+            who,
+            &format!("{error}; it does not take remote write 2.0, so it gets 1.0 from now on (--remote-write.protocol 1.0 sends it 1.0 from the start)"),
+        );
+        true
     }
 
     fn accepted(&mut self, request: Chunk, w: Written, who: &str) {
-        // A receiver that sends none of the headers says nothing.
+        // A 1.0 receiver (fallen back to) sends none of the headers.
         let Some(samples) = w.samples.map(|s| s + w.histograms.unwrap_or(0)) else {
             return;
         };
@@ -297,10 +355,8 @@ impl Push for RemoteWrite {
                 pipeline::run(batcher, senders, settings, snapshots, source, shutdown).await;
             }
             Version::V2 => {
-                let senders = senders(&stats, &c.endpoints, |url| RemoteWrite2 {
-                    stats: stats.clone(),
-                    url,
-                    last: Repeats::default(),
+                let senders = senders(&stats, &c.endpoints, |url| {
+                    RemoteWrite2::new(stats.clone(), url)
                 });
                 pipeline::run(batcher, senders, settings, snapshots, source, shutdown).await;
             }
@@ -334,11 +390,7 @@ mod tests {
 
     fn sender() -> RemoteWrite2 {
         let queue = Arc::new(QueueStats::new("http://r/api/v1/write".into(), 10));
-        RemoteWrite2 {
-            stats: Arc::new(Stats::new(vec![queue])),
-            url: 0,
-            last: Repeats::default(),
-        }
+        RemoteWrite2::new(Arc::new(Stats::new(vec![queue])), 0)
     }
 
     fn chunk(samples: u64, exemplars: u64) -> Chunk {
@@ -383,5 +435,53 @@ mod tests {
         };
         s.accepted(chunk(10, 2), no_ex, "test");
         assert_eq!(rejected(&s), 3);
+    }
+
+    fn response(status: u16, headers: &[(&'static str, &'static str)]) -> Response {
+        let mut map = hyper::HeaderMap::new();
+        for (n, v) in headers {
+            map.insert(*n, hyper::header::HeaderValue::from_static(v));
+        }
+        Response {
+            status: StatusCode::from_u16(status).unwrap(),
+            headers: map,
+            body: Bytes::new(),
+            credentials: None,
+        }
+    }
+
+    fn fallbacks(s: &RemoteWrite2) -> u64 {
+        s.stats.fallbacks[0].load(Relaxed)
+    }
+
+    #[test]
+    fn a_2xx_without_written_headers_is_a_415_and_either_falls_back_to_1_0_once() {
+        let mut s = sender();
+        let written = [("x-prometheus-remote-write-samples-written", "3")];
+        assert!(s.answer(response(204, &written)).is_ok());
+        // What Prometheus 2 and VictoriaMetrics 1.x answer to a 2.0 request.
+        let e = s.answer(response(204, &[])).unwrap_err();
+        assert!(
+            matches!(e, SendError::Status { status, .. } if status == StatusCode::UNSUPPORTED_MEDIA_TYPE),
+            "{e}"
+        );
+        assert_eq!(s.headers(), RemoteWrite2::HEADERS);
+        // Another status does not change the protocol.
+        let bad = s.answer(response(400, &[])).unwrap_err();
+        assert!(!s.sends_otherwise(&bad, "test"));
+        assert_eq!(fallbacks(&s), 0);
+        assert!(s.sends_otherwise(&e, "test"));
+        assert_eq!(fallbacks(&s), 1);
+        assert_eq!(s.headers(), RemoteWrite::HEADERS);
+        // 1.0 from now on: no Written headers expected, a 415 is refused.
+        assert!(s.answer(response(204, &[])).is_ok());
+        let e = s.answer(response(415, &[])).unwrap_err();
+        assert!(!s.sends_otherwise(&e, "test"));
+        assert_eq!(fallbacks(&s), 1);
+        // A real 415 falls back too.
+        let mut s = sender();
+        let e = s.answer(response(415, &[])).unwrap_err();
+        assert!(s.sends_otherwise(&e, "test"));
+        assert_eq!(s.headers(), RemoteWrite::HEADERS);
     }
 }

@@ -19,6 +19,9 @@ pub struct Stats {
     /// exemplars a 2xx remote write 2.0 answer reported as not written
     /// (its `X-Prometheus-Remote-Write-*-Written` headers).
     pub(crate) rejected: Vec<AtomicU64>,
+    /// Per URL: times a remote write 2.0 receiver turned 2.0 down and
+    /// was sent 1.0 from then on (at most once a run).
+    pub(crate) fallbacks: Vec<AtomicU64>,
     /// Snapshots taken and queued for every URL, and those that could
     /// not be taken.
     pub snapshots: Arc<SnapshotStats>,
@@ -32,6 +35,7 @@ impl Stats {
     pub(crate) fn new(endpoints: Vec<Arc<EndpointStats>>) -> Stats {
         Stats {
             rejected: endpoints.iter().map(|_| AtomicU64::new(0)).collect(),
+            fallbacks: endpoints.iter().map(|_| AtomicU64::new(0)).collect(),
             endpoints,
             snapshots: Arc::default(),
         }
@@ -67,6 +71,14 @@ impl Stats {
             .iter()
             .zip(&self.rejected)
             .fold(rejected, |f, (e, r)| f.sample(&[("url", e.url())], n(r)));
+        let fallbacks = f.counter(
+            "shmetrics_remote_write_fallbacks",
+            "Times a receiver sent remote write 2.0 turned it down (415, or 2xx without the X-Prometheus-Remote-Write-*-Written headers, as a 1.0 receiver answers) and was sent 1.0 from then on.",
+        );
+        self.endpoints
+            .iter()
+            .zip(&self.fallbacks)
+            .fold(fallbacks, |f, (e, c)| f.sample(&[("url", e.url())], n(c)));
         self.per_url(
             f.counter("shmetrics_remote_write_samples_failed", "Samples in requests the receiver refused with a status that is not retried (4xx other than 429); they are dropped."),
             |e| n(&e.samples_failed),

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use prost::Message;
 use shmetrics_core::{FamilyDesc, Kind, Options, Store};
-use shmetrics_push::{encode, encode_v2, timeseries, timeseries_with_meta, ExternalLabels};
+use shmetrics_push::{encode, encode_v2, timeseries, ExternalLabels};
 
 #[derive(Clone, PartialEq, prost::Message)]
 struct WriteRequest {
@@ -366,12 +366,28 @@ fn remote_write_2_0_carries_the_same_series_with_interned_strings_and_metadata()
     let snap = store.snapshot().unwrap();
     let ext = ExternalLabels::parse(&["dc=eu"]).unwrap();
     let v1 = decode(&encode(timeseries(&snap, &ext, TS, false), 5000));
-    let (series, meta) = timeseries_with_meta(&snap, &ext, TS, false, false);
     for max in [5000, 4, 1] {
-        let v2 = decode_v2(&encode_v2(series.clone(), &meta, max));
-        // The same series, labels and samples as 1.0, in the same order.
-        let same: Vec<TimeSeries> = v2.iter().map(|(t, ..)| t.clone()).collect();
-        assert_eq!(same, v1, "max {max}");
+        let v2 = decode_v2(&encode_v2(&snap, &ext, TS, false, false, max));
+        // The same series, labels and samples as 1.0; each family's
+        // series sorted by labels (1.0 keeps the store's order), so
+        // `jobs_total` without `queue` comes first.
+        let mut same: Vec<TimeSeries> = v2.iter().map(|(t, ..)| t.clone()).collect();
+        assert_eq!(same[0].labels.len(), 3, "max {max}: {:?}", same[0]);
+        assert_eq!(same[1].labels[3].value, "email", "max {max}");
+        assert_eq!(same[2..], v1[2..], "max {max}");
+        let mut want = v1.clone();
+        let by_labels = |a: &TimeSeries, b: &TimeSeries| {
+            let key = |t: &TimeSeries| {
+                t.labels
+                    .iter()
+                    .map(|l| (l.name.clone(), l.value.clone()))
+                    .collect::<Vec<_>>()
+            };
+            key(a).cmp(&key(b))
+        };
+        want.sort_by(by_labels);
+        same.sort_by(by_labels);
+        assert_eq!(same, want, "max {max}");
         for (t, m, help, _unit, start) in &v2 {
             let name = &t
                 .labels

@@ -40,8 +40,25 @@ struct Collector {
 }
 
 impl Collector {
+    /// A Collector whose OTLP receiver takes every compression it knows,
+    /// and none.
     fn start(dir: &Path, pki: &Pki) -> Collector {
+        Collector::start_with(
+            dir,
+            pki,
+            &["", "gzip", "zstd", "zlib", "snappy", "deflate", "lz4"],
+        )
+    }
+
+    /// A Collector whose OTLP receiver takes only the `Content-Encoding`s
+    /// `encodings` (`""`: uncompressed), and answers 400 to any other.
+    fn start_with(dir: &Path, pki: &Pki, encodings: &[&str]) -> Collector {
         let port = free_port();
+        let encodings = encodings
+            .iter()
+            .map(|e| format!("\"{e}\""))
+            .collect::<Vec<_>>()
+            .join(", ");
         let out = dir.join("metrics.jsonl");
         let log = dir.join("otelcol.log");
         let config = dir.join("otelcol.yaml");
@@ -52,6 +69,7 @@ impl Collector {
                  receivers:\n  otlp:\n    protocols:\n      http:\n        endpoint: 127.0.0.1:{port}\n\
                  \x20       tls:\n          cert_file: {cert}\n          key_file: {key}\n\
                  \x20       auth:\n          authenticator: bearertokenauth\n\
+                 \x20       compression_algorithms: [{encodings}]\n\
                  exporters:\n  file:\n    path: {out}\n    flush_interval: 100ms\n\
                  service:\n  extensions: [bearertokenauth]\n\
                  \x20 telemetry:\n    metrics:\n      level: none\n\
@@ -239,7 +257,9 @@ fn last_point(c: &Collector, name: &str, want: &[(&str, &str)]) -> (String, i64,
 fn otlp_into_the_collector_over_https_with_a_bearer_token_cumulative() {
     let dir = tempfile::tempdir().unwrap();
     let pki = Pki::write(dir.path());
-    let collector = Collector::start(dir.path(), &pki);
+    // Only gzip: an uncompressed body would be refused (gzip is the
+    // default).
+    let collector = Collector::start_with(dir.path(), &pki, &["gzip"]);
     let path = dir.path().join("store");
     let _store = store_at(&path);
     let token = dir.path().join("token");
@@ -310,6 +330,42 @@ fn otlp_into_the_collector_over_https_with_a_bearer_token_cumulative() {
         "{}",
         std::fs::read_to_string(&collector.log).unwrap_or_default()
     );
+}
+
+#[test]
+fn otlp_compression_none_sends_uncompressed_bodies() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = Pki::write(dir.path());
+    // Only uncompressed bodies: gzip is answered 400.
+    let collector = Collector::start_with(dir.path(), &pki, &[""]);
+    let path = dir.path().join("store");
+    let _store = store_at(&path);
+    let token = dir.path().join("token");
+    std::fs::write(&token, format!("{TOKEN}\n")).unwrap();
+    let url = &collector.url;
+    let plain = serve(&path, url, &pki, &token, &["--otlp.compression", "none"]);
+    let gzip = serve(&path, url, &pki, &token, &[]);
+
+    let (_, _, p) = last_point(&collector, "jobs", &[("queue", "email")]);
+    assert_eq!(number(&p), 7.0, "{p}");
+    let (_, _, p) = last_point(&collector, "latency_seconds", &[]);
+    assert_eq!(u64_of(&p["count"]), 5, "{p}");
+    let failed = format!("shmetrics_otlp_data_points_failed_total{{url=\"{url}\"}}");
+    wait_for(
+        "the gzip exporter's refusal",
+        Duration::from_secs(60),
+        Duration::from_millis(200),
+        || (gzip.metric(&failed) > 0.0).then_some(()),
+    );
+    assert!(
+        gzip.stderr().contains("unsupported Content-Encoding: gzip"),
+        "{}",
+        gzip.stderr()
+    );
+    assert_eq!(plain.metric(&failed), 0.0, "{}", plain.stderr());
+    let sent = format!("shmetrics_otlp_data_points_sent_total{{url=\"{url}\"}}");
+    assert!(plain.metric(&sent) > 0.0);
+    assert_eq!(gzip.metric(&sent), 0.0);
 }
 
 #[test]

@@ -490,6 +490,13 @@ fn otlp_cumulative_export_decodes_with_the_official_definitions() {
     });
     let after = unix_ns();
     assert_eq!(record["content_type"], "application/x-protobuf");
+    // gzip by default, as the Collector's exporter sends.
+    assert_eq!(record["headers"]["content-encoding"], "gzip", "{record}");
+    let sizes = (
+        record["bytes"].as_u64(),
+        record["uncompressed_bytes"].as_u64(),
+    );
+    assert!(matches!(sizes, (Some(b), Some(u)) if b < u), "{record}");
     let ua = record["user_agent"].as_str().unwrap();
     assert!(ua.starts_with("shmetrics/"), "{ua}");
     let (resource, got) = points(&record);

@@ -11,7 +11,9 @@ a JSON-lines file, one object per request:
 writes it (proto field names, fields with default values included, 64-bit
 integers as strings). A body that does not decode, or that has fields the
 official definitions do not know, is answered 400 and recorded with an
-`error`; so is a wrong Content-Type (415).
+`error`; so is a wrong Content-Type or Content-Encoding (415). A gzip
+body (`Content-Encoding: gzip`) is decompressed first, its size recorded
+as `uncompressed_bytes`.
 
 Answers are 200 with an ExportMetricsServiceResponse unless the test
 scripted others: each `GET /script?status=503&retry_after=1` (or
@@ -27,6 +29,7 @@ Usage: otlp_receiver.py OUT.jsonl
 Prints `listening on PORT` once it accepts connections.
 """
 
+import gzip
 import json
 import os
 import ssl
@@ -118,9 +121,14 @@ class Handler(BaseHTTPRequestHandler):
             status, record["error"] = 404, "wrong path " + self.path
         elif content_type != PROTOBUF:
             status, record["error"] = 415, "wrong content type " + content_type
+        elif self.headers.get("Content-Encoding", "identity") not in ("identity", "gzip"):
+            status, record["error"] = 415, "unknown content encoding"
         else:
             req = metrics_service_pb2.ExportMetricsServiceRequest()
             try:
+                if self.headers.get("Content-Encoding") == "gzip":
+                    body = gzip.decompress(body)
+                    record["uncompressed_bytes"] = len(body)
                 req.ParseFromString(body)
                 req.DiscardUnknownFields()
                 if req.ByteSize() != len(body):
@@ -133,7 +141,7 @@ class Handler(BaseHTTPRequestHandler):
                     preserving_proto_field_name=True,
                     always_print_fields_with_no_presence=True,
                 )
-            except DecodeError as e:
+            except (DecodeError, OSError, EOFError) as e:
                 status, record["error"] = 400, "cannot decode: %s" % e
         if status == 200:
             with LOCK:
