@@ -674,7 +674,11 @@ fn otlp_cumulative_export_decodes_with_the_official_definitions() {
     assert!(own(&serve, "batches_total", &url) >= 2.0);
     assert!(own(&serve, "last_success_timestamp_seconds", &url) * 1e9 >= before as f64);
     let status = get(serve.addr, "/", &[]);
-    assert!(status.text().contains("otlp "), "{}", status.text());
+    assert!(
+        status.text().contains("<tr><th>otlp</th><td>"),
+        "{}",
+        status.text()
+    );
 }
 
 /// Delta temporality across exports: differences from the last export

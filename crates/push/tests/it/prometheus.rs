@@ -193,7 +193,9 @@ fn the_documented_example_pushes_exact_values_to_prometheus() {
     );
     let status = get(serve.addr, "/", &[]);
     assert!(
-        status.text().contains(&format!("remote write    {url}: ")),
+        status
+            .text()
+            .contains(&format!("<tr><th>remote write</th><td>{url}: ")),
         "{}",
         status.text()
     );
