@@ -21,6 +21,11 @@
 
 #![allow(missing_docs)]
 
+// Its `percentile`; the flood itself is not used here.
+#[allow(dead_code)]
+#[path = "../tests/it/flood_load.rs"]
+mod flood_load;
+
 use std::io::{Read, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -164,11 +169,6 @@ fn own_and_total_kib(pid: u32) -> (u64, u64) {
     )
 }
 
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
-}
-
 struct Row {
     records: u64,
     total: u64,
@@ -224,7 +224,7 @@ fn measure(bin: &Path, dir: &Path, series: usize, writers: usize, percent: usize
         records,
         total,
         dump,
-        scrape: median(took),
+        scrape: flood_load::percentile(&took, 50.0),
         own_kib,
         total_kib,
     }
