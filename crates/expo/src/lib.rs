@@ -613,8 +613,91 @@ pub fn encode_escaped(
     out: &mut Vec<u8>,
 ) {
     out.reserve(estimate(snapshot, format));
+    encode_into(snapshot, extra, format, escaping, out, None);
+}
+
+/// Like [`encode_escaped`], handing the exposition to `sink` in pieces of
+/// about `chunk` bytes (a piece ends after a series, or after a family in
+/// the protobuf format, whose families are single messages) rather than
+/// as one buffer: a caller that compresses or sends the pieces as they
+/// come never holds the whole page. `sink` gets the bytes rendered since
+/// its last call; it may take them (`std::mem::take`) or copy them, and
+/// whatever it leaves is cleared. Concatenated, the pieces are exactly
+/// what [`encode_escaped`] writes.
+///
+/// ```
+/// use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+/// use shmetrics_expo::{encode_chunked, encode_escaped, Escaping, Format};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let store = Store::open(dir.path().join("s"), &Options::default())?;
+/// let f = store.register(&FamilyDesc::new("jobs", Kind::Counter).labels(&["queue"]))?;
+/// for q in 0..100 {
+///     store.counter_inc(store.series(&f, &[&format!("q{q}")])?)?;
+/// }
+/// let snap = store.snapshot()?;
+/// let (mut pieces, mut joined) = (0, Vec::new());
+/// encode_chunked(&snap, &[], Format::PrometheusText, Escaping::Underscores, 100, &mut |b| {
+///     pieces += 1;
+///     joined.extend_from_slice(b);
+/// });
+/// let mut whole = Vec::new();
+/// encode_escaped(&snap, &[], Format::PrometheusText, Escaping::Underscores, &mut whole);
+/// assert_eq!(joined, whole);
+/// assert!(pieces > 10);
+/// # Ok::<(), shmetrics_core::Error>(())
+/// ```
+pub fn encode_chunked(
+    snapshot: &Snapshot,
+    extra: &[ExtraFamily<'_>],
+    format: Format,
+    escaping: Escaping,
+    chunk: usize,
+    sink: &mut dyn FnMut(&mut Vec<u8>),
+) {
+    // Room for a piece and the series that crosses its end.
+    let mut out = Vec::with_capacity(chunk + chunk / 8 + 4096);
+    let mut spill = Spill { at: chunk, sink };
+    encode_into(
+        snapshot,
+        extra,
+        format,
+        escaping,
+        &mut out,
+        Some(&mut spill),
+    );
+    if !out.is_empty() {
+        (spill.sink)(&mut out);
+    }
+}
+
+/// Where a chunked render hands its bytes once `at` of them are written.
+struct Spill<'s> {
+    at: usize,
+    sink: &'s mut dyn FnMut(&mut Vec<u8>),
+}
+
+impl Spill<'_> {
+    /// Hands `out` to the sink if it holds a piece's worth.
+    #[inline]
+    fn check(&mut self, out: &mut Vec<u8>) {
+        if out.len() >= self.at {
+            (self.sink)(out);
+            out.clear();
+        }
+    }
+}
+
+/// Renders into `out`, handing it to `spill` (if any) as it fills.
+fn encode_into(
+    snapshot: &Snapshot,
+    extra: &[ExtraFamily<'_>],
+    format: Format,
+    escaping: Escaping,
+    out: &mut Vec<u8>,
+    spill: Option<&mut Spill<'_>>,
+) {
     if format == Format::Protobuf {
-        protobuf::encode(snapshot, extra, escaping, out);
+        protobuf::encode(snapshot, extra, escaping, out, spill);
         return;
     }
     let mut enc = Encoder {
@@ -629,6 +712,7 @@ pub fn encode_escaped(
         bucket_prefix: Vec::with_capacity(256),
         short_bounds: false,
         created: false,
+        spill,
     };
     for family in snapshot.families() {
         enc.family(&family, out);
@@ -704,7 +788,7 @@ fn write_label_name(out: &mut Vec<u8>, name: &str, escaping: Escaping) {
 }
 
 /// Scratch space reused across series and families.
-struct Encoder {
+struct Encoder<'a, 's> {
     om: bool,
     escaping: Escaping,
     /// How the current family's name is written; unless `Plain`,
@@ -725,9 +809,20 @@ struct Encoder {
     /// form, and whether its `_created` series are written in this format.
     short_bounds: bool,
     created: bool,
+    /// A chunked render's sink, offered the output after each series.
+    spill: Option<&'a mut Spill<'s>>,
 }
 
-impl Encoder {
+impl Encoder<'_, '_> {
+    /// Hands the output to a chunked render's sink once it holds a
+    /// piece's worth (after a series).
+    #[inline]
+    fn spill(&mut self, out: &mut Vec<u8>) {
+        if let Some(s) = self.spill.as_deref_mut() {
+            s.check(out);
+        }
+    }
+
     /// Decides how the family's names are written, and renders its
     /// name's forms if they are not written as they are.
     fn start_family<'a>(&mut self, name: &str, mut label_names: impl Iterator<Item = &'a str>) {
@@ -795,6 +890,7 @@ impl Encoder {
             self.sample_start(out, name, suffix);
             write_float(out, s.value);
             out.push(b'\n');
+            self.spill(out);
         }
     }
 
@@ -833,6 +929,7 @@ impl Encoder {
                         out.push(b'\n');
                     }
                     self.created(&s, name, out);
+                    self.spill(out);
                 }
             }
             Kind::Gauge => self.gauge_series(f, name, b"", out),
@@ -854,6 +951,7 @@ impl Encoder {
                 write_float(out, v);
                 out.push(b'\n');
             }
+            self.spill(out);
         }
     }
 
@@ -889,6 +987,7 @@ impl Encoder {
                 write_unix_nanos_as_seconds(out, ns);
                 out.push(b'\n');
             }
+            self.spill(out);
         }
     }
 
@@ -918,6 +1017,7 @@ impl Encoder {
                 }
             }
             self.created(&s, name, out);
+            self.spill(out);
         }
     }
 
@@ -950,6 +1050,7 @@ impl Encoder {
                 }
             }
             self.created(&s, name, out);
+            self.spill(out);
         }
     }
 

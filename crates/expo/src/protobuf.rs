@@ -332,6 +332,7 @@ pub(crate) fn encode(
     extra: &[ExtraFamily<'_>],
     escaping: Escaping,
     out: &mut Vec<u8>,
+    mut spill: Option<&mut crate::Spill<'_>>,
 ) {
     let mut enc = Encoder {
         escaping,
@@ -357,6 +358,10 @@ pub(crate) fn encode(
         enc.finish(out);
         if created == Created::EveryFormat && kind != Kind::Gauge {
             enc.created_gauges(&f, out);
+        }
+        // A family is one message: pieces end between families.
+        if let Some(s) = spill.as_deref_mut() {
+            s.check(out);
         }
     }
     for f in extra {

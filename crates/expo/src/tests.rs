@@ -49,6 +49,7 @@ impl Fixture {
         let mut out = b"prefix\n".to_vec();
         let snap = self.store.snapshot().unwrap();
         encode_escaped(&snap, &[], format, escaping, &mut out);
+        assert_chunks_join_to(&snap, &[], format, escaping, &out[b"prefix\n".len()..]);
         let text = String::from_utf8(out).unwrap();
         let text = text.strip_prefix("prefix\n").expect("encode appends");
         let t1 = now() + 1.0;
@@ -87,6 +88,93 @@ impl Fixture {
             "{text}"
         );
         normalized
+    }
+}
+
+/// A chunked render, at piece sizes from one byte (a piece per series) to
+/// more than the page, is the whole render in pieces of at least the size
+/// asked (but the last).
+fn assert_chunks_join_to(
+    snap: &Snapshot,
+    extra: &[ExtraFamily<'_>],
+    format: Format,
+    escaping: Escaping,
+    whole: &[u8],
+) {
+    for chunk in [1, 7, 64, 1 << 20] {
+        let mut pieces: Vec<Vec<u8>> = Vec::new();
+        encode_chunked(snap, extra, format, escaping, chunk, &mut |b| {
+            pieces.push(std::mem::take(b));
+        });
+        assert_eq!(pieces.concat(), whole, "{format:?} in pieces of {chunk}");
+        let (last, full) = pieces
+            .split_last()
+            .map_or((None, &[][..]), |(l, f)| (Some(l), f));
+        assert!(
+            full.iter().all(|p| p.len() >= chunk),
+            "{format:?}: a short piece"
+        );
+        assert!(
+            last.is_none_or(|l| !l.is_empty()),
+            "{format:?}: an empty last piece"
+        );
+    }
+}
+
+#[test]
+fn chunked_renders_of_every_kind_and_format_join_to_the_whole() {
+    let f = fixture();
+    let store = &f.store;
+    let c = store
+        .register(&FamilyDesc::new("c", Kind::Counter).labels(&["k"]))
+        .unwrap();
+    let h = store
+        .register(
+            &FamilyDesc::new("h", Kind::Histogram)
+                .labels(&["k"])
+                .buckets(&[1.0, 2.0]),
+        )
+        .unwrap();
+    let s = store
+        .register(
+            &FamilyDesc::new("s", Kind::Summary)
+                .labels(&["k"])
+                .quantiles(&[0.5]),
+        )
+        .unwrap();
+    let g = store
+        .register(&FamilyDesc::new("g", Kind::Gauge).labels(&["k"]))
+        .unwrap();
+    for i in 0..20 {
+        let k = format!("v{i}");
+        store.counter_inc(store.series(&c, &[&k]).unwrap()).unwrap();
+        store
+            .observe(store.series(&h, &[&k]).unwrap(), 1.5)
+            .unwrap();
+        store
+            .observe(store.series(&s, &[&k]).unwrap(), 3.0)
+            .unwrap();
+        store
+            .gauge_set(store.series(&g, &[&k]).unwrap(), -1.0)
+            .unwrap();
+    }
+    let extra = [ExtraFamily {
+        name: "own",
+        help: "Own.",
+        kind: Kind::Counter,
+        samples: (0..3)
+            .map(|i| ExtraSample {
+                labels: vec![("i", ["a", "b", "c"][i])],
+                value: 1.0,
+            })
+            .collect(),
+    }];
+    let snap = store.snapshot().unwrap();
+    for format in Format::ALL {
+        let mut whole = Vec::new();
+        encode_escaped(&snap, &extra, format, Escaping::Underscores, &mut whole);
+        assert!(whole.len() > 1000, "{format:?}");
+        assert_chunks_join_to(&snap, &extra, format, Escaping::Underscores, &whole);
     }
 }
 

@@ -1,6 +1,6 @@
 //! Scale (issue 36): what a store and its exporter cost as series and
 //! writers grow. For each size (1k, 10k, 100k series; 1M with
-//! `SCALE_1M=1`), each number of writer processes (1, 16, 64) and each
+//! `SCALE_1M=1`; or the sizes listed in `SCALE_SIZES`), each number of writer processes (1, 16, 64) and each
 //! share of the series every writer touches (100 % and 10 %, a random
 //! tenth per writer), it prints:
 //!
@@ -9,7 +9,8 @@
 //!   writers added per series per writer;
 //! - `shmetrics dump` time (the whole store rendered as text, in a fresh
 //!   process) and the HTTP scrape time of `shmetrics serve` (median of
-//!   `SCALE_SCRAPES` scrapes, default 5), the writers alive meanwhile;
+//!   `SCALE_SCRAPES` scrapes, default 5; gzip, as Prometheus asks), the
+//!   writers alive meanwhile;
 //! - the exporter's resident memory after those scrapes: its own (the
 //!   `Anonymous` pages of smaps_rollup: heap and stacks; not "private",
 //!   which also counts the store's file pages that no other process has
@@ -213,7 +214,12 @@ fn measure(bin: &Path, dir: &Path, series: usize, writers: usize, percent: usize
     let mut took = Vec::new();
     for _ in 0..scrapes {
         let t = Instant::now();
-        let r = get(serve.addr, "/metrics", &[("Accept", "text/plain")]);
+        // As Prometheus scrapes: compressed.
+        let r = get(
+            serve.addr,
+            "/metrics",
+            &[("Accept", "text/plain"), ("Accept-Encoding", "gzip")],
+        );
         assert_eq!(r.status, 200);
         took.push(t.elapsed());
     }
@@ -235,7 +241,10 @@ fn main() {
         std::env::var("SHMETRICS_BIN").expect("SHMETRICS_BIN: run benches/scale.sh"),
     );
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let mut sizes = vec![1_000, 10_000, 100_000];
+    let mut sizes: Vec<usize> = match std::env::var("SCALE_SIZES") {
+        Ok(list) => list.split(',').map(|n| n.parse().unwrap()).collect(),
+        Err(_) => vec![1_000, 10_000, 100_000],
+    };
     if std::env::var("SCALE_1M").as_deref() == Ok("1") {
         sizes.push(1_000_000);
     }

@@ -8,8 +8,8 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::page::PageBody;
 use bytes::Bytes;
-use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper::header::{
     HeaderValue, ACCEPT, ACCEPT_ENCODING, AUTHORIZATION, CONTENT_ENCODING, CONTENT_TYPE,
@@ -350,8 +350,8 @@ async fn serve_connection<S>(
     let _ = watcher.watch(conn).await;
 }
 
-fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<Full<Bytes>> {
-    let mut r = Response::new(Full::new(body.into()));
+fn text(status: StatusCode, body: impl Into<Bytes>) -> Response<PageBody> {
+    let mut r = Response::new(PageBody::from(body.into()));
     *r.status_mut() = status;
     r.headers_mut().insert(
         CONTENT_TYPE,
@@ -382,7 +382,7 @@ async fn handle(
     peer: IpAddr,
     renderer: Arc<Renderer>,
     config: Arc<Config>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Response<PageBody>, Infallible> {
     let Some(web) = &config.web else {
         return Ok(route(req, renderer, &config.telemetry_path).await);
     };
@@ -414,7 +414,7 @@ async fn route(
     req: Request<Incoming>,
     renderer: Arc<Renderer>,
     telemetry_path: &str,
-) -> Response<Full<Bytes>> {
+) -> Response<PageBody> {
     let arrived = Instant::now();
     if req.method() != Method::GET && req.method() != Method::HEAD {
         let mut r = text(StatusCode::METHOD_NOT_ALLOWED, "only GET and HEAD\n");
@@ -446,7 +446,7 @@ async fn route(
                 );
             };
             let page = crate::landing::page(telemetry_path, &status);
-            let mut r = Response::new(Full::new(Bytes::from(page)));
+            let mut r = Response::new(PageBody::from(Bytes::from(page)));
             r.headers_mut().insert(
                 CONTENT_TYPE,
                 HeaderValue::from_static("text/html; charset=utf-8"),
@@ -469,7 +469,7 @@ async fn scrape(
     headers: &HeaderMap,
     renderer: Arc<Renderer>,
     arrived: Instant,
-) -> Response<Full<Bytes>> {
+) -> Response<PageBody> {
     let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok());
     let accept = accept.map(str::to_owned);
     let gzip = accepts_gzip(headers.get(ACCEPT_ENCODING));
@@ -488,7 +488,7 @@ async fn scrape(
                 bytes: r.body.len(),
                 render: r.took,
             });
-            let mut resp = Response::new(Full::new(r.body));
+            let mut resp = Response::new(PageBody::from(r.body));
             let h = resp.headers_mut();
             // UNWRAP: the content type is ASCII, built from constants.
             let ct =
@@ -511,7 +511,7 @@ async fn scrape(
 
 /// [`crate::EXPORTER_METRICS_PATH`]: the exporter's own metrics in the
 /// negotiated format (small: rendered on each request, never gzipped).
-async fn exporter_page(headers: &HeaderMap, renderer: &Arc<Renderer>) -> Response<Full<Bytes>> {
+async fn exporter_page(headers: &HeaderMap, renderer: &Arc<Renderer>) -> Response<PageBody> {
     let accept = headers.get(ACCEPT).and_then(|v| v.to_str().ok());
     let negotiated = shmetrics_expo::negotiate_scrape(accept, true);
     let r2 = renderer.clone();
@@ -522,7 +522,7 @@ async fn exporter_page(headers: &HeaderMap, renderer: &Arc<Renderer>) -> Respons
     let Ok(body) = body else {
         return text(StatusCode::INTERNAL_SERVER_ERROR, "the render failed\n");
     };
-    let mut resp = Response::new(Full::new(Bytes::from(body)));
+    let mut resp = Response::new(PageBody::from(Bytes::from(body)));
     // UNWRAP: the content type is ASCII, built from constants.
     let ct = HeaderValue::from_str(&negotiated.content_type()).expect("an ASCII content type");
     resp.headers_mut().insert(CONTENT_TYPE, ct);
@@ -541,7 +541,7 @@ const STATUS_READ_MAX_AGE: Duration = Duration::from_secs(1);
 const HEALTH_READ_MAX_AGE: Duration = Duration::from_secs(1);
 
 /// `/healthz`: the served store's size and writers, or why none is served.
-async fn healthz(renderer: Arc<Renderer>) -> Response<Full<Bytes>> {
+async fn healthz(renderer: Arc<Renderer>) -> Response<PageBody> {
     // Unhealthy whenever a scrape fails: the store is read as a scrape
     // reads it (or a read at most `HEALTH_READ_MAX_AGE` old is judged),
     // off the async threads.

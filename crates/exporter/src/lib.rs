@@ -53,6 +53,7 @@ mod conns;
 mod error;
 mod http;
 mod landing;
+mod page;
 mod render;
 mod status;
 pub mod web_config;
@@ -65,7 +66,8 @@ use std::time::Duration;
 pub use attach::Attached;
 pub use error::Error;
 pub use http::{serve, Server};
-pub use render::{Renderer, SelfStats};
+pub use page::{Page, PageBody};
+pub use render::{Rendered, Renderer, SelfStats};
 pub use web_config::{WebConfig, WebConfigError};
 
 /// The default listen address. Port 9816 lies in the 9100–9999 range that

@@ -2,25 +2,24 @@
 //! exporter's own metrics.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
-use bytes::Bytes;
 use shmetrics_core::{Options, PathNow, Snapshot, Store, StoreStats};
 use shmetrics_expo::{Escaping, ExtraFamily, Families, Format, Negotiated};
 
 use crate::attach::{Attached, Slot};
 use crate::conns::Conns;
+use crate::page::{Page, PageWriter, PIECE};
 use crate::status::{RecentScrapes, Status};
 
 /// A rendered exposition, shared by the scrapes that asked for it.
 #[derive(Clone, Debug)]
 pub struct Rendered {
     /// The response body (gzip-compressed if asked).
-    pub body: Bytes,
+    pub body: Page,
     /// When the render started. A scrape reuses a render that started
     /// after the scrape arrived, so it never gets data older than itself.
     pub started: Instant,
@@ -321,38 +320,28 @@ impl Renderer {
         // UNWRAP: a poisoned lock means a render panicked; the state is
         // still consistent (it is rebuilt on every render), so carry on.
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let fresh = |r: &&Rendered| r.started >= arrived;
-        if let Some(r) = st.cache.get(&(format, escaping, gzip)).filter(fresh) {
+        let key = (format, escaping, gzip);
+        if let Some(r) = st.cache.get(&key).filter(|r| r.started >= arrived) {
             self.stats.shared_renders.fetch_add(1, Relaxed);
             return Ok(r.clone());
         }
-        let plain = match st.cache.get(&(format, escaping, false)).filter(fresh) {
-            Some(r) => {
-                self.stats.shared_renders.fetch_add(1, Relaxed);
-                r.clone()
-            }
-            None => {
-                let r = self.render(&mut st, format, escaping)?;
-                st.cache.insert((format, escaping, false), r.clone());
-                r
-            }
-        };
-        if !gzip {
-            return Ok(plain);
-        }
-        let zipped = Rendered {
-            body: compress(&plain.body),
-            ..plain
-        };
-        st.cache.insert((format, escaping, true), zipped.clone());
-        Ok(zipped)
+        // Only scrapes that arrived before a render started can share it,
+        // and they wait for it: a render older than this one's start is
+        // of no more use. Dropping them keeps one page per form in memory.
+        st.cache.clear();
+        let r = self.render(&mut st, format, escaping, gzip)?;
+        st.cache.insert(key, r.clone());
+        Ok(r)
     }
 
+    /// Renders the page, compressed as it is rendered if `gzip`: the
+    /// uncompressed page is never held whole (see [`crate::page`]).
     fn render(
         &self,
         st: &mut State,
         format: Format,
         escaping: Escaping,
+        gzip: bool,
     ) -> Result<Rendered, shmetrics_core::Error> {
         // A read of the store no older than this render's start is used
         // as it is (`get_for` read it for the negotiation).
@@ -364,11 +353,6 @@ impl Renderer {
         };
         st.fresh_for_render = false;
         let started = st.snapped.unwrap_or(started);
-        let mut out = Vec::with_capacity(
-            st.cache
-                .get(&(format, escaping, false))
-                .map_or(64 << 10, |r| r.body.len() + 4096),
-        );
         let own = if self.own_on_page.load(Relaxed) {
             self.own_metrics(
                 attached.as_deref().map(|a| (a, st.snap.stats().clone())),
@@ -377,7 +361,13 @@ impl Renderer {
         } else {
             Vec::new()
         };
-        shmetrics_expo::encode_escaped(&st.snap, &own, format, escaping, &mut out);
+        let mut page = PageWriter::new(gzip);
+        let mut plain_bytes = 0;
+        shmetrics_expo::encode_chunked(&st.snap, &own, format, escaping, PIECE, &mut |b| {
+            plain_bytes += b.len();
+            page.take(b);
+        });
+        let body = page.finish();
         let took = started.elapsed();
         self.stats.renders.fetch_add(1, Relaxed);
         self.stats
@@ -388,9 +378,9 @@ impl Renderer {
             .store(took.as_nanos() as u64, Relaxed);
         self.stats
             .last_render_bytes
-            .store(out.len() as u64, Relaxed);
+            .store(plain_bytes as u64, Relaxed);
         Ok(Rendered {
-            body: Bytes::from(out),
+            body,
             started,
             took,
         })
@@ -771,18 +761,6 @@ impl Renderer {
         }
         lines
     }
-}
-
-fn compress(body: &[u8]) -> Bytes {
-    // Level 1: scrape bodies compress well at the fastest level, and a
-    // slower level would add tens of milliseconds to a large scrape.
-    let mut enc = flate2::write::GzEncoder::new(
-        Vec::with_capacity(body.len() / 4),
-        flate2::Compression::fast(),
-    );
-    // UNWRAP: writing to a Vec cannot fail.
-    enc.write_all(body).expect("write to Vec");
-    Bytes::from(enc.finish().expect("write to Vec"))
 }
 
 /// The pusher reads the store through the renderer, so that it attaches
