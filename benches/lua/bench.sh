@@ -7,7 +7,7 @@
 # and command, then prints the figures. Arguments go to bench_nginx.py
 # (--seconds, --rounds, --tail-seconds, --tail-pairs, --tail-pair-seconds,
 # --instr-requests, --instr-warmup, --instr-reps, --instr-keep, --lua-dir,
-# --only tax|instr|tail).
+# --only tax|instr|tail|inapp).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/setup.sh

@@ -30,13 +30,17 @@ what is needed.
    (unless --no-tail-peer) nginx-lua-prometheus with the same series and
    handler, without scrapes and with its collect() scraped as often, and
    the p99 and max ratios of shmetrics' runs to its scraped run.
+4. In-app render (--only inapp, for benches/inapp_render.sh): the time of
+   a GET /metrics (prometheus:collect() in a worker) with 10k series
+   written by 16 workers, shmetrics against nginx-lua-prometheus on its
+   shared dict; see inapp().
    $EXPORTER_ARGS (split on spaces) go to `shmetrics serve`, e.g.
    EXPORTER_ARGS="--sched-slice-us 0" for the kernel's default slice.
 
     benches/lua/bench.sh [--seconds S] [--rounds R] [--tail-seconds T]
         [--interval S] [--tail-pairs P] [--tail-pair-seconds S] [--no-tail-peer]
         [--instr-requests N] [--instr-warmup W] [--instr-reps R] [--instr-window]
-        [--instr-keep DIR] [--lua-dir DIR] [--only tax|instr|tail]
+        [--instr-keep DIR] [--lua-dir DIR] [--only tax|instr|tail|inapp]
 """
 
 from __future__ import annotations
@@ -841,6 +845,81 @@ def long_tail(seconds: int, interval: float, pairs: int, pair_seconds: int, peer
                   f"{rows[phase]['p99'] / scraped['p99']:.3f}, max ratio {rows[phase]['max'] / scraped['max']:.3f}")
 
 
+# The shape of benches/inapp_render.sh, defined in every worker: {series} / 8
+# families of 8 label sets (route, code), one in ten a histogram with the
+# library's default buckets, the others counters; each worker writes every
+# series once, from a timer (nginx-lua-prometheus' values reach its shared
+# dict at its next sync, within a second).
+INAPP_SHAPE = """
+        local fams = {{}}
+        for f = 0, {series} / 8 - 1 do
+          if f % 10 == 9 then
+            fams[#fams + 1] = {{ prometheus:histogram("app_f" .. f .. "_seconds", "Latency.", {{"route", "code"}}), true }}
+          else
+            fams[#fams + 1] = {{ prometheus:counter("app_f" .. f .. "_total", "Requests.", {{"route", "code"}}), false }}
+          end
+        end
+        ngx.timer.at(0, function()
+          for _, m in ipairs(fams) do
+            for j = 0, 7 do
+              local labels = {{"/r/" .. math.floor(j / 2), j % 2 == 0 and "200" or "500"}}
+              if m[2] then m[1]:observe(0.3, labels) else m[1]:inc(1, labels) end
+            end
+          end
+        end)
+"""
+
+
+def inapp(series: int = 10_000, workers: int = 16, k: int = 7) -> None:
+    """The in-app render: nginx with `workers` workers writing `series`
+    series of INAPP_SHAPE, each once; once the page shows every series at
+    `workers` (a counter's value, a histogram's `_count`), the median time
+    of `k` GET /metrics (each rendered by prometheus:collect() inside a
+    worker), through shmetrics (rendered by the core) and through
+    nginx-lua-prometheus on its shared dict. Prints the medians and
+    `inapp lua MS_SHMETRICS MS_NGINX_LUA_PROMETHEUS`."""
+    want = re.compile(rb"^app_f\d+_(?:total|seconds_count)\{[^}]*\} " + str(workers).encode() + rb"$", re.M)
+    ms = {}
+    with tempfile.TemporaryDirectory(prefix="shmetrics-inapp-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None) as d:
+        for name in ("shmetrics", "nginx-lua-prometheus"):
+            tmp = Path(d) / name
+            tmp.mkdir()
+            shape = INAPP_SHAPE.format(series=series)
+            if name == "shmetrics":
+                http = ("    init_worker_by_lua_block {\n"
+                        f'        prometheus = require("shmetrics").init("{tmp}/store.shm", {{ library = "{LIB}", '
+                        f"max_series = {2 * series + 1024}, max_families = {series // 8 + 64} }})\n"
+                        + shape + "    }\n")
+            else:
+                http = ("    lua_shared_dict prometheus_metrics 256m;\n    init_worker_by_lua_block {\n"
+                        f'        package.path = "{NLP_PEER}/?.lua;" .. package.path\n'
+                        '        prometheus = require("prometheus").init("prometheus_metrics")\n'
+                        + shape + "    }\n")
+            n = Nginx(tmp, workers, http)
+            try:
+                deadline = time.monotonic() + 120
+                while True:
+                    good = len(want.findall(get(n.port, "/metrics", 120)[1]))
+                    if good == series:
+                        break
+                    if time.monotonic() > deadline:
+                        raise SystemExit(f"{name}: {good} of {series} series reached {workers}")
+                    time.sleep(0.5)
+                times = []
+                for _ in range(k):
+                    t = time.perf_counter()
+                    status, _body = get(n.port, "/metrics", 120)
+                    times.append(1e3 * (time.perf_counter() - t))
+                    assert status == 200
+                ms[name] = statistics.median(times)
+            finally:
+                n.stop()
+    mine, theirs = ms["shmetrics"], ms["nginx-lua-prometheus"]
+    print(f"in-app render, median of {k} GET /metrics (ms), {series} series x {workers} workers: "
+          f"shmetrics {mine:.2f}, nginx-lua-prometheus {theirs:.2f} ({theirs / mine:.2f}x)")
+    print(f"inapp lua {mine:.3f} {theirs:.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=int, default=8, help="wrk duration per hot-path run")
@@ -859,7 +938,7 @@ def main() -> None:
     ap.add_argument("--instr-keep", type=Path, help="copy callgrind's output files into this directory")
     ap.add_argument("--lua-dir", type=Path, help="load shmetrics.lua from this directory instead of bindings/lua "
                     "(to compare versions; put shmetrics.cdef.h next to it)")
-    ap.add_argument("--only", choices=["tax", "tail", "instr"])
+    ap.add_argument("--only", choices=["tax", "tail", "instr", "inapp"])
     a = ap.parse_args()
     if a.lua_dir:
         global LUA_DIR
@@ -872,6 +951,8 @@ def main() -> None:
         instructions(a.instr_requests, a.instr_warmup, a.instr_reps, a.instr_keep, a.instr_window)
     if a.only in (None, "tail"):
         long_tail(a.tail_seconds, a.interval, a.tail_pairs, a.tail_pair_seconds, not a.no_tail_peer)
+    if a.only == "inapp":
+        inapp()
 
 
 if __name__ == "__main__":

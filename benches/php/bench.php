@@ -22,7 +22,8 @@
 // RenderTextFormat), in ms. shmetrics never touches APCu: the keys are there
 // to show that its figures do not depend on them; APCng's do.
 //
-// (--calls: table 2 only.)
+// (--calls: table 2 only. --inapp: neither table, but the render inside
+// the app for benches/inapp_render.sh, described at inapp() below.)
 //
 // Table 2: the cost of one call, in ns (loop overhead subtracted, best of
 // 5 runs): Counter->inc() and Histogram->observe() through this package,
@@ -43,6 +44,7 @@ declare(strict_types=1);
 
 $quick = in_array('--quick', $argv, true);
 $callsOnly = in_array('--calls', $argv, true);
+$inapp = in_array('--inapp', $argv, true);
 
 if (getenv('BENCH_CHILD') === false) {
     $cmd = [PHP_BINARY, '-d', 'apc.enable_cli=1', '-d', 'apc.shm_size=2048M', '-d', 'opcache.enable_cli=1',
@@ -96,14 +98,18 @@ $calls = $quick ? 200000 : 1000000;
 
 $dir = (is_dir('/dev/shm') ? '/dev/shm' : sys_get_temp_dir()) . '/shmetrics-php-bench-' . getmypid();
 mkdir($dir, 0700);
-register_shutdown_function(static function () use ($dir): void {
+$owner = getmypid();
+register_shutdown_function(static function () use ($dir, $owner): void {
+    if (getmypid() !== $owner) {
+        return; // a writer forked by inapp()
+    }
     foreach (glob("$dir/*") ?: [] as $f) {
         unlink($f);
     }
     @rmdir($dir);
 });
 
-define('REDIS_PORT', $promphp === null || EXT ? null : start_redis($dir));
+define('REDIS_PORT', $promphp === null || EXT || $inapp ? null : start_redis($dir));
 $apcu = function_exists('apcu_enabled') && apcu_enabled();
 printf("shmetrics %s, PHP %s (%s), opcache %s, JIT %s, APCu %s%s\n", Native::version(), PHP_VERSION, PHP_OS,
     ini_get('opcache.enable_cli') ? 'on' : 'off',
@@ -234,6 +240,98 @@ function update_all(array $metrics): void
             2, 3 => $m->observe(1),
         };
     }
+}
+
+/**
+ * The render inside the app (benches/inapp_render.sh): $series series in
+ * families of 8 label sets (route, code), one family in ten a histogram
+ * with PromPHP's default buckets observing 0.3, the others counters,
+ * written by $writers forked processes (each through PromPHP's
+ * CollectorRegistry on its own adapter, as php-fpm workers do, every
+ * series once), on ShmetricsAdapter and on APCng (whose APCu memory the
+ * forks share). Then this process times $k renders of
+ * `(new Prometheus\RenderTextFormat())->render($registry->getMetricFamilySamples())`
+ * on a fresh registry and checks the page (each counter and each
+ * histogram's `_count` = $writers). Prints the medians and
+ * `inapp php-ffi|php-ext MS_SHMETRICS MS_APCNG`.
+ */
+function inapp(string $dir, int $series, int $writers, int $k): void
+{
+    if (!function_exists('pcntl_fork') || !function_exists('apcu_enabled') || !apcu_enabled()) {
+        exit("--inapp needs pcntl and APCu (php-apcu)\n");
+    }
+    $adapters = [
+        'shmetrics' => static fn (): object => new ShmetricsAdapter(new Shmetrics("$dir/inapp.shm", [
+            'max_series' => 2 * $series + 1024, 'max_families' => intdiv($series, 8) + 64, 'max_writers' => 2 * $writers,
+        ])),
+        'APCng' => static fn (): object => new Prometheus\Storage\APCng(),
+    ];
+    $ms = [];
+    foreach ($adapters as $name => $make) {
+        $pids = [];
+        for ($w = 0; $w < $writers; $w++) {
+            $pid = pcntl_fork();
+            if ($pid === 0) {
+                inapp_write(new Prometheus\CollectorRegistry($make(), false), $series);
+                exit(0);
+            }
+            $pids[] = $pid;
+        }
+        foreach ($pids as $pid) {
+            pcntl_waitpid($pid, $status);
+            if (!pcntl_wifexited($status) || pcntl_wexitstatus($status) !== 0) {
+                exit("a $name writer failed\n");
+            }
+        }
+        $registry = new Prometheus\CollectorRegistry($make(), false);
+        $render = static fn (): string
+            => (new Prometheus\RenderTextFormat())->render($registry->getMetricFamilySamples());
+        $page = $render();
+        $good = preg_match_all('/^app_f\d+_(?:total|seconds_count)\{[^}]*\} ' . $writers . '$/m', $page);
+        if ($good !== $series && $name === 'shmetrics') {
+            exit("$name: the page has $good series of $writers, not $series\n");
+        }
+        if ($good !== $series) {
+            // APCng's own races between processes: reported, not fatal.
+            printf("(%s: %d of %d series reached %d: updates lost between the writers)\n", $name, $good, $series, $writers);
+        }
+        $times = [];
+        for ($i = 0; $i < $k; $i++) {
+            $t = hrtime(true);
+            $render();
+            $times[] = (hrtime(true) - $t) / 1e6;
+        }
+        sort($times);
+        $ms[$name] = $times[intdiv($k, 2)];
+        $registry->wipeStorage();
+    }
+    $mode = EXT ? 'php-ext' : 'php-ffi';
+    printf("in-app render (%s), median of %d (ms), %d series x %d writers: ShmetricsAdapter %.2f, APCng %.2f (%.2fx)\n",
+        EXT ? 'extension' : 'FFI', $k, $series, $writers, $ms['shmetrics'], $ms['APCng'], $ms['APCng'] / $ms['shmetrics']);
+    printf("inapp %s %.3f %.3f\n", $mode, $ms['shmetrics'], $ms['APCng']);
+}
+
+/** One writer of inapp(): every series of the shape once, through PromPHP's classes. */
+function inapp_write(Prometheus\CollectorRegistry $registry, int $series): void
+{
+    for ($f = 0; $f < intdiv($series, 8); $f++) {
+        $m = $f % 10 === 9
+            ? $registry->getOrRegisterHistogram('app', "f{$f}_seconds", 'Latency.', ['route', 'code'])
+            : $registry->getOrRegisterCounter('app', "f{$f}_total", 'Requests.', ['route', 'code']);
+        for ($j = 0; $j < 8; $j++) {
+            $labels = ['/r/' . intdiv($j, 2), $j % 2 === 0 ? '200' : '500'];
+            $f % 10 === 9 ? $m->observe(0.3, $labels) : $m->inc($labels);
+        }
+    }
+}
+
+if ($inapp) {
+    if ($promphp === null) {
+        exit("--inapp needs PromPHP (set PROMPHP_DIR)\n");
+    }
+    inapp($dir, (int) (getenv('INAPP_SERIES') ?: 10000), (int) (getenv('INAPP_WRITERS') ?: 16),
+        (int) (getenv('INAPP_K') ?: 5));
+    exit(0);
 }
 
 $ms = static fn (int $ns): string => sprintf('%.1f', $ns / 1e6);

@@ -2,6 +2,7 @@
 """shmetrics vs prometheus_client (multiprocess mode), from Python.
 
     python3 benches/python/bench_python.py [--quick]
+    python3 benches/python/bench_python.py --only inapp   # for benches/inapp_render.sh
 
 Run it with a Python that has both `shmetrics` (pip install ./bindings/python)
 and `prometheus_client` installed. It prints three tables, with absolute
@@ -10,6 +11,9 @@ figures and ratios (theirs / ours):
 1. the cost of one update (ns/op, timeit loop overhead subtracted);
 2. the time to render a whole multi-process store (series x processes);
 3. the time to render after worker restarts.
+
+(`--only inapp`: the render inside the app alone, for
+benches/inapp_render.sh; see section_inapp.)
 
 Each library is measured in processes of its own, started fresh for each
 measurement: prometheus_client's always with PROMETHEUS_MULTIPROC_DIR set
@@ -95,7 +99,7 @@ class Lib:
             self.mod = shmetrics
             if spec.get("store") and spec["task"] != "render":
                 n = spec.get("max_series", 1024)
-                shmetrics.configure(spec["store"], max_series=n + FAMILIES + 1024,
+                shmetrics.configure(spec["store"], max_series=2 * n + FAMILIES + 1024, max_families=n // 8 + 1024,
                                     label_bytes=max(16 << 20, n * 128), max_writers=64)
         else:
             assert os.environ.get("PROMETHEUS_MULTIPROC_DIR") == spec.get("dir")
@@ -110,6 +114,18 @@ class Lib:
     def families(self, n: int) -> list:
         return [self.mod.Counter(f"bench_requests_{f}_total", f"Requests served by handler {f}.",
                                  ["route", "code"]) for f in range(n)]
+
+    def mixed(self, n_series: int) -> list:
+        """The families of benches/inapp_render.sh's shape: n_series / 8
+        families of 8 label sets, one in ten a histogram with the default
+        buckets, the others counters; (metric, is_histogram) pairs."""
+        out = []
+        for f in range(n_series // 8):
+            if f % 10 == 9:
+                out.append((self.mod.Histogram(f"app_f{f}_seconds", "Latency.", ["route", "code"]), True))
+            else:
+                out.append((self.mod.Counter(f"app_f{f}", "Requests.", ["route", "code"]), False))
+        return out
 
     def check_alone(self) -> None:
         other = THEIRS if self.name == OURS else OURS
@@ -208,18 +224,34 @@ def _writer(lib: Lib, fams: list, values: list, barrier) -> None:
     barrier.wait()
 
 
+MIXED_LABELS = [(f"/r/{j // 2}", ("200", "500")[j % 2]) for j in range(8)]  # route, code
+
+
+def _mixed_writer(metrics: list, barrier) -> None:
+    """A worker of the inapp shape: every series once, all workers alive."""
+    barrier.wait()
+    for m, hist in metrics:
+        for v in MIXED_LABELS:
+            if hist:
+                m.labels(*v).observe(OBSERVED)
+            else:
+                m.labels(*v).inc()
+    barrier.wait()
+
+
 def child_populate(spec: dict) -> dict:
     """Section 2: N forked writer processes, all alive at once, each touching
     every series once."""
     import multiprocessing
     lib = Lib(spec)
-    fams = lib.families(FAMILIES)
-    values = label_values(spec["series"])
     ctx = multiprocessing.get_context("fork")
     barrier = ctx.Barrier(spec["procs"])
+    if spec.get("mixed"):
+        target, args = _mixed_writer, (lib.mixed(spec["series"]), barrier)
+    else:
+        target, args = _writer, (lib, lib.families(FAMILIES), label_values(spec["series"]), barrier)
     t0 = time.perf_counter()
-    procs = [ctx.Process(target=_writer, args=(lib, fams, values, barrier))
-             for i in range(spec["procs"])]
+    procs = [ctx.Process(target=target, args=args) for i in range(spec["procs"])]
     for p in procs:
         p.start()
     for p in procs:
@@ -248,11 +280,14 @@ def _timed(render: Any, warm_repeats: int, budget: float) -> dict:
     return {"first_s": first, "warm_s": warm, "page": page}
 
 
-def _check(page: bytes, expect: float) -> tuple[int, int]:
-    """(series with the expected total, series) of the bench's counters."""
+def _check(page: bytes, expect: float, mixed: bool = False) -> tuple[int, int]:
+    """(series with the expected total, series) of the bench's counters
+    (mixed: and of its histograms, by their `_count`)."""
+    import re
+    mine = re.compile(r"app_f\d+_(total|seconds_count)\{" if mixed else r"bench_requests_\d+_total\{")
     good = total = 0
     for line in page.decode().splitlines():
-        if line.startswith("bench_requests_") and "_total{" in line and "shmetrics_overflow" not in line:
+        if mine.match(line) and "shmetrics_overflow" not in line:
             total += 1
             if float(line.rsplit(" ", 1)[1]) == expect:
                 good += 1
@@ -289,7 +324,13 @@ def child_render(spec: dict) -> dict:
     expect = float(spec["expect"])
     reps, budget = spec["warm_repeats"], spec["warm_budget_s"]
     out: dict[str, Any] = {}
-    if lib.name == OURS and spec.get("only_native"):
+    if lib.name == OURS and spec.get("mixed"):
+        # The app's own page: its registry, showing the store.
+        from shmetrics import CollectorRegistry, generate_latest, multiprocess
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry, path=spec["store"])
+        out["generate_latest"] = _timed(lambda: generate_latest(registry), reps, budget)
+    elif lib.name == OURS and spec.get("only_native"):
         store = lib.mod.Store(spec["store"], create=False, read_only=True)
         out["native"] = _timed(lambda: store.render("text"), reps, budget)
     elif lib.name == OURS:
@@ -318,7 +359,7 @@ def child_render(spec: dict) -> dict:
         out["mpc"] = _timed(lambda: generate_latest(registry), reps, budget)
     for r in out.values():
         page = r.pop("page")
-        r["good"], r["series"] = _check(page, expect)
+        r["good"], r["series"] = _check(page, expect, bool(spec.get("mixed")))
         r["bytes"] = len(page)
     lib.check_alone()
     return out
@@ -603,6 +644,35 @@ def section_render(tmp: str, quick: bool, skip_largest_theirs: bool) -> None:
         print(f"prometheus_client's largest case ({sizes[-1]:,} x {procs[-1]}) was skipped (--skip-largest).")
 
 
+def section_inapp(tmp: str, series: int = 10_000, procs: int = 16, k: int = 5) -> None:
+    """The render inside the app, for benches/inapp_render.sh: `series`
+    series in the inapp shape (Lib.mixed), written by `procs` forked
+    processes, each every series once; then a fresh process of the app
+    renders generate_latest(registry) `k` times (after one untimed
+    render), its registry showing the store through
+    MultiProcessCollector(registry, path) (ours: the store file; theirs:
+    the multiprocess directory). Prints the medians and
+    `inapp python MS_SHMETRICS MS_PROMETHEUS_CLIENT`."""
+    ms = {}
+    for lib in LIBS:
+        spec: dict[str, Any] = {"lib": lib, "series": series, "procs": procs, "max_series": series, "mixed": True}
+        if lib == OURS:
+            spec["store"], spec["dir"] = os.path.join(tmp, "inapp.shm"), None
+        else:
+            spec["dir"] = os.path.join(tmp, "inapp-multiproc")
+            os.mkdir(spec["dir"])
+        run_child({**spec, "task": "populate"})
+        r = run_child({**spec, "task": "render", "expect": procs, "warm_repeats": k, "warm_budget_s": 600})
+        r = r["generate_latest"] if lib == OURS else r["mpc"]
+        if not r["good"] == r["series"] == series:
+            raise SystemExit(f"{lib}: {r['good']} of {r['series']} series at {procs}, not {series}")
+        ms[lib] = 1e3 * statistics.median(r["warm_s"])
+    print(f"in-app render, median of {k} (ms), {series} series x {procs} processes: generate_latest on "
+          f"shmetrics {ms[OURS]:.2f}, on prometheus_client's multiprocess mode {ms[THEIRS]:.2f} "
+          f"({ms[THEIRS] / ms[OURS]:.2f}x)")
+    print(f"inapp python {ms[OURS]:.3f} {ms[THEIRS]:.3f}")
+
+
 def section_restarts(tmp: str, quick: bool) -> None:
     series, live = 1_000, 4
     checkpoints = [0, 50, 100, 200]
@@ -689,7 +759,7 @@ def main() -> None:
                     help="smaller sizes and fewer repeats (about 30 s)")
     ap.add_argument("--skip-largest", action="store_true",
                     help="skip prometheus_client's largest render case (100k series x 16 processes)")
-    ap.add_argument("--only", choices=["ops", "render", "restarts", "page"], action="append",
+    ap.add_argument("--only", choices=["ops", "render", "restarts", "page", "inapp"], action="append",
                     help="run only this section (repeatable)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -722,6 +792,8 @@ def main() -> None:
             section_restarts(tmp, args.quick)
         if "page" in sections:
             section_page(tmp, args.quick)
+        if "inapp" in sections:
+            section_inapp(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"\ntotal {time.perf_counter() - start:.0f} s; load average at end "

@@ -8,18 +8,25 @@
 # prometheus-client-mmap 0.16.2 (see scrape_worker.rb). Prints the median
 # scrape in milliseconds and the ratios.
 #   ruby benches/ruby/scrape.rb [--k 3] [--series 1000,10000] [--workers 1,4,16]
+# With --inapp (benches/inapp_render.sh), the render inside the app
+# instead, for the first of --series and --workers (default 10,000 x 16),
+# in the mixed shape of counters and histograms (see scrape_worker.rb):
+# Formats::Text.marshal on Shmetrics::DataStore, on DirectFileStore, and
+# prometheus-client-mmap's marshal_multiprocess; the last line says
+# `inapp ruby MS_SHMETRICS MS_DIRECTFILESTORE MS_MMAP`.
 require "json"
 require "open3"
 require "optparse"
 require "rbconfig"
 require "tmpdir"
 
-opts = { k: 3, series: [1000, 10_000], workers: [1, 4, 16], dead: 100 }
+opts = { k: 3, series: [1000, 10_000], workers: [1, 4, 16], dead: 100, inapp: false }
 OptionParser.new do |o|
   o.on("--k N", Integer, "timed scrapes per cell") { |v| opts[:k] = v }
   o.on("--series LIST", Array, "series counts") { |v| opts[:series] = v.map { |x| Integer(x) } }
   o.on("--workers LIST", Array, "worker counts") { |v| opts[:workers] = v.map { |x| Integer(x) } }
   o.on("--dead N", Integer, "dead workers (a multiple of 4)") { |v| opts[:dead] = v }
+  o.on("--inapp", "the render inside the app, 10,000 series x 16 workers unless given") { opts[:inapp] = true }
 end.parse!
 
 WORKER = File.join(__dir__, "scrape_worker.rb")
@@ -43,6 +50,24 @@ end
 def row(label, ms)
   puts format("  %-34s %10.2f %10.2f %10.2f %8.1fx %8.1fx", label, ms["shmetrics"], ms["direct"], ms["mmap"],
               ms["direct"] / ms["shmetrics"], ms["mmap"] / ms["shmetrics"])
+end
+
+if opts[:inapp]
+  ENV["SCRAPE_SHAPE"] = "mixed"
+  series = opts[:series] == [1000, 10_000] ? 10_000 : opts[:series].first
+  workers = opts[:workers] == [1, 4, 16] ? 16 : opts[:workers].first
+  ms = {}
+  %w[inapp direct mmap].each do |c|
+    Dir.mktmpdir("shmetrics-inapp", File.directory?("/dev/shm") ? "/dev/shm" : nil) do |dir|
+      run!("write", c, dir, series, workers, 1)
+      ms[c] = cell(c, dir, series, workers, opts[:k])
+    end
+  end
+  puts format("in-app render, median of %d (ms), %d series x %d workers: DataStore %.2f, " \
+              "DirectFileStore %.2f (%.2fx), prometheus-client-mmap %.2f (%.2fx)", opts[:k], series, workers,
+              ms["inapp"], ms["direct"], ms["direct"] / ms["inapp"], ms["mmap"], ms["mmap"] / ms["inapp"])
+  puts format("inapp ruby %.3f %.3f %.3f", ms["inapp"], ms["direct"], ms["mmap"])
+  exit
 end
 
 puts "scrape, median of #{opts[:k]} (ms)       exporter  DirectFile      mmap  DFS/exp  mmap/exp"

@@ -10,10 +10,16 @@
 #     scrape's milliseconds; it first checks that the page has SERIES
 #     series, each with the value TOTAL (increments over every worker).
 # CONTENDER: shmetrics (prometheus-client with Shmetrics::DataStore,
-# scraped from `shmetrics serve` over HTTP), direct (prometheus-client's
-# DirectFileStore, scraped by Formats::Text.marshal in a process of the
-# app, as Prometheus::Middleware::Exporter does), mmap
-# (prometheus-client-mmap 0.16.2, Formats::Text.marshal_multiprocess).
+# scraped from `shmetrics serve` over HTTP), inapp (the same store,
+# rendered by Formats::Text.marshal in a process of the app, as
+# Prometheus::Middleware::Exporter does), direct (prometheus-client's
+# DirectFileStore, rendered so too), mmap (prometheus-client-mmap 0.16.2,
+# Formats::Text.marshal_multiprocess).
+# With SCRAPE_SHAPE=mixed (benches/inapp_render.sh), the SERIES series are
+# those of SERIES / 8 families of 8 label sets (route, code) each, one
+# family in ten a histogram with the library's default buckets observing
+# 0.3, the others counters; a series' value checked is a counter's, or a
+# histogram's `_count`.
 require "json"
 require "net/http"
 require "socket"
@@ -23,8 +29,17 @@ series = Integer(ARGV[3])
 store_path = File.join(dir, "store.shm")
 clock = -> { Process.clock_gettime(Process::CLOCK_MONOTONIC) }
 
+mixed = ENV["SCRAPE_SHAPE"] == "mixed"
+# The families of the shape: [name, histogram?], and the label sets.
+families = if mixed
+             Array.new(series / 8) { |f| f % 10 == 9 ? [:"app_f#{f}_seconds", true] : [:"app_f#{f}_total", false] }
+           else
+             [[:app_requests_total, false]]
+           end
+label_sets = mixed ? Array.new(8) { |j| { route: "/r/#{j / 2}", code: %w[200 500][j % 2] } } : nil
+
 case contender
-when "shmetrics", "direct"
+when "shmetrics", "inapp", "direct"
   $LOAD_PATH.unshift(File.join(ENV.fetch("CLIENT_RUBY_DIR"), "lib"))
   require "prometheus/client"
   require "prometheus/client/formats/text"
@@ -36,15 +51,38 @@ when "shmetrics", "direct"
     Prometheus::Client.config.data_store = Shmetrics::DataStore.new(store: store_path)
   end
   registry = Prometheus::Client::Registry.new
-  counter = registry.counter(:app_requests_total, docstring: "Requests.", labels: [:id])
-  inc = ->(i) { counter.increment(labels: { id: i.to_s }) }
+  if mixed
+    metrics = families.map do |name, hist|
+      hist ? registry.histogram(name, docstring: "Latency.", labels: %i[route code]) :
+        registry.counter(name, docstring: "Requests.", labels: %i[route code])
+    end
+    inc = lambda do |_|
+      metrics.each do |m|
+        label_sets.each { |l| m.is_a?(Prometheus::Client::Histogram) ? m.observe(0.3, labels: l) : m.increment(labels: l) }
+      end
+    end
+  else
+    counter = registry.counter(:app_requests_total, docstring: "Requests.", labels: [:id])
+    inc = ->(i) { counter.increment(labels: { id: i.to_s }) }
+  end
 when "mmap"
   ENV["prometheus_multiproc_dir"] = dir
   require "prometheus/client"
   require "prometheus/client/formats/text"
   registry = Prometheus::Client::Registry.new
-  counter = registry.counter(:app_requests_total, "Requests.")
-  inc = ->(i) { counter.increment({ id: i.to_s }, 1) }
+  if mixed
+    metrics = families.map do |name, hist|
+      hist ? registry.histogram(name, "Latency.") : registry.counter(name, "Requests.")
+    end
+    inc = lambda do |_|
+      metrics.each do |m|
+        label_sets.each { |l| m.is_a?(Prometheus::Client::Histogram) ? m.observe(l, 0.3) : m.increment(l, 1) }
+      end
+    end
+  else
+    counter = registry.counter(:app_requests_total, "Requests.")
+    inc = ->(i) { counter.increment({ id: i.to_s }, 1) }
+  end
 else
   abort "unknown contender #{contender}"
 end
@@ -58,7 +96,7 @@ if mode == "write"
       fork do
         ready_r.close
         go_w.close
-        series.times { |i| inc.call(i) }
+        (mixed ? 1 : series).times { |i| inc.call(i) }
         ready_w.write("x")
         go_r.read
         exit!(0)
@@ -91,11 +129,11 @@ scrape =
       sleep 0.05
     end
     -> { Net::HTTP.start("127.0.0.1", port) { |h| h.get("/metrics").body } }
-  when "direct" then -> { Prometheus::Client::Formats::Text.marshal(registry) }
+  when "inapp", "direct" then -> { Prometheus::Client::Formats::Text.marshal(registry) }
   else -> { Prometheus::Client::Formats::Text.marshal_multiprocess(dir) }
   end
 page = scrape.call
-lines = page.lines.grep(/^app_requests_total\{/)
+lines = page.lines.grep(mixed ? /^app_f\d+_(total|seconds_count)\{/ : /^app_requests_total\{/)
 unless lines.size == series && lines.all? { |l| l.split.last.to_f == total }
   abort "#{contender}: expected #{series} series of #{total}, got #{lines.size} (#{lines.first(2).inspect})"
 end

@@ -62,9 +62,12 @@
 //!
 //! The protobuf format's choices are listed in [`protobuf`]. Pages
 //! written byte for byte as prometheus_client writes them (for the Python
-//! binding's in-process exposition) are in [`client_python`].
+//! binding's in-process exposition) are in [`client_python`], and as
+//! prometheus-client (Ruby) writes them in [`client_ruby`]. [`select`]
+//! and [`encode_families`] write some families of a store only.
 
 pub mod client_python;
+pub mod client_ruby;
 mod families;
 mod num;
 pub mod protobuf;
@@ -612,8 +615,8 @@ pub fn encode_escaped(
     escaping: Escaping,
     out: &mut Vec<u8>,
 ) {
-    out.reserve(estimate(snapshot, format));
-    encode_into(snapshot, extra, format, escaping, out, None);
+    out.reserve(estimate(snapshot.families(), format));
+    encode_views(snapshot.families(), extra, format, escaping, out, None);
 }
 
 /// Like [`encode_escaped`], handing the exposition to `sink` in pieces of
@@ -657,8 +660,8 @@ pub fn encode_chunked(
     // Room for a piece and the series that crosses its end.
     let mut out = Vec::with_capacity(chunk + chunk / 8 + 4096);
     let mut spill = Spill { at: chunk, sink };
-    encode_into(
-        snapshot,
+    encode_views(
+        snapshot.families(),
         extra,
         format,
         escaping,
@@ -687,9 +690,57 @@ impl Spill<'_> {
     }
 }
 
-/// Renders into `out`, handing it to `spill` (if any) as it fills.
-fn encode_into(
-    snapshot: &Snapshot,
+/// The families of `snapshot` named in `names` (as the store keeps them,
+/// [`FamilyView::name`]: a counter's without `_total`), in the order of
+/// `names`; a name the store does not hold is left out. For a page that
+/// shows some of a store's families, such as an app's registry's.
+///
+/// ```
+/// use shmetrics_core::{FamilyDesc, Kind, Options, Store};
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let store = Store::open(dir.path().join("s"), &Options::default())?;
+/// for name in ["a", "b", "c"] {
+///     store.register(&FamilyDesc::new(name, Kind::Gauge))?;
+/// }
+/// let snapshot = store.snapshot()?;
+/// let names: Vec<_> = shmetrics_expo::select(&snapshot, &["c", "x", "a"]).iter().map(|f| f.name()).collect();
+/// assert_eq!(names, ["c", "a"]);
+/// # Ok::<(), shmetrics_core::Error>(())
+/// ```
+pub fn select<'s, S: AsRef<str>>(snapshot: &'s Snapshot, names: &[S]) -> Vec<FamilyView<'s>> {
+    // A few names: a scan each; more: one index of the store's families.
+    if names.len() <= 8 {
+        return names
+            .iter()
+            .filter_map(|n| snapshot.family(n.as_ref()))
+            .collect();
+    }
+    let index: std::collections::HashMap<&str, FamilyView<'s>> =
+        snapshot.families().map(|f| (f.name(), f)).collect();
+    names
+        .iter()
+        .filter_map(|n| index.get(n.as_ref()).copied())
+        .collect()
+}
+
+/// Like [`encode`], with `families` only (see [`select`]), in their
+/// order. OpenMetrics' `# EOF` ends the page as it does a whole store's.
+pub fn encode_families(families: &[FamilyView<'_>], format: Format, out: &mut Vec<u8>) {
+    out.reserve(estimate(families.iter().copied(), format));
+    encode_views(
+        families.iter().copied(),
+        &[],
+        format,
+        Escaping::Underscores,
+        out,
+        None,
+    );
+}
+
+/// Renders `families`, then `extra`, into `out`, handing it to `spill`
+/// (if any) as it fills.
+fn encode_views<'s>(
+    families: impl Iterator<Item = FamilyView<'s>>,
     extra: &[ExtraFamily<'_>],
     format: Format,
     escaping: Escaping,
@@ -697,7 +748,7 @@ fn encode_into(
     spill: Option<&mut Spill<'_>>,
 ) {
     if format == Format::Protobuf {
-        protobuf::encode(snapshot, extra, escaping, out, spill);
+        protobuf::encode(families, extra, escaping, out, spill);
         return;
     }
     let mut enc = Encoder {
@@ -714,7 +765,7 @@ fn encode_into(
         created: false,
         spill,
     };
-    for family in snapshot.families() {
+    for family in families {
         enc.family(&family, out);
     }
     for family in extra {
@@ -726,10 +777,9 @@ fn encode_into(
 }
 
 /// A rough size of the exposition, to reserve it at once.
-fn estimate(snapshot: &Snapshot, format: Format) -> usize {
+fn estimate<'s>(families: impl Iterator<Item = FamilyView<'s>>, format: Format) -> usize {
     let om = usize::from(format == Format::OpenMetrics);
-    snapshot
-        .families()
+    families
         .map(|f| {
             let lines = match f.kind() {
                 Kind::Counter => 1 + om,

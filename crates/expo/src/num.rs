@@ -55,6 +55,17 @@ pub(crate) fn non_finite(v: f64) -> &'static [u8] {
     }
 }
 
+/// Ruby's `Float#to_s` of a non-finite value.
+pub(crate) fn non_finite_ruby(v: f64) -> &'static [u8] {
+    if v.is_nan() {
+        b"NaN"
+    } else if v > 0.0 {
+        b"Infinity"
+    } else {
+        b"-Infinity"
+    }
+}
+
 /// Appends an unsigned count (a histogram bucket, `_count`) as an integer.
 #[inline]
 pub fn write_u64(out: &mut Vec<u8>, v: u64) {

@@ -59,8 +59,7 @@ pub mod proto;
 use prost::Message;
 use shmetrics_core::{
     escape_label_name, escape_metric_name, is_legacy_label_name, is_legacy_metric_name, BucketRun,
-    Created, Escaping, Exemplar, FamilyView, Kind, NativeBuckets, Quantile, SeriesView, Snapshot,
-    Value,
+    Created, Escaping, Exemplar, FamilyView, Kind, NativeBuckets, Quantile, SeriesView, Value,
 };
 
 use crate::ExtraFamily;
@@ -325,10 +324,10 @@ fn fill_summary(s: &mut proto::Summary, count: u64, sum: f64, quantiles: &[Quant
     }
 }
 
-/// Appends every family of `snapshot`, then `extra`, each as one
+/// Appends `families` (a snapshot's), then `extra`, each as one
 /// length-delimited `MetricFamily`.
-pub(crate) fn encode(
-    snapshot: &Snapshot,
+pub(crate) fn encode<'s>(
+    families: impl Iterator<Item = FamilyView<'s>>,
     extra: &[ExtraFamily<'_>],
     escaping: Escaping,
     out: &mut Vec<u8>,
@@ -338,7 +337,7 @@ pub(crate) fn encode(
         escaping,
         ..Encoder::default()
     };
-    for f in snapshot.families() {
+    for f in families {
         if f.series().len() == 0 {
             continue;
         }

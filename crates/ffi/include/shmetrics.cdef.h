@@ -77,6 +77,7 @@ typedef uint32_t shmetrics_hint;
 enum shmetrics_format {
   SHMETRICS_FORMAT_PROMETHEUS_TEXT = 0,
   SHMETRICS_FORMAT_OPENMETRICS = 1,
+  SHMETRICS_FORMAT_CLIENT_RUBY_TEXT = 2,
 };
 typedef uint32_t shmetrics_format;
 
@@ -324,6 +325,12 @@ shmetrics_result shmetrics_render(const struct shmetrics_store *store,
 shmetrics_result shmetrics_render_alloc(const struct shmetrics_store *store,
                                         uint32_t format,
                                         struct shmetrics_buf **out);
+
+shmetrics_result shmetrics_render_families_alloc(const struct shmetrics_store *store,
+                                                 uint32_t format,
+                                                 const struct shmetrics_str *names,
+                                                 size_t count,
+                                                 struct shmetrics_buf **out);
 
 const uint8_t *shmetrics_buf_data(const struct shmetrics_buf *buf);
 

@@ -352,6 +352,14 @@ enum shmetrics_format
    * OpenMetrics 1.0 text.
    */
   SHMETRICS_FORMAT_OPENMETRICS = 1,
+  /**
+   * The text format 0.0.4 as prometheus-client (Ruby) 4.x's
+   * `Formats::Text.marshal` writes the same metrics (`# TYPE` before
+   * `# HELP`, values as Ruby writes floats, no overflow series): the
+   * Ruby binding's in-app page. Its `Content-Type` is the text
+   * format's.
+   */
+  SHMETRICS_FORMAT_CLIENT_RUBY_TEXT = 2,
 };
 #ifndef __cplusplus
 typedef uint32_t shmetrics_format;
@@ -1280,6 +1288,22 @@ shmetrics_result shmetrics_render(const struct shmetrics_store *store,
 shmetrics_result shmetrics_render_alloc(const struct shmetrics_store *store,
                                         uint32_t format,
                                         struct shmetrics_buf **out);
+
+/**
+ * Like `shmetrics_render_alloc`, with only the families named in
+ * `names` (`count` strings, each the name as the store keeps it: a
+ * counter's without `_total`, as `shmetrics_family_info` gives it), in
+ * that order; a name the store does not hold is left out. For an app's
+ * own page, which shows the metrics of its registry: the Ruby binding
+ * renders a registry's metrics on `Shmetrics::DataStore` so, in
+ * `SHMETRICS_FORMAT_CLIENT_RUBY_TEXT`. `names` may be NULL when `count`
+ * is 0 (an empty page, but OpenMetrics' `# EOF`).
+ */
+shmetrics_result shmetrics_render_families_alloc(const struct shmetrics_store *store,
+                                                 uint32_t format,
+                                                 const struct shmetrics_str *names,
+                                                 size_t count,
+                                                 struct shmetrics_buf **out);
 
 /**
  * The bytes of a buffer from `shmetrics_render_alloc`, followed by a NUL

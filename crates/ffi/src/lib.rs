@@ -67,7 +67,7 @@ pub use family::{
 };
 pub use render::{
     shmetrics_buf_data, shmetrics_buf_free, shmetrics_buf_len, shmetrics_format_content_type,
-    shmetrics_negotiate, shmetrics_render, shmetrics_render_alloc,
+    shmetrics_negotiate, shmetrics_render, shmetrics_render_alloc, shmetrics_render_families_alloc,
 };
 pub use snapshot::{
     shmetrics_family_info, shmetrics_quantile, shmetrics_series_info, shmetrics_snapshot,

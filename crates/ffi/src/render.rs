@@ -3,23 +3,56 @@
 use std::ffi::c_char;
 use std::sync::{Mutex, MutexGuard};
 
+use shmetrics_core::{FamilyView, Snapshot};
 use shmetrics_expo::Format;
 
 use crate::error::{ffi_body, shmetrics_result, FfiError};
 use crate::ptr::{self, Out, OutBuf};
-use crate::types::{shmetrics_buf, shmetrics_format, shmetrics_store, RenderCache};
+use crate::types::{shmetrics_buf, shmetrics_format, shmetrics_store, shmetrics_str, RenderCache};
 
-fn format_from_u32(v: u32) -> Result<Format, FfiError> {
+/// What a `SHMETRICS_FORMAT_*` value asks for: an exposition format, or
+/// a page as a client library writes it.
+#[derive(Clone, Copy)]
+enum Page {
+    Expo(Format),
+    ClientRuby,
+}
+
+impl Page {
+    fn encode_store(self, snap: &Snapshot, out: &mut Vec<u8>) {
+        match self {
+            Page::Expo(f) => shmetrics_expo::encode(snap, f, out),
+            Page::ClientRuby => {
+                let all: Vec<FamilyView<'_>> = snap.families().collect();
+                shmetrics_expo::client_ruby::encode(&all, out);
+            }
+        }
+    }
+
+    fn encode_families(self, families: &[FamilyView<'_>], out: &mut Vec<u8>) {
+        match self {
+            Page::Expo(f) => shmetrics_expo::encode_families(families, f, out),
+            Page::ClientRuby => shmetrics_expo::client_ruby::encode(families, out),
+        }
+    }
+}
+
+fn page_from_u32(v: u32) -> Result<Page, FfiError> {
     match v {
         x if x == shmetrics_format::SHMETRICS_FORMAT_PROMETHEUS_TEXT as u32 => {
-            Ok(Format::PrometheusText)
+            Ok(Page::Expo(Format::PrometheusText))
         }
-        x if x == shmetrics_format::SHMETRICS_FORMAT_OPENMETRICS as u32 => Ok(Format::OpenMetrics),
+        x if x == shmetrics_format::SHMETRICS_FORMAT_OPENMETRICS as u32 => {
+            Ok(Page::Expo(Format::OpenMetrics))
+        }
+        x if x == shmetrics_format::SHMETRICS_FORMAT_CLIENT_RUBY_TEXT as u32 => {
+            Ok(Page::ClientRuby)
+        }
         _ => Err(FfiError::Other(
             shmetrics_result::SHMETRICS_INVALID_ARGUMENT,
             format!(
-                "format {v} is not an exposition format; use SHMETRICS_FORMAT_PROMETHEUS_TEXT (0) \
-                 or SHMETRICS_FORMAT_OPENMETRICS (1)"
+                "format {v} is not an exposition format; use SHMETRICS_FORMAT_PROMETHEUS_TEXT (0), \
+                 SHMETRICS_FORMAT_OPENMETRICS (1) or SHMETRICS_FORMAT_CLIENT_RUBY_TEXT (2)"
             ),
         )),
     }
@@ -60,13 +93,13 @@ pub extern "C" fn shmetrics_render(
         let len = Out::new(len, "len")?;
         len.write(0);
         let store = ptr::object(store, "store")?;
-        let format = format_from_u32(format)?;
+        let page = page_from_u32(format)?;
         let buf = OutBuf::new(buf, cap, "buf")?;
         let mut cache = lock(&store.render);
         let RenderCache { snap, out } = &mut *cache;
         store.store.snapshot_into(snap)?;
         out.clear();
-        shmetrics_expo::encode(snap, format, out);
+        page.encode_store(snap, out);
         len.write(out.len());
         if out.len() > buf.cap() {
             return Err(FfiError::Other(
@@ -100,11 +133,46 @@ pub extern "C" fn shmetrics_render_alloc(
         let out = Out::new(out, "out")?;
         out.write(std::ptr::null_mut());
         let store = ptr::object(store, "store")?;
-        let format = format_from_u32(format)?;
+        let page = page_from_u32(format)?;
         let mut cache = lock(&store.render);
         store.store.snapshot_into(&mut cache.snap)?;
         let mut data = Vec::new();
-        shmetrics_expo::encode(&cache.snap, format, &mut data);
+        page.encode_store(&cache.snap, &mut data);
+        data.push(0); // for C callers that want a string; not counted
+        out.write(ptr::into_raw(Box::new(shmetrics_buf { data })));
+        Ok(())
+    })
+}
+
+/// Like `shmetrics_render_alloc`, with only the families named in
+/// `names` (`count` strings, each the name as the store keeps it: a
+/// counter's without `_total`, as `shmetrics_family_info` gives it), in
+/// that order; a name the store does not hold is left out. For an app's
+/// own page, which shows the metrics of its registry: the Ruby binding
+/// renders a registry's metrics on `Shmetrics::DataStore` so, in
+/// `SHMETRICS_FORMAT_CLIENT_RUBY_TEXT`. `names` may be NULL when `count`
+/// is 0 (an empty page, but OpenMetrics' `# EOF`).
+#[no_mangle]
+pub extern "C" fn shmetrics_render_families_alloc(
+    store: *const shmetrics_store,
+    format: u32,
+    names: *const shmetrics_str,
+    count: usize,
+    out: *mut *mut shmetrics_buf,
+) -> shmetrics_result {
+    ffi_body!("shmetrics_render_families_alloc", {
+        let out = Out::new(out, "out")?;
+        out.write(std::ptr::null_mut());
+        let store = ptr::object(store, "store")?;
+        let page = page_from_u32(format)?;
+        let names = ptr::slice(names, count, "names")?
+            .iter()
+            .map(|n| n.to_str("names"))
+            .collect::<Result<Vec<&str>, FfiError>>()?;
+        let mut cache = lock(&store.render);
+        store.store.snapshot_into(&mut cache.snap)?;
+        let mut data = Vec::new();
+        page.encode_families(&shmetrics_expo::select(&cache.snap, &names), &mut data);
         data.push(0); // for C callers that want a string; not counted
         out.write(ptr::into_raw(Box::new(shmetrics_buf { data })));
         Ok(())
@@ -145,14 +213,16 @@ pub extern "C" fn shmetrics_buf_free(buf: *mut shmetrics_buf) {
 /// is static: do not free it.
 #[no_mangle]
 pub extern "C" fn shmetrics_format_content_type(format: u32) -> *const c_char {
-    match format_from_u32(format) {
-        Ok(Format::PrometheusText) => c"text/plain; version=0.0.4; charset=utf-8".as_ptr(),
-        Ok(Format::OpenMetrics) => {
+    match page_from_u32(format) {
+        Ok(Page::Expo(Format::PrometheusText) | Page::ClientRuby) => {
+            c"text/plain; version=0.0.4; charset=utf-8".as_ptr()
+        }
+        Ok(Page::Expo(Format::OpenMetrics)) => {
             c"application/openmetrics-text; version=1.0.0; charset=utf-8".as_ptr()
         }
-        // `format_from_u32` never gives the protobuf format: the C ABI
+        // `page_from_u32` never gives the protobuf format: the C ABI
         // renders text only.
-        Ok(Format::Protobuf) | Err(_) => std::ptr::null(),
+        Ok(Page::Expo(Format::Protobuf)) | Err(_) => std::ptr::null(),
     }
 }
 

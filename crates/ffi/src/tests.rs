@@ -1408,3 +1408,62 @@ fn hints_shape_the_page() {
     let om = render(&st, 1);
     assert!(!om.contains("_created"), "{om}");
 }
+
+#[test]
+fn render_families_picks_and_orders() {
+    let st = open_store();
+    for name in ["a", "b", "c"] {
+        let f = counter(&st, name, &[]);
+        let (_, c) = series(&st, &f, &[]);
+        assert_eq!(shmetrics_counter_inc(st.ptr, &c), SHMETRICS_OK);
+    }
+    let families = |format: u32, names: &[&str]| {
+        let names: Vec<shmetrics_str> = names.iter().map(|n| s(n)).collect();
+        let mut b = null_mut();
+        let r =
+            shmetrics_render_families_alloc(st.ptr, format, names.as_ptr(), names.len(), &mut b);
+        assert_eq!(r, SHMETRICS_OK, "{}", last_error_string());
+        let text = crate::ptr::c_str(shmetrics_buf_data(b).cast()).to_owned();
+        shmetrics_buf_free(b);
+        text
+    };
+    let counter_text =
+        |n: &str| format!("# HELP {n}_total Help text.\n# TYPE {n}_total counter\n{n}_total 1\n");
+    assert_eq!(
+        families(0, &["c", "x", "a"]),
+        counter_text("c") + &counter_text("a")
+    );
+    assert_eq!(families(0, &[]), "");
+    let om = families(1, &["b"]);
+    assert!(
+        om.starts_with("# TYPE b counter\n") && om.ends_with("# EOF\n"),
+        "{om}"
+    );
+    assert_eq!(
+        families(2, &["b"]),
+        "# TYPE b_total counter\n# HELP b_total Help text.\nb_total 1.0\n"
+    );
+    // The whole store in prometheus-client's (Ruby) spelling, as rendered.
+    assert!(render(&st, 2)
+        .starts_with("# TYPE a_total counter\n# HELP a_total Help text.\na_total 1.0\n"));
+    assert_eq!(
+        crate::ptr::c_str(shmetrics_format_content_type(2)),
+        "text/plain; version=0.0.4; charset=utf-8"
+    );
+
+    let mut b = null_mut();
+    assert_eq!(
+        shmetrics_render_families_alloc(st.ptr, 0, null(), 0, &mut b),
+        SHMETRICS_OK
+    );
+    shmetrics_buf_free(b);
+    assert_eq!(
+        shmetrics_render_families_alloc(st.ptr, 0, null(), 1, &mut b),
+        SHMETRICS_NULL_PARAMETER
+    );
+    assert!(b.is_null());
+    assert_eq!(
+        shmetrics_render_families_alloc(st.ptr, 3, null(), 0, &mut b),
+        SHMETRICS_INVALID_ARGUMENT
+    );
+}

@@ -165,6 +165,12 @@ pub enum shmetrics_format {
     SHMETRICS_FORMAT_PROMETHEUS_TEXT = 0,
     /// OpenMetrics 1.0 text.
     SHMETRICS_FORMAT_OPENMETRICS = 1,
+    /// The text format 0.0.4 as prometheus-client (Ruby) 4.x's
+    /// `Formats::Text.marshal` writes the same metrics (`# TYPE` before
+    /// `# HELP`, values as Ruby writes floats, no overflow series): the
+    /// Ruby binding's in-app page. Its `Content-Type` is the text
+    /// format's.
+    SHMETRICS_FORMAT_CLIENT_RUBY_TEXT = 2,
 }
 
 /// What a store's path names now (`shmetrics_store_path_now`).

@@ -56,6 +56,7 @@
     X(shmetrics_counter_add_exemplar)                                          \
     X(shmetrics_observe_exemplar)                                              \
     X(shmetrics_render_alloc)                                                  \
+    X(shmetrics_render_families_alloc)                                         \
     X(shmetrics_buf_data)                                                      \
     X(shmetrics_buf_len)                                                       \
     X(shmetrics_buf_free)                                                      \

@@ -284,6 +284,34 @@ static VALUE store_render(int argc, VALUE *argv, VALUE self)
     return out;
 }
 
+/* Store#__render_client_ruby(names) -> String: the families named (as
+ * the store keeps them), in that order, as prometheus-client's
+ * Formats::Text writes them (Shmetrics::DataStore's page). */
+static VALUE store_render_client_ruby(VALUE self, VALUE names)
+{
+    Check_Type(names, T_ARRAY);
+    long n = RARRAY_LEN(names);
+    store_t *s = open_store(self);
+    for (long i = 0; i < n; i++)
+        Check_Type(RARRAY_AREF(names, i), T_STRING);
+    VALUE tmp;
+    struct shmetrics_str *strs = ALLOCV_N(struct shmetrics_str, tmp, n + 1);
+    for (long i = 0; i < n; i++) {
+        VALUE name = RARRAY_AREF(names, i);
+        strs[i].ptr = RSTRING_PTR(name);
+        strs[i].len = (size_t)RSTRING_LEN(name);
+    }
+    struct shmetrics_buf *buf = NULL;
+    shmetrics_result rc = L.shmetrics_render_families_alloc(s->ptr, SHMETRICS_FORMAT_CLIENT_RUBY_TEXT, strs,
+                                                            (size_t)n, &buf);
+    ALLOCV_END(tmp);
+    RB_GC_GUARD(names);
+    check(rc);
+    VALUE out = rb_utf8_str_new((const char *)L.shmetrics_buf_data(buf), (long)L.shmetrics_buf_len(buf));
+    L.shmetrics_buf_free(buf);
+    return out;
+}
+
 /* Store.content_type(format = :text) -> String. */
 static VALUE store_s_content_type(int argc, VALUE *argv, VALUE klass)
 {
@@ -340,6 +368,7 @@ void shm_define_store(void)
     rb_define_method(cStore, "release_slot", store_release_slot, 0);
     rb_define_method(cStore, "path_now", store_path_now, 0);
     rb_define_method(cStore, "render", store_render, -1);
+    rb_define_private_method(cStore, "__render_client_ruby", store_render_client_ruby, 1);
     rb_define_method(cStore, "stats", store_stats, 0);
     rb_define_method(cStore, "snapshot", store_snapshot, -1);
     rb_define_singleton_method(cStore, "content_type", store_s_content_type, -1);

@@ -2,7 +2,8 @@
 
 require "monitor"
 require "shmetrics"
-require "prometheus/client/metric"
+require "prometheus/client/registry"
+require "prometheus/client/formats/text"
 
 module Shmetrics
   # A data store for prometheus-client 4.x (its data-store interface,
@@ -111,6 +112,51 @@ module Shmetrics
     end
     Prometheus::Client::Metric.prepend(MetricHook)
 
+    # Prometheus::Client::Formats::Text.marshal (what
+    # Prometheus::Middleware::Exporter serves): the registry's metrics on a
+    # DataStore are written by the library, in one call per run of them
+    # (SHMETRICS_FORMAT_CLIENT_RUBY_TEXT, byte for byte the text
+    # prometheus-client writes from their values), and any other metric by
+    # prometheus-client itself, in the registry's order. A metric whose
+    # class is not one of prometheus-client's four is left to Ruby, as its
+    # `values` may differ.
+    module TextFormat
+      STOCK = [Prometheus::Client::Counter, Prometheus::Client::Gauge, Prometheus::Client::Histogram,
+               Prometheus::Client::Summary].freeze
+      # The `registry` prometheus-client's own marshal is given for a run of
+      # other metrics.
+      Metrics = Struct.new(:metrics)
+
+      def marshal(registry)
+        runs = TextFormat.runs(registry.metrics)
+        return super if runs.none? { |r| r[0] }
+        runs.map { |store, run| store ? store.__send__(:__render_client_ruby, run) : super(Metrics.new(run)) }.join
+      end
+
+      # The metrics in runs: [store, family names] for metrics on the same
+      # Shmetrics::Store, [nil, metrics] for the others.
+      def self.runs(metrics)
+        runs = []
+        metrics.each do |metric|
+          store, name = native_page_family(metric)
+          last = runs.last
+          if last && last[0].equal?(store)
+            last[1] << (store ? name : metric)
+          else
+            runs << [store, [store ? name : metric]]
+          end
+        end
+        runs
+      end
+
+      def self.native_page_family(metric)
+        return nil unless STOCK.include?(metric.class)
+        ms = metric.instance_variable_get(:@store)
+        ms.is_a?(MetricStore) ? ms.__native_page_family : nil
+      end
+    end
+    Prometheus::Client::Formats::Text.singleton_class.prepend(TextFormat)
+
     # The view of one metric onto the store: one family, registered from
     # the metric's definition when the metric is known (the usual case), else
     # on the first write from its label names.
@@ -147,6 +193,13 @@ module Shmetrics
         fam = family_snapshot
         return 0.0 unless fam
         value_of(fam, labels)
+      end
+
+      # [the store, the family's name in it] when Formats::Text may write
+      # this metric in the library (see TextFormat), else nil: the family
+      # is defined (else Ruby writes its header alone).
+      def __native_page_family
+        @family ? [@store, registered_name] : nil
       end
 
       # Every label set with its value, merged over every process.
@@ -304,6 +357,17 @@ module Shmetrics
       def increment(labels:, by: 1)
         return unless labels[:le] == SUM
         (@family || family(labels)).__observe(labels, by)
+      end
+
+      # The library writes an integral bound as an Integer (`le="1"`) and
+      # any other as a Float: Formats::Text writes the metric's buckets so
+      # when they are Integers or non-integral Floats. Other buckets (`1.0`,
+      # a Rational) are written by Ruby.
+      def __native_page_family
+        native = @buckets.all? do |b|
+          b.is_a?(Integer) ? b.abs < 2**53 : b.is_a?(Float) && b.finite? && b != b.round
+        end
+        native ? super : nil
       end
 
       def set(labels:, val:)

@@ -590,7 +590,11 @@ fn formats_over_http() {
             plain.body.to_vec(),
             "{format:?}: gzip does not decompress to the plain render"
         );
-        assert!(plain.body.len() > 500, "{format:?}: {} bytes", plain.body.len());
+        assert!(
+            plain.body.len() > 500,
+            "{format:?}: {} bytes",
+            plain.body.len()
+        );
     }
     server.renderer.exporter_metrics_on_page(true);
 
