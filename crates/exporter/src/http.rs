@@ -140,12 +140,27 @@ impl Server {
             conns,
             graceful: GracefulShutdown::new(),
         };
+        let idle = tokio::spawn(release_when_idle(accept.renderer.clone()));
         accept.serve(&listener, shutdown).await;
+        idle.abort();
         drop(listener);
         pushers.stop(accept.config.request_timeout).await;
         let _ =
             tokio::time::timeout(accept.config.request_timeout, accept.graceful.shutdown()).await;
         Ok(())
+    }
+}
+
+/// How long after the last render its pages' memory is given back.
+const IDLE: Duration = Duration::from_secs(60);
+
+/// Gives back the render's memory once scrapes stopped for [`IDLE`]
+/// (checked every quarter of it, off the async threads).
+async fn release_when_idle(renderer: Arc<Renderer>) {
+    loop {
+        tokio::time::sleep(IDLE / 4).await;
+        let r = renderer.clone();
+        let _ = tokio::task::spawn_blocking(move || r.release_idle(IDLE)).await;
     }
 }
 

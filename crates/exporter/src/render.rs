@@ -386,6 +386,21 @@ impl Renderer {
         })
     }
 
+    /// Gives back the memory of the pages rendered, once none was asked
+    /// for in `idle`: the pages, then the allocator's free memory (see
+    /// [`shmetrics_core::trim_heap`]). Returns whether it did. The
+    /// snapshot stays, for the next scrape to refresh.
+    pub fn release_idle(&self, idle: Duration) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if st.cache.is_empty() || st.cache.values().any(|r| r.started.elapsed() < idle) {
+            return false;
+        }
+        st.cache = HashMap::new();
+        drop(st);
+        shmetrics_core::trim_heap();
+        true
+    }
+
     /// Whether the store can be read as a scrape reads it (a snapshot):
     /// the outcome of the last read, a scrape's or this check's, if it
     /// is no older than `max_age`, else of a read made now. The error is

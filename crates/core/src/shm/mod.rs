@@ -15,6 +15,7 @@
 //! handler in [`sigbus`], so that the process lives on and the next check
 //! reports the truncation.
 
+mod heap;
 pub(crate) mod layout;
 mod lock;
 pub(crate) mod sched;
@@ -32,6 +33,7 @@ use std::sync::Once;
 use memmap2::{MmapOptions, MmapRaw};
 
 use crate::error::{Error, ErrorKind, Result};
+pub use heap::trim_heap;
 use layout::{FamilyRec, Fixed, Header, SeriesRec, SlotRec, LAYOUT_VERSION, MAGIC};
 pub(crate) use lock::LockGuard;
 pub use lock::LockState;

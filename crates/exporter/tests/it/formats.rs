@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use prost::Message;
 use shmetrics_core::{FamilyDesc, Kind, Options, Store};
@@ -596,6 +596,31 @@ fn formats_over_http() {
             plain.body.len()
         );
     }
+    // Idle, the renderer gives its pages back (only pages no scrape asked
+    // for within the idle time), and renders the same page after.
+    let text = |arrived| {
+        let r = server.renderer.get(
+            Format::PrometheusText,
+            Escaping::Underscores,
+            false,
+            arrived,
+        );
+        r.unwrap().body.to_vec()
+    };
+    let before = text(Instant::now());
+    assert!(
+        !server.renderer.release_idle(Duration::from_secs(3600)),
+        "a fresh page released"
+    );
+    assert!(
+        server.renderer.release_idle(Duration::ZERO),
+        "the pages were not released"
+    );
+    assert!(
+        !server.renderer.release_idle(Duration::ZERO),
+        "released twice"
+    );
+    assert_eq!(text(Instant::now()), before);
     server.renderer.exporter_metrics_on_page(true);
 
     // HEAD: the headers of a scrape, no body.
