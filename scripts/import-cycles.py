@@ -25,8 +25,9 @@ Three graphs are checked, each on its own:
   bindings/python/src, where lib.rs is `shmetrics._native`. A Python
   module depends on src/lib.rs when it imports shmetrics._native; a
   Rust module depends on the others it names by path (as above), and on
-  each Python module of the package whose dotted name is a string
-  literal in its code (`.import(py, "shmetrics.registry", …)`).
+  each Python module of the package whose dotted name, a string
+  literal, it passes to an import (`.import(py, "shmetrics.registry",
+  …)`, `PyModule::import(py, "…")`).
 
 Importing `shmetrics.x` runs the package's __init__ first; that implicit
 edge to `shmetrics` is not counted (the package imports everything, so
@@ -330,12 +331,16 @@ def python_edges(edges: Edges, mods: Dict[str, str], native: str, native_node: s
 
 
 def rust_to_python_edges(edges: Edges, crate: RustCrate, mods: Dict[str, str], prefix: str) -> None:
-    """A Rust module that names a Python module of the package in a string
-    literal imports it (PyModule::import, PyOnceLock::import, intern!)."""
+    """A Rust module imports a Python module of the package when it passes
+    its name, a string literal, to an import: within the call of a function
+    or method named import* (``PyModule::import(py, "shmetrics.x")``,
+    ``cell.import(py, "shmetrics.x", "name")``, ``py.import(intern!(py,
+    "shmetrics.x"))``), in the same statement."""
     for path, (node, _) in crate.files.items():
         stripped, strings, _ = crate.read(path)
         for offset, s in strings:
-            if s in mods:
+            start = max(stripped.rfind(c, 0, offset) for c in ";{}")
+            if s in mods and re.search(r"\bimport\w*\s*\(", stripped[start + 1:offset]):
                 line = stripped.count("\n", 0, offset) + 1
                 edges.setdefault((prefix + node, s), []).append(f"{os.path.relpath(path, ROOT)}:{line}")
 
@@ -382,6 +387,29 @@ def components(edges: Edges) -> List[List[str]]:
     return found
 
 
+def shortest_cycle(edges: Edges, members: Set[str]) -> List[str]:
+    """A shortest cycle through the first of ``members`` (breadth first),
+    as its nodes with the first one again at the end."""
+    start = min(members)
+    succ: Dict[str, List[str]] = {}
+    for a, b in sorted(edges):
+        if a in members and b in members:
+            succ.setdefault(a, []).append(b)
+    prev: Dict[str, str] = {}
+    queue = [start]
+    for v in queue:
+        for w in succ.get(v, []):
+            if w == start:
+                path = [v]
+                while path[-1] != start:
+                    path.append(prev[path[-1]])
+                return path[::-1] + [start]
+            if w not in prev:
+                prev[w] = v
+                queue.append(w)
+    return [start]
+
+
 def report(title: str, edges: Edges, verbose: bool) -> int:
     comps = components(edges)
     nodes = {n for e in edges for n in e}
@@ -391,8 +419,9 @@ def report(title: str, edges: Edges, verbose: bool) -> int:
         for (a, b), where in sorted(edges.items()):
             print(f"  {a} -> {b}  ({where[0]}{', …' if len(where) > 1 else ''})")
     for comp in comps:
-        print(f"  cycle: {' , '.join(comp)}")
         members = set(comp)
+        print(f"  cycle among {len(comp)} modules: {', '.join(comp)}")
+        print(f"    e.g. {' -> '.join(shortest_cycle(edges, members))}")
         for (a, b), where in sorted(edges.items()):
             if a in members and b in members:
                 more = f" (+{len(where) - 1} more)" if len(where) > 1 else ""
