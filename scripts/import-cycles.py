@@ -17,7 +17,9 @@ Three graphs are checked, each on its own:
   name lib.rs re-exports (`crate::Error`, from `pub use error::Error`)
   counts as the module that defines it; one lib.rs defines itself counts
   as lib.rs. lib.rs depends on every module it declares. Test modules
-  (inline `mod tests` included) count like any other code.
+  (inline `mod tests` included) count like any other code. A glob from
+  the root (`use crate::*`, in ffi's tests) names no module in
+  particular and is not followed.
 - The Python package, bindings/python: its modules (python/shmetrics,
   subpackages included; a package is its __init__), with every import
   of one by another, function-local ones included (they still run, and
