@@ -11,6 +11,7 @@ mod collect;
 mod errors;
 mod metrics;
 mod names;
+mod provided;
 mod render;
 mod store;
 
@@ -33,6 +34,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(render::render_metrics, m)?)?;
     m.add_function(wrap_pyfunction!(render::float_text, m)?)?;
     m.add_function(wrap_pyfunction!(render::escape_name, m)?)?;
+    // Set, not added: `__all__` lists the public API only.
+    m.setattr("_provide", wrap_pyfunction!(provided::_provide, m)?)?;
     m.add("DEFAULT_BUCKETS", metrics::default_buckets(m.py())?)?;
     m.add("LAYOUT_VERSION", shmetrics_core::LAYOUT_VERSION)?;
     m.add("STORE_ENV", store::STORE_ENV)?;

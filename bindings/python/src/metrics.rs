@@ -3,17 +3,20 @@
 //! call on an exact native type skips the subtype walk that a Python
 //! subclass costs on every update (about 20 ns here). The timers and
 //! trackers are small Python classes (`python/shmetrics/_metrics.py`),
-//! fetched once.
+//! which that module provides (`provided.rs`).
 
 use std::sync::{Arc, Mutex};
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyString, PyTuple};
 use shmetrics_core::{ErrorKind, Family, FamilyDesc, GaugeMode, Kind, NativeOpts, Series, Store};
 
 use crate::errors::{to_py, LabelError};
+use crate::provided::{
+    Provided, EXCEPTION_COUNTER, INPROGRESS_TRACKER, METRIC_REPR, NO_REGISTRY, REGISTRY,
+    REMOVE_BY_LABELS, SET_FUNCTION, TIMER,
+};
 use crate::store::{default_store, PyStore};
 
 /// prometheus_client's default histogram bounds (0.26), without `+Inf`:
@@ -30,15 +33,6 @@ pub(crate) fn default_buckets(py: Python<'_>) -> PyResult<Bound<'_, PyTuple>> {
     bounds.push(f64::INFINITY);
     PyTuple::new(py, bounds)
 }
-
-static TIMER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static EXCEPTION_COUNTER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static INPROGRESS_TRACKER: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static SET_FUNCTION: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static REMOVE_BY_LABELS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static METRIC_REPR: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static DEFAULT_REGISTRY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static NO_REGISTRY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// The constructors' `registry` argument: not given, or given (`None`
 /// too), which prometheus_client tells apart.
@@ -62,23 +56,19 @@ impl<'a, 'py> FromPyObject<'a, 'py> for RegistryArg {
 fn registry_or_default(py: Python<'_>, registry: RegistryArg) -> PyResult<Bound<'_, PyAny>> {
     match registry {
         RegistryArg::Given(r) if !r.is_none(py) => Ok(r.into_bound(py)),
-        RegistryArg::Given(_) => Ok(NO_REGISTRY
-            .import(py, "shmetrics.registry", "NO_REGISTRY")?
-            .clone()),
-        RegistryArg::NotGiven => Ok(DEFAULT_REGISTRY
-            .import(py, "shmetrics.registry", "REGISTRY")?
-            .clone()),
+        RegistryArg::Given(_) => Ok(NO_REGISTRY.get(py)?.clone()),
+        RegistryArg::NotGiven => Ok(REGISTRY.get(py)?.clone()),
     }
 }
 
-/// One of the helper classes of `shmetrics._metrics`, made with `args`.
+/// One of the helper classes or functions of `shmetrics._metrics` (which
+/// it provides: `provided.rs`), called with `args`.
 fn helper<'py>(
     py: Python<'py>,
-    cell: &PyOnceLock<Py<PyAny>>,
-    class: &str,
+    provided: &Provided,
     args: impl pyo3::call::PyCallArgs<'py>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    cell.import(py, "shmetrics._metrics", class)?.call1(args)
+    provided.get(py)?.call1(args)
 }
 
 /// What the parent and all children of one metric share.
@@ -802,7 +792,7 @@ macro_rules! metric_class {
             /// Deletes every child whose labels include these (a dict of
             /// label names to values), in every process.
             fn remove_by_labels(slf: &Bound<'_, Self>, labels: &Bound<'_, PyAny>) -> PyResult<()> {
-                helper(slf.py(), &REMOVE_BY_LABELS, "remove_by_labels", (slf, labels))?;
+                helper(slf.py(), &REMOVE_BY_LABELS, (slf, labels))?;
                 Ok(())
             }
 
@@ -834,7 +824,7 @@ macro_rules! metric_class {
             /// imported from, the class and the name
             /// (`shmetrics.metrics.Counter(c)`).
             fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-                helper(slf.py(), &METRIC_REPR, "metric_repr", (slf,))?.extract()
+                helper(slf.py(), &METRIC_REPR, (slf,))?.extract()
             }
 
             /// As prometheus_client writes it: `counter:c`.
@@ -890,7 +880,7 @@ metric_class! {
                 Some(e) => e.clone(),
                 None => py.get_type::<pyo3::exceptions::PyException>().into_any(),
             };
-            helper(py, &EXCEPTION_COUNTER, "ExceptionCounter", (slf, exception))
+            helper(py, &EXCEPTION_COUNTER, (slf, exception))
         }
     }
 }
@@ -953,20 +943,20 @@ metric_class! {
         /// (`shmetrics.publish`), which sets it into the store.
         fn set_function<'py>(slf: &Bound<'py, Self>, f: &Bound<'py, PyAny>) -> PyResult<()> {
             slf.get().m.series()?;
-            helper(slf.py(), &SET_FUNCTION, "set_function", (slf, f))?;
+            helper(slf.py(), &SET_FUNCTION, (slf, f))?;
             Ok(())
         }
 
         /// Adds one while a `with` block or a decorated function runs.
         fn track_inprogress<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
             slf.get().m.series()?;
-            helper(slf.py(), &INPROGRESS_TRACKER, "InprogressTracker", (slf,))
+            helper(slf.py(), &INPROGRESS_TRACKER, (slf,))
         }
 
         /// Sets the gauge to the seconds a `with` block or a decorated
         /// function took.
         fn time<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-            helper(slf.py(), &TIMER, "Timer", (slf, "set"))
+            helper(slf.py(), &TIMER, (slf, "set"))
         }
     }
 }
@@ -1051,7 +1041,7 @@ metric_class! {
         /// Observes the seconds a `with` block or a decorated function
         /// took.
         fn time<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-            helper(slf.py(), &TIMER, "Timer", (slf, "observe"))
+            helper(slf.py(), &TIMER, (slf, "observe"))
         }
     }
 }
@@ -1102,7 +1092,7 @@ metric_class! {
         /// Observes the seconds a `with` block or a decorated function
         /// took.
         fn time<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-            helper(slf.py(), &TIMER, "Timer", (slf, "observe"))
+            helper(slf.py(), &TIMER, (slf, "observe"))
         }
     }
 }

@@ -4,7 +4,13 @@ and multiprocessing fork from processes that run threads (a publisher,
 a store check, an in-process /metrics page).
 
 Each child runs under a watchdog (SIGALRM): a child that hangs is killed
-by it, and the test fails."""
+by it, and the test fails.
+
+scripts/python-valgrind.sh runs these tests under valgrind's memcheck,
+children included, with its leak check: hence their small stores (a few
+writers, a few hundred MB of sparse file rather than the default's 18 GB,
+which the leak check, reading every mapped page of every process, could
+not get through in time)."""
 
 from __future__ import annotations
 
@@ -13,9 +19,26 @@ import signal
 import threading
 import time
 
+import pytest
+
 import shmetrics
+from shmetrics import _native
 
 WATCHDOG = 10
+
+# Capacities of the tests' stores: room for the 5,000 series of the first
+# test, in a file of some 680 MB (four writers' sketch regions).
+SMALL = dict(max_series=8192, max_families=64, label_bytes=1 << 20, max_writers=4)
+
+
+@pytest.fixture
+def store(tmp_path):
+    """conftest's ``store``, small: a new store of ``SMALL`` capacities,
+    made the default for the test."""
+    s = shmetrics.configure(tmp_path / "test.shm", **SMALL)
+    yield s
+    _native.set_default_store(None)
+    os.environ.pop("SHMETRICS_STORE", None)
 
 
 def run_child(f) -> int:
@@ -39,7 +62,7 @@ def run_child(f) -> int:
 
 def test_child_forked_while_a_thread_renders_checks_a_replaced_store(tmp_path):
     path = tmp_path / "fork.shm"
-    store = shmetrics.Store(str(path), max_series=50_000)
+    store = shmetrics.Store(str(path), **SMALL)
     c = shmetrics.Counter("fork_requests", "Requests.", ["route"], registry=store)
     for i in range(5_000):
         c.labels(f"/r{i}").inc()
@@ -55,7 +78,7 @@ def test_child_forked_while_a_thread_renders_checks_a_replaced_store(tmp_path):
     try:
         # The store file is replaced: each child's first check opens the new one.
         os.unlink(path)
-        shmetrics.Store(str(path))
+        shmetrics.Store(str(path), **SMALL)
 
         def child() -> None:
             assert store.check() is True

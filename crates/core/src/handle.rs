@@ -3,8 +3,7 @@
 //! the store, so that errors (which carry an overflow series) need no
 //! store.
 
-use crate::family::{GaugeMode, Kind};
-use crate::window::Window;
+use crate::model::{GaugeMode, Kind, Window};
 
 /// A registered family. Cheap to copy; valid for the [`Store`] that made it
 /// until the store is wiped.

@@ -40,6 +40,7 @@ mod family;
 mod handle;
 mod health;
 mod marks;
+mod model;
 mod names;
 mod native;
 mod proc;
@@ -54,11 +55,12 @@ mod window;
 pub use error::{Error, ErrorKind, Result};
 pub use exemplar::MAX_EXEMPLAR_CHARS;
 pub use family::{
-    check_label_name, check_metric_name, Created, FamilyDesc, GaugeMode, Hints, Kind, NativeOpts,
-    OpenMetricsType, SummaryOpts, DEFAULT_BUCKETS, DEFAULT_NATIVE_ZERO_THRESHOLD, MAX_AGE_BUCKETS,
-    MAX_BUCKETS, MAX_LABELS, MAX_QUANTILES, MAX_TTL, MIN_TTL, OVERFLOW_LABEL, PID_LABEL,
+    check_label_name, check_metric_name, Created, FamilyDesc, Hints, NativeOpts, OpenMetricsType,
+    SummaryOpts, DEFAULT_BUCKETS, DEFAULT_NATIVE_ZERO_THRESHOLD, MAX_AGE_BUCKETS, MAX_BUCKETS,
+    MAX_LABELS, MAX_QUANTILES, MAX_TTL, MIN_TTL, OVERFLOW_LABEL, PID_LABEL,
 };
 pub use health::faults_absorbed;
+pub use model::{GaugeMode, Kind};
 pub use names::{
     escape_label_name, escape_metric_name, escape_name_into, is_legacy_label_name,
     is_legacy_metric_name, rewrite_name_into, Escaping, NameRules,

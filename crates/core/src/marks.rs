@@ -24,6 +24,7 @@
 use std::sync::atomic::{AtomicU64, Ordering::*};
 
 use crate::shm::layout::PAGE;
+use crate::shm::Mapping;
 
 /// Integer cells of a run's marks: low, high, reserved.
 pub(crate) const MARKS: usize = 3;
@@ -36,6 +37,14 @@ const PAGE_CELLS: usize = (PAGE / 8) as usize;
 pub(crate) trait Space {
     /// Reserves the pages under `cells`. Idempotent.
     fn reserve(&self, cells: &[AtomicU64]) -> std::io::Result<()>;
+}
+
+/// The store file's mapping: the sketch region's pages are reserved when
+/// first written, on the update path's cold branch.
+impl Space for Mapping {
+    fn reserve(&self, cells: &[AtomicU64]) -> std::io::Result<()> {
+        self.reserve_cells(cells)
+    }
 }
 
 /// Widens the marks of `cells` (the run) to cover position `p`, reserving

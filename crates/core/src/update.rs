@@ -11,7 +11,7 @@ use std::sync::atomic::{
 
 use crate::error::{expired, Error, ErrorKind, Result};
 use crate::exemplar;
-use crate::family::{GaugeMode, Kind};
+use crate::model::{GaugeMode, Kind};
 use crate::native;
 use crate::proc;
 use crate::shm;

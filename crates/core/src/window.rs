@@ -44,6 +44,7 @@
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 
 use crate::marks::{self, Space};
+use crate::model::Window;
 use crate::sketch::SketchMapping;
 
 /// Integer cells of a set's header: period, then its marks (low, high,
@@ -88,13 +89,6 @@ pub(crate) const CLEARING: u64 = u64::MAX;
 /// How long a thread waits for another thread of its process to finish
 /// clearing a set before it records the observation's count and sum only.
 const CLEAR_WAIT_SPINS: u32 = 1 << 14;
-
-/// A family's window: how many sets, and how long each period is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Window {
-    pub age_buckets: u32,
-    pub period_ms: u32,
-}
 
 impl Window {
     /// The period (plus one, so never 0) that `now_ms` falls in.

@@ -4,12 +4,12 @@
 use std::ffi::c_char;
 use std::ptr::null_mut;
 
-use crate::cache::shmetrics_op::*;
-use crate::cache::Cache;
+use crate::cached::Cache;
 use crate::error::last_error_string;
 use crate::error::shmetrics_result::*;
 use crate::tests::{default_opts, open_store, render, render_handle, s, zeroed_desc};
 use crate::types::shmetrics_kind::*;
+use crate::update::shmetrics_op::*;
 use crate::*;
 
 fn key(k: &str) -> (*const c_char, usize) {

@@ -50,16 +50,16 @@ mod render;
 // Reading the store as data: a snapshot to walk.
 mod snapshot;
 // Per-process caches of families and series, for runtimes that rebuild
-// their metric objects every request.
+// their metric objects every request: the functions, then the caches.
 mod cache;
+mod cached;
 
 /// All `unsafe` code of the crate (a test checks there is none elsewhere).
 mod ptr;
 mod types;
 
 pub use cache::{
-    shmetrics_family_cache, shmetrics_family_cached, shmetrics_op, shmetrics_update,
-    shmetrics_update_exemplar,
+    shmetrics_family_cache, shmetrics_family_cached, shmetrics_update, shmetrics_update_exemplar,
 };
 pub use error::{shmetrics_last_error, shmetrics_result, shmetrics_strerror};
 pub use family::{
@@ -90,6 +90,7 @@ pub use update::{
     shmetrics_counter_add, shmetrics_counter_add_exemplar, shmetrics_counter_inc,
     shmetrics_counter_inc_exemplar, shmetrics_gauge_add, shmetrics_gauge_set,
     shmetrics_gauge_set_to_current_time, shmetrics_observe, shmetrics_observe_exemplar,
+    shmetrics_op,
 };
 
 #[cfg(test)]

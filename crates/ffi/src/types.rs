@@ -31,7 +31,7 @@ pub struct shmetrics_store {
     /// of a process holds one). Changed under the persistent list's lock.
     pub(crate) refs: std::sync::atomic::AtomicUsize,
     /// The families and series the cached calls found (`cache.rs`).
-    pub(crate) cache: Mutex<crate::cache::Cache>,
+    pub(crate) cache: Mutex<crate::cached::Cache>,
 }
 
 /// A snapshot and an output buffer that `shmetrics_render` refreshes in

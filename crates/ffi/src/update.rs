@@ -2,16 +2,33 @@
 //! operations in this process's writer slot: no lock, no system call, and
 //! no allocation unless the call fails. The `_exemplar` variants also
 //! write an exemplar record, and allocate nothing either for up to 16
-//! exemplar labels.
+//! exemplar labels. The update ops (`shmetrics_op`) are here too: the
+//! cached calls (`cache.rs`) take them.
 
 use std::panic::catch_unwind;
 
 use shmetrics_core::{Series, Store};
 
-use crate::cache::shmetrics_op;
 use crate::error::{ffi_body, panicked, shmetrics_result, FfiError};
 use crate::ptr;
 use crate::types::{shmetrics_series, shmetrics_store, shmetrics_str};
+
+/// The update a cached call makes (`shmetrics_update`'s `op`).
+#[allow(non_camel_case_types)]
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum shmetrics_op {
+    /// `shmetrics_counter_add` of `v`.
+    SHMETRICS_OP_COUNTER_ADD = 1,
+    /// `shmetrics_gauge_set` to `v`.
+    SHMETRICS_OP_GAUGE_SET = 2,
+    /// `shmetrics_gauge_add` of `v`.
+    SHMETRICS_OP_GAUGE_ADD = 3,
+    /// `shmetrics_observe` of `v`.
+    SHMETRICS_OP_OBSERVE = 4,
+    /// `shmetrics_gauge_set_to_current_time`; `v` is ignored.
+    SHMETRICS_OP_GAUGE_SET_TO_CURRENT_TIME = 5,
+}
 
 /// One of the updates a series handle takes, with its value.
 #[derive(Clone, Copy, Debug)]
@@ -50,6 +67,16 @@ impl Op {
             Op::Observe(v) => st.observe(s, v),
         }
     }
+}
+
+/// Update `code` (a `shmetrics_op`) of `v`.
+pub(crate) fn op_of(code: u32, v: f64) -> Result<Op, FfiError> {
+    Op::new(code, v).ok_or_else(|| {
+        FfiError::Other(
+            shmetrics_result::SHMETRICS_INVALID_ARGUMENT,
+            format!("unknown update op {code}"),
+        )
+    })
 }
 
 /// Update `OP` (a `shmetrics_op` code) of `v` through a series handle.
@@ -127,7 +154,7 @@ fn full(
     crate::error::run(function, || {
         let store = ptr::object(store, "store")?;
         let s = ptr::read(series, "series")?.to_core()?;
-        crate::cache::op_of(op, v)?.apply(&store.store, s)?;
+        op_of(op, v)?.apply(&store.store, s)?;
         Ok(())
     })
 }

@@ -54,7 +54,7 @@ from ._exposition import (
 )
 
 from ._alias import install_as_prometheus_client
-from ._publish import Publisher, start_publisher
+from ._publisher import Publisher, start_publisher
 from ._check import (CheckStoreASGIMiddleware, CheckStoreMiddleware, StoreCheck, check_store,
                      start_store_check)
 from .process_collector import PROCESS_COLLECTOR, ProcessCollector

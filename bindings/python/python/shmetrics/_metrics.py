@@ -212,10 +212,24 @@ class _NotGiven:
 NOT_GIVEN: Any = _NotGiven()
 
 
+# ``REGISTRY``, handed down by ``shmetrics.registry`` once it made it
+# (``_provide_registry``): that module imports this one (for ``Info`` and
+# ``Enum``), so this one does not import it back.
+_REGISTRY: Any = None
+
+
+def _provide_registry(registry: Any) -> None:
+    """Takes ``REGISTRY`` from ``shmetrics.registry``."""
+    global _REGISTRY
+    _REGISTRY = registry
+
+
 def _default_registry() -> Any:
     """``REGISTRY``, the registry of a metric created without one."""
-    from .registry import REGISTRY
-    return REGISTRY
+    if _REGISTRY is None:
+        raise RuntimeError("shmetrics.registry.REGISTRY was not provided to shmetrics._metrics yet: "
+                           "import shmetrics first")
+    return _REGISTRY
 
 
 def _track(registry: Any, metric: Any) -> None:
@@ -425,6 +439,12 @@ class Enum:
         for s in self._states:
             self._gauge.labels(*self._labelvalues, s).set(1 if s == state else 0)
 
+
+# What the native metric classes hand out or call (src/provided.rs): the
+# native module is imported by this one, so it does not import this one
+# back.
+_native._provide(Timer=Timer, ExceptionCounter=ExceptionCounter, InprogressTracker=InprogressTracker,
+                 set_function=set_function, remove_by_labels=remove_by_labels, metric_repr=metric_repr)
 
 __all__ = [
     "Counter", "Gauge", "Histogram", "Summary", "Info", "Enum",

@@ -285,3 +285,6 @@ def float_text(v: float) -> str:
     """A number as prometheus_client writes values (``1.0``, ``1e+06``)."""
 def escape_name(name: str, escaping: str, metric: bool) -> str:
     """A metric (``metric``) or label name as ``escaping`` writes it."""
+def _provide(**objects: Any) -> None:
+    """Takes the objects of ``shmetrics.registry`` and ``shmetrics._metrics``
+    that the metric classes use, by name; for those modules only."""

@@ -5,8 +5,6 @@ import os
 
 from ._metrics import Counter, Enum, Gauge, Histogram, Info, Summary
 
-from .registry import disable_created_metrics, enable_created_metrics
-
 
 def _get_use_created() -> bool:
     """Whether ``_created`` samples are collected by default: unless
@@ -16,6 +14,20 @@ def _get_use_created() -> bool:
 
 
 _use_created = _get_use_created()
+
+
+def disable_created_metrics() -> None:
+    """Leaves the ``_created`` samples of counters, histograms and summaries
+    out of what registries collect (and so of the in-process pages)."""
+    global _use_created
+    _use_created = False
+
+
+def enable_created_metrics() -> None:
+    """Puts the ``_created`` samples back (the default, unless
+    ``PROMETHEUS_DISABLE_CREATED_SERIES`` is ``true``)."""
+    global _use_created
+    _use_created = True
 
 
 class MetricWrapperBase(abc.ABC):

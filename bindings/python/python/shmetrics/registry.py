@@ -14,7 +14,8 @@ import threading
 import weakref
 from typing import AbstractSet, Any, Callable, Dict, Iterable, Iterator, List, Optional, Protocol, Set, Tuple
 
-from . import _check, _native, _publish
+from . import _check, _metrics, _native, _publish, metrics
+from .metrics import disable_created_metrics, enable_created_metrics
 from .metrics_core import Metric
 
 _SUFFIXES = {
@@ -58,22 +59,7 @@ class DuplicateTimeseries(ValueError):
         super().__init__(f"Duplicated timeseries in CollectorRegistry: {duplicates}")
 
 
-def disable_created_metrics() -> None:
-    """Leaves the ``_created`` samples of counters, histograms and summaries
-    out of what registries collect (and so of the in-process pages)."""
-    from . import metrics
-    metrics._use_created = False
-
-
-def enable_created_metrics() -> None:
-    """Puts the ``_created`` samples back (the default, unless
-    ``PROMETHEUS_DISABLE_CREATED_SERIES`` is ``true``)."""
-    from . import metrics
-    metrics._use_created = True
-
-
 def _use_created() -> bool:
-    from . import metrics
     return metrics._use_created
 
 
@@ -617,29 +603,26 @@ class _PendingInfos:
 def _metric_store(obj: Any) -> Optional[_native.Store]:
     """The store a shmetrics metric is in (``None``: an ``Info`` not set
     yet, which is in none)."""
-    from ._metrics import Enum, Info
-    if isinstance(obj, Info):
+    if isinstance(obj, _metrics.Info):
         gauge = obj._shared.get("gauge")
         return None if gauge is None else gauge._store
-    if isinstance(obj, Enum):
+    if isinstance(obj, _metrics.Enum):
         return obj._gauge._store
     return obj._store
 
 
 def _store_name(obj: Any) -> str:
     """The store family name of a shmetrics metric."""
-    from ._metrics import Enum, Info
-    if isinstance(obj, Info):
+    if isinstance(obj, _metrics.Info):
         return obj._name + "_info"
-    if isinstance(obj, Enum):
+    if isinstance(obj, _metrics.Enum):
         return obj._gauge._name
     return obj._name
 
 
 def _is_store_metric(obj: Any) -> bool:
-    from ._metrics import Enum, Info
     return isinstance(obj, (_native.Counter, _native.Gauge, _native.Histogram,
-                            _native.Summary, Info, Enum))
+                            _native.Summary, _metrics.Info, _metrics.Enum))
 
 
 def _compat() -> bool:
@@ -701,6 +684,11 @@ REGISTRY = CollectorRegistry(auto_describe=True, _default=True)
 _RETYPE_DEFAULT = REGISTRY._retype
 """The default registry: the default store, and the collectors registered
 in this process."""
+
+# The modules below this one take the registry of a metric made without
+# one from here: handed down, since they do not import this module back.
+_native._provide(REGISTRY=REGISTRY, NO_REGISTRY=NO_REGISTRY)
+_metrics._provide_registry(REGISTRY)
 
 __all__ = ["Collector", "CollectorRegistry", "DuplicateTimeseries", "REGISTRY", "RestrictedRegistry",
            "StoreCollector", "disable_created_metrics", "enable_created_metrics"]

@@ -551,10 +551,13 @@ fn reserve(file: &File, off: u64, len: u64) -> std::io::Result<()> {
     }
 }
 
-/// The sketch region's pages are reserved when first written, on the
-/// update path's cold branch (see `marks.rs`).
-impl crate::marks::Space for Mapping {
-    fn reserve(&self, cells: &[AtomicU64]) -> std::io::Result<()> {
+impl Mapping {
+    /// Makes the file system grant the pages under `cells`, cells of this
+    /// mapping. The sketch region's pages are reserved when first
+    /// written, on the update path's cold branch: `marks.rs` makes the
+    /// mapping its `Space` with this (there, so that this module, which
+    /// marks.rs reads the page size from, does not name it back).
+    pub fn reserve_cells(&self, cells: &[AtomicU64]) -> std::io::Result<()> {
         let off = self.offset_of(cells).ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "cells outside the store")
         })?;

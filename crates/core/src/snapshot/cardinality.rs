@@ -6,7 +6,7 @@ use std::cmp::Reverse;
 use std::collections::HashSet;
 
 use super::{FamilyView, Snapshot};
-use crate::family::Kind;
+use crate::model::Kind;
 
 /// One family's share of the store.
 #[derive(Clone, Debug, PartialEq, Eq)]

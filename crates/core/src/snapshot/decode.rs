@@ -10,7 +10,7 @@ use std::sync::atomic::{
 
 use super::{push_str, Cache, CachedSeries, FamilyEntry, Snapshot};
 use crate::exemplar;
-use crate::family::Kind;
+use crate::model::Kind;
 use crate::shm::layout::{state, ArenaRef, FamilyRec, SeriesRec};
 use crate::store::{decode_strs, FamilyType, Shape, Store};
 use crate::window;

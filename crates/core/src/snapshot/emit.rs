@@ -9,11 +9,11 @@ use super::{
     SlotLife, Snapshot, Span, Sums,
 };
 use crate::exemplar;
-use crate::family::{GaugeMode, Kind};
+use crate::model::{GaugeMode, Kind, Window};
 use crate::shm;
 use crate::shm::layout::{SeriesRec, SlotRec};
 use crate::store::{classic_cells, Store};
-use crate::window::{self, Window};
+use crate::window;
 
 /// What every series' emission reads besides the snapshot.
 struct Merged<'a> {

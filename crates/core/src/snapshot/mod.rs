@@ -24,10 +24,9 @@ use std::ops::Range;
 use std::sync::atomic::Ordering::Acquire;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::family::{GaugeMode, Kind};
+use crate::model::{GaugeMode, Kind, Window};
 use crate::native::Native;
 use crate::store::{Shape, Store};
-use crate::window::Window;
 pub use cardinality::{FamilyCardinality, LabelCardinality};
 use merge::Sums;
 use slots::SlotLife;

@@ -3,7 +3,8 @@
 use std::ops::Range;
 
 use super::{ExemplarEntry, Extra, FamilyEntry, SeriesEntry, Snapshot, Span, StoreStats};
-use crate::family::{GaugeMode, Kind, OVERFLOW_LABEL, PID_LABEL};
+use crate::family::{OVERFLOW_LABEL, PID_LABEL};
+use crate::model::{GaugeMode, Kind};
 
 /// A family in a [`Snapshot`].
 #[derive(Clone, Copy, Debug)]

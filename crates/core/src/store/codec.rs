@@ -2,11 +2,10 @@
 
 use super::shape::cells_for;
 use super::{Family, Series, Shape};
-use crate::family::{GaugeMode, Kind};
 use crate::handle::exemplar_places;
+use crate::model::{GaugeMode, Kind, Window};
 use crate::native;
 use crate::shm::layout::state;
-use crate::window::Window;
 
 // ===== Raw handle conversion: a stopgap for the C ABI (crates/ffi) =========
 //

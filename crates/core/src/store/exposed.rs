@@ -12,7 +12,8 @@ use std::sync::TryLockError;
 use super::register::FamilyIndex;
 use super::Store;
 use crate::error::{Error, ErrorKind, Result};
-use crate::family::{FamilyDesc, Kind, EXPOSED_SUFFIXES};
+use crate::family::FamilyDesc;
+use crate::model::{Kind, EXPOSED_SUFFIXES};
 use crate::names::{is_legacy_metric_name, underscored};
 
 impl Store {

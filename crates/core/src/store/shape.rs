@@ -6,11 +6,11 @@ use std::sync::atomic::{AtomicU64, Ordering::*};
 
 use super::Store;
 use crate::exemplar;
-use crate::family::{GaugeMode, Kind};
 use crate::handle::{classic_cells, exemplar_places, Shape};
+use crate::model::{GaugeMode, Kind, Window};
 use crate::native::{self, Native};
 use crate::shm::layout::{FamilyRec, SeriesRec};
-use crate::window::{self, Window, SET_HEADER};
+use crate::window::{self, SET_HEADER};
 
 /// What a family record says of its type: see [`Store::family_type`].
 pub(crate) struct FamilyType {

@@ -7,7 +7,7 @@ use super::shape::SketchKind;
 use super::{Store, NO_SLOT};
 use crate::error::Result;
 use crate::exemplar;
-use crate::family::{GaugeMode, Kind};
+use crate::model::{GaugeMode, Kind};
 use crate::proc;
 use crate::shm::{layout::slot_state, FORK_GENERATION};
 use crate::window;
