@@ -12,7 +12,18 @@ PHP_ARG_ENABLE([shmetrics],
 if test "$PHP_SHMETRICS" != "no"; then
   PHP_ADD_LIBRARY(dl, 1, SHMETRICS_SHARED_LIBADD)
   PHP_SUBST(SHMETRICS_SHARED_LIBADD)
-  PHP_NEW_EXTENSION(shmetrics, shmetrics.c, $ext_shared,, -Wall -Wextra -Wno-unused-parameter)
+  dnl The sources, by concern (php_shmetrics.h lists what each owns).
+  PHP_NEW_EXTENSION(shmetrics, m4_normalize([
+      shmetrics_ext.c
+      shmetrics_lib.c
+      shmetrics_calls.c
+      shmetrics_store.c
+      shmetrics_storage.c
+      shmetrics_metric.c
+      shmetrics_defs.c
+      shmetrics_collector.c
+      shmetrics_registry.c
+    ]), $ext_shared,, [-Wall -Wextra -Wno-unused-parameter])
   dnl The C ABI's declarations: bindings/php/include in the repository;
   dnl the PECL package (scripts/build-pecl.sh) has them beside the source.
   PHP_ADD_INCLUDE([$ext_srcdir/../include])
