@@ -196,12 +196,16 @@ static inline shm_metric *metric_of(zend_object *o)
 #define THIS_METRIC() metric_of(Z_OBJ_P(ZEND_THIS))
 
 /* The kinds' names, by SHMETRICS_KIND_* (0: "unknown"). */
-extern const char *const SHM_KIND_NAMES[5];
+static const char *const SHM_KIND_NAMES[] = {"unknown", "counter", "gauge", "histogram", "summary"};
+
 /* The gauge modes' names, by SHMETRICS_GAUGE_* (from 1). */
-#define SHM_GAUGE_MODE_COUNT 13
-extern const char *const SHM_GAUGE_MODES[SHM_GAUGE_MODE_COUNT];
-extern const double SHM_DEFAULT_BUCKETS[14];
-extern const double SHM_DEFAULT_QUANTILES[5];
+static const char *const SHM_GAUGE_MODES[] = {NULL, "all", "liveall", "sum", "livesum", "max", "livemax", "min",
+    "livemin", "mostrecent", "livemostrecent", "shared", "liveaverage"};
+#define SHM_GAUGE_MODE_COUNT (sizeof SHM_GAUGE_MODES / sizeof SHM_GAUGE_MODES[0])
+
+static const double SHM_DEFAULT_BUCKETS[] = {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0,
+    7.5, 10.0};
+static const double SHM_DEFAULT_QUANTILES[] = {0.01, 0.05, 0.5, 0.95, 0.99};
 
 /* m's full name: namespace_name (made from its definition's when needed). */
 zend_string *shm_metric_name(shm_metric *m);

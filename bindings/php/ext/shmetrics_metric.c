@@ -10,14 +10,6 @@
 
 #include "php_shmetrics.h"
 
-const char *const SHM_KIND_NAMES[5] = {"unknown", "counter", "gauge", "histogram", "summary"};
-
-const char *const SHM_GAUGE_MODES[SHM_GAUGE_MODE_COUNT] = {NULL, "all", "liveall", "sum", "livesum", "max",
-    "livemax", "min", "livemin", "mostrecent", "livemostrecent", "shared", "liveaverage"};
-
-const double SHM_DEFAULT_BUCKETS[14] = {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0};
-const double SHM_DEFAULT_QUANTILES[5] = {0.01, 0.05, 0.5, 0.95, 0.99};
-
 static zend_object_handlers metric_handlers;
 
 static zend_object *metric_create(zend_class_entry *ce)
