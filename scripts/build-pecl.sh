@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the PHP extension's PECL package, shmetrics-<version>.tgz, from
-# this checkout: the extension's source (bindings/php/ext), the C ABI's
+# this checkout: the extension's sources (bindings/php/ext), the C ABI's
 # declarations beside it, and a package.xml that `pecl package` checks.
 # `pecl install shmetrics-<version>.tgz` then builds and installs it as
 # every PECL extension (phpize, configure, make, make install: Debian's
@@ -17,12 +17,15 @@ version=${pkgid##*[#@]}
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
-cp bindings/php/ext/config.m4 bindings/php/ext/shmetrics.c bindings/php/include/shmetrics.cdef.h \
-  LICENSE "$stage/"
+# The extension's sources (config.m4, *.c, *.h, the arginfo's stub), as
+# build.sh builds them.
+sources=$(cd bindings/php/ext && echo config.m4 *.c *.h *.stub.php)
+(cd bindings/php/ext && cp $sources "$stage/")
+cp bindings/php/include/shmetrics.cdef.h LICENSE "$stage/"
 
 # One <file> per file, with its md5sum as PEAR records it.
 files=""
-for f in config.m4 shmetrics.c shmetrics.cdef.h LICENSE; do
+for f in $sources shmetrics.cdef.h LICENSE; do
   role=src
   [ "$f" = LICENSE ] && role=doc
   files+="      <file name=\"$f\" role=\"$role\" md5sum=\"$(md5sum "$stage/$f" | cut -d' ' -f1)\"/>"$'\n'

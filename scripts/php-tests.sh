@@ -4,7 +4,9 @@
 # libapache2-mod-php8.2, promtool, and
 # python3's prometheus_client, whose OpenMetrics parser reads exemplars
 # back), builds libshmetrics and the shmetrics command, lints every PHP
-# file with `php -l`, builds the binding's extension (bindings/php/ext,
+# file with `php -l`, checks that the extension's committed arginfo is what
+# its stub makes (bindings/php/ext/gen-arginfo.sh --check, with PHP's
+# gen_stub.php), builds the binding's extension (bindings/php/ext,
 # phpize), then runs PHPUnit, which starts its own php-fpm, nginx, Apache
 # (mod_php, prefork) and exporter. Then PromPHP's own adapter-generic tests run on
 # Shmetrics\PromPHP\ShmetricsAdapter, from a copy of PromPHP with its tests
@@ -42,6 +44,9 @@ say "php binding: php -l"
 while IFS= read -r -d '' f; do
   out=$(php -l "$f" 2>&1) || { printf '%s\n' "$out" >&2; exit 1; }
 done < <(find bindings/php benches/php -name '*.php' -print0; printf '%s\0' bindings/php/bin/shmetrics-ffi-header)
+
+say "php binding: the extension's arginfo is what its stub makes (bindings/php/ext/gen-arginfo.sh --check)"
+bindings/php/ext/gen-arginfo.sh --check
 
 promphp_dir() {
   local d

@@ -126,6 +126,13 @@ ensure_php() {
   ensure_apt php-cli php-fpm phpunit php-apcu nginx php-dev make apache2 libapache2-mod-php8.2
 }
 
+# ensure_gen_stub: what bindings/php/ext/gen-arginfo.sh needs to make the
+# extension's arginfo from its stub: PHP's build/gen_stub.php (php-dev) and
+# the nikic/php-parser it runs on (Debian's php-parser), with php-cli.
+ensure_gen_stub() {
+  ensure_apt php-cli php-dev php-parser
+}
+
 # ensure_lua: what the Lua binding's tests and benchmark need: OpenResty's
 # LuaJIT (luajit2, the one Debian's nginx lua module links; it replaces the
 # `luajit` package), nginx with the lua module, wrk, and lua-cjson to read

@@ -11,7 +11,7 @@ build=${1:-$(mktemp -d /tmp/shmetrics-php-ext.XXXXXX)}
 mkdir -p "$build/ext" "$build/include"
 # -p keeps the sources' times, so that a second build in BUILD_DIR
 # configures and compiles again only what changed.
-cp -p "$src/ext/config.m4" "$src/ext/shmetrics.c" "$build/ext/"
+cp -p "$src/ext/config.m4" "$src/ext/"*.c "$src/ext/"*.h "$build/ext/"
 cp -p "$src/include/shmetrics.cdef.h" "$build/include/"
 cd "$build/ext"
 if [ ! -f Makefile ] || [ config.m4 -nt Makefile ]; then
@@ -19,9 +19,14 @@ if [ ! -f Makefile ] || [ config.m4 -nt Makefile ]; then
   phpize >phpize.log 2>&1 || { cat phpize.log >&2; exit 1; }
   ./configure --quiet >/dev/null
 fi
-# PHP's Makefile does not track the header: a newer one rebuilds the source.
-if [ -f modules/shmetrics.so ] && [ ../include/shmetrics.cdef.h -nt modules/shmetrics.so ]; then
-  touch shmetrics.c
+# PHP's Makefile does not track the headers: a newer one rebuilds every source.
+if [ -f modules/shmetrics.so ]; then
+  for h in $(cd "$src/ext" && echo *.h) ../include/shmetrics.cdef.h; do
+    if [ "$h" -nt modules/shmetrics.so ]; then
+      touch ./*.c
+      break
+    fi
+  done
 fi
 make --quiet >/dev/null
 echo "$build/ext/modules/shmetrics.so"

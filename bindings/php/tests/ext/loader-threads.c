@@ -1,5 +1,5 @@
 /*
- * The extension's library loading (shm_lib_load in ext/shmetrics.c) from
+ * The extension's library loading (shm_lib_load in ext/shmetrics_lib.c) from
  * many threads at once, as a ZTS PHP (FrankenPHP, Apache's worker MPM)
  * calls it: Debian's PHP is NTS, so this runs the loader alone, built with
  * ThreadSanitizer (scripts/php-sanitizers.sh), which fails on any data
@@ -10,8 +10,7 @@
  *      process).
  *   loader-threads LIBRARY
  */
-#define SHMETRICS_LOADER_TEST
-#include "../../ext/shmetrics.c"
+#include "../../ext/shmetrics_lib.c"
 
 #include <stdlib.h>
 
