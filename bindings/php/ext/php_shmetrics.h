@@ -127,10 +127,12 @@ static inline void shm_ptr_pefree(zval *v)
     pefree(Z_PTR_P(v), 1);
 }
 
-/* An exposition format as the C ABI's u32 (Checks::format()): UINT32_MAX, no format, when out of its range. */
+/* An exposition format as the C ABI's u32 (Checks::format()): UINT32_MAX, no format, unless a PHP one. */
 static inline uint32_t format_of(zend_long format)
 {
-    return format >= 0 && format < (zend_long)UINT32_MAX ? (uint32_t)format : UINT32_MAX;
+    /* PHP's formats, text and OpenMetrics (as Checks::format): the library's
+     * others are other bindings' page shapes. */
+    return format == 0 || format == 1 ? (uint32_t)format : UINT32_MAX;
 }
 
 /* ---- shmetrics_store.c: the process's store handles ------------------------------------------------ */

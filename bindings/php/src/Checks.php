@@ -246,10 +246,14 @@ final class Checks
     /** No exposition format: what an int out of a u32's range is given as, for the library to refuse. */
     public const NO_FORMAT = 0xFFFFFFFF;
 
-    /** $format as the C ABI's u32 takes it: NO_FORMAT when out of its range, never its low bits. */
+    /**
+     * $format as the C ABI's u32 takes it: itself for PHP's formats (text and
+     * OpenMetrics), else NO_FORMAT, never its low bits. The library's other
+     * formats are other bindings' page shapes (client_ruby's text).
+     */
     public static function format(int $format): int
     {
-        return $format >= 0 && $format < self::NO_FORMAT ? $format : self::NO_FORMAT;
+        return $format === 0 || $format === 1 ? $format : self::NO_FORMAT;
     }
 
     /**

@@ -99,7 +99,8 @@ final class BoundsTest extends TestCase
         yield '-1' => [-1];
         yield 'PHP_INT_MIN' => [PHP_INT_MIN];
         yield 'PHP_INT_MAX' => [PHP_INT_MAX];
-        yield '2 (no such format)' => [2];
+        yield "2 (client_ruby's text, not a PHP format)" => [2];
+        yield '3 (no such format)' => [3];
     }
 
     /** @dataProvider formats */
