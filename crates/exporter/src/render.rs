@@ -327,7 +327,7 @@ impl Renderer {
         }
         // Only scrapes that arrived before a render started can share it,
         // and they wait for it: a render older than this one's start is
-        // of no more use. Dropping them keeps one page per form in memory.
+        // of no more use. Dropping it keeps at most one page in memory.
         st.cache.clear();
         let r = self.render(&mut st, format, escaping, gzip)?;
         st.cache.insert(key, r.clone());
