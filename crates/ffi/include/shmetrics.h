@@ -360,6 +360,19 @@ enum shmetrics_format
    * format's.
    */
   SHMETRICS_FORMAT_CLIENT_RUBY_TEXT = 2,
+  /**
+   * Not an exposition: PromPHP's sample arrays (what each
+   * `Prometheus\MetricFamilySamples` takes) in PHP's `serialize()`
+   * format, series in creation order: the PHP binding's
+   * `ShmetricsAdapter::collect()` in one call and one `unserialize()`.
+   * Its `Content-Type` is `application/vnd.php.serialized`.
+   */
+  SHMETRICS_FORMAT_PROMPHP_SAMPLES = 3,
+  /**
+   * As `SHMETRICS_FORMAT_PROMPHP_SAMPLES`, each family's series sorted
+   * by their label values as PromPHP's adapters sort them.
+   */
+  SHMETRICS_FORMAT_PROMPHP_SAMPLES_SORTED = 4,
 };
 #ifndef __cplusplus
 typedef uint32_t shmetrics_format;

@@ -171,6 +171,15 @@ pub enum shmetrics_format {
     /// Ruby binding's in-app page. Its `Content-Type` is the text
     /// format's.
     SHMETRICS_FORMAT_CLIENT_RUBY_TEXT = 2,
+    /// Not an exposition: PromPHP's sample arrays (what each
+    /// `Prometheus\MetricFamilySamples` takes) in PHP's `serialize()`
+    /// format, series in creation order: the PHP binding's
+    /// `ShmetricsAdapter::collect()` in one call and one `unserialize()`.
+    /// Its `Content-Type` is `application/vnd.php.serialized`.
+    SHMETRICS_FORMAT_PROMPHP_SAMPLES = 3,
+    /// As `SHMETRICS_FORMAT_PROMPHP_SAMPLES`, each family's series sorted
+    /// by their label values as PromPHP's adapters sort them.
+    SHMETRICS_FORMAT_PROMPHP_SAMPLES_SORTED = 4,
 }
 
 /// What a store's path names now (`shmetrics_store_path_now`).
