@@ -361,18 +361,19 @@ enum shmetrics_format
    */
   SHMETRICS_FORMAT_CLIENT_RUBY_TEXT = 2,
   /**
-   * Not an exposition: PromPHP's sample arrays (what each
-   * `Prometheus\MetricFamilySamples` takes) in PHP's `serialize()`
-   * format, series in creation order: the PHP binding's
-   * `ShmetricsAdapter::collect()` in one call and one `unserialize()`.
-   * Its `Content-Type` is `application/vnd.php.serialized`.
+   * Not an exposition: the store's families with their series in
+   * columns, in PHP's `serialize()` format, series in creation order,
+   * for the PHP binding's `ShmetricsAdapter::collect()` to build
+   * PromPHP's `MetricFamilySamples` from one call and one
+   * `unserialize()` (see `shmetrics_expo::promphp`). Its
+   * `Content-Type` is `application/vnd.php.serialized`.
    */
-  SHMETRICS_FORMAT_PROMPHP_SAMPLES = 3,
+  SHMETRICS_FORMAT_PROMPHP_SERIES = 3,
   /**
-   * As `SHMETRICS_FORMAT_PROMPHP_SAMPLES`, each family's series sorted
+   * As `SHMETRICS_FORMAT_PROMPHP_SERIES`, each family's series sorted
    * by their label values as PromPHP's adapters sort them.
    */
-  SHMETRICS_FORMAT_PROMPHP_SAMPLES_SORTED = 4,
+  SHMETRICS_FORMAT_PROMPHP_SERIES_SORTED = 4,
 };
 #ifndef __cplusplus
 typedef uint32_t shmetrics_format;

@@ -16,7 +16,7 @@ use crate::types::{shmetrics_buf, shmetrics_format, shmetrics_store, shmetrics_s
 enum Page {
     Expo(Format),
     ClientRuby,
-    /// PromPHP's sample arrays, serialized for PHP; sorted or not.
+    /// A store's series for PromPHP, serialized for PHP; sorted or not.
     PromPhp(bool),
 }
 
@@ -55,10 +55,10 @@ fn page_from_u32(v: u32) -> Result<Page, FfiError> {
         x if x == shmetrics_format::SHMETRICS_FORMAT_CLIENT_RUBY_TEXT as u32 => {
             Ok(Page::ClientRuby)
         }
-        x if x == shmetrics_format::SHMETRICS_FORMAT_PROMPHP_SAMPLES as u32 => {
+        x if x == shmetrics_format::SHMETRICS_FORMAT_PROMPHP_SERIES as u32 => {
             Ok(Page::PromPhp(false))
         }
-        x if x == shmetrics_format::SHMETRICS_FORMAT_PROMPHP_SAMPLES_SORTED as u32 => {
+        x if x == shmetrics_format::SHMETRICS_FORMAT_PROMPHP_SERIES_SORTED as u32 => {
             Ok(Page::PromPhp(true))
         }
         _ => Err(FfiError::Other(
@@ -66,7 +66,7 @@ fn page_from_u32(v: u32) -> Result<Page, FfiError> {
             format!(
                 "format {v} is not an exposition format; use SHMETRICS_FORMAT_PROMETHEUS_TEXT (0), \
                  SHMETRICS_FORMAT_OPENMETRICS (1), SHMETRICS_FORMAT_CLIENT_RUBY_TEXT (2), \
-                 SHMETRICS_FORMAT_PROMPHP_SAMPLES (3) or SHMETRICS_FORMAT_PROMPHP_SAMPLES_SORTED (4)"
+                 SHMETRICS_FORMAT_PROMPHP_SERIES (3) or SHMETRICS_FORMAT_PROMPHP_SERIES_SORTED (4)"
             ),
         )),
     }
