@@ -120,35 +120,36 @@ final class Samples
                 $les[] = (string) $bound;
             }
             $les[] = '+Inf';
-            $bucket = $name . '_bucket';
+            [$bucket, $count, $sum] = [$name . '_bucket', $name . '_count', $name . '_sum'];
             $counts = $family['counts'];
             $cumulative = $family['cumulative'];
             foreach ($family['values'] as $i => $values) {
                 $names = $extra[$i] ?? [];
-                $le = [...$names, 'le'];
+                $le = $names === [] ? ['le'] : [...$names, 'le'];
                 foreach ($cumulative[$i] as $k => $n) {
                     $samples[] = ['name' => $bucket, 'labelNames' => $le, 'labelValues' => [...$values, $les[$k]],
                         'value' => $n];
                 }
-                $samples[] = ['name' => $name . '_count', 'labelNames' => $names, 'labelValues' => $values,
+                $samples[] = ['name' => $count, 'labelNames' => $names, 'labelValues' => $values,
                     'value' => $counts[$i]];
-                $samples[] = ['name' => $name . '_sum', 'labelNames' => $names, 'labelValues' => $values,
+                $samples[] = ['name' => $sum, 'labelNames' => $names, 'labelValues' => $values,
                     'value' => $numbers[$i]];
             }
         } elseif ($family['type'] === 'summary') {
             $quantiles = $family['quantiles'];
+            [$count, $sum] = [$name . '_count', $name . '_sum'];
             $counts = $family['counts'];
             $estimates = $family['estimates'];
             foreach ($family['values'] as $i => $values) {
                 $names = $extra[$i] ?? [];
-                $quantile = [...$names, 'quantile'];
+                $quantile = $names === [] ? ['quantile'] : [...$names, 'quantile'];
                 foreach ($estimates[$i] as $k => $estimate) {
                     $samples[] = ['name' => $name, 'labelNames' => $quantile,
                         'labelValues' => [...$values, $quantiles[$k]], 'value' => $estimate];
                 }
-                $samples[] = ['name' => $name . '_count', 'labelNames' => $names, 'labelValues' => $values,
+                $samples[] = ['name' => $count, 'labelNames' => $names, 'labelValues' => $values,
                     'value' => $counts[$i]];
-                $samples[] = ['name' => $name . '_sum', 'labelNames' => $names, 'labelValues' => $values,
+                $samples[] = ['name' => $sum, 'labelNames' => $names, 'labelValues' => $values,
                     'value' => $numbers[$i]];
             }
         } else {
