@@ -102,9 +102,23 @@ fn family(f: &FamilyView<'_>, series: &[SeriesView<'_>], out: &mut Vec<u8>) {
     string(out, &[kind.as_str().as_bytes()]);
     key(out, "labelNames");
     list(out, f.label_names(), |out, n| string(out, &[n.as_bytes()]));
+    labels(f.label_names().len(), series, out);
+    numbers(kind, series, out);
+    key(out, "buckets");
+    list(out, f.buckets().iter(), |out, &b| float(out, b));
+    key(out, "quantiles");
+    let quantiles: Vec<f64> = match series.first().map(SeriesView::value) {
+        Some(Value::Summary { quantiles, .. }) => quantiles.iter().map(|q| q.quantile).collect(),
+        _ => Vec::new(),
+    };
+    list(out, quantiles.iter(), |out, &q| float(out, q));
+    out.push(b'}');
+}
 
+/// The columns `values` and `extra` of `series`, whose family has `own`
+/// label names.
+fn labels(own: usize, series: &[SeriesView<'_>], out: &mut Vec<u8>) {
     key(out, "values");
-    let own = f.label_names().len();
     list(out, series.iter(), |out, s| {
         let n = own + usize::from(s.labels().nth(own).is_some());
         array_start(out, n);
@@ -129,6 +143,11 @@ fn family(f: &FamilyView<'_>, series: &[SeriesView<'_>], out: &mut Vec<u8>) {
         out.push(b'}');
     }
     out.push(b'}');
+}
+
+/// The columns `numbers`, `counts`, `cumulative` and `estimates` of
+/// `series`, whose family is of type `kind`.
+fn numbers(kind: Kind, series: &[SeriesView<'_>], out: &mut Vec<u8>) {
     key(out, "numbers");
     list(out, series.iter(), |out, s| match s.value() {
         Value::Counter(v) | Value::Gauge(v) => float(out, v),
@@ -163,15 +182,6 @@ fn family(f: &FamilyView<'_>, series: &[SeriesView<'_>], out: &mut Vec<u8>) {
             out.push(b'}');
         }
     });
-    key(out, "buckets");
-    list(out, f.buckets().iter(), |out, &b| float(out, b));
-    key(out, "quantiles");
-    let quantiles: Vec<f64> = match series.first().map(SeriesView::value) {
-        Some(Value::Summary { quantiles, .. }) => quantiles.iter().map(|q| q.quantile).collect(),
-        _ => Vec::new(),
-    };
-    list(out, quantiles.iter(), |out, &q| float(out, q));
-    out.push(b'}');
 }
 
 /// `a:n:{`: an array of `n` elements follows, then `}`.
