@@ -30,8 +30,11 @@ final class Samples
     private const FORMAT = 3;
     private const FORMAT_SORTED = 4;
 
-    /** Whether the loaded extension renders FORMAT (false: it predates it). */
-    private static ?bool $extensionRenders = null;
+    /**
+     * Whether the library (through FFI or the extension) renders FORMAT:
+     * null until the first collect(), false when it predates it.
+     */
+    private static ?bool $rendered = null;
 
     private function __construct()
     {
@@ -62,36 +65,38 @@ final class Samples
      */
     private static function families(Shmetrics $storage, bool $sorted): array
     {
+        if (self::$rendered === false) {
+            return self::walk($storage, $sorted);
+        }
         $format = $sorted ? self::FORMAT_SORTED : self::FORMAT;
         $ffi = $storage->ffi;
+        $data = null;
         if ($ffi !== null) {
             $buf = $ffi->new('shmetrics_buf *');
             $rc = $ffi->shmetrics_render_alloc($storage->store, $format, FFI::addr($buf));
-            if ($rc !== Native::OK) {
-                throw Native::exception($rc, 'cannot read the store ' . $storage->path());
+            if ($rc === Native::OK) {
+                try {
+                    $data = FFI::string($ffi->shmetrics_buf_data($buf), $ffi->shmetrics_buf_len($buf));
+                } finally {
+                    $ffi->shmetrics_buf_free($buf);
+                }
             }
-            try {
-                $data = FFI::string($ffi->shmetrics_buf_data($buf), $ffi->shmetrics_buf_len($buf));
-            } finally {
-                $ffi->shmetrics_buf_free($buf);
-            }
-        } elseif (!Native::extension()) {
-            throw new \Error(Shmetrics::class . ' was not constructed');
-        } elseif (self::$extensionRenders === false) {
-            return self::walk($storage, $sorted);
-        } else {
+        } elseif (Native::extension()) {
             $rc = \Shmetrics\Ext\render($storage->store, $format, $data);
-            if ($rc === Native::INVALID_ARGUMENT && self::$extensionRenders === null) {
-                // An extension whose render() lets PHP's exposition formats
-                // through only: the snapshot walk.
-                self::$extensionRenders = false;
-                return self::walk($storage, $sorted);
-            }
-            if ($rc !== Native::OK) {
-                throw Native::exception($rc, 'cannot read the store ' . $storage->path());
-            }
-            self::$extensionRenders = true;
+        } else {
+            throw new \Error(Shmetrics::class . ' was not constructed');
         }
+        if ($rc === Native::INVALID_ARGUMENT && self::$rendered === null) {
+            // A library that predates the format, or an
+            // extension whose render() lets PHP's exposition formats
+            // through only: the snapshot walk, from now on.
+            self::$rendered = false;
+            return self::walk($storage, $sorted);
+        }
+        if ($rc !== Native::OK || !is_string($data)) {
+            throw Native::exception($rc, 'cannot read the store ' . $storage->path());
+        }
+        self::$rendered = true;
         $families = unserialize($data, ['allowed_classes' => false]);
         if (!is_array($families)) {
             throw new \Error('PHP cannot read the series the library wrote for PromPHP');
@@ -162,9 +167,10 @@ final class Samples
     }
 
     /**
-     * families() by a walk of the store's snapshot in PHP, for an
-     * extension whose `Shmetrics\Ext\render()` lets PHP's exposition
-     * formats through only (see docs/php.md): the same columns.
+     * families() by a walk of the store's snapshot in PHP, for a library
+     * that predates the format, or an extension whose
+     * `Shmetrics\Ext\render()` lets PHP's exposition formats through only
+     * (see docs/php.md): the same columns.
      *
      * @return list<array<string, mixed>>
      */
