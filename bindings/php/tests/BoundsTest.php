@@ -100,7 +100,7 @@ final class BoundsTest extends TestCase
         yield 'PHP_INT_MIN' => [PHP_INT_MIN];
         yield 'PHP_INT_MAX' => [PHP_INT_MAX];
         yield "2 (client_ruby's text, not a PHP format)" => [2];
-        yield '3 (no such format)' => [3];
+        yield '5 (no such format)' => [5];
     }
 
     /** @dataProvider formats */

@@ -63,13 +63,16 @@
 //! The protobuf format's choices are listed in [`protobuf`]. Pages
 //! written byte for byte as prometheus_client writes them (for the Python
 //! binding's in-process exposition) are in [`client_python`], and as
-//! prometheus-client (Ruby) writes them in [`client_ruby`]. [`select`]
+//! prometheus-client (Ruby) writes them in [`client_ruby`]; a store's
+//! series for PromPHP, serialized for PHP's `unserialize()` (the PHP
+//! binding's adapter), in [`promphp`]. [`select`]
 //! and [`encode_families`] write some families of a store only.
 
 pub mod client_python;
 pub mod client_ruby;
 mod families;
 mod num;
+pub mod promphp;
 pub mod protobuf;
 
 pub use shmetrics_core::{escape_label_name, escape_metric_name, Escaping};

@@ -360,6 +360,20 @@ enum shmetrics_format
    * format's.
    */
   SHMETRICS_FORMAT_CLIENT_RUBY_TEXT = 2,
+  /**
+   * Not an exposition: the store's families with their series in
+   * columns, in PHP's `serialize()` format, series in creation order,
+   * for the PHP binding's `ShmetricsAdapter::collect()` to build
+   * PromPHP's `MetricFamilySamples` from one call and one
+   * `unserialize()` (see `shmetrics_expo::promphp`). Its
+   * `Content-Type` is `application/vnd.php.serialized`.
+   */
+  SHMETRICS_FORMAT_PROMPHP_SERIES = 3,
+  /**
+   * As `SHMETRICS_FORMAT_PROMPHP_SERIES`, each family's series sorted
+   * by their label values as PromPHP's adapters sort them.
+   */
+  SHMETRICS_FORMAT_PROMPHP_SERIES_SORTED = 4,
 };
 #ifndef __cplusplus
 typedef uint32_t shmetrics_format;

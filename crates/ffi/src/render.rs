@@ -16,6 +16,8 @@ use crate::types::{shmetrics_buf, shmetrics_format, shmetrics_store, shmetrics_s
 enum Page {
     Expo(Format),
     ClientRuby,
+    /// A store's series for PromPHP, serialized for PHP; sorted or not.
+    PromPhp(bool),
 }
 
 impl Page {
@@ -26,6 +28,10 @@ impl Page {
                 let all: Vec<FamilyView<'_>> = snap.families().collect();
                 shmetrics_expo::client_ruby::encode(&all, out);
             }
+            Page::PromPhp(sorted) => {
+                let all: Vec<FamilyView<'_>> = snap.families().collect();
+                shmetrics_expo::promphp::encode(&all, sorted, out);
+            }
         }
     }
 
@@ -33,6 +39,7 @@ impl Page {
         match self {
             Page::Expo(f) => shmetrics_expo::encode_families(families, f, out),
             Page::ClientRuby => shmetrics_expo::client_ruby::encode(families, out),
+            Page::PromPhp(sorted) => shmetrics_expo::promphp::encode(families, sorted, out),
         }
     }
 }
@@ -48,11 +55,18 @@ fn page_from_u32(v: u32) -> Result<Page, FfiError> {
         x if x == shmetrics_format::SHMETRICS_FORMAT_CLIENT_RUBY_TEXT as u32 => {
             Ok(Page::ClientRuby)
         }
+        x if x == shmetrics_format::SHMETRICS_FORMAT_PROMPHP_SERIES as u32 => {
+            Ok(Page::PromPhp(false))
+        }
+        x if x == shmetrics_format::SHMETRICS_FORMAT_PROMPHP_SERIES_SORTED as u32 => {
+            Ok(Page::PromPhp(true))
+        }
         _ => Err(FfiError::Other(
             shmetrics_result::SHMETRICS_INVALID_ARGUMENT,
             format!(
                 "format {v} is not an exposition format; use SHMETRICS_FORMAT_PROMETHEUS_TEXT (0), \
-                 SHMETRICS_FORMAT_OPENMETRICS (1) or SHMETRICS_FORMAT_CLIENT_RUBY_TEXT (2)"
+                 SHMETRICS_FORMAT_OPENMETRICS (1), SHMETRICS_FORMAT_CLIENT_RUBY_TEXT (2), \
+                 SHMETRICS_FORMAT_PROMPHP_SERIES (3) or SHMETRICS_FORMAT_PROMPHP_SERIES_SORTED (4)"
             ),
         )),
     }
@@ -220,6 +234,7 @@ pub extern "C" fn shmetrics_format_content_type(format: u32) -> *const c_char {
         Ok(Page::Expo(Format::OpenMetrics)) => {
             c"application/openmetrics-text; version=1.0.0; charset=utf-8".as_ptr()
         }
+        Ok(Page::PromPhp(_)) => c"application/vnd.php.serialized".as_ptr(),
         // `page_from_u32` never gives the protobuf format: the C ABI
         // renders text only.
         Ok(Page::Expo(Format::Protobuf)) | Err(_) => std::ptr::null(),

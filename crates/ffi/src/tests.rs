@@ -1463,7 +1463,32 @@ fn render_families_picks_and_orders() {
     );
     assert!(b.is_null());
     assert_eq!(
-        shmetrics_render_families_alloc(st.ptr, 3, null(), 0, &mut b),
+        shmetrics_render_families_alloc(st.ptr, 5, null(), 0, &mut b),
         SHMETRICS_INVALID_ARGUMENT
     );
+
+    // The series for PromPHP, for PHP's unserialize(): the whole store, or
+    // some families, as shmetrics_expo::promphp writes them.
+    let snap = crate::ptr::object(st.ptr, "store")
+        .unwrap()
+        .store
+        .snapshot()
+        .unwrap();
+    for (format, sorted) in [(3, false), (4, true)] {
+        let all: Vec<_> = snap.families().collect();
+        let mut want = Vec::new();
+        shmetrics_expo::promphp::encode(&all, sorted, &mut want);
+        assert_eq!(render(&st, format).as_bytes(), want);
+        let mut want = Vec::new();
+        shmetrics_expo::promphp::encode(&shmetrics_expo::select(&snap, &["b"]), sorted, &mut want);
+        assert_eq!(families(format, &["b"]).as_bytes(), want);
+        assert!(
+            families(format, &["b"]).starts_with("a:1:{i:0;a:12:{s:4:\"name\";s:7:\"b_total\";")
+        );
+        assert_eq!(
+            crate::ptr::c_str(shmetrics_format_content_type(format)),
+            "application/vnd.php.serialized"
+        );
+    }
+    assert_eq!(families(3, &[]), "a:0:{}");
 }

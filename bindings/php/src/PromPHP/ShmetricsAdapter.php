@@ -15,7 +15,6 @@ use Shmetrics\Exception\ShmetricsException;
 use Shmetrics\Exception\StorageException;
 use Shmetrics\Gauge;
 use Shmetrics\Histogram;
-use Shmetrics\Snapshot;
 use Shmetrics\Storage\Shmetrics;
 use Shmetrics\Summary;
 
@@ -29,10 +28,10 @@ use Shmetrics\Summary;
  * Updates go through this package's own metric classes (one per metric
  * name, kept for the adapter's life), so they cost what the native API
  * costs after PromPHP's own checks, and share its per-process store
- * handle. collect() builds PromPHP's sample objects from a snapshot of
- * the store (`Shmetrics\Snapshot`), not from an exposition text: it
- * covers every metric in the store, registered by any process or by the
- * native API. docs/php.md lists what differs from APCng.
+ * handle. collect() builds PromPHP's sample objects from the series
+ * the library writes for the whole store in one call (Samples), not from
+ * an exposition text: it covers every metric in the store,
+ * registered by any process or by the native API. docs/php.md lists what differs from APCng.
  */
 final class ShmetricsAdapter implements Adapter
 {
@@ -125,34 +124,11 @@ final class ShmetricsAdapter implements Adapter
      */
     public function collect(bool $sortMetrics = true): array
     {
-        $out = [];
         try {
-            $families = Snapshot::take($this->storage);
+            return Samples::collect($this->storage, $sortMetrics);
         } catch (ShmetricsException $e) {
             throw self::translate($e);
         }
-        foreach ($families as $family) {
-            if ($family['series'] === []) {
-                continue;
-            }
-            $series = $family['series'];
-            if ($sortMetrics) {
-                usort($series, static fn (array $a, array $b): int
-                    => strcmp(implode('', $a['labelValues']), implode('', $b['labelValues'])));
-            }
-            $samples = [];
-            foreach ($series as $s) {
-                array_push($samples, ...Samples::of($family, $s));
-            }
-            $out[] = new MetricFamilySamples([
-                'name' => Samples::name($family),
-                'help' => $family['help'],
-                'type' => $family['type'],
-                'labelNames' => $family['labelNames'],
-                'samples' => $samples,
-            ]);
-        }
-        return $out;
     }
 
     /** Removes every metric from the store, in every process. */

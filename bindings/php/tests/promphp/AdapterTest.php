@@ -156,6 +156,46 @@ final class AdapterTest extends TestCase
         self::assertSame(['b', 'a'], $values(false));
     }
 
+    /**
+     * The library's series in columns (SHMETRICS_FORMAT_PROMPHP_SERIES)
+     * and the snapshot walk the adapter falls back to (for a library or an
+     * extension that predates the format) are the same, every type, an
+     * added label (`pid`) and odd values included, sorted or not.
+     */
+    public function testTheLibrarysSeriesAreThoseOfTheSnapshotWalk(): void
+    {
+        $adapter = $this->adapter();
+        $r = new PromRegistry($adapter, false);
+        $c = $r->getOrRegisterCounter('app', 'jobs_total', "J \"q\"\n", ['a', 'b']);
+        foreach ([['z', ''], ['', 'z'], ["q\"\n\\", 'é'], ['b', 'a'], ['ba', '']] as $i => $l) {
+            $c->incBy($i + 0.5, $l);
+        }
+        $g = $r->getOrRegisterGauge('app', 'temp', 'T.', ['x']);
+        foreach ([1e20, -0.0, INF, 1 / 3] as $i => $v) {
+            $g->set($v, ["v$i"]);
+        }
+        $h = $r->getOrRegisterHistogram('app', 'seconds', 'S.', ['r'], [0.00001, 0.1, 1, 123456789012345.0, 1e15]);
+        foreach ([0.05, 3, 1e16, 0.1] as $v) {
+            $h->observe($v, ['/x']);
+        }
+        $r->getOrRegisterSummary('app', 'size', 'Z.', ['k'], 60, [0.5, 0.99])->observe(3, ['a']);
+        $r->getOrRegisterGauge('app', 'unused', 'U.');
+        $storage = $adapter->getStorage();
+        (new \Shmetrics\Gauge($storage, '', 'workers', 'W.', ['pool'], 'all'))->set(3, ['p1']);
+        $call = static fn (string $method, bool $sorted) => (\Closure::bind(
+            static fn () => self::$method($storage, $sorted),
+            null,
+            \Shmetrics\PromPHP\Samples::class
+        ))();
+        foreach ([true, false] as $sorted) {
+            $lib = $call('families', $sorted);
+            // NAN !== NAN (an empty summary window): as serialize() writes them.
+            self::assertSame(serialize($call('walk', $sorted)), serialize($lib));
+            self::assertSame(['app_jobs_total', 'app_temp', 'app_seconds', 'app_size', 'workers'], array_column($lib, 'name'));
+        }
+        self::assertPromtoolAccepts((new PromRender())->render($adapter->collect()));
+    }
+
     public function testTheDocsSnippetRunsAsWritten(): void
     {
         $doc = (string) file_get_contents(dirname(__DIR__, 4) . '/docs/php.md');
