@@ -135,6 +135,14 @@ static inline uint32_t format_of(zend_long format)
     return format == 0 || format == 1 ? (uint32_t)format : UINT32_MAX;
 }
 
+/* A format for Shmetrics\Ext\render(), the adapter's call: PHP's pages, and
+ * PromPHP's series in columns (SHMETRICS_FORMAT_PROMPHP_SERIES, _SORTED);
+ * UINT32_MAX for any other. */
+static inline uint32_t ext_format_of(zend_long format)
+{
+    return format == 3 || format == 4 ? (uint32_t)format : format_of(format);
+}
+
 /* ---- shmetrics_store.c: the process's store handles ------------------------------------------------ */
 
 /* The process's handle of the store at path, opened if needed; NULL when it threw. */

@@ -215,7 +215,7 @@ ZEND_FUNCTION(Shmetrics_Ext_render)
         Z_PARAM_ZVAL(out)
     ZEND_PARSE_PARAMETERS_END();
     shmetrics_buf *buf = NULL;
-    uint32_t rc = lib.shmetrics_render_alloc(STORE_PTR(s), format_of(format), &buf);
+    uint32_t rc = lib.shmetrics_render_alloc(STORE_PTR(s), ext_format_of(format), &buf);
     if (rc == 0) {
         ZEND_TRY_ASSIGN_REF_STRINGL(out, (const char *)lib.shmetrics_buf_data(buf), lib.shmetrics_buf_len(buf));
         lib.shmetrics_buf_free(buf);

@@ -168,9 +168,9 @@ final class Samples
 
     /**
      * families() by a walk of the store's snapshot in PHP, for a library
-     * that predates the format, or an extension whose
-     * `Shmetrics\Ext\render()` lets PHP's exposition formats through only
-     * (see docs/php.md): the same columns.
+     * that predates the format, or an extension built before its
+     * `Shmetrics\Ext\render()` let it through (see docs/php.md): the same
+     * columns.
      *
      * @return list<array<string, mixed>>
      */
