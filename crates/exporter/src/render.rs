@@ -1,7 +1,6 @@
 //! Rendering scrapes: one render shared by concurrent scrapes, and the
 //! exporter's own metrics.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -87,8 +86,9 @@ struct State {
     /// When the store was last read, and the read's error if it failed:
     /// what `/healthz` reports (see [`Renderer::check_read`]).
     last_read: Option<(Instant, Option<String>)>,
-    /// By format, escaping scheme and gzip.
-    cache: HashMap<(Format, Escaping, bool), Rendered>,
+    /// The last render, with its format, escaping scheme and gzip: only
+    /// scrapes already waiting when it started can share it.
+    last: Option<((Format, Escaping, bool), Rendered)>,
     /// The status page of the read made at that instant (its families'
     /// cardinality costs a pass over their series).
     status: Option<(Instant, Status)>,
@@ -162,7 +162,7 @@ impl Renderer {
                 snapped: None,
                 fresh_for_render: false,
                 last_read: None,
-                cache: HashMap::new(),
+                last: None,
                 status: None,
             }),
             stats: SelfStats::default(),
@@ -321,16 +321,20 @@ impl Renderer {
         // still consistent (it is rebuilt on every render), so carry on.
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let key = (format, escaping, gzip);
-        if let Some(r) = st.cache.get(&key).filter(|r| r.started >= arrived) {
+        if let Some((_, r)) = st
+            .last
+            .as_ref()
+            .filter(|(k, r)| *k == key && r.started >= arrived)
+        {
             self.stats.shared_renders.fetch_add(1, Relaxed);
             return Ok(r.clone());
         }
         // Only scrapes that arrived before a render started can share it,
         // and they wait for it: a render older than this one's start is
         // of no more use. Dropping it keeps at most one page in memory.
-        st.cache.clear();
+        st.last = None;
         let r = self.render(&mut st, format, escaping, gzip)?;
-        st.cache.insert(key, r.clone());
+        st.last = Some((key, r.clone()));
         Ok(r)
     }
 
@@ -392,10 +396,14 @@ impl Renderer {
     /// snapshot stays, for the next scrape to refresh.
     pub fn release_idle(&self, idle: Duration) -> bool {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if st.cache.is_empty() || st.cache.values().any(|r| r.started.elapsed() < idle) {
+        if st
+            .last
+            .as_ref()
+            .is_none_or(|(_, r)| r.started.elapsed() < idle)
+        {
             return false;
         }
-        st.cache = HashMap::new();
+        st.last = None;
         drop(st);
         shmetrics_core::trim_heap();
         true
