@@ -67,7 +67,7 @@ pub use names::{
 };
 pub use shm::sched::{cpu_share, share_cpu};
 pub use shm::trust::{group_id, user_id};
-pub use shm::{trim_heap, LockState};
+pub use shm::{trim_heap, unmap_large_frees, LockState};
 pub use snapshot::{
     BucketRun, Exemplar, FamilyCardinality, FamilyView, LabelCardinality, NativeBuckets, Quantile,
     SeriesView, Snapshot, StoreStats, Value, WriterInfo,

@@ -179,7 +179,7 @@ impl GaugeMode {
 
 /// A family's window: how many sets, and how long each period is. Its
 /// update and read code is in `window.rs`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Window {
     pub age_buckets: u32,
     pub period_ms: u32,

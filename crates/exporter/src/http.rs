@@ -599,6 +599,9 @@ pub fn serve(config: Config) -> Result<(), Error> {
     if let Err(e) = crate::conns::raise_open_files_limit() {
         tracing::warn!("cannot raise the limit on open files: {e}");
     }
+    // A read's merged cells and a render's pieces are given back to the
+    // system when freed, not kept in the heap between scrapes.
+    shmetrics_core::unmap_large_frees(1 << 20);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

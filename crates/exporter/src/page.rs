@@ -5,7 +5,7 @@
 use std::convert::Infallible;
 use std::io::Write;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
@@ -37,6 +37,35 @@ impl Page {
     /// The page's bytes in one buffer (a copy; for tests and small pages).
     pub fn to_vec(&self) -> Vec<u8> {
         self.pieces.iter().flat_map(|p| p.iter().copied()).collect()
+    }
+}
+
+/// A page held only while a response is sending it (see
+/// [`Page::downgrade`]).
+#[derive(Clone, Debug)]
+pub(crate) struct WeakPage {
+    pieces: Weak<[Bytes]>,
+    len: usize,
+}
+
+impl Page {
+    /// A reference to the page that does not keep it: the page is freed
+    /// once the responses that send it are done.
+    pub(crate) fn downgrade(&self) -> WeakPage {
+        WeakPage {
+            pieces: Arc::downgrade(&self.pieces),
+            len: self.len,
+        }
+    }
+}
+
+impl WeakPage {
+    /// The page, if a response still holds it.
+    pub(crate) fn upgrade(&self) -> Option<Page> {
+        Some(Page {
+            pieces: self.pieces.upgrade()?,
+            len: self.len,
+        })
     }
 }
 

@@ -11,7 +11,7 @@ use shmetrics_expo::{Escaping, ExtraFamily, Families, Format, Negotiated};
 
 use crate::attach::{Attached, Slot};
 use crate::conns::Conns;
-use crate::page::{Page, PageWriter, PIECE};
+use crate::page::{Page, PageWriter, WeakPage, PIECE};
 use crate::status::{RecentScrapes, Status};
 
 /// A rendered exposition, shared by the scrapes that asked for it.
@@ -24,6 +24,33 @@ pub struct Rendered {
     pub started: Instant,
     /// How long it took.
     pub took: Duration,
+}
+
+/// A render that the scrapes which waited for it can share, as long as a
+/// response still holds its page.
+#[derive(Clone, Debug)]
+struct Shared {
+    body: WeakPage,
+    started: Instant,
+    took: Duration,
+}
+
+impl Shared {
+    fn of(r: &Rendered) -> Shared {
+        Shared {
+            body: r.body.downgrade(),
+            started: r.started,
+            took: r.took,
+        }
+    }
+
+    fn upgrade(&self) -> Option<Rendered> {
+        Some(Rendered {
+            body: self.body.upgrade()?,
+            started: self.started,
+            took: self.took,
+        })
+    }
 }
 
 /// The exporter's own counters.
@@ -87,8 +114,10 @@ struct State {
     /// what `/healthz` reports (see [`Renderer::check_read`]).
     last_read: Option<(Instant, Option<String>)>,
     /// The last render, with its format, escaping scheme and gzip: only
-    /// scrapes already waiting when it started can share it.
-    last: Option<((Format, Escaping, bool), Rendered)>,
+    /// scrapes already waiting when it started can share it. Its page is
+    /// held by the responses sending it, not here: a million series' page
+    /// is tens of megabytes that no later scrape would use.
+    last: Option<((Format, Escaping, bool), Shared)>,
     /// The status page of the read made at that instant (its families'
     /// cardinality costs a pass over their series).
     status: Option<(Instant, Status)>,
@@ -321,20 +350,19 @@ impl Renderer {
         // still consistent (it is rebuilt on every render), so carry on.
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let key = (format, escaping, gzip);
-        if let Some((_, r)) = st
-            .last
-            .as_ref()
+        let shared = (st.last.as_ref())
             .filter(|(k, r)| *k == key && r.started >= arrived)
-        {
+            .and_then(|(_, r)| r.upgrade());
+        if let Some(r) = shared {
             self.stats.shared_renders.fetch_add(1, Relaxed);
-            return Ok(r.clone());
+            return Ok(r);
         }
         // Only scrapes that arrived before a render started can share it,
         // and they wait for it: a render older than this one's start is
         // of no more use. Dropping it keeps at most one page in memory.
         st.last = None;
         let r = self.render(&mut st, format, escaping, gzip)?;
-        st.last = Some((key, r.clone()));
+        st.last = Some((key, Shared::of(&r)));
         Ok(r)
     }
 
@@ -390,10 +418,11 @@ impl Renderer {
         })
     }
 
-    /// Gives back the memory of the pages rendered, once none was asked
-    /// for in `idle`: the pages, then the allocator's free memory (see
-    /// [`shmetrics_core::trim_heap`]). Returns whether it did. The
-    /// snapshot stays, for the next scrape to refresh.
+    /// Gives back the allocator's free memory (see
+    /// [`shmetrics_core::trim_heap`]) once no page was asked for in
+    /// `idle` (the pages themselves went with their responses). Returns
+    /// whether it did. The snapshot stays, for the next scrape to
+    /// refresh.
     pub fn release_idle(&self, idle: Duration) -> bool {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if st

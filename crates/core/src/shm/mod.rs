@@ -33,7 +33,8 @@ use std::sync::Once;
 use memmap2::{MmapOptions, MmapRaw};
 
 use crate::error::{Error, ErrorKind, Result};
-pub use heap::trim_heap;
+pub(crate) use heap::advise_huge_pages;
+pub use heap::{trim_heap, unmap_large_frees};
 use layout::{FamilyRec, Fixed, Header, SeriesRec, SlotRec, LAYOUT_VERSION, MAGIC};
 pub(crate) use lock::LockGuard;
 pub use lock::LockState;

@@ -8,9 +8,9 @@ use std::sync::atomic::{
     Ordering::{Acquire, Relaxed},
 };
 
-use super::{push_str, Cache, CachedSeries, FamilyEntry, Snapshot};
+use super::{push_str, Bases, Cache, CachedSeries, FamilyEntry, Rare, Snapshot};
 use crate::exemplar;
-use crate::model::Kind;
+use crate::model::{Kind, Window};
 use crate::shm::layout::{state, ArenaRef, FamilyRec, SeriesRec};
 use crate::store::{decode_strs, FamilyType, Shape, Store};
 use crate::window;
@@ -84,6 +84,20 @@ impl Store {
                         .arena_f64s(f.quantiles.off.load(Relaxed), f.quantiles.len.load(Relaxed))?,
                 );
             }
+            let rare = Rare {
+                quantiles: q0..c.quantiles.len() as u32,
+                window,
+                native,
+                exemplars: exemplars as u32,
+                ttl_ms,
+                ttl_cell,
+                bases: Bases::default(),
+            };
+            let plain = rare.quantiles.is_empty()
+                && rare.window == Window::default()
+                && rare.native.is_none()
+                && rare.exemplars == 0
+                && rare.ttl_ms == 0;
             Some(FamilyEntry {
                 raw,
                 name,
@@ -95,15 +109,11 @@ impl Store {
                 overflow_series: f.overflow_series.load(Relaxed).wrapping_sub(1),
                 label_names,
                 bounds: b0..c.bounds.len() as u32,
-                quantiles: q0..c.quantiles.len() as u32,
-                window,
-                native,
-                exemplars: exemplars as u32,
-                ttl_ms,
-                ttl_cell,
                 hints: f.hints.load(Relaxed),
                 series: 0..0,
+                counts_base: 0,
                 overflows: 0,
+                rare: (!plain).then(|| Box::new(rare)),
             })
         })();
         if entry.is_none() {
@@ -123,7 +133,47 @@ impl Store {
     /// Decodes series records added since the last refresh, appending each
     /// live one to its family's member list. Stops at a record still being
     /// written (or whose family is), to come back to it next time.
+    ///
+    /// A list that grew gives back what it has to spare: most families
+    /// hold a few series (and their overflow series), and a list that
+    /// doubled to 16 for 9 members would cost an exporter of a million
+    /// series some 25 bytes per series for nothing.
     pub(super) fn decode_new_series(&self, snap: &mut Snapshot, series_used: u32) {
+        let before = snap.cache.series_done;
+        self.reserve_members(snap, series_used);
+        self.decode_series_records(snap, series_used);
+        if snap.cache.series_done != before {
+            for list in &mut snap.cache.members {
+                if list.capacity() > list.len() + list.len() / 8 + 1 {
+                    list.shrink_to_fit();
+                }
+            }
+        }
+    }
+
+    /// Reserves room in each family's member list for the records to
+    /// decode, exactly: a list grown by doubling leaves its old buffers
+    /// behind as holes in the heap, which a reader of a million series
+    /// would keep for good.
+    fn reserve_members(&self, snap: &mut Snapshot, series_used: u32) {
+        let c = &mut snap.cache;
+        let new = c.series_done as usize..series_used as usize;
+        if new.len() < 64 {
+            return; // not worth a pass
+        }
+        let mut counts = vec![0u32; c.members.len()];
+        for rec in &self.map.series()[new] {
+            let fam = rec.family.load(Relaxed);
+            if let Some(Some(out)) = c.family_out.get(fam as usize) {
+                counts[*out as usize] += 1;
+            }
+        }
+        for (list, n) in c.members.iter_mut().zip(counts) {
+            list.reserve_exact(n as usize);
+        }
+    }
+
+    fn decode_series_records(&self, snap: &mut Snapshot, series_used: u32) {
         let recs = self.map.series();
         let cap = self.map.fixed().cells_per_slot;
         // The cell counts, read once and again only when a series does
@@ -176,18 +226,26 @@ impl Store {
                             // with a TTL), or one that changed or is
                             // corrupt, is kept undecoded (word 0 matches no
                             // state): a new series may take it later.
+                            let n = fam.n_labels();
                             let values = if st == state::LIVE {
-                                self.decode_values(&mut snap.cache, rec, word)
+                                self.decode_values(&mut snap.cache, rec, word, n)
                             } else {
                                 None
                             };
-                            snap.cache.members[out as usize].push(CachedSeries {
+                            let c = &mut snap.cache;
+                            let sketch = if sketch > 0 {
+                                c.sketch_offs.push(so);
+                                c.sketch_offs.len() as u32 - 1
+                            } else {
+                                u32::MAX
+                            };
+                            c.members[out as usize].push(CachedSeries {
                                 id,
                                 word: if values.is_some() { word } else { 0 },
-                                values: values.unwrap_or(0..0),
+                                values: values.map_or(0, |v| v.start),
                                 int_off: io as u32,
                                 float_off: fo as u32,
-                                sketch_off: so,
+                                sketch,
                                 created_unix_ns: rec.created_unix_ns.load(Relaxed),
                             });
                         }
@@ -211,16 +269,21 @@ impl Store {
         for (fam, list) in snap.families.iter().zip(members.iter_mut()) {
             // An overflow series gets its sketch cells when first used
             // (its first member, allocated with the family).
-            if let Some(m) = list.first_mut().filter(|m| m.sketch_off == no_sketch) {
-                let off = recs[m.id as usize].sketch_off.load(Acquire);
-                let used = self.map.header().alloc.sketch_cells_used.load(Acquire);
-                if m.id == fam.overflow_series
-                    && off.saturating_add(self.sketch_cells_per_series(fam)) <= used
-                {
-                    m.sketch_off = off;
+            let cells = self.sketch_cells_per_series(fam);
+            if let Some(m) = list
+                .first()
+                .filter(|m| cells > 0 && m.id == fam.overflow_series)
+            {
+                let known = snap.cache.sketch_offs.get_mut(m.sketch as usize);
+                if let Some(known) = known.filter(|k| **k == no_sketch) {
+                    let off = recs[m.id as usize].sketch_off.load(Acquire);
+                    let used = self.map.header().alloc.sketch_cells_used.load(Acquire);
+                    if off.saturating_add(cells) <= used {
+                        *known = off;
+                    }
                 }
             }
-            if fam.ttl_ms == 0 {
+            if fam.ttl_ms() == 0 {
                 continue;
             }
             for m in list.iter_mut() {
@@ -229,51 +292,58 @@ impl Store {
                     continue;
                 }
                 if let Some(values) =
-                    self.decode_values(&mut snap.cache, &recs[m.id as usize], word)
+                    self.decode_values(&mut snap.cache, &recs[m.id as usize], word, fam.n_labels())
                 {
-                    snap.cache.stale_spans += m.values.len();
-                    m.values = values;
+                    snap.cache.stale_spans += values.len();
+                    m.values = values.start;
                     m.word = word;
                     m.created_unix_ns = recs[m.id as usize].created_unix_ns.load(Relaxed);
                 }
             }
         }
         snap.cache.members = members;
-        if snap.cache.stale_spans > snap.cache.spans.len() / 2 + 4096 {
+        if snap.cache.stale_spans > snap.cache.ends.len() / 2 + 4096 {
             snap.cache.owner = None; // start over next time
         }
     }
 
     /// The sketch cells each series of `fam` takes.
     fn sketch_cells_per_series(&self, fam: &FamilyEntry) -> u64 {
-        (match fam.native {
+        (match fam.native() {
             Some(n) => n.cells() as u64,
             None => {
-                window::sketch_cells(fam.window.age_buckets as usize, self.sketch.cells()) as u64
+                window::sketch_cells(fam.window().age_buckets as usize, self.sketch.cells()) as u64
             }
-        }) + u64::from(fam.exemplars) * exemplar::RECORD as u64
+        }) + u64::from(fam.exemplars()) * exemplar::RECORD as u64
     }
 
-    /// Decodes a record's label values, which it had when its state word
-    /// was `word` (read with Acquire before): `None` if they are corrupt,
-    /// or if the record changed meanwhile (a record of a family with a TTL
-    /// may be reused).
-    fn decode_values(&self, c: &mut Cache, rec: &SeriesRec, word: u32) -> Option<Range<u32>> {
-        let mark = (c.strings.len(), c.spans.len());
-        let first = c.spans.len() as u32;
+    /// Decodes a record's `n` label values, which it had when its state
+    /// word was `word` (read with Acquire before): `None` if they are
+    /// corrupt (or not `n`), or if the record changed meanwhile (a record
+    /// of a family with a TTL may be reused).
+    fn decode_values(
+        &self,
+        c: &mut Cache,
+        rec: &SeriesRec,
+        word: u32,
+        n: u32,
+    ) -> Option<Range<u32>> {
+        let mark = (c.values.len(), c.ends.len());
+        let first = c.ends.len() as u32;
         let ok = (|| {
             for s in decode_strs(self.arena_str(&rec.labels)?) {
-                let span = push_str(&mut c.strings, std::str::from_utf8(s?).ok()?);
-                c.spans.push(span);
+                c.values.push_str(std::str::from_utf8(s?).ok()?);
+                c.ends.push(u32::try_from(c.values.len()).ok()?);
             }
             fence(Acquire);
-            (rec.state.load(Relaxed) == word).then_some(())
+            let whole = c.ends.len() - mark.1 == n as usize;
+            (whole && rec.state.load(Relaxed) == word).then_some(())
         })();
         if ok.is_none() {
-            c.strings.truncate(mark.0);
-            c.spans.truncate(mark.1);
+            c.values.truncate(mark.0);
+            c.ends.truncate(mark.1);
             return None;
         }
-        Some(first..c.spans.len() as u32)
+        Some(first..c.ends.len() as u32)
     }
 }

@@ -5,8 +5,8 @@
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
 use super::{
-    push_str, slots, CachedSeries, ExemplarEntry, Extra, FamilyEntry, Quantile, SeriesEntry,
-    SlotLife, Snapshot, Span, Sums,
+    push_str, slots, Bases, CachedSeries, ExemplarEntry, FamilyEntry, Quantile, SeriesEntry,
+    SlotLife, Snapshot, Span, Sums, EXTRA_NONE, EXTRA_OVERFLOW, EXTRA_PID,
 };
 use crate::exemplar;
 use crate::model::{GaugeMode, Kind, Window};
@@ -49,6 +49,7 @@ impl Store {
         snap.counts.clear();
         snap.quantiles.clear();
         snap.pids.clear();
+        snap.pid_spans.clear();
         snap.exemplars.clear();
         snap.exemplar_labels.clear();
         snap.exemplar_strings.clear();
@@ -80,26 +81,26 @@ impl Store {
         snap.series.reserve(series);
         snap.numbers.reserve(series);
         snap.counts.reserve(counts);
-        // Kept for the next refresh to rewrite, unless this one is the
-        // first since a reset (every fresh snapshot's, which would pay for
-        // memory it never uses; a kept snapshot's next refresh keeps them).
+        // The next refresh may rewrite these values in place, unless
+        // this one is the first since a removal.
         snap.cache.replayable = !recheck && families.iter().all(replayable);
-        snap.cache.cells_of.clear();
-        if snap.cache.replayable {
-            snap.cache.cells_of.reserve(series);
-        }
         let fam_recs = self.map.families();
-        let mut native_next = 0u32;
+        let mut natives = 0u32;
         for (fam, list) in families.iter_mut().zip(&mut members) {
             fam.overflows = fam_recs[fam.raw as usize].overflows.load(Relaxed);
-            let first = snap.series.len() as u32;
-            for m in list.iter_mut() {
+            fam.set_bases(Bases {
+                counts: snap.counts.len() as u32,
+                quantiles: snap.quantiles.len() as u32,
+                exemplars: snap.exemplars.len() as u32,
                 // Every member of a native family has an entry, in order.
-                let native_k = native_next;
-                if fam.native.is_some() {
-                    native_next += 1;
-                }
-                self.emit_member(snap, fam, m, native_k, &at);
+                natives,
+            });
+            if fam.native().is_some() {
+                natives += list.len() as u32;
+            }
+            let first = snap.series.len() as u32;
+            for (k, m) in list.iter_mut().enumerate() {
+                self.emit_member(snap, fam, (k as u32, m), &at);
             }
             fam.series = first..snap.series.len() as u32;
         }
@@ -108,21 +109,22 @@ impl Store {
         snap.cache.sums = sums;
     }
 
-    /// Emits one series (one per slot for a per-process gauge), unless it
-    /// was deleted or expired since it was decoded, or is an unused
-    /// overflow series. `native_k` is its entry in `Snapshot::natives`.
+    /// Emits member `k` of a family (one series, or one per slot for a
+    /// per-process gauge), unless it was deleted or expired since it was
+    /// decoded, or is an unused overflow series. Each series pushes one
+    /// number and the family's `per_series` counts, quantiles and
+    /// exemplar places, which is where the views find them.
     fn emit_member(
         &self,
         snap: &mut Snapshot,
         fam: &FamilyEntry,
-        m: &mut CachedSeries,
-        native_k: u32,
+        (k, m): (u32, &mut CachedSeries),
         at: &Merged,
     ) {
         // A series decoded live stays so until the store counts a removal;
         // a family with a TTL reuses records, so its members are always
         // read, as is a member kept undecoded (word 0).
-        let read = at.recheck || fam.ttl_ms > 0 || m.word == 0;
+        let read = at.recheck || fam.ttl_ms() > 0 || m.word == 0;
         if read && at.recs[m.id as usize].state.load(Acquire) != m.word {
             // Deleted or expired since it was decoded, for good (a state
             // word never comes back), so the next refreshes skip it too
@@ -135,45 +137,36 @@ impl Store {
             return; // an unused overflow series is not exported
         }
         let (io, fo) = (m.int_off as usize, m.float_off as usize);
-        if fam.ttl_ms > 0 && !overflow {
+        if fam.ttl_ms() > 0 && !overflow {
             // Idle for the TTL: gone, whether or not a writer swept it yet.
-            let cell = io + fam.ttl_cell as usize;
-            if at.now_ms.saturating_sub(self.last_update(cell, at.hwm)) >= fam.ttl_ms {
+            let cell = io + fam.ttl_cell() as usize;
+            if at.now_ms.saturating_sub(self.last_update(cell, at.hwm)) >= fam.ttl_ms() {
                 return;
             }
         }
         let entry = SeriesEntry {
-            values: m.values.clone(),
-            extra: if overflow {
-                Extra::Overflow
-            } else {
-                Extra::None
-            },
-            number: snap.numbers.len() as u32,
-            counts: snap.counts.len() as u32,
-            quantiles: snap.quantiles.len() as u32,
-            native: native_k,
-            exemplars: snap.exemplars.len() as u32,
-            created_unix_ns: m.created_unix_ns,
+            member: k,
+            extra: if overflow { EXTRA_OVERFLOW } else { EXTRA_NONE },
         };
         let Some((ints, float)) = at.sums.series(io, fam.shape.ints as usize, fo) else {
             snap.cache.replayable = false; // its sums may be there next time
             return;
         };
-        if fam.exemplars > 0 {
-            self.push_exemplars(snap, fam, io, m.sketch_off as usize, at.life);
+        let sketch = snap.cache.sketch_off(m);
+        if fam.exemplars() > 0 {
+            self.push_exemplars(snap, fam, io, sketch, at.life);
         }
         match fam.kind {
             // Integral increments, plus fractional ones.
             Kind::Counter => snap.numbers.push(ints[0] as f64 + float),
             Kind::Histogram => {
-                push_cumulative(snap, fam, ints, native_k);
+                push_cumulative(snap, fam, ints, fam.bases().natives + k);
                 snap.numbers.push(float);
             }
             Kind::Summary => {
                 snap.counts.push(ints[0]);
                 snap.numbers.push(float);
-                self.push_quantiles(snap, fam, (io + 1, m.sketch_off as usize), at);
+                self.push_quantiles(snap, fam, (io + 1, sketch), at);
             }
             Kind::Gauge if fam.mode.per_process() => {
                 self.push_per_process(snap, fam.mode, (io, fo), entry, at);
@@ -184,9 +177,6 @@ impl Store {
                 let v = combine_gauge(fam.mode, per_slot.map(|(_, v, m)| (v, m)));
                 snap.numbers.push(v);
             }
-        }
-        if snap.cache.replayable {
-            snap.cache.cells_of.push((io as u32, fo as u32));
         }
         snap.series.push(entry);
     }
@@ -201,33 +191,36 @@ impl Store {
     /// then emits every series anew.
     fn replay_values(&self, snap: &mut Snapshot, life: &[SlotLife]) -> bool {
         let fam_recs = self.map.families();
-        let (sums, cells_of) = (&snap.cache.sums, &snap.cache.cells_of);
-        let mut next_count = 0;
-        for fam in &mut snap.families {
+        let (sums, members) = (&snap.cache.sums, &snap.cache.members);
+        for (fam, list) in snap.families.iter_mut().zip(members) {
             let overflows = fam_recs[fam.raw as usize].overflows.load(Relaxed);
             if (overflows == 0) != (fam.overflows == 0) {
                 return false;
             }
             fam.overflows = overflows;
             let n_ints = fam.shape.ints as usize;
-            let classic = classic_cells(fam.bounds.len(), false).min(n_ints);
+            let per = fam.counts_per_series() as usize;
             let series = fam.series.start as usize..fam.series.end as usize;
-            let numbers = &mut snap.numbers[series.clone()];
-            for (&(io, fo), number) in cells_of[series].iter().zip(numbers) {
-                let (io, fo) = (io as usize, fo as usize);
+            let entries = snap.series[series.clone()].iter();
+            let numbers = &mut snap.numbers[series];
+            for (ord, (s, number)) in entries.zip(numbers).enumerate() {
+                let Some(m) = list.get(s.member as usize) else {
+                    return false;
+                };
+                let (io, fo) = (m.int_off as usize, m.float_off as usize);
                 let Some((ints, float)) = sums.series(io, n_ints, fo) else {
                     return false;
                 };
                 *number = match fam.kind {
                     Kind::Counter => ints[0] as f64 + float,
                     Kind::Histogram => {
-                        let out = &mut snap.counts[next_count..next_count + classic];
+                        let at = fam.bases().counts as usize + ord * per;
+                        let out = &mut snap.counts[at..at + per];
                         let mut running = 0u64;
-                        for (c, o) in ints[..classic].iter().zip(out) {
+                        for (c, o) in ints[..per.min(n_ints)].iter().zip(out) {
                             running = running.wrapping_add(*c);
                             *o = running;
                         }
-                        next_count += classic;
                         float
                     }
                     _ => {
@@ -250,9 +243,9 @@ impl Store {
         sketch: usize,
         life: &[SlotLife],
     ) {
-        let places = fam.exemplars as usize;
+        let places = fam.exemplars() as usize;
         let ts_first = io + (fam.shape.ints as usize).saturating_sub(places);
-        let rec_first = sketch.saturating_add(fam.native.map_or(0, |n| n.cells()));
+        let rec_first = sketch.saturating_add(fam.native().map_or(0, |n| n.cells()));
         for p in 0..places {
             let e = self.latest_exemplar(
                 life,
@@ -274,16 +267,17 @@ impl Store {
         (header, sketch): (usize, usize),
         at: &Merged,
     ) {
-        if fam.window.age_buckets == 0 {
+        if fam.window().age_buckets == 0 {
             return;
         }
-        let qs = &snap.cache.quantiles[fam.quantiles.start as usize..fam.quantiles.end as usize];
+        let qs =
+            &snap.cache.quantiles[fam.quantiles().start as usize..fam.quantiles().end as usize];
         let est = &mut snap.cache.estimates;
         est.clear();
         self.summary_quantiles(
             at.life,
-            fam.window,
-            fam.window.period(at.now_ms),
+            fam.window(),
+            fam.window().period(at.now_ms),
             (header, sketch),
             qs,
             (
@@ -293,11 +287,13 @@ impl Store {
             ),
             est,
         );
-        snap.quantiles.extend(
-            qs.iter()
-                .zip(est.iter())
-                .map(|(&quantile, &value)| Quantile { quantile, value }),
-        );
+        // Exactly one per quantile: the views find a series' quantiles
+        // at its family's base plus its rank times their number.
+        snap.quantiles
+            .extend(qs.iter().enumerate().map(|(i, &quantile)| Quantile {
+                quantile,
+                value: est.get(i).copied().unwrap_or(f64::NAN),
+            }));
     }
 
     /// Pushes a per-process gauge's series: `entry` once per slot that set
@@ -322,10 +318,10 @@ impl Store {
                 off,
                 len: snap.pids.len() as u32 - off,
             };
-            entry.extra = Extra::Pid(span);
-            entry.number = snap.numbers.len() as u32;
+            entry.extra = EXTRA_PID + snap.pid_spans.len() as u32;
+            snap.pid_spans.push(span);
             snap.numbers.push(v);
-            snap.series.push(entry.clone());
+            snap.series.push(entry);
         }
     }
 
@@ -438,7 +434,7 @@ impl Store {
 /// with a TTL (its series expire with time), exemplars, native buckets,
 /// summaries, or per-process gauges (a series per slot).
 fn replayable(fam: &FamilyEntry) -> bool {
-    let plain = fam.ttl_ms == 0 && fam.exemplars == 0 && fam.native.is_none();
+    let plain = fam.ttl_ms() == 0 && fam.exemplars() == 0 && fam.native().is_none();
     plain
         && match fam.kind {
             Kind::Counter | Kind::Histogram => true,
@@ -448,21 +444,24 @@ fn replayable(fam: &FamilyEntry) -> bool {
 }
 
 /// Pushes a histogram series' cumulative counts from its classic bucket
-/// sums `ints`. With native buckets the count is the native total
-/// (`Snapshot::natives[native_k]`); the classic buckets (but `+Inf`, which
-/// is the count) are at most that.
+/// sums `ints`: exactly [`FamilyEntry::counts_per_series`] of them, where
+/// the views look for them. With native buckets the count is the native
+/// total (`Snapshot::natives[native_k]`); the classic buckets (but `+Inf`,
+/// which is the count) are at most that.
 fn push_cumulative(snap: &mut Snapshot, fam: &FamilyEntry, ints: &[u64], native_k: u32) {
-    let classic = classic_cells(fam.bounds.len(), fam.native.is_some());
+    let per = fam.counts_per_series() as usize;
+    let start = snap.counts.len();
+    let classic = classic_cells(fam.bounds.len(), fam.native().is_some());
     let classic = &ints[..classic.min(ints.len())];
     let mut running = 0u64;
     match snap.natives.get(native_k as usize) {
-        Some(e) if fam.native.is_some() => {
+        Some(e) if fam.native().is_some() => {
             let finite = classic.len().saturating_sub(1);
             for c in &classic[..finite] {
                 running = running.wrapping_add(*c);
                 snap.counts.push(running.min(e.total));
             }
-            snap.counts.push(e.total);
+            running = e.total;
         }
         _ => {
             for c in classic {
@@ -471,6 +470,9 @@ fn push_cumulative(snap: &mut Snapshot, fam: &FamilyEntry, ints: &[u64], native_
             }
         }
     }
+    // The count (`+Inf`), and any bucket a corrupt shape left out.
+    snap.counts.resize(start + per, running);
+    snap.counts.truncate(start + per);
 }
 
 /// Combines per-slot gauge values `(value, marker)`; the marker is the time

@@ -155,7 +155,10 @@ impl Store {
 /// which is what a merge bound by memory needs.
 fn merge<'a, T: Cell>(regions: &[&'a [AtomicU64]], cells: Range<usize>, acc: &mut Vec<T>) {
     acc.clear();
-    acc.reserve(cells.len());
+    if acc.capacity() < cells.len() {
+        acc.reserve(cells.len());
+        crate::shm::advise_huge_pages(acc);
+    }
     for lo in cells.clone().step_by(BLOCK) {
         let block = lo..(lo + BLOCK).min(cells.end);
         let at = acc.len();

@@ -101,7 +101,10 @@ struct Span {
     len: u32,
 }
 
-/// A family as output by the last refresh.
+/// A family as output by the last refresh. The fields only some families
+/// use (quantiles, native buckets, exemplars, a TTL) are in [`Rare`], so
+/// that a family takes about a hundred bytes: an exporter of a million
+/// series in families of eight keeps 125,000 of them.
 #[derive(Clone, Debug)]
 struct FamilyEntry {
     /// Index of the family record in the store.
@@ -115,6 +118,21 @@ struct FamilyEntry {
     overflow_series: u32,
     label_names: Range<u32>,
     bounds: Range<u32>,
+    /// The record's hints word (bit 0: a counter exposed under its name
+    /// as given, without `_total`; see `family::hint_bits`).
+    hints: u32,
+    /// This refresh's series, in `Snapshot::series`.
+    series: Range<u32>,
+    /// Where this refresh's series' cumulative counts begin in
+    /// `Snapshot::counts` (see [`Bases`]).
+    counts_base: u32,
+    overflows: u64,
+    rare: Option<Box<Rare>>,
+}
+
+/// What only some families have; see [`FamilyEntry`].
+#[derive(Clone, Debug, Default)]
+struct Rare {
     /// Summary quantiles, a range of `Cache::quantiles`.
     quantiles: Range<u32>,
     /// A summary's quantile window (`age_buckets` 0 for none).
@@ -127,38 +145,99 @@ struct FamilyEntry {
     /// first) of each slot's time of its last update.
     ttl_ms: u64,
     ttl_cell: u32,
-    /// The record's hints word (bit 0: a counter exposed under its name
-    /// as given, without `_total`; see `family::hint_bits`).
-    hints: u32,
-    /// This refresh's series, in `Snapshot::series`.
-    series: Range<u32>,
-    overflows: u64,
+    /// The bases of this refresh's quantiles, exemplars and natives.
+    bases: Bases,
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Extra {
-    None,
-    /// A span of `Snapshot::pids`.
-    Pid(Span),
-    Overflow,
-}
-
-#[derive(Clone, Debug)]
-struct SeriesEntry {
-    /// Label values: a range of `Cache::spans`.
-    values: Range<u32>,
-    extra: Extra,
-    /// Index into `numbers` (the value, or the sum).
-    number: u32,
-    /// Index into `counts` (cumulative buckets, or the summary count).
+/// Where a family's series' parts begin, each series taking the same
+/// number in turn: cumulative counts in `Snapshot::counts` (see
+/// [`FamilyEntry::counts_per_series`]), quantiles in
+/// `Snapshot::quantiles` and exemplar places in `Snapshot::exemplars`;
+/// and the first member's entry in `Snapshot::natives` (one per member).
+#[derive(Clone, Copy, Debug, Default)]
+struct Bases {
     counts: u32,
-    /// Index into `Snapshot::quantiles` of a summary's first quantile.
     quantiles: u32,
-    /// Index into `Snapshot::natives` of a native histogram's buckets.
-    native: u32,
-    /// Index into `Snapshot::exemplars` of the series' first place.
     exemplars: u32,
-    created_unix_ns: u64,
+    natives: u32,
+}
+
+impl FamilyEntry {
+    /// How many label values each series has.
+    fn n_labels(&self) -> u32 {
+        self.label_names.end - self.label_names.start
+    }
+
+    /// Cumulative counts each series of this refresh takes: a histogram's
+    /// buckets (`+Inf` included), a summary's count.
+    fn counts_per_series(&self) -> u32 {
+        match self.kind {
+            Kind::Histogram => self.bounds.end - self.bounds.start + 1,
+            Kind::Summary => 1,
+            _ => 0,
+        }
+    }
+
+    fn quantiles(&self) -> Range<u32> {
+        self.rare.as_ref().map_or(0..0, |r| r.quantiles.clone())
+    }
+
+    fn window(&self) -> Window {
+        self.rare
+            .as_ref()
+            .map_or_else(Window::default, |r| r.window)
+    }
+
+    fn native(&self) -> Option<Native> {
+        self.rare.as_ref().and_then(|r| r.native)
+    }
+
+    fn exemplars(&self) -> u32 {
+        self.rare.as_ref().map_or(0, |r| r.exemplars)
+    }
+
+    fn ttl_ms(&self) -> u64 {
+        self.rare.as_ref().map_or(0, |r| r.ttl_ms)
+    }
+
+    fn ttl_cell(&self) -> u32 {
+        self.rare.as_ref().map_or(0, |r| r.ttl_cell)
+    }
+
+    fn bases(&self) -> Bases {
+        let rare = self.rare.as_ref().map_or_else(Bases::default, |r| r.bases);
+        Bases {
+            counts: self.counts_base,
+            ..rare
+        }
+    }
+
+    fn set_bases(&mut self, b: Bases) {
+        self.counts_base = b.counts;
+        if let Some(r) = &mut self.rare {
+            r.bases = b;
+        }
+    }
+}
+
+/// A label a series shows besides its own: none, the overflow label, or
+/// the `pid` label of a per-process gauge (`EXTRA_PID + i`: the span
+/// `Snapshot::pid_spans[i]`).
+const EXTRA_NONE: u32 = 0;
+const EXTRA_OVERFLOW: u32 = 1;
+const EXTRA_PID: u32 = 2;
+
+/// One series of this refresh: a member of its family, with the label
+/// the snapshot adds to it. Its number (value or sum) is at the same
+/// index in `Snapshot::numbers`; its other parts are at its family's
+/// bases (see [`FamilyEntry::bases`]). Eight bytes: an exporter keeps one
+/// per series between scrapes.
+#[derive(Clone, Copy, Debug)]
+struct SeriesEntry {
+    /// The member's index in its family's `Cache::members` list.
+    member: u32,
+    /// `EXTRA_NONE`, `EXTRA_OVERFLOW` or `EXTRA_PID + i`.
+    extra: u32,
 }
 
 /// The latest exemplar of one place, as read by the last refresh.
@@ -188,16 +267,21 @@ struct NativeEntry {
 /// wipe, which starts a new epoch), so they are decoded once; except a
 /// record of a family with a TTL, which a new series may reuse (with a new
 /// state word), and which is then decoded again.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 struct CachedSeries {
     id: u32,
     /// The record's state word when its labels were decoded; 0 for a
     /// record that was not live then.
     word: u32,
-    values: Range<u32>,
+    /// The first of its label values (as many as its family's label
+    /// names), in `Cache::ends`.
+    values: u32,
     int_off: u32,
     float_off: u32,
-    sketch_off: u64,
+    /// Its first sketch cell, in `Cache::sketch_offs` (for a family that
+    /// has sketch cells: quantiles, native buckets, exemplars; else
+    /// `u32::MAX`).
+    sketch: u32,
     created_unix_ns: u64,
 }
 
@@ -206,8 +290,16 @@ struct CachedSeries {
 struct Cache {
     /// The store (tag) and epoch the cache belongs to.
     owner: Option<(u32, u64)>,
+    /// Families' names, help texts, units and label names, the last as
+    /// `spans` of it.
     strings: String,
     spans: Vec<Span>,
+    /// Series' label values, one after the other in the order decoded,
+    /// and where each ends: a series' values are `ends[v..v + n]` for its
+    /// `CachedSeries::values` `v`, the first starting where the value
+    /// before ends (4 bytes a value, not a span's 8).
+    values: String,
+    ends: Vec<u32>,
     bounds: Vec<f64>,
     /// Summary quantiles of every family.
     quantiles: Vec<f64>,
@@ -230,19 +322,20 @@ struct Cache {
     series_done: u32,
     /// Per output family, its series in creation order.
     members: Vec<Vec<CachedSeries>>,
-    /// Label spans left unused by records decoded again; past a point the
-    /// cache starts over rather than grow.
+    /// Label values left unused by records decoded again; past a point
+    /// the cache starts over rather than grow.
     stale_spans: usize,
-    /// The merge phase's output.
+    /// The merge phase's output, during a refresh only.
     sums: Sums,
     life: Vec<SlotLife>,
     /// The store's removal count at the start of the last refresh (`None`
     /// after a reset): while it stays, no series left `LIVE`.
     removals: Option<u64>,
-    /// Per series the last refresh emitted, its first integer cell and its
-    /// float cell; and whether that refresh's values can be rewritten in
-    /// place (see `emit::replayable`).
-    cells_of: Vec<(u32, u32)>,
+    /// The first sketch cell of each series whose family has any (see
+    /// `CachedSeries::sketch`): a side table, as most series have none.
+    sketch_offs: Vec<u64>,
+    /// Whether the last refresh's values can be rewritten in place (see
+    /// `emit::replayable`).
     replayable: bool,
 }
 
@@ -268,6 +361,8 @@ pub struct Snapshot {
     exemplar_labels: Vec<(Span, Span)>,
     exemplar_strings: String,
     pids: String,
+    /// The `pid` labels' values, as spans of `pids`.
+    pid_spans: Vec<Span>,
     stats: StoreStats,
     cache: Cache,
 }
@@ -284,6 +379,8 @@ impl Snapshot {
         c.owner = Some(owner);
         c.strings.clear();
         c.spans.clear();
+        c.values.clear();
+        c.ends.clear();
         c.bounds.clear();
         c.quantiles.clear();
         c.families_done = 0;
@@ -291,6 +388,7 @@ impl Snapshot {
         c.series_done = 0;
         c.members.clear();
         c.stale_spans = 0;
+        c.sketch_offs.clear();
         c.removals = None;
         c.replayable = false;
         self.families.clear();
@@ -370,10 +468,13 @@ impl Store {
         snap.stats = self.stats_with(&life);
         // The native buckets between the merge's counts and its sums
         // (see `Store::observe_native` for why).
-        let mut sums = std::mem::take(&mut snap.cache.sums);
+        let mut sums = Sums::default();
         self.merge_slots(&life, cells, &mut sums, || self.read_natives(snap, &life));
         snap.cache.sums = sums;
         self.emit_series(snap, &life, recheck, same_records);
+        // The series' values are in `numbers` and `counts` now: the
+        // merged cells (16 bytes a counter) are not kept between reads.
+        snap.cache.sums = Sums::default();
         snap.cache.life = life;
 
         if hot.epoch.load(Acquire) != epoch || self.wipe_in_progress() {
@@ -402,6 +503,21 @@ impl Store {
         )
         .with_path(self.path())
     }
+}
+
+impl Cache {
+    /// A member's first sketch cell (`usize::MAX` if its family has none).
+    fn sketch_off(&self, m: &CachedSeries) -> usize {
+        sketch_off(&self.sketch_offs, m)
+    }
+}
+
+/// A member's first sketch cell in `sketch_offs` (`Cache::sketch_offs`);
+/// `usize::MAX` (past every region, so never read) if its family has none.
+fn sketch_off(sketch_offs: &[u64], m: &CachedSeries) -> usize {
+    sketch_offs
+        .get(m.sketch as usize)
+        .map_or(usize::MAX, |&o| usize::try_from(o).unwrap_or(usize::MAX))
 }
 
 fn push_str(buf: &mut String, s: &str) -> Span {

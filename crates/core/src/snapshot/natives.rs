@@ -5,7 +5,7 @@
 use std::ops::Range;
 use std::sync::atomic::{fence, Ordering::Acquire};
 
-use super::{slots, NativeEntry, SlotLife, Snapshot};
+use super::{sketch_off, slots, NativeEntry, SlotLife, Snapshot};
 use crate::native::{self, Native};
 use crate::store::{classic_cells, Store};
 
@@ -20,7 +20,7 @@ impl Store {
         snap.natives.clear();
         snap.native_counts.clear();
         for (fi, fam) in snap.families.iter().enumerate() {
-            let Some(n) = fam.native else {
+            let Some(n) = fam.native() else {
                 continue;
             };
             let classic = classic_cells(fam.bounds.len(), true);
@@ -29,10 +29,11 @@ impl Store {
                 snap.cache.native_acc.resize(cells, 0);
             }
             for m in &snap.cache.members[fi] {
+                let sketch = sketch_off(&snap.cache.sketch_offs, m);
                 let e = self.native_series(
                     life,
                     n,
-                    (m.int_off as usize + classic, m.sketch_off as usize),
+                    (m.int_off as usize + classic, sketch),
                     &mut snap.cache.native_acc[..cells],
                     &mut snap.native_counts,
                 );

@@ -2,7 +2,10 @@
 
 use std::ops::Range;
 
-use super::{ExemplarEntry, Extra, FamilyEntry, SeriesEntry, Snapshot, Span, StoreStats};
+use super::{
+    CachedSeries, ExemplarEntry, FamilyEntry, SeriesEntry, Snapshot, Span, StoreStats, EXTRA_NONE,
+    EXTRA_OVERFLOW, EXTRA_PID,
+};
 use crate::family::{OVERFLOW_LABEL, PID_LABEL};
 use crate::model::{GaugeMode, Kind};
 
@@ -11,6 +14,8 @@ use crate::model::{GaugeMode, Kind};
 pub struct FamilyView<'a> {
     snap: &'a Snapshot,
     f: &'a FamilyEntry,
+    /// The family's members, which its series show.
+    members: &'a [CachedSeries],
 }
 
 /// A series in a [`Snapshot`].
@@ -19,6 +24,10 @@ pub struct SeriesView<'a> {
     snap: &'a Snapshot,
     f: &'a FamilyEntry,
     s: &'a SeriesEntry,
+    /// The member the series shows.
+    m: &'a CachedSeries,
+    /// The series' rank in its family.
+    rank: u32,
 }
 
 /// A series' value.
@@ -145,11 +154,27 @@ impl Snapshot {
         &self.cache.strings[s.off as usize..(s.off + s.len) as usize]
     }
 
+    fn label_names<'a>(&'a self, f: &FamilyEntry) -> impl ExactSizeIterator<Item = &'a str> + 'a {
+        let r = f.label_names.start as usize..f.label_names.end as usize;
+        self.cache.spans[r].iter().map(move |s| self.str(*s))
+    }
+
+    fn buckets(&self, f: &FamilyEntry) -> &[f64] {
+        &self.cache.bounds[f.bounds.start as usize..f.bounds.end as usize]
+    }
+
     /// Families in registration order.
     pub fn families(&self) -> impl ExactSizeIterator<Item = FamilyView<'_>> + '_ {
+        // `members` has an entry per family (`Snapshot::reset_cache`,
+        // `Store::decode_new_families`).
         self.families
             .iter()
-            .map(move |f| FamilyView { snap: self, f })
+            .zip(&self.cache.members)
+            .map(move |(f, members)| FamilyView {
+                snap: self,
+                f,
+                members,
+            })
     }
 
     /// The family of this name, if any.
@@ -209,22 +234,29 @@ impl<'a> FamilyView<'a> {
 
     /// The label names declared for the family.
     pub fn label_names(&self) -> impl ExactSizeIterator<Item = &'a str> + 'a {
-        let snap = self.snap;
-        let r = self.f.label_names.start as usize..self.f.label_names.end as usize;
-        snap.cache.spans[r].iter().map(move |s| snap.str(*s))
+        self.snap.label_names(self.f)
     }
 
     /// Histogram bucket bounds, without `+Inf`.
     pub fn buckets(&self) -> &'a [f64] {
-        &self.snap.cache.bounds[self.f.bounds.start as usize..self.f.bounds.end as usize]
+        self.snap.buckets(self.f)
     }
 
     /// Series in creation order.
     pub fn series(&self) -> impl ExactSizeIterator<Item = SeriesView<'a>> + 'a {
-        let (snap, f) = (self.snap, self.f);
+        let (snap, f, members) = (self.snap, self.f, self.members);
         snap.series[f.series.start as usize..f.series.end as usize]
             .iter()
-            .map(move |s| SeriesView { snap, f, s })
+            .enumerate()
+            .map(move |(rank, s)| SeriesView {
+                snap,
+                f,
+                s,
+                // Entries are made from their family's members
+                // (`Store::emit_member`).
+                m: &members[s.member as usize],
+                rank: rank as u32,
+            })
     }
 
     /// New label sets that went to the overflow series.
@@ -236,42 +268,54 @@ impl<'a> FamilyView<'a> {
 impl<'a> SeriesView<'a> {
     /// The label values, in the order of the family's label names.
     pub fn label_values(&self) -> impl ExactSizeIterator<Item = &'a str> + 'a {
-        let snap = self.snap;
-        let r = self.s.values.start as usize..self.s.values.end as usize;
-        snap.cache.spans[r].iter().map(move |s| snap.str(*s))
+        let c = &self.snap.cache;
+        let first = self.m.values as usize;
+        // Decoded whole (`Store::decode_values`), so within `ends`.
+        let ends = &c.ends[first..first + self.f.n_labels() as usize];
+        let mut start = first.checked_sub(1).map_or(0, |i| c.ends[i]);
+        ends.iter().map(move |&end| {
+            let v = c.values.get(start as usize..end as usize).unwrap_or("");
+            start = end;
+            v
+        })
     }
 
     /// All labels as (name, value) pairs: the family's, then `pid` (gauge
     /// modes `all`/`liveall`) or `shmetrics_overflow` (overflow series).
     pub fn labels(&self) -> impl Iterator<Item = (&'a str, &'a str)> + 'a {
         let snap = self.snap;
-        let names = FamilyView { snap, f: self.f }.label_names();
+        let names = snap.label_names(self.f);
         let extra = match self.s.extra {
-            Extra::None => None,
-            Extra::Pid(s) => Some((
-                PID_LABEL,
-                &snap.pids[s.off as usize..(s.off + s.len) as usize],
-            )),
-            Extra::Overflow => Some((OVERFLOW_LABEL, "true")),
+            EXTRA_NONE => None,
+            EXTRA_OVERFLOW => Some((OVERFLOW_LABEL, "true")),
+            pid => snap.pid_spans.get((pid - EXTRA_PID) as usize).map(|s| {
+                (
+                    PID_LABEL,
+                    &snap.pids[s.off as usize..(s.off + s.len) as usize],
+                )
+            }),
         };
         names.zip(self.label_values()).chain(extra)
     }
 
+    /// Where this series' parts begin in a table of its family's parts,
+    /// each series having `per` of them from `base`.
+    fn part(&self, base: u32, per: usize) -> usize {
+        base as usize + self.rank as usize * per
+    }
+
     /// The value.
     pub fn value(&self) -> Value<'a> {
-        let n = self.snap.numbers[self.s.number as usize];
+        let n = self.snap.numbers[(self.f.series.start + self.rank) as usize];
         match self.f.kind {
             Kind::Counter => Value::Counter(n),
             Kind::Gauge => Value::Gauge(n),
             Kind::Histogram => {
-                let bounds = FamilyView {
-                    snap: self.snap,
-                    f: self.f,
-                }
-                .buckets();
-                let c = self.s.counts as usize;
-                let native = self.f.native.and_then(|_| {
-                    let e = self.snap.natives.get(self.s.native as usize)?;
+                let bounds = self.snap.buckets(self.f);
+                let c = self.part(self.f.bases().counts, bounds.len() + 1);
+                let native = self.f.native().and_then(|_| {
+                    let k = self.f.bases().natives + self.s.member;
+                    let e = self.snap.natives.get(k as usize)?;
                     let run = |(offset, r): &(i32, Range<u32>)| BucketRun {
                         offset: *offset,
                         counts: &self.snap.native_counts[r.start as usize..r.end as usize],
@@ -292,11 +336,12 @@ impl<'a> SeriesView<'a> {
                 }
             }
             Kind::Summary => {
-                let q = self.s.quantiles as usize;
+                let nq = self.f.quantiles().len();
+                let q = self.part(self.f.bases().quantiles, nq);
                 Value::Summary {
-                    count: self.snap.counts[self.s.counts as usize],
+                    count: self.snap.counts[self.part(self.f.bases().counts, 1)],
                     sum: n,
-                    quantiles: &self.snap.quantiles[q..q + self.f.quantiles.len()],
+                    quantiles: &self.snap.quantiles[q..q + nq],
                 }
             }
         }
@@ -309,10 +354,11 @@ impl<'a> SeriesView<'a> {
     /// family keeps no exemplars (see [`crate::FamilyDesc::exemplars`]).
     pub fn exemplars(&self) -> impl ExactSizeIterator<Item = Option<Exemplar<'a>>> + 'a {
         let snap = self.snap;
-        let start = (self.s.exemplars as usize).min(snap.exemplars.len());
-        let end = start
-            .saturating_add(self.f.exemplars as usize)
+        let places = self.f.exemplars() as usize;
+        let start = self
+            .part(self.f.bases().exemplars, places)
             .min(snap.exemplars.len());
+        let end = start.saturating_add(places).min(snap.exemplars.len());
         snap.exemplars[start..end]
             .iter()
             .map(move |e| e.as_ref().map(|e| Exemplar { snap, e }))
@@ -325,11 +371,11 @@ impl<'a> SeriesView<'a> {
 
     /// When the series was created, in nanoseconds since the Unix epoch.
     pub fn created_unix_ns(&self) -> u64 {
-        self.s.created_unix_ns
+        self.m.created_unix_ns
     }
 
     /// Whether this is the family's overflow series.
     pub fn is_overflow(&self) -> bool {
-        matches!(self.s.extra, Extra::Overflow)
+        self.s.extra == EXTRA_OVERFLOW
     }
 }
