@@ -5,7 +5,7 @@
 
 /// Integral floats below this magnitude are exact `i64`s and print as plain
 /// integers (`2^53`).
-const EXACT_INT: f64 = 9_007_199_254_740_992.0;
+pub(crate) const EXACT_INT: f64 = 9_007_199_254_740_992.0;
 
 /// Appends `v` as a sample value: the shortest text that parses back to the
 /// same `f64`.

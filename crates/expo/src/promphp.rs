@@ -3,35 +3,48 @@
 //! in one call and one `unserialize()` (which PHP runs in C) instead of
 //! walking a snapshot series by series through FFI.
 //!
-//! The value is a list with one array per family that has series, in the
-//! order given. Its keys `name` (a counter's name as PromPHP serves it: as
-//! registered, `name_total` for a counter registered without `_total` by a
-//! binding that adds it), `help`, `type` (`counter`, `gauge`,
-//! `histogram`, `summary`) and `labelNames` (the family's) are those
-//! `Prometheus\MetricFamilySamples` takes; the series come in columns,
+//! The value is an array of two lists: `families`, one list per family
+//! that has series, in the order given, and `lists`, every distinct list
+//! of strings those families use (label names, a series' label values),
+//! each once, in the order first met, which the families name by their
+//! index in it. PHP's `unserialize()` shares no string or array it
+//! reads, so a list written once is one PHP array that every sample with
+//! those labels holds: where families share their label sets, as a
+//! page's families often do, there is a fraction of the arrays and
+//! strings to read, and PromPHP's render, which reads them all, is faster
+//! too.
+//!
+//! A family is a list of 12, by position (keys would be strings for
+//! `unserialize()` to make for every family): 0 `name` (a counter's name
+//! as PromPHP serves it: as registered, `name_total` for a counter
+//! registered without `_total` by a binding that adds it), 1 `help`, 2
+//! `type` (`counter`, `gauge`, `histogram`, `summary`) and 3 `labelNames`
+//! (the family's, an index in `lists`), what
+//! `Prometheus\MetricFamilySamples` takes; then the series in columns,
 //! one entry per series:
 //!
-//! - `values`: its label values, then the value of a label the store
+//! - 4 `values`: its label values, then the value of a label the store
 //!   adds (`pid` for the gauge modes `all` and `liveall`, `true` for the
-//!   overflow series), as a list of strings;
-//! - `extra`: the name of that added label (`[name]`), by series index,
-//!   for the series that have one only;
-//! - `numbers`: a counter's or gauge's value, a histogram's or summary's
+//!   overflow series): an index in `lists`;
+//! - 5 `extra`: the name of that added label (`[name]`, an index in
+//!   `lists`), by series index, for the series that have one only;
+//! - 6 `numbers`: a counter's or gauge's value, a histogram's or summary's
 //!   sum (floats);
-//! - `counts`: a histogram's or summary's count (integers; empty for
+//! - 7 `counts`: a histogram's or summary's count (integers; empty for
 //!   counters and gauges);
-//! - `cumulative`: a histogram's cumulative bucket counts, `+Inf` last
+//! - 8 `cumulative`: a histogram's cumulative bucket counts, `+Inf` last
 //!   (lists of integers; empty for the other types);
-//! - `estimates`: a summary's estimates of the family's `quantiles` (lists
-//!   of floats, NaN for an empty window; empty for the other types).
+//! - 9 `estimates`: a summary's estimates of the family's `quantiles`
+//!   (lists of floats, NaN for an empty window; empty for the other
+//!   types);
 //!
-//! and, for the family, `buckets` (a histogram's bounds, floats, without
-//! `+Inf`) and `quantiles` (a summary's, floats). The adapter expands
-//! each series into PromPHP's samples (a histogram's `_bucket` samples
-//! with `le` written by PHP's own float-to-string cast, as PromPHP
-//! writes it, then `_count` and `_sum`; a summary's quantile samples,
-//! `_count` and `_sum`), so that samples share their strings as they do
-//! when PHP builds them: an `unserialize()` of every sample would copy
+//! and, for the family, 10 `buckets` (a histogram's bounds, floats,
+//! without `+Inf`) and 11 `quantiles` (a summary's, floats). The adapter
+//! expands each series into PromPHP's samples (a histogram's `_bucket`
+//! samples with `le` written by PHP's own float-to-string cast, as
+//! PromPHP writes it, then `_count` and `_sum`; a summary's quantile
+//! samples, `_count` and `_sum`), so that samples share their strings
+//! and label value lists: an `unserialize()` of every sample would copy
 //! every name and label value into each, and take longer than the walk.
 //!
 //! With `sorted`, each family's series are sorted by their label values
@@ -55,24 +68,39 @@
 //! assert_eq!(
 //!     String::from_utf8(out).unwrap(),
 //!     concat!(
-//!         r#"a:1:{i:0;a:12:{s:4:"name";s:4:"jobs";s:4:"help";s:9:"Jobs run.";s:4:"type";s:7:"counter";"#,
-//!         r#"s:10:"labelNames";a:1:{i:0;s:5:"queue";}s:6:"values";a:1:{i:0;a:1:{i:0;s:4:"mail";}}"#,
-//!         r#"s:5:"extra";a:0:{}s:7:"numbers";a:1:{i:0;d:3.0;}s:6:"counts";a:0:{}"#,
-//!         r#"s:10:"cumulative";a:0:{}s:9:"estimates";a:0:{}s:7:"buckets";a:0:{}s:9:"quantiles";a:0:{}}}"#,
+//!         r#"a:2:{s:8:"families";a:1:{i:0;a:12:{i:0;s:4:"jobs";i:1;s:9:"Jobs run.";"#,
+//!         r#"i:2;s:7:"counter";i:3;i:0;i:4;a:1:{i:0;i:1;}i:5;a:0:{}i:6;a:1:{i:0;d:3;}"#,
+//!         r#"i:7;a:0:{}i:8;a:0:{}i:9;a:0:{}i:10;a:0:{}i:11;a:0:{}}}"#,
+//!         r#"s:5:"lists";a:2:{i:0;a:1:{i:0;s:5:"queue";}i:1;a:1:{i:0;s:4:"mail";}}}"#,
 //!     )
 //! );
 //! # Ok::<(), shmetrics_core::Error>(())
 //! ```
 
+use std::hash::BuildHasher;
+
+use rustc_hash::{FxBuildHasher, FxHashMap};
 use shmetrics_core::{FamilyView, Kind, SeriesView, Value};
 
-use crate::num::write_u64;
+use crate::num::{write_u64, EXACT_INT};
 
 /// Appends `families` (see [`crate::select`]) as PromPHP's families with
 /// their series in columns, in PHP's `serialize()` format; with `sorted`,
 /// each family's series sorted as PromPHP's adapters sort them.
-pub fn encode(families: &[FamilyView<'_>], sorted: bool, out: &mut Vec<u8>) {
-    let shown: Vec<&FamilyView<'_>> = families.iter().filter(|f| f.series().len() > 0).collect();
+pub fn encode<'a>(families: &[FamilyView<'a>], sorted: bool, out: &mut Vec<u8>) {
+    let shown: Vec<&FamilyView<'a>> = families.iter().filter(|f| f.series().len() > 0).collect();
+    // About the room the value takes, reserved before `lists` allocates:
+    // grown after those allocations, the buffer took fresh pages on every
+    // call, which cost more than the table itself.
+    out.reserve(
+        shown
+            .iter()
+            .map(|f| 256 + f.series().len() * (48 + 8 * f.buckets().len()))
+            .sum(),
+    );
+    let mut lists = Lists::default();
+    array_start(out, 2);
+    key(out, "families");
     array_start(out, shown.len());
     let mut series = Vec::new();
     for (i, f) in shown.into_iter().enumerate() {
@@ -82,31 +110,93 @@ pub fn encode(families: &[FamilyView<'_>], sorted: bool, out: &mut Vec<u8>) {
         if sorted {
             series.sort_by_cached_key(|s| s.label_values().collect::<String>());
         }
-        family(f, &series, out);
+        family(f, &series, &mut lists, out);
     }
+    out.push(b'}');
+    key(out, "lists");
+    lists.write(out);
     out.push(b'}');
 }
 
-fn family(f: &FamilyView<'_>, series: &[SeriesView<'_>], out: &mut Vec<u8>) {
+/// The table `lists`: every distinct list of strings (label names, label
+/// values), in the order first met; the families name them by index.
+#[derive(Default)]
+struct Lists<'a> {
+    /// Every list's strings, one list after another: list `i` ends at
+    /// `ends[i]` and starts where list `i - 1` ends.
+    items: Vec<&'a str>,
+    ends: Vec<usize>,
+    /// By hash of its strings, the last list met with that hash; the
+    /// others before it with the same hash, from `earlier`.
+    by_hash: FxHashMap<u64, usize>,
+    earlier: Vec<Option<usize>>,
+}
+
+impl<'a> Lists<'a> {
+    /// The index of the list `items` in the table, added if new.
+    fn of(&mut self, items: impl Iterator<Item = &'a str>) -> usize {
+        let start = self.items.len();
+        self.items.extend(items);
+        let hash = FxBuildHasher.hash_one(&self.items[start..]);
+        let last = self.by_hash.get(&hash).copied();
+        let mut at = last;
+        while let Some(i) = at {
+            if self.list(i) == &self.items[start..] {
+                self.items.truncate(start);
+                return i;
+            }
+            at = self.earlier[i];
+        }
+        let i = self.ends.len();
+        self.ends.push(self.items.len());
+        self.earlier.push(last);
+        self.by_hash.insert(hash, i);
+        i
+    }
+
+    /// The strings of list `i`.
+    fn list(&self, i: usize) -> &[&'a str] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.items[start..self.ends[i]]
+    }
+
+    /// Appends the table: a list of the lists, by index.
+    fn write(&self, out: &mut Vec<u8>) {
+        list(out, 0..self.ends.len(), |out, i| {
+            list(out, self.list(i).iter(), |out, v| {
+                string(out, &[v.as_bytes()])
+            });
+        });
+    }
+}
+
+/// A family: `[name, help, type, labelNames, values, extra, numbers,
+/// counts, cumulative, estimates, buckets, quantiles]`.
+fn family<'a>(
+    f: &FamilyView<'a>,
+    series: &[SeriesView<'a>],
+    lists: &mut Lists<'a>,
+    out: &mut Vec<u8>,
+) {
     let kind = f.kind();
     array_start(out, 12);
-    key(out, "name");
+    index(out, 0);
     if kind == Kind::Counter && !f.name_as_given() {
         string(out, &[f.name().as_bytes(), b"_total"]);
     } else {
         string(out, &[f.name().as_bytes()]);
     }
-    key(out, "help");
+    index(out, 1);
     string(out, &[f.help().as_bytes()]);
-    key(out, "type");
+    index(out, 2);
     string(out, &[kind.as_str().as_bytes()]);
-    key(out, "labelNames");
-    list(out, f.label_names(), |out, n| string(out, &[n.as_bytes()]));
-    labels(f.label_names().len(), series, out);
+    index(out, 3);
+    index(out, lists.of(f.label_names()));
+    labels(f.label_names().len(), series, lists, out);
     numbers(kind, series, out);
-    key(out, "buckets");
+    index(out, 10);
     list(out, f.buckets().iter(), |out, &b| float(out, b));
-    key(out, "quantiles");
+    index(out, 11);
     let quantiles: Vec<f64> = match series.first().map(SeriesView::value) {
         Some(Value::Summary { quantiles, .. }) => quantiles.iter().map(|q| q.quantile).collect(),
         _ => Vec::new(),
@@ -115,20 +205,14 @@ fn family(f: &FamilyView<'_>, series: &[SeriesView<'_>], out: &mut Vec<u8>) {
     out.push(b'}');
 }
 
-/// The columns `values` and `extra` of `series`, whose family has `own`
-/// label names.
-fn labels(own: usize, series: &[SeriesView<'_>], out: &mut Vec<u8>) {
-    key(out, "values");
+/// The columns `values` (4) and `extra` (5) of `series`, whose family has
+/// `own` label names.
+fn labels<'a>(own: usize, series: &[SeriesView<'a>], lists: &mut Lists<'a>, out: &mut Vec<u8>) {
+    index(out, 4);
     list(out, series.iter(), |out, s| {
-        let n = own + usize::from(s.labels().nth(own).is_some());
-        array_start(out, n);
-        for (i, (_, v)) in s.labels().enumerate() {
-            index(out, i);
-            string(out, &[v.as_bytes()]);
-        }
-        out.push(b'}');
+        index(out, lists.of(s.labels().map(|(_, v)| v)))
     });
-    key(out, "extra");
+    index(out, 5);
     let extra: Vec<(usize, &str)> = series
         .iter()
         .enumerate()
@@ -137,18 +221,15 @@ fn labels(own: usize, series: &[SeriesView<'_>], out: &mut Vec<u8>) {
     array_start(out, extra.len());
     for (i, name) in extra {
         index(out, i);
-        array_start(out, 1);
-        index(out, 0);
-        string(out, &[name.as_bytes()]);
-        out.push(b'}');
+        index(out, lists.of(std::iter::once(name)));
     }
     out.push(b'}');
 }
 
-/// The columns `numbers`, `counts`, `cumulative` and `estimates` of
-/// `series`, whose family is of type `kind`.
+/// The columns `numbers` (6), `counts` (7), `cumulative` (8) and
+/// `estimates` (9) of `series`, whose family is of type `kind`.
 fn numbers(kind: Kind, series: &[SeriesView<'_>], out: &mut Vec<u8>) {
-    key(out, "numbers");
+    index(out, 6);
     list(out, series.iter(), |out, s| match s.value() {
         Value::Counter(v) | Value::Gauge(v) => float(out, v),
         Value::Histogram { sum, .. } | Value::Summary { sum, .. } => float(out, sum),
@@ -158,13 +239,13 @@ fn numbers(kind: Kind, series: &[SeriesView<'_>], out: &mut Vec<u8>) {
         Kind::Histogram => (series, series, &[][..]),
         Kind::Summary => (series, &[][..], series),
     };
-    key(out, "counts");
+    index(out, 7);
     list(out, counts.iter(), |out, s| match s.value() {
         Value::Histogram { cumulative, .. } => count(out, cumulative.last().copied().unwrap_or(0)),
         Value::Summary { count: n, .. } => count(out, n),
         Value::Counter(_) | Value::Gauge(_) => count(out, 0),
     });
-    key(out, "cumulative");
+    index(out, 8);
     list(out, cumulative.iter(), |out, s| {
         if let Value::Histogram { cumulative, .. } = s.value() {
             list(out, cumulative.iter(), |out, &n| count(out, n));
@@ -173,7 +254,7 @@ fn numbers(kind: Kind, series: &[SeriesView<'_>], out: &mut Vec<u8>) {
             out.push(b'}');
         }
     });
-    key(out, "estimates");
+    index(out, 9);
     list(out, estimates.iter(), |out, s| {
         if let Value::Summary { quantiles, .. } = s.value() {
             list(out, quantiles.iter(), |out, q| float(out, q.value));
@@ -205,7 +286,7 @@ fn list<T>(
     out.push(b'}');
 }
 
-/// `i:n;`: an integer key.
+/// `i:n;`: an integer key, or an index into `lists`.
 fn index(out: &mut Vec<u8>, n: usize) {
     out.extend_from_slice(b"i:");
     write_u64(out, n as u64);
@@ -228,10 +309,14 @@ fn string(out: &mut Vec<u8>, parts: &[&[u8]]) {
     out.extend_from_slice(b"\";");
 }
 
-/// `d:v;`: a float that reads back as `v` (`NAN`, `INF`, `-INF` too).
+/// `d:v;`: a float that reads back as `v` (`NAN`, `INF`, `-INF` too;
+/// an integral one below 2^53 without `.0`, as `d:3;`).
 fn float(out: &mut Vec<u8>, v: f64) {
     out.extend_from_slice(b"d:");
-    if v.is_nan() {
+    if v.fract() == 0.0 && v.abs() < EXACT_INT && !(v == 0.0 && v.is_sign_negative()) {
+        // The integer path, as the text format's (exact below 2^53).
+        out.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
+    } else if v.is_nan() {
         out.extend_from_slice(b"NAN");
     } else if v.is_infinite() {
         out.extend_from_slice(if v > 0.0 { b"INF" } else { b"-INF" });
@@ -259,7 +344,7 @@ mod tests {
     use shmetrics_core::{FamilyDesc, GaugeMode, Options, Store};
 
     /// A parsed PHP serialized value, enough to check the layout.
-    #[derive(Debug, PartialEq)]
+    #[derive(Clone, Debug, PartialEq)]
     enum Php {
         Int(i64),
         Float(String),
@@ -343,7 +428,8 @@ mod tests {
         Php::Str(v.into())
     }
 
-    fn encoded(store: &Store, sorted: bool) -> Php {
+    /// The store's families as [`encode`] writes them, parsed.
+    fn raw(store: &Store, sorted: bool) -> Php {
         let snap = store.snapshot().unwrap();
         let all: Vec<FamilyView<'_>> = snap.families().collect();
         let mut out = Vec::new();
@@ -353,12 +439,75 @@ mod tests {
         v
     }
 
-    /// `v` in short: `1`, `2.5` (a float as written), `"s"`, `[a, b]` for
+    /// The columns of each family by name, indices into `lists`
+    /// replaced by the lists.
+    fn encoded(store: &Store, sorted: bool) -> Php {
+        let v = raw(store, sorted);
+        let Php::Array(top) = &v else {
+            panic!("not an array")
+        };
+        let keys: Vec<&Php> = top.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, [&s("families"), &s("lists")]);
+        let lists = list(get(&v, "lists"));
+        let at = |i: &Php| {
+            let Php::Int(i) = i else {
+                panic!("not an index: {i:?}")
+            };
+            lists[usize::try_from(*i).unwrap()].clone()
+        };
+        let columns = [
+            "name",
+            "help",
+            "type",
+            "labelNames",
+            "values",
+            "extra",
+            "numbers",
+            "counts",
+            "cumulative",
+            "estimates",
+            "buckets",
+            "quantiles",
+        ];
+        let families = list(get(&v, "families"))
+            .into_iter()
+            .map(|f| {
+                let f = list(f);
+                assert_eq!(f.len(), columns.len());
+                let cells = columns.iter().zip(f).map(|(&c, x)| {
+                    let x = match c {
+                        "labelNames" => at(x),
+                        "values" => Php::Array(
+                            list(x)
+                                .into_iter()
+                                .enumerate()
+                                .map(|(i, x)| (Php::Int(i as i64), at(x)))
+                                .collect(),
+                        ),
+                        "extra" => {
+                            let Php::Array(items) = x else {
+                                panic!("not an array")
+                            };
+                            Php::Array(items.iter().map(|(i, x)| (i.clone(), at(x))).collect())
+                        }
+                        _ => x.clone(),
+                    };
+                    (s(c), x)
+                });
+                cells.collect()
+            })
+            .enumerate()
+            .map(|(i, f)| (Php::Int(i as i64), Php::Array(f)))
+            .collect();
+        Php::Array(families)
+    }
+
+    /// `v` in short: `1`, `d:2.5` (a float as written), `"s"`, `[a, b]` for
     /// a list, `{k: v}` for other arrays.
     fn show(v: &Php) -> String {
         match v {
             Php::Int(n) => n.to_string(),
-            Php::Float(f) => f.clone(),
+            Php::Float(f) => format!("d:{f}"),
             Php::Str(s) => format!("{s:?}"),
             Php::Array(items) => {
                 let is_list = items
@@ -444,7 +593,7 @@ mod tests {
         assert_eq!(list(values[0]), [&s("a")]);
         assert_eq!(list(values[1]), [&s("a\"\\\n")]);
         assert_eq!(list(values[2]), [&s("b")]);
-        assert_eq!(column(jobs, "numbers"), "[2.0, 2.0, 2.0]");
+        assert_eq!(column(jobs, "numbers"), "[d:2, d:2, d:2]");
         for empty in [
             "extra",
             "counts",
@@ -465,21 +614,21 @@ mod tests {
             "the pid label's value"
         );
         assert_eq!(column(mem, "extra"), r#"[["pid"]]"#, "by series index: 0");
-        assert_eq!(column(mem, "numbers"), "[INF]");
+        assert_eq!(column(mem, "numbers"), "[d:INF]");
 
         let lat = families[2];
         assert_eq!(list(list(get(lat, "values"))[0]), [&s("x")]);
-        assert_eq!(column(lat, "numbers"), "[0.5]");
+        assert_eq!(column(lat, "numbers"), "[d:0.5]");
         assert_eq!(column(lat, "counts"), "[1]");
         assert_eq!(column(lat, "cumulative"), "[[0, 0, 1, 1]]");
-        assert_eq!(column(lat, "buckets"), "[0.00001, 0.005, 1.0]");
+        assert_eq!(column(lat, "buckets"), "[d:0.00001, d:0.005, d:1]");
 
         let sz = families[3];
         assert_eq!(column(sz, "values"), "[[]]");
         assert_eq!(column(sz, "counts"), "[0]");
-        assert_eq!(column(sz, "numbers"), "[0.0]");
-        assert_eq!(column(sz, "estimates"), "[[NAN, NAN]]");
-        assert_eq!(column(sz, "quantiles"), "[0.5, 0.9]");
+        assert_eq!(column(sz, "numbers"), "[d:0]");
+        assert_eq!(column(sz, "estimates"), "[[d:NAN, d:NAN]]");
+        assert_eq!(column(sz, "quantiles"), "[d:0.5, d:0.9]");
     }
 
     /// Unsorted: creation order; sorted: by the values joined, stably.
@@ -503,9 +652,9 @@ mod tests {
                 .unwrap();
         }
         let numbers = |sorted| column(list(&encoded(&store, sorted))[0], "numbers");
-        assert_eq!(numbers(false), "[0.0, 1.0, 2.0, 3.0]");
+        assert_eq!(numbers(false), "[d:0, d:1, d:2, d:3]");
         // "ab", "ab" (stable: creation order), "b", "b".
-        assert_eq!(numbers(true), "[1.0, 2.0, 0.0, 3.0]");
+        assert_eq!(numbers(true), "[d:1, d:2, d:0, d:3]");
         assert_eq!(*get(list(&encoded(&store, true))[0], "name"), s("n"));
     }
 
@@ -531,5 +680,90 @@ mod tests {
         // The overflow series is the family's first.
         assert_eq!(column(o, "values"), r#"[["", "true"], ["x"]]"#);
         assert_eq!(column(o, "extra"), r#"[["shmetrics_overflow"]]"#);
+    }
+
+    /// Each distinct list of strings is written once, in the order first
+    /// met, and named by its index: families' label names, series' label
+    /// values (with an added label's value), added labels' names.
+    #[test]
+    fn lists_are_shared() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path().join("s"), &Options::default()).unwrap();
+        let c = store
+            .register(&FamilyDesc::new("c", Kind::Counter).labels(&["x"]))
+            .unwrap();
+        let h = store
+            .register(
+                &FamilyDesc::new("h", Kind::Histogram)
+                    .labels(&["x"])
+                    .buckets(&[1.0]),
+            )
+            .unwrap();
+        let g = store
+            .register(
+                &FamilyDesc::new("g", Kind::Gauge)
+                    .labels(&["x"])
+                    .gauge_mode(GaugeMode::All),
+            )
+            .unwrap();
+        for v in ["2", "1"] {
+            store
+                .counter_add(store.series(&c, &[v]).unwrap(), 1.0)
+                .unwrap();
+        }
+        for v in ["1", "2", "3"] {
+            store.observe(store.series(&h, &[v]).unwrap(), 1.0).unwrap();
+        }
+        store
+            .gauge_set(store.series(&g, &["1"]).unwrap(), 1.0)
+            .unwrap();
+        let v = raw(&store, false);
+        let pid = std::process::id().to_string();
+        assert_eq!(
+            show(get(&v, "lists")),
+            format!(r#"[["x"], ["2"], ["1"], ["3"], ["1", "{pid}"], ["pid"]]"#)
+        );
+        let families = list(get(&v, "families"));
+        let ids = |f: &Php| {
+            let f = list(f);
+            (show(f[3]), show(f[4]), show(f[5]))
+        };
+        assert_eq!(ids(families[0]), ("0".into(), "[1, 2]".into(), "[]".into()));
+        assert_eq!(
+            ids(families[1]),
+            ("0".into(), "[2, 1, 3]".into(), "[]".into())
+        );
+        assert_eq!(ids(families[2]), ("0".into(), "[4]".into(), "[5]".into()));
+        // Sorted, the lists are met in the sorted order.
+        let v = raw(&store, true);
+        assert_eq!(
+            show(get(&v, "lists")),
+            format!(r#"[["x"], ["1"], ["2"], ["3"], ["1", "{pid}"], ["pid"]]"#)
+        );
+    }
+
+    /// Floats as PHP's `unserialize()` reads them back: integral ones
+    /// below 2^53 as integers (but `-0.0`), the others in ryu's shortest
+    /// form.
+    #[test]
+    fn floats() {
+        let cases = [
+            (3.0, "d:3;"),
+            (-7.0, "d:-7;"),
+            (0.0, "d:0;"),
+            (-0.0, "d:-0.0;"),
+            (0.5, "d:0.5;"),
+            (9_007_199_254_740_991.0, "d:9007199254740991;"),
+            (9_007_199_254_740_992.0, "d:9007199254740992.0;"),
+            (1e20, "d:1e20;"),
+            (f64::INFINITY, "d:INF;"),
+            (f64::NEG_INFINITY, "d:-INF;"),
+            (f64::NAN, "d:NAN;"),
+        ];
+        for (v, want) in cases {
+            let mut out = Vec::new();
+            float(&mut out, v);
+            assert_eq!(String::from_utf8(out).unwrap(), want, "{v}");
+        }
     }
 }

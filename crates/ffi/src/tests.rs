@@ -1482,13 +1482,15 @@ fn render_families_picks_and_orders() {
         let mut want = Vec::new();
         shmetrics_expo::promphp::encode(&shmetrics_expo::select(&snap, &["b"]), sorted, &mut want);
         assert_eq!(families(format, &["b"]).as_bytes(), want);
-        assert!(
-            families(format, &["b"]).starts_with("a:1:{i:0;a:12:{s:4:\"name\";s:7:\"b_total\";")
-        );
+        assert!(families(format, &["b"])
+            .starts_with("a:2:{s:8:\"families\";a:1:{i:0;a:12:{i:0;s:7:\"b_total\";"));
         assert_eq!(
             crate::ptr::c_str(shmetrics_format_content_type(format)),
             "application/vnd.php.serialized"
         );
     }
-    assert_eq!(families(3, &[]), "a:0:{}");
+    assert_eq!(
+        families(3, &[]),
+        "a:2:{s:8:\"families\";a:0:{}s:5:\"lists\";a:0:{}}"
+    );
 }

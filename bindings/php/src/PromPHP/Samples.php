@@ -14,13 +14,15 @@ use Shmetrics\Storage\Shmetrics;
  * PromPHP's sample objects for every family of a store with series. The
  * library writes the families with their series in columns, in PHP's
  * serialize() format (SHMETRICS_FORMAT_PROMPHP_SERIES, see
- * crates/expo/src/promphp.rs: names, order, value types), in one call;
- * here each series becomes PromPHP's samples, in PromPHP's shapes: a
- * counter's or gauge's one sample under the family's name; a histogram's
- * `_bucket` samples (label `le`, cumulative, `+Inf` last), `_count` and
- * `_sum`; a summary's quantile samples (label `quantile`), `_count` and
- * `_sum`. A label the store adds (`pid`, `shmetrics_overflow`) comes
- * before `le` and `quantile`.
+ * crates/expo/src/promphp.rs: layout, names, order, value types), in one
+ * call, each distinct list of label names or values once; here each
+ * series becomes PromPHP's samples, in PromPHP's shapes: a counter's or
+ * gauge's one sample under the family's name; a histogram's `_bucket`
+ * samples (label `le`, cumulative, `+Inf` last), `_count` and `_sum`; a
+ * summary's quantile samples (label `quantile`), `_count` and `_sum`. A
+ * label the store adds (`pid`, `shmetrics_overflow`) comes before `le`
+ * and `quantile`. Samples with the same label values share one array of
+ * them, as they share their strings when PromPHP builds them.
  *
  * @internal used by ShmetricsAdapter::collect()
  */
@@ -50,18 +52,22 @@ final class Samples
      */
     public static function collect(Shmetrics $storage, bool $sorted): array
     {
+        ['families' => $families, 'lists' => $lists] = self::families($storage, $sorted);
         $out = [];
-        foreach (self::families($storage, $sorted) as $family) {
-            $family['samples'] = self::samples($family);
-            $out[] = new MetricFamilySamples($family);
+        $appended = [];
+        foreach ($families as $family) {
+            [$name, $help, $type, $labelNames] = $family;
+            $out[] = new MetricFamilySamples(['name' => $name, 'help' => $help, 'type' => $type,
+                'labelNames' => $lists[$labelNames], 'samples' => self::samples($family, $lists, $appended)]);
         }
         return $out;
     }
 
     /**
-     * The families in columns, as the library writes them.
+     * The families in columns and the lists they name, as the library
+     * writes them.
      *
-     * @return list<array<string, mixed>>
+     * @return array{families: list<list<mixed>>, lists: list<list<string>>}
      */
     private static function families(Shmetrics $storage, bool $sorted): array
     {
@@ -97,42 +103,49 @@ final class Samples
             throw Native::exception($rc, 'cannot read the store ' . $storage->path());
         }
         self::$rendered = true;
-        $families = unserialize($data, ['allowed_classes' => false]);
-        if (!is_array($families)) {
-            throw new \Error('PHP cannot read the series the library wrote for PromPHP');
+        $columns = unserialize($data, ['allowed_classes' => false]);
+        if (!is_array($columns) || !isset($columns['families'], $columns['lists'])) {
+            throw new \Error('PHP cannot read the series the library wrote for PromPHP'
+                . ' (a library older than this package?)');
         }
-        return $families;
+        return $columns;
     }
 
     /**
      * The sample arrays of a family in columns: per sample, one array
      * whose strings (names, label values, `le`) are shared, as when
-     * PromPHP builds them.
+     * PromPHP builds them, and whose label values are one array for
+     * every sample with the same: a series' list of $lists, or that list
+     * with `le` or `quantile` added, kept in $appended (by the bounds or
+     * quantiles, serialized, then the list's index) for the families that
+     * follow.
      *
-     * @param array<string, mixed> $family
+     * @param list<mixed> $family
+     * @param list<list<string>> $lists
+     * @param array<string, array<int, list<list<mixed>>>> $appended
      * @return list<array{name: string, labelNames: list<string>, labelValues: list<mixed>, value: int|float}>
      */
-    private static function samples(array $family): array
+    private static function samples(array $family, array $lists, array &$appended): array
     {
-        $name = $family['name'];
-        $extra = $family['extra'];
-        $numbers = $family['numbers'];
+        [$name, , $type, , $series, $extra, $numbers, $counts, $cumulative, $estimates, $buckets, $quantiles]
+            = $family;
         $samples = [];
-        if ($family['type'] === 'histogram') {
+        if ($type === 'histogram') {
             // PromPHP's `le`: the bound as this PHP casts it to a string.
             $les = [];
-            foreach ($family['buckets'] as $bound) {
+            foreach ($buckets as $bound) {
                 $les[] = (string) $bound;
             }
             $les[] = '+Inf';
+            $withLe = &$appended[serialize($les)];
             [$bucket, $count, $sum] = [$name . '_bucket', $name . '_count', $name . '_sum'];
-            $counts = $family['counts'];
-            $cumulative = $family['cumulative'];
-            foreach ($family['values'] as $i => $values) {
-                $names = $extra[$i] ?? [];
+            foreach ($series as $i => $list) {
+                $values = $lists[$list];
+                $names = isset($extra[$i]) ? $lists[$extra[$i]] : [];
                 $le = $names === [] ? ['le'] : [...$names, 'le'];
+                $bucketValues = $withLe[$list] ??= self::appended($values, $les);
                 foreach ($cumulative[$i] as $k => $n) {
-                    $samples[] = ['name' => $bucket, 'labelNames' => $le, 'labelValues' => [...$values, $les[$k]],
+                    $samples[] = ['name' => $bucket, 'labelNames' => $le, 'labelValues' => $bucketValues[$k],
                         'value' => $n];
                 }
                 $samples[] = ['name' => $count, 'labelNames' => $names, 'labelValues' => $values,
@@ -140,43 +153,73 @@ final class Samples
                 $samples[] = ['name' => $sum, 'labelNames' => $names, 'labelValues' => $values,
                     'value' => $numbers[$i]];
             }
-        } elseif ($family['type'] === 'summary') {
-            $quantiles = $family['quantiles'];
+        } elseif ($type === 'summary') {
+            $withQuantile = &$appended[serialize($quantiles)];
             [$count, $sum] = [$name . '_count', $name . '_sum'];
-            $counts = $family['counts'];
-            $estimates = $family['estimates'];
-            foreach ($family['values'] as $i => $values) {
-                $names = $extra[$i] ?? [];
+            foreach ($series as $i => $list) {
+                $values = $lists[$list];
+                $names = isset($extra[$i]) ? $lists[$extra[$i]] : [];
                 $quantile = $names === [] ? ['quantile'] : [...$names, 'quantile'];
+                $quantileValues = $withQuantile[$list] ??= self::appended($values, $quantiles);
                 foreach ($estimates[$i] as $k => $estimate) {
-                    $samples[] = ['name' => $name, 'labelNames' => $quantile,
-                        'labelValues' => [...$values, $quantiles[$k]], 'value' => $estimate];
+                    $samples[] = ['name' => $name, 'labelNames' => $quantile, 'labelValues' => $quantileValues[$k],
+                        'value' => $estimate];
                 }
                 $samples[] = ['name' => $count, 'labelNames' => $names, 'labelValues' => $values,
                     'value' => $counts[$i]];
                 $samples[] = ['name' => $sum, 'labelNames' => $names, 'labelValues' => $values,
                     'value' => $numbers[$i]];
             }
-        } else {
-            foreach ($family['values'] as $i => $values) {
-                $samples[] = ['name' => $name, 'labelNames' => $extra[$i] ?? [], 'labelValues' => $values,
+        } elseif ($extra === []) {
+            foreach ($series as $i => $list) {
+                $samples[] = ['name' => $name, 'labelNames' => [], 'labelValues' => $lists[$list],
                     'value' => $numbers[$i]];
+            }
+        } else {
+            foreach ($series as $i => $list) {
+                $samples[] = ['name' => $name, 'labelNames' => isset($extra[$i]) ? $lists[$extra[$i]] : [],
+                    'labelValues' => $lists[$list], 'value' => $numbers[$i]];
             }
         }
         return $samples;
     }
 
     /**
+     * $values with each of $more added in turn.
+     *
+     * @param list<string> $values
+     * @param list<mixed> $more
+     * @return list<list<mixed>>
+     */
+    private static function appended(array $values, array $more): array
+    {
+        $out = [];
+        foreach ($more as $x) {
+            $out[] = [...$values, $x];
+        }
+        return $out;
+    }
+
+    /**
      * families() by a walk of the store's snapshot in PHP, for a library
      * that predates the format, or an extension built before its
      * `Shmetrics\Ext\render()` let it through (see docs/php.md): the same
-     * columns.
+     * columns and lists.
      *
-     * @return list<array<string, mixed>>
+     * @return array{families: list<list<mixed>>, lists: list<list<string>>}
      */
     private static function walk(Shmetrics $storage, bool $sorted): array
     {
-        $out = [];
+        $out = $lists = $index = [];
+        // A list's index in $lists, added if new, as the library numbers them.
+        $of = static function (array $list) use (&$lists, &$index): int {
+            $key = serialize($list);
+            if (!isset($index[$key])) {
+                $index[$key] = count($lists);
+                $lists[] = $list;
+            }
+            return $index[$key];
+        };
         foreach (Snapshot::take($storage) as $family) {
             $series = $family['series'];
             if ($series === []) {
@@ -187,11 +230,14 @@ final class Samples
                     => strcmp(implode('', $a['labelValues']), implode('', $b['labelValues'])));
             }
             $type = $family['type'];
+            $labelNames = $of($family['labelNames']);
             $values = $extra = $numbers = $counts = $cumulative = $estimates = [];
+            foreach ($series as $s) {
+                $values[] = $of([...$s['labelValues'], ...array_values($s['extra'])]);
+            }
             foreach ($series as $i => $s) {
-                $values[] = [...$s['labelValues'], ...array_values($s['extra'])];
                 if ($s['extra'] !== []) {
-                    $extra[$i] = array_keys($s['extra']);
+                    $extra[$i] = $of(array_keys($s['extra']));
                 }
                 $numbers[] = $s['value'];
                 if ($type === 'histogram' || $type === 'summary') {
@@ -205,20 +251,20 @@ final class Samples
                 }
             }
             $out[] = [
-                'name' => $type === 'counter' && !$family['nameAsGiven'] ? $family['name'] . '_total' : $family['name'],
-                'help' => $family['help'],
-                'type' => $type,
-                'labelNames' => $family['labelNames'],
-                'values' => $values,
-                'extra' => $extra,
-                'numbers' => $numbers,
-                'counts' => $counts,
-                'cumulative' => $cumulative,
-                'estimates' => $estimates,
-                'buckets' => $family['buckets'],
-                'quantiles' => $type === 'summary' ? array_column($series[0]['quantiles'], 0) : [],
+                $type === 'counter' && !$family['nameAsGiven'] ? $family['name'] . '_total' : $family['name'],
+                $family['help'],
+                $type,
+                $labelNames,
+                $values,
+                $extra,
+                $numbers,
+                $counts,
+                $cumulative,
+                $estimates,
+                $family['buckets'],
+                $type === 'summary' ? array_column($series[0]['quantiles'], 0) : [],
             ];
         }
-        return $out;
+        return ['families' => $out, 'lists' => $lists];
     }
 }

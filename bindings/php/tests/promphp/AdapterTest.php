@@ -191,7 +191,8 @@ final class AdapterTest extends TestCase
             $lib = $call('families', $sorted);
             // NAN !== NAN (an empty summary window): as serialize() writes them.
             self::assertSame(serialize($call('walk', $sorted)), serialize($lib));
-            self::assertSame(['app_jobs_total', 'app_temp', 'app_seconds', 'app_size', 'workers'], array_column($lib, 'name'));
+            self::assertSame(['app_jobs_total', 'app_temp', 'app_seconds', 'app_size', 'workers'],
+                array_column($lib['families'], 0));
         }
         self::assertPromtoolAccepts((new PromRender())->render($adapter->collect()));
     }
