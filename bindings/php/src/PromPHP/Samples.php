@@ -102,12 +102,17 @@ final class Samples
         if ($rc !== Native::OK || !is_string($data)) {
             throw Native::exception($rc, 'cannot read the store ' . $storage->path());
         }
-        self::$rendered = true;
         $columns = unserialize($data, ['allowed_classes' => false]);
         if (!is_array($columns) || !isset($columns['families'], $columns['lists'])) {
-            throw new \Error('PHP cannot read the series the library wrote for PromPHP'
-                . ' (a library older than this package?)');
+            if (self::$rendered === null && is_array($columns)) {
+                // A library that wrote the format before it had the
+                // lists table: the snapshot walk, from now on.
+                self::$rendered = false;
+                return self::walk($storage, $sorted);
+            }
+            throw new \Error('PHP cannot read the series the library wrote for PromPHP');
         }
+        self::$rendered = true;
         return $columns;
     }
 
