@@ -10,7 +10,7 @@ use std::sync::atomic::{
 
 use super::{push_str, Bases, Cache, CachedSeries, FamilyEntry, Rare, Snapshot};
 use crate::exemplar;
-use crate::model::{Kind, Window};
+use crate::model::Kind;
 use crate::shm::layout::{state, ArenaRef, FamilyRec, SeriesRec};
 use crate::store::{decode_strs, FamilyType, Shape, Store};
 use crate::window;
@@ -93,11 +93,6 @@ impl Store {
                 ttl_cell,
                 bases: Bases::default(),
             };
-            let plain = rare.quantiles.is_empty()
-                && rare.window == Window::default()
-                && rare.native.is_none()
-                && rare.exemplars == 0
-                && rare.ttl_ms == 0;
             Some(FamilyEntry {
                 raw,
                 name,
@@ -113,7 +108,7 @@ impl Store {
                 series: 0..0,
                 counts_base: 0,
                 overflows: 0,
-                rare: (!plain).then(|| Box::new(rare)),
+                rare: rare.boxed(),
             })
         })();
         if entry.is_none() {

@@ -162,6 +162,18 @@ struct Bases {
     natives: u32,
 }
 
+impl Rare {
+    /// The fields boxed, unless the family uses none of them.
+    fn boxed(self) -> Option<Box<Rare>> {
+        let plain = self.quantiles.is_empty()
+            && self.window == Window::default()
+            && self.native.is_none()
+            && self.exemplars == 0
+            && self.ttl_ms == 0;
+        (!plain).then(|| Box::new(self))
+    }
+}
+
 impl FamilyEntry {
     /// How many label values each series has.
     fn n_labels(&self) -> u32 {
@@ -528,3 +540,8 @@ fn push_str(buf: &mut String, s: &str) -> Span {
         len: s.len() as u32,
     }
 }
+
+// What a kept snapshot costs per series (docs/ARCHITECTURE.md, "Scale"):
+// a series of the refresh and a decoded member.
+const _: () = assert!(std::mem::size_of::<SeriesEntry>() == 8);
+const _: () = assert!(std::mem::size_of::<CachedSeries>() == 32);
