@@ -418,11 +418,21 @@ impl Renderer {
         })
     }
 
-    /// Gives back the allocator's free memory (see
-    /// [`shmetrics_core::trim_heap`]) once no page was asked for in
-    /// `idle` (the pages themselves went with their responses). Returns
-    /// whether it did. The snapshot stays, for the next scrape to
-    /// refresh.
+    /// The memory the kept snapshot of the store holds (see
+    /// [`Snapshot::heap_bytes`]).
+    pub fn snapshot_bytes(&self) -> usize {
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.snap.heap_bytes()
+    }
+
+    /// Gives back the memory of the store's snapshot, then the
+    /// allocator's free memory (see [`shmetrics_core::trim_heap`]), once
+    /// no page was asked for in `idle` (the pages themselves went with
+    /// their responses). Returns whether it did. The next scrape reads
+    /// the store whole again: about as long as the first scrape, which a
+    /// scraper that paused for longer than `idle` can afford, and a
+    /// million series' snapshot is some 100 MB that nobody uses until
+    /// then.
     pub fn release_idle(&self, idle: Duration) -> bool {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
         if st
@@ -433,6 +443,10 @@ impl Renderer {
             return false;
         }
         st.last = None;
+        st.snap = Snapshot::default();
+        st.snapped = None;
+        st.fresh_for_render = false;
+        st.status = None;
         drop(st);
         shmetrics_core::trim_heap();
         true
@@ -533,6 +547,11 @@ impl Renderer {
             1.0,
         );
         self.exporter_metrics(&mut f);
+        f.gauge(
+            "shmetrics_exporter_snapshot_bytes",
+            "Memory the exporter's copy of the store's contents holds between scrapes (its buffers' capacity).",
+        )
+        .value(snap.heap_bytes() as f64);
         f.gauge(
             "shmetrics_store_attached",
             "1 once the store file has been opened; 0 while it does not exist yet or cannot be opened (see /healthz).",

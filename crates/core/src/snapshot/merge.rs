@@ -138,11 +138,53 @@ impl Store {
             .map(|s| self.map.cells(s))
             .collect();
         sums.float_base = cells.floats.start;
-        merge(&regions, cells.ints, &mut sums.ints);
+        merge_split(&regions, cells.ints, &mut sums.ints);
         counted();
         fence(Acquire);
-        merge(&regions, cells.floats, &mut sums.floats);
+        merge_split(&regions, cells.floats, &mut sums.floats);
     }
+}
+
+/// Cell reads (cells times regions) from which a merge is split in two,
+/// the upper half on a second thread: 16M reads (128 MB, a million series
+/// of counters read from eight slots) take tens of milliseconds, against
+/// some 50 microseconds to start a thread.
+const SPLIT_READS: usize = 16 << 20;
+
+/// [`merge`], in two halves on two threads when there is that much to
+/// read and a second core to read it: one thread does not keep as many
+/// reads in flight as the memory can serve.
+///
+/// The second thread's reads come before the caller's next ones as the
+/// caller's own would: it ends with the same Acquire fence that
+/// [`Store::merge_slots`] puts between the counts and the sums, and
+/// joining it orders everything it did before what the caller does next.
+fn merge_split<T: Cell + Send>(regions: &[&[AtomicU64]], cells: Range<usize>, acc: &mut Vec<T>) {
+    let reads = cells.len().saturating_mul(regions.len());
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if reads < SPLIT_READS || cores < 2 {
+        merge(regions, cells, acc);
+        return;
+    }
+    // On a block boundary, so that both halves keep the blocks' order.
+    let mid = cells.start + cells.len() / 2 / BLOCK * BLOCK;
+    acc.clear();
+    if acc.capacity() < cells.len() {
+        acc.reserve(cells.len()); // room for both halves
+        crate::shm::advise_huge_pages(acc);
+    }
+    let mut upper = Vec::new();
+    std::thread::scope(|s| {
+        let other = s.spawn(|| {
+            merge(regions, mid..cells.end, &mut upper);
+            fence(Acquire);
+        });
+        merge(regions, cells.start..mid, acc);
+        if let Err(panic) = other.join() {
+            std::panic::resume_unwind(panic);
+        }
+    });
+    acc.extend_from_slice(&upper);
 }
 
 /// Sets `acc[i]` to the sum of `cells.start + i` over all `regions`.

@@ -182,6 +182,45 @@ impl Snapshot {
         self.families().find(|f| f.name() == name)
     }
 
+    /// The bytes the snapshot's buffers hold (their capacity; allocator
+    /// overhead aside): what a long-lived reader keeps between refreshes.
+    pub fn heap_bytes(&self) -> usize {
+        fn vec<T>(v: &Vec<T>) -> usize {
+            v.capacity() * std::mem::size_of::<T>()
+        }
+        let c = &self.cache;
+        let members: usize = c.members.iter().map(vec).sum();
+        let rare = self.families.iter().filter(|f| f.rare.is_some());
+        vec(&self.families)
+            + rare.count() * std::mem::size_of::<super::Rare>()
+            + vec(&self.series)
+            + vec(&self.numbers)
+            + vec(&self.counts)
+            + vec(&self.quantiles)
+            + vec(&self.natives)
+            + vec(&self.native_counts)
+            + vec(&self.exemplars)
+            + vec(&self.exemplar_labels)
+            + self.exemplar_strings.capacity()
+            + self.pids.capacity()
+            + vec(&self.pid_spans)
+            + c.strings.capacity()
+            + vec(&c.spans)
+            + c.values.capacity()
+            + vec(&c.ends)
+            + vec(&c.bounds)
+            + vec(&c.quantiles)
+            + vec(&c.sketch_acc)
+            + vec(&c.sketch_tmp)
+            + vec(&c.estimates)
+            + vec(&c.native_acc)
+            + vec(&c.family_out)
+            + vec(&c.members)
+            + members
+            + vec(&c.life)
+            + vec(&c.sketch_offs)
+    }
+
     /// Store telemetry at the time of the snapshot.
     pub fn stats(&self) -> &StoreStats {
         &self.stats

@@ -266,6 +266,7 @@ const OWN: &[(&str, &str)] = &[
     ("shmetrics_exporter_rejected_connections", "counter"),
     ("shmetrics_exporter_tls_handshake_failures", "counter"),
     ("shmetrics_exporter_last_render_seconds", "gauge"),
+    ("shmetrics_exporter_snapshot_bytes", "gauge"),
     ("shmetrics_store_attached", "gauge"),
     ("shmetrics_store_file_info", "gauge"),
     ("shmetrics_store_attached_since_seconds", "gauge"),
@@ -608,13 +609,21 @@ fn formats_over_http() {
         r.unwrap().body.to_vec()
     };
     let before = text(Instant::now());
+    let kept = server.renderer.snapshot_bytes();
+    assert!(kept > 0, "no snapshot kept after a scrape");
     assert!(
         !server.renderer.release_idle(Duration::from_secs(3600)),
         "a fresh page released"
     );
+    assert_eq!(server.renderer.snapshot_bytes(), kept);
     assert!(
         server.renderer.release_idle(Duration::ZERO),
         "the pages were not released"
+    );
+    assert_eq!(
+        server.renderer.snapshot_bytes(),
+        0,
+        "the snapshot was kept while idle"
     );
     assert!(
         !server.renderer.release_idle(Duration::ZERO),
