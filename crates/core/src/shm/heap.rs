@@ -19,14 +19,6 @@ pub fn trim_heap() {
 /// long-lived reader's per-read buffers (a million series' merged cells
 /// are 16 MB) would otherwise come from the heap, and their pages stay
 /// with the process between reads. Setting the threshold fixes it.
-///
-/// Setting it also fixes the heap's trim threshold, which glibc would
-/// otherwise raise with it; that one is set to 32 MiB. A page rendered
-/// in pieces of 64 KiB (a plain page of a million series is some 20 MB)
-/// is freed at the top of the heap after each scrape: trimmed at glibc's
-/// default of 128 KiB, the next scrape took those pages again, one fault
-/// each (some 14% of a plain scrape at a million series). What stays is
-/// at most 32 MiB of free heap, which `trim_heap` returns when idle.
 pub fn unmap_large_frees(bytes: usize) {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only sets the allocator's own parameters, under its
@@ -34,7 +26,6 @@ pub fn unmap_large_frees(bytes: usize) {
     unsafe {
         let bytes = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
         libc::mallopt(libc::M_MMAP_THRESHOLD, bytes);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 32 << 20);
     }
     #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
     let _ = bytes;
