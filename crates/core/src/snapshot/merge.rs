@@ -146,9 +146,9 @@ impl Store {
 }
 
 /// Cell reads (cells times regions) from which a merge is split in two,
-/// the upper half on a second thread: 16M reads (128 MB, a million series
-/// of counters read from eight slots) take tens of milliseconds, against
-/// some 50 microseconds to start a thread.
+/// the upper half on a second thread: 16M reads (128 MB: a million
+/// counters' integer cells read from 16 slots) take tens of milliseconds,
+/// against some 50 microseconds to start a thread.
 const SPLIT_READS: usize = 16 << 20;
 
 /// [`merge`], in two halves on two threads when there is that much to
@@ -160,9 +160,19 @@ const SPLIT_READS: usize = 16 << 20;
 /// [`Store::merge_slots`] puts between the counts and the sums, and
 /// joining it orders everything it did before what the caller does next.
 fn merge_split<T: Cell + Send>(regions: &[&[AtomicU64]], cells: Range<usize>, acc: &mut Vec<T>) {
+    merge_split_from(SPLIT_READS, regions, cells, acc);
+}
+
+/// [`merge_split`], splitting from `split_reads` reads.
+fn merge_split_from<T: Cell + Send>(
+    split_reads: usize,
+    regions: &[&[AtomicU64]],
+    cells: Range<usize>,
+    acc: &mut Vec<T>,
+) {
     let reads = cells.len().saturating_mul(regions.len());
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    if reads < SPLIT_READS || cores < 2 {
+    if reads < split_reads || cores < 2 {
         merge(regions, cells, acc);
         return;
     }
@@ -174,17 +184,27 @@ fn merge_split<T: Cell + Send>(regions: &[&[AtomicU64]], cells: Range<usize>, ac
         crate::shm::advise_huge_pages(acc);
     }
     let mut upper = Vec::new();
-    std::thread::scope(|s| {
-        let other = s.spawn(|| {
+    let split = std::thread::scope(|s| {
+        let other = std::thread::Builder::new().spawn_scoped(s, || {
             merge(regions, mid..cells.end, &mut upper);
             fence(Acquire);
         });
         merge(regions, cells.start..mid, acc);
-        if let Err(panic) = other.join() {
-            std::panic::resume_unwind(panic);
+        match other.map(|t| t.join()) {
+            Ok(Ok(())) => true,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            // No thread to be had (a limit on threads, say): this one
+            // reads the upper half too.
+            Err(_) => false,
         }
     });
-    acc.extend_from_slice(&upper);
+    if split {
+        acc.extend_from_slice(&upper);
+    } else {
+        let mut rest = Vec::new();
+        merge(regions, mid..cells.end, &mut rest);
+        acc.extend_from_slice(&rest);
+    }
 }
 
 /// Sets `acc[i]` to the sum of `cells.start + i` over all `regions`.
@@ -265,4 +285,47 @@ fn add_group<T: Cell>(acc: &mut [T], group: &[&[AtomicU64]], cells: Range<usize>
 #[inline(always)]
 fn sum4<T: Cell>(a: &AtomicU64, b: &AtomicU64, c: &AtomicU64, d: &AtomicU64) -> T {
     T::load(a).add(T::load(b)).add(T::load(c).add(T::load(d)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regions of `cells` cells, cell `i` of region `r` holding
+    /// `f(r, i)`.
+    fn regions(n: usize, cells: usize, f: impl Fn(usize, usize) -> u64) -> Vec<Vec<AtomicU64>> {
+        (0..n)
+            .map(|r| (0..cells).map(|i| AtomicU64::new(f(r, i))).collect())
+            .collect()
+    }
+
+    #[test]
+    fn a_split_merge_sums_what_one_thread_sums() {
+        // Past two blocks and not a multiple of one, so that the halves
+        // meet inside the range and the last block is short; 11 regions:
+        // a group of eight, then single ones.
+        let cells = 2 * BLOCK + 1234;
+        let ints = regions(11, cells, |r, i| (r * 1_000_003 + i) as u64);
+        let floats = regions(11, cells, |r, i| (0.25 * (r + i) as f64).to_bits());
+        let (ints, floats): (Vec<&[AtomicU64]>, Vec<&[AtomicU64]>) = (
+            ints.iter().map(Vec::as_slice).collect(),
+            floats.iter().map(Vec::as_slice).collect(),
+        );
+        for range in [0..cells, 17..cells - 5] {
+            let (mut one, mut two) = (Vec::<u64>::new(), Vec::<u64>::new());
+            merge(&ints, range.clone(), &mut one);
+            merge_split_from(1, &ints, range.clone(), &mut two);
+            assert_eq!(one, two, "integer cells {range:?}");
+            let (mut one, mut two) = (Vec::<f64>::new(), Vec::<f64>::new());
+            merge(&floats, range.clone(), &mut one);
+            merge_split_from(1, &floats, range.clone(), &mut two);
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&one), bits(&two), "float cells {range:?}");
+            assert_eq!(one.len(), range.len());
+        }
+        let sum: u64 = (0..11).map(|r| (r * 1_000_003 + 5) as u64).sum();
+        let mut two = Vec::<u64>::new();
+        merge_split_from(1, &ints, 0..cells, &mut two);
+        assert_eq!(two[5], sum);
+    }
 }
