@@ -237,6 +237,8 @@ impl RemoteWriteArgs {
 }
 
 /// StatsD and DogStatsD (see docs/exporter.md).
+// The doc comments are `--help`'s text, where `[::1]` is an address.
+#[allow(rustdoc::broken_intra_doc_links)]
 #[derive(clap::Args, Debug)]
 struct StatsdArgs {
     /// Also flush the store to a StatsD or DogStatsD agent: HOST:PORT

@@ -5,8 +5,8 @@
 
 use crate::model::{GaugeMode, Kind, Window};
 
-/// A registered family. Cheap to copy; valid for the [`Store`] that made it
-/// until the store is wiped.
+/// A registered family. Cheap to copy; valid for the
+/// [`Store`](crate::Store) that made it until the store is wiped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Family {
     pub(crate) tag: u32,

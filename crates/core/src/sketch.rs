@@ -15,7 +15,7 @@
 //! Why the cubic, not `ln`: an observe pays for the cell index, and
 //! `f64::ln` is a libm call of about 58 instructions (callgrind); the
 //! cubic is a few multiplications on the float's exponent and mantissa.
-//! It costs 1% more cells for the same accuracy (see [`CubicLog2`]).
+//! It costs 1% more cells for the same accuracy (see `CubicLog2`).
 //!
 //! The range is fixed so that a series' cells have a fixed size: values
 //! whose magnitude is below `min_value` count in a zero cell (estimated as
@@ -260,7 +260,7 @@ impl SketchMapping {
 
     /// The estimate of quantile `q` (0 <= q <= 1) from merged cell counts:
     /// the value of the cell holding the observation of rank
-    /// [`nearest_rank`] in value order. None if there is no
+    /// `nearest_rank` in value order. None if there is no
     /// observation or `counts` is not this mapping's size.
     pub fn quantile(&self, counts: &[u64], q: f64) -> Option<f64> {
         if counts.len() != self.cells() || !(0.0..=1.0).contains(&q) {

@@ -15,8 +15,8 @@
 //! bcrypt cost once, not on every request; so is a failed one, so that a
 //! wrong password sent again is refused without bcrypt. bcrypt runs one
 //! check at a time, each client address has at most one check pending,
-//! and at most [`MAX_PENDING`] are pending in all: a check past either
-//! bound is refused at once ([`Verdict::Throttled`], `429`), so a flood of
+//! and at most `MAX_PENDING` are pending in all: a check past either
+//! bound is refused at once (`Verdict::Throttled`, `429`), so a flood of
 //! guesses cannot keep a correct scrape waiting.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};

@@ -120,8 +120,8 @@ impl Store {
 
     /// Removes every family and series (PromPHP's `wipeStorage`). Handles
     /// made before become stale: updates through them return
-    /// [`ErrorKind::StaleHandle`], and families must be registered again.
-    /// Writer slots are kept.
+    /// [`ErrorKind::StaleHandle`](crate::ErrorKind::StaleHandle), and
+    /// families must be registered again. Writer slots are kept.
     pub fn wipe(&self) -> Result<()> {
         self.check_writable()?;
         let _guard = self.lock()?;
