@@ -132,6 +132,8 @@ enum Command {
         /// messages).
         #[arg(long, default_value = "prometheus")]
         format: String,
+        #[command(flatten)]
+        expect: ExpectArgs,
     },
     /// Print the store's capacity, fill, families and writer slots.
     Inspect {
@@ -143,21 +145,24 @@ enum Command {
         /// carry their cardinality).
         #[arg(long, value_name = "N")]
         top: Option<usize>,
+        #[command(flatten)]
+        expect: ExpectArgs,
     },
     /// A demo worker (started by `demo`).
     #[command(hide = true)]
     DemoWorker(demo::WorkerArgs),
 }
 
-/// Whose store `serve` expects (see docs/exporter.md, "Security").
+/// Whose store `serve`, `dump` and `inspect` expect (see
+/// docs/exporter.md, "Security").
 #[derive(clap::Args, Debug)]
 struct ExpectArgs {
     /// The user (name or id) expected to own the store, when it is not
-    /// the exporter's own user or root; another owner is refused.
+    /// this process's own user or root; another owner is refused.
     #[arg(long = "store.owner", value_name = "USER", value_parser = shmetrics_core::user_id)]
     store_owner: Option<u32>,
     /// The group (name or id) expected to own the store: a store of this
-    /// group is served whoever owns it.
+    /// group is accepted whoever owns it.
     #[arg(long = "store.group", value_name = "GROUP", value_parser = shmetrics_core::group_id)]
     store_group: Option<u32>,
 }
@@ -372,8 +377,12 @@ fn main() -> ExitCode {
                 Ok(())
             }
         },
-        Command::Dump { store, format } => dump(&store, &format),
-        Command::Inspect { store, top } => inspect(&store, top),
+        Command::Dump {
+            store,
+            format,
+            expect,
+        } => dump(&store, &format, &expect),
+        Command::Inspect { store, top, expect } => inspect(&store, top, &expect),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -428,15 +437,22 @@ fn slice_us(s: &str) -> Result<u64, String> {
 
 type AnyResult = Result<(), Box<dyn std::error::Error>>;
 
-fn open_read_only(path: &PathBuf) -> Result<Store, shmetrics_core::Error> {
-    Store::open(path, &Options::reader())
+/// Opens the store read-only, with the owner and group it may have
+/// besides this user's.
+fn open_read_only(path: &PathBuf, expect: &ExpectArgs) -> Result<Store, shmetrics_core::Error> {
+    let options = Options {
+        owner: expect.store_owner,
+        group: expect.store_group,
+        ..Options::reader()
+    };
+    Store::open(path, &options)
 }
 
-fn dump(path: &PathBuf, format: &str) -> AnyResult {
+fn dump(path: &PathBuf, format: &str, expect: &ExpectArgs) -> AnyResult {
     let format = Format::parse(format).ok_or_else(|| {
         format!("unknown format {format:?}: use prometheus, openmetrics or protobuf")
     })?;
-    let store = open_read_only(path)?;
+    let store = open_read_only(path, expect)?;
     let snap = store.snapshot()?;
     let mut out = Vec::new();
     shmetrics_expo::encode(&snap, format, &mut out);
@@ -492,8 +508,8 @@ fn inspect_top(snap: &shmetrics_core::Snapshot, n: usize) -> AnyResult {
     Ok(())
 }
 
-fn inspect(path: &PathBuf, top: Option<usize>) -> AnyResult {
-    let store = open_read_only(path)?;
+fn inspect(path: &PathBuf, top: Option<usize>, expect: &ExpectArgs) -> AnyResult {
+    let store = open_read_only(path, expect)?;
     let snap = store.snapshot()?;
     let st = snap.stats();
     let pct = |a: u64, b: u64| {

@@ -55,4 +55,27 @@ fn a_store_of_another_owner_is_served_only_when_expected() {
         );
         assert_eq!(get(serve.addr, "/healthz", &[]).status, 200, "{flag:?}");
     }
+
+    // `dump` and `inspect` take the same flags, and refuse the same store
+    // without them.
+    let run = |args: &[&str]| {
+        std::process::Command::new(shmetrics_bin())
+            .args(args)
+            .arg("--store")
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    for cmd in ["dump", "inspect"] {
+        let out = run(&[cmd]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{cmd} read a store of nobody's");
+        assert!(err.contains("--store.owner"), "{cmd}: {err}");
+        for flag in [["--store.owner", "nobody"], ["--store.group", "65534"]] {
+            let out = run(&[cmd, flag[0], flag[1]]);
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "{cmd} {flag:?}: {out:?}");
+            assert!(text.contains("owned_jobs"), "{cmd} {flag:?}: {text}");
+        }
+    }
 }
