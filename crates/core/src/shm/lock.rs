@@ -12,7 +12,8 @@
 //! - A lock held by a live process of this store for longer than
 //!   [`LOCK_TIMEOUT`] (a stopped process, a hung one) gives
 //!   [`ErrorKind::Busy`], naming that process; a lock word that the pthread
-//!   library refuses gives [`ErrorKind::Corrupt`].
+//!   library refuses, or a mutex whose kind is not the creator's (checked
+//!   before any pthread call), gives [`ErrorKind::Corrupt`].
 
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -93,6 +94,7 @@ impl Mapping {
             );
         }
         self.check_size()?;
+        self.check_mutex_kind()?;
         let start = Instant::now();
         let mut looked = start;
         let mut pause = Duration::from_micros(10);
@@ -143,14 +145,34 @@ impl Mapping {
         }
     }
 
+    /// Refuses a mutex whose kind is not the one the creator set (a
+    /// robust, process-shared mutex): glibc picks its code by that word,
+    /// and a corrupt or planted one sends it where a robust mutex never
+    /// goes (a kind with lock elision runs a hardware transaction, which
+    /// faults on a processor without it). glibc only: its `__kind` is at
+    /// byte 16 on 64-bit targets, and never changes after `init`.
+    fn check_mutex_kind(&self) -> Result<()> {
+        #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+        {
+            let kind = self.mutex_word(16).load(Ordering::Relaxed);
+            let expected = expected_mutex_kind();
+            if kind != expected {
+                return Err(self.unusable(format!(
+                    "its kind word is {kind:#x}, not {expected:#x} (a robust, process-shared mutex)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// A 32-bit word of the mutex: glibc's futex word `__lock` at byte 0,
-    /// its `__owner` at byte 8.
+    /// its `__owner` at byte 8, its `__kind` at byte 16.
     fn mutex_word(&self, at: usize) -> &AtomicU32 {
-        const _: () = assert!(std::mem::size_of::<libc::pthread_mutex_t>() >= 12);
+        const _: () = assert!(std::mem::size_of::<libc::pthread_mutex_t>() >= 20);
         // SAFETY: the mutex lies in the mapped header page, aligned to 64
         // bytes, and is at least 12 bytes long; glibc changes these words
         // with atomic instructions and plain aligned stores, so viewing
-        // them as atomics is sound. `at` is 0 or 8.
+        // them as atomics is sound. `at` is 0, 8 or 16.
         unsafe { &*((self.mutex_ptr() as *const u8).add(at) as *const AtomicU32) }
     }
 
@@ -242,6 +264,35 @@ impl Mapping {
     pub(super) fn mutex_ptr(&self) -> *mut libc::pthread_mutex_t {
         &self.header().lock.mutex as *const libc::pthread_mutex_t as *mut libc::pthread_mutex_t
     }
+}
+
+/// The kind word (see [`Mapping::check_mutex_kind`]) of a mutex made as
+/// a store's creator makes its lock, with this process's glibc.
+#[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
+fn expected_mutex_kind() -> u32 {
+    static KIND: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *KIND.get_or_init(|| {
+        // SAFETY: a zeroed pthread_mutex_t and attribute object on this
+        // stack frame, initialised as `Mapping::init_header` does; the
+        // mutex is only read (its kind word, 4 bytes at byte 16 of at
+        // least 20) and destroyed, never locked.
+        unsafe {
+            let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
+            let mut m: libc::pthread_mutex_t = std::mem::zeroed();
+            libc::pthread_mutexattr_init(&mut attr);
+            libc::pthread_mutexattr_setpshared(&mut attr, libc::PTHREAD_PROCESS_SHARED);
+            libc::pthread_mutexattr_setrobust(&mut attr, libc::PTHREAD_MUTEX_ROBUST);
+            libc::pthread_mutex_init(&mut m, &attr);
+            libc::pthread_mutexattr_destroy(&mut attr);
+            let kind = std::ptr::read(
+                (&m as *const libc::pthread_mutex_t as *const u8)
+                    .add(16)
+                    .cast::<u32>(),
+            );
+            libc::pthread_mutex_destroy(&mut m);
+            kind
+        }
+    })
 }
 
 /// The process a thread belongs to (`Tgid` in `/proc/<tid>/status`), if

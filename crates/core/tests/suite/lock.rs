@@ -107,3 +107,36 @@ fn a_lock_held_by_a_live_process_of_the_store_is_busy_after_a_bound() {
     stop_tx.send(()).unwrap();
     holder.join().unwrap();
 }
+
+/// A kind word (glibc's `__kind`, 16 bytes into the mutex) that is not a
+/// robust, process-shared mutex's is refused before any pthread call:
+/// one with lock elision (256) made glibc run a hardware transaction,
+/// which killed the process on a processor without one (found by the
+/// `open_store` fuzzer).
+#[test]
+fn a_foreign_mutex_kind_is_refused_not_followed() {
+    let dir = tempdir();
+    let path = dir.path().join("s");
+    let store = Store::open(&path, &Options::default()).unwrap();
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    let mut kind = [0u8; 4];
+    f.read_exact_at(&mut kind, LOCK_WORD + 16).unwrap();
+    let good = u32::from_ne_bytes(kind);
+    for bad in [good | 256, 0, u32::MAX] {
+        f.write_all_at(&bad.to_ne_bytes(), LOCK_WORD + 16).unwrap();
+        let err = expect_err(
+            store.register(&FamilyDesc::new("jobs_total", Kind::Counter)),
+            ErrorKind::Corrupt,
+        );
+        assert!(err.to_string().contains("kind word"), "{err}");
+    }
+    // Put back, the lock works again.
+    f.write_all_at(&good.to_ne_bytes(), LOCK_WORD + 16).unwrap();
+    store
+        .register(&FamilyDesc::new("jobs_total", Kind::Counter))
+        .unwrap();
+}
