@@ -170,7 +170,7 @@ impl Mapping {
     fn mutex_word(&self, at: usize) -> &AtomicU32 {
         const _: () = assert!(std::mem::size_of::<libc::pthread_mutex_t>() >= 20);
         // SAFETY: the mutex lies in the mapped header page, aligned to 64
-        // bytes, and is at least 12 bytes long; glibc changes these words
+        // bytes, and is at least 20 bytes long; glibc changes these words
         // with atomic instructions and plain aligned stores, so viewing
         // them as atomics is sound. `at` is 0, 8 or 16.
         unsafe { &*((self.mutex_ptr() as *const u8).add(at) as *const AtomicU32) }
