@@ -236,6 +236,14 @@ impl Renderer {
         let _ = self.connections.set(conns);
     }
 
+    /// How many connections hold a place in the server's table now, in
+    /// any state (`None` before the server runs): what the
+    /// `shmetrics_exporter_connections` gauge shows, summed.
+    pub fn open_connections(&self) -> Option<usize> {
+        let c = self.connections.get()?.counts();
+        Some(c.fresh + c.idle + c.closing + c.serving)
+    }
+
     /// The store's path.
     pub fn path(&self) -> &Path {
         &self.path

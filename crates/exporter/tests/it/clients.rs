@@ -255,6 +255,22 @@ fn at_the_limit_the_oldest_idle_connection_makes_room() {
         assert!(body.lines().any(|l| l == line), "no {line:?} in:\n{body}");
     }
 
+    // The served connection ends with its response; once its place is
+    // free, the table holds the LIMIT - 1 holders left.
+    assert!(
+        wait_closed(h.get_mut(), CLOSE_BOUND).is_some(),
+        "the served connection stays open"
+    );
+    wait_for(
+        "the served connection's place to be free",
+        CLOSE_BOUND,
+        Duration::from_millis(10),
+        || match server.renderer.open_connections() {
+            Some(n) if n == LIMIT - 1 => Ok(()),
+            n => Err(format!("{n:?} connections open")),
+        },
+    );
+
     // A scrape while the table is full again closes the oldest holder
     // left and is served.
     let _h = connect(addr);
