@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Finds import cycles between the modules of crates/core, crates/ffi and
-the Python package, and exits 1 naming each one (0 when the graphs are
+"""Finds import cycles between the modules of crates/core, crates/ffi,
+crates/expo, crates/exporter and the Python package, and exits 1 naming each one (0 when the graphs are
 acyclic).
 
     scripts/import-cycles.py [-v]      -v also prints every edge
 
 Three graphs are checked, each on its own:
 
-- crates/core/src and crates/ffi/src: a node is a module of the crate
+- crates/core/src, crates/ffi/src, crates/expo/src and
+  crates/exporter/src: a node is a module of the crate
   root (`mod x;` in lib.rs: the file x.rs, or every file of the
   directory module x/, which its `mod` declarations reach, `#[path]`
   ones included), plus lib.rs itself. A module depends on another when
@@ -434,7 +435,7 @@ def report(title: str, edges: Edges, verbose: bool) -> int:
 def main(argv: List[str]) -> int:
     verbose = "-v" in argv
     cycles = 0
-    for crate_dir in ("crates/core", "crates/ffi"):
+    for crate_dir in ("crates/core", "crates/ffi", "crates/expo", "crates/exporter"):
         crate = RustCrate(os.path.join(ROOT, crate_dir, "src"), crate_dir)
         edges: Edges = {}
         crate.edges(edges)

@@ -53,7 +53,7 @@ use shmetrics_core::{
     Kind, SeriesView, Snapshot, Value,
 };
 
-use crate::escape;
+use crate::escape::escape;
 use crate::num::{non_finite, write_shortest};
 
 /// The page being written: its format and escaping scheme.

@@ -42,7 +42,7 @@
 
 use shmetrics_core::{FamilyView, Kind, SeriesView, Value};
 
-use crate::escape;
+use crate::escape::escape;
 use crate::num::{non_finite_ruby, write_shortest, write_u64};
 
 /// Appends Ruby's `Float#to_s` of `v`: the shortest digits that read back

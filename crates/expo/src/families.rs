@@ -3,7 +3,7 @@
 
 use shmetrics_core::Kind;
 
-use crate::{ExtraFamily, ExtraSample};
+use crate::extra::{ExtraFamily, ExtraSample};
 
 /// Builds the families of an exporter's own metrics, in order.
 ///

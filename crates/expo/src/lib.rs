@@ -70,10 +70,13 @@
 
 pub mod client_python;
 pub mod client_ruby;
+mod escape;
+mod extra;
 mod families;
 mod num;
 pub mod promphp;
 pub mod protobuf;
+mod spill;
 
 pub use shmetrics_core::{escape_label_name, escape_metric_name, Escaping};
 use shmetrics_core::{
@@ -81,8 +84,12 @@ use shmetrics_core::{
     Kind, OpenMetricsType, Quantile, SeriesView, Snapshot, Value,
 };
 
+use escape::escape;
+pub use escape::write_escaped_label_value;
+pub use extra::{ExtraFamily, ExtraSample};
 pub use families::{Families, Family};
 pub use num::{write_canonical_float, write_float, write_u64, write_unix_nanos_as_seconds};
+use spill::Spill;
 
 /// An exposition format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -449,73 +456,6 @@ fn parse_qvalue(s: &str) -> Option<u16> {
     (milli <= 1000).then_some(milli)
 }
 
-/// Appends a label value with the escaping both formats use: backslash,
-/// double quote and line feed become `\\`, `\"` and `\n`; everything else,
-/// any UTF-8 included, is copied as it is.
-///
-/// ```
-/// let mut out = Vec::new();
-/// shmetrics_expo::write_escaped_label_value(&mut out, "a\\b\"c\nd é");
-/// assert_eq!(out, "a\\\\b\\\"c\\nd é".as_bytes());
-/// ```
-pub fn write_escaped_label_value(out: &mut Vec<u8>, value: &str) {
-    escape(out, value.as_bytes(), true);
-}
-
-/// Whether `s` holds a byte to escape: `\`, line feed, and `"` if `QUOTE`.
-/// Tests 8 bytes at a time (SWAR), as label values are mostly short.
-#[inline]
-fn needs_escape<const QUOTE: bool>(s: &[u8]) -> bool {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    // Whether any byte of `w` equals `b` (exact: no false positives).
-    let has = |w: u64, b: u8| {
-        let x = w ^ (LO * u64::from(b));
-        x.wrapping_sub(LO) & !x & HI != 0
-    };
-    let special = |w: u64| has(w, b'\\') | has(w, b'\n') | (QUOTE && has(w, b'"'));
-    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("8 bytes"));
-    if s.len() < 8 {
-        return s
-            .iter()
-            .any(|&c| c == b'\\' || c == b'\n' || (QUOTE && c == b'"'));
-    }
-    let mut words = s.chunks_exact(8);
-    if words.by_ref().any(|w| special(word(w))) {
-        return true;
-    }
-    // The last 1 to 7 bytes: test the last 8, overlapping.
-    !words.remainder().is_empty() && special(word(&s[s.len() - 8..]))
-}
-
-/// Appends `s` escaping `\` and line feed, and `"` too if `quote`.
-#[inline]
-fn escape(out: &mut Vec<u8>, s: &[u8], quote: bool) {
-    // Nearly every string needs no escaping: one quick scan, one copy.
-    let special = if quote {
-        needs_escape::<true>(s)
-    } else {
-        needs_escape::<false>(s)
-    };
-    if !special {
-        out.extend_from_slice(s);
-        return;
-    }
-    let mut start = 0;
-    for (i, &c) in s.iter().enumerate() {
-        let esc: &[u8] = match c {
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'"' if quote => b"\\\"",
-            _ => continue,
-        };
-        out.extend_from_slice(&s[start..i]);
-        out.extend_from_slice(esc);
-        start = i + 1;
-    }
-    out.extend_from_slice(&s[start..]);
-}
-
 /// Appends the whole exposition of `snapshot` in `format` to `out`. An
 /// OpenMetrics exposition ends with `# EOF\n`; a protobuf one is a
 /// sequence of length-delimited `MetricFamily` messages (see
@@ -527,30 +467,6 @@ fn escape(out: &mut Vec<u8>, s: &[u8], quote: bool) {
 /// grows).
 pub fn encode(snapshot: &Snapshot, format: Format, out: &mut Vec<u8>) {
     encode_with(snapshot, &[], format, out);
-}
-
-/// A family that does not live in a store, such as an exporter's own
-/// metrics. Only counters and gauges; each sample is one series.
-#[derive(Clone, Debug, PartialEq)]
-pub struct ExtraFamily<'a> {
-    /// The name, without `_total` for counters.
-    pub name: &'a str,
-    /// The help text.
-    pub help: &'a str,
-    /// [`Kind::Counter`] or [`Kind::Gauge`]; other kinds are written as
-    /// gauges.
-    pub kind: Kind,
-    /// The series.
-    pub samples: Vec<ExtraSample<'a>>,
-}
-
-/// One series of an [`ExtraFamily`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct ExtraSample<'a> {
-    /// Label names and values.
-    pub labels: Vec<(&'a str, &'a str)>,
-    /// The value.
-    pub value: f64,
 }
 
 /// Like [`encode`], with `extra` families after the store's (and before
@@ -673,23 +589,6 @@ pub fn encode_chunked(
     );
     if !out.is_empty() {
         (spill.sink)(&mut out);
-    }
-}
-
-/// Where a chunked render hands its bytes once `at` of them are written.
-struct Spill<'s> {
-    at: usize,
-    sink: &'s mut dyn FnMut(&mut Vec<u8>),
-}
-
-impl Spill<'_> {
-    /// Hands `out` to the sink if it holds a piece's worth.
-    #[inline]
-    fn check(&mut self, out: &mut Vec<u8>) {
-        if out.len() >= self.at {
-            (self.sink)(out);
-            out.clear();
-        }
     }
 }
 

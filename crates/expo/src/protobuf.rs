@@ -62,7 +62,8 @@ use shmetrics_core::{
     Created, Escaping, Exemplar, FamilyView, Kind, NativeBuckets, Quantile, SeriesView, Value,
 };
 
-use crate::ExtraFamily;
+use crate::extra::ExtraFamily;
+use crate::spill::Spill;
 use proto::{BucketSpan, LabelPair, Metric, MetricFamily, MetricType, Timestamp};
 
 /// The [`MetricType`] of a family of this kind.
@@ -331,7 +332,7 @@ pub(crate) fn encode<'s>(
     extra: &[ExtraFamily<'_>],
     escaping: Escaping,
     out: &mut Vec<u8>,
-    mut spill: Option<&mut crate::Spill<'_>>,
+    mut spill: Option<&mut Spill<'_>>,
 ) {
     let mut enc = Encoder {
         escaping,

@@ -13,7 +13,18 @@ use shmetrics_core::{
 
 use super::proto::*;
 use super::*;
-use crate::{encode, encode_with, ExtraSample, Format};
+use crate::extra::ExtraSample;
+
+/// The module's writer on a whole snapshot, as `crate::encode_with`
+/// calls it for `Format::Protobuf` (names escaped with underscores).
+fn encode_all(
+    snap: &shmetrics_core::Snapshot,
+    extra: &[ExtraFamily<'_>],
+    escaping: Escaping,
+    out: &mut Vec<u8>,
+) {
+    encode(snap.families(), extra, escaping, out, None);
+}
 
 fn now_ns() -> u64 {
     SystemTime::now()
@@ -57,7 +68,12 @@ impl Fixture {
     /// creation and now, then replaced by [`CT`].
     fn families(&self) -> Vec<MetricFamily> {
         let mut out = b"prefix".to_vec();
-        encode(&self.store.snapshot().unwrap(), Format::Protobuf, &mut out);
+        encode_all(
+            &self.store.snapshot().unwrap(),
+            &[],
+            Escaping::Underscores,
+            &mut out,
+        );
         let body = out.strip_prefix(b"prefix").expect("encode appends");
         let mut families = decode_all(body);
         let t1 = now_ns() + 1_000_000_000;
@@ -570,10 +586,10 @@ fn extra_families_follow_the_store() {
         },
     ];
     let mut out = Vec::new();
-    encode_with(
+    encode_all(
         &f.store.snapshot().unwrap(),
         &extra,
-        Format::Protobuf,
+        Escaping::Underscores,
         &mut out,
     );
     assert_eq!(
@@ -947,13 +963,7 @@ fn utf8_names_by_escaping() {
     .unwrap();
     let names = |escaping| {
         let mut out = Vec::new();
-        crate::encode_escaped(
-            &s.snapshot().unwrap(),
-            &[],
-            Format::Protobuf,
-            escaping,
-            &mut out,
-        );
+        encode_all(&s.snapshot().unwrap(), &[], escaping, &mut out);
         let fam = decode_all(&out).remove(0);
         let m = &fam.metric[0];
         let labels: Vec<String> = m.label.iter().map(|l| l.name().to_string()).collect();
