@@ -1,14 +1,14 @@
 #!/usr/bin/env python3
 """Finds import cycles between the modules of crates/core, crates/ffi,
-crates/expo, crates/exporter and the Python package, and exits 1 naming each one (0 when the graphs are
-acyclic).
+crates/expo, crates/exporter and the Python package, and exits 1 naming
+each one (0 when the graphs are acyclic).
 
     scripts/import-cycles.py [-v]      -v also prints every edge
 
-Three graphs are checked, each on its own:
+Five graphs are checked, each on its own:
 
 - crates/core/src, crates/ffi/src, crates/expo/src and
-  crates/exporter/src: a node is a module of the crate
+  crates/exporter/src, one graph each: a node is a module of the crate
   root (`mod x;` in lib.rs: the file x.rs, or every file of the
   directory module x/, which its `mod` declarations reach, `#[path]`
   ones included), plus lib.rs itself. A module depends on another when
