@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""Finds import cycles between the modules of crates/core, crates/ffi,
-crates/expo, crates/exporter and the Python package, and exits 1 naming
-each one (0 when the graphs are acyclic).
+"""Finds import cycles between the modules of each Rust library of the
+workspace (crates/core, ffi, expo, exporter, push and testkit, and
+bindings/node) and of the Python package, and exits 1 naming each one (0
+when the graphs are acyclic).
 
     scripts/import-cycles.py [-v]      -v also prints every edge
 
-Five graphs are checked, each on its own:
+Eight graphs are checked, each on its own:
 
-- crates/core/src, crates/ffi/src, crates/expo/src and
-  crates/exporter/src, one graph each: a node is a module of the crate
-  root (`mod x;` in lib.rs: the file x.rs, or every file of the
+- Each Rust library's src (`RUST_CRATES`), one graph each: a node is
+  a module of the crate root (`mod x;` in lib.rs: the file x.rs, or every file of the
   directory module x/, which its `mod` declarations reach, `#[path]`
   ones included), plus lib.rs itself. A module depends on another when
   its code (outside comments and strings) names it by path:
@@ -432,10 +432,23 @@ def report(title: str, edges: Edges, verbose: bool) -> int:
     return len(comps)
 
 
+# Every Rust library of the workspace but the Python binding's, which is
+# checked with the Python package.
+RUST_CRATES = (
+    "crates/core",
+    "crates/ffi",
+    "crates/expo",
+    "crates/exporter",
+    "crates/push",
+    "crates/testkit",
+    "bindings/node",
+)
+
+
 def main(argv: List[str]) -> int:
     verbose = "-v" in argv
     cycles = 0
-    for crate_dir in ("crates/core", "crates/ffi", "crates/expo", "crates/exporter"):
+    for crate_dir in RUST_CRATES:
         crate = RustCrate(os.path.join(ROOT, crate_dir, "src"), crate_dir)
         edges: Edges = {}
         crate.edges(edges)

@@ -35,6 +35,7 @@ mod pusher;
 mod queue;
 pub mod remote_write;
 mod security;
+mod source;
 pub mod statsd;
 mod url;
 
@@ -48,20 +49,5 @@ pub use remote_write::{
     Stats, Version, DEFAULT_INTERVAL_SECS, DEFAULT_QUEUE_BATCHES,
 };
 pub use security::{parse_header, Auth, Secret, TlsSettings};
+pub use source::Source;
 pub use url::Endpoint;
-
-use shmetrics_core::{Snapshot, Store};
-
-/// Where snapshots come from.
-pub trait Source: Send + Sync + 'static {
-    /// Refreshes `snap` to the store's current contents. `Ok(false)` if
-    /// there is no store to read yet (nothing is pushed then). Called from
-    /// a blocking thread.
-    fn refresh(&self, snap: &mut Snapshot) -> Result<bool, shmetrics_core::Error>;
-}
-
-impl Source for Store {
-    fn refresh(&self, snap: &mut Snapshot) -> Result<bool, shmetrics_core::Error> {
-        self.snapshot_into(snap).map(|()| true)
-    }
-}
