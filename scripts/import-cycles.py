@@ -8,19 +8,19 @@ when the graphs are acyclic).
 
 Eight graphs are checked, each on its own:
 
-- Each Rust library's src (`RUST_CRATES`), one graph each: a node is
-  a module of the crate root (`mod x;` in lib.rs: the file x.rs, or every file of the
-  directory module x/, which its `mod` declarations reach, `#[path]`
-  ones included), plus lib.rs itself. A module depends on another when
-  its code (outside comments and strings) names it by path:
-  `use crate::x::…`, `crate::x::f()`, `use crate::{x, y::…}`,
-  `$crate::x`, or a `super::` chain that climbs to the crate root. A
-  name lib.rs re-exports (`crate::Error`, from `pub use error::Error`)
-  counts as the module that defines it; one lib.rs defines itself counts
-  as lib.rs. lib.rs depends on every module it declares. Test modules
-  (inline `mod tests` included) count like any other code. A glob from
-  the root (`use crate::*`, in ffi's tests) names no module in
-  particular and is not followed.
+- Each Rust library's src (`RUST_CRATES`), one graph each: a node is a
+  module of the crate root (`mod x;` in lib.rs: the file x.rs, or
+  every file of the directory module x/, which its `mod` declarations
+  reach, `#[path]` ones included), plus lib.rs itself. A module
+  depends on another when its code (outside comments and strings)
+  names it by path: `use crate::x::…`, `crate::x::f()`, `use
+  crate::{x, y::…}`, `$crate::x`, or a `super::` chain that climbs to
+  the crate root. A name lib.rs re-exports (`crate::Error`, from `pub
+  use error::Error`) counts as the module that defines it; one lib.rs
+  defines itself counts as lib.rs. lib.rs depends on every module it
+  declares. Test modules (inline `mod tests` included) count like any
+  other code. A glob from the root (`use crate::*`, in ffi's tests)
+  names no module in particular and is not followed.
 - The Python package, bindings/python: its modules (python/shmetrics,
   subpackages included; a package is its __init__), with every import
   of one by another, function-local ones included (they still run, and
