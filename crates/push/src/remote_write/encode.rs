@@ -1,8 +1,11 @@
 //! A snapshot as remote_write requests: the series the text exposition
 //! would show, one sample each, protobuf-encoded and snappy-compressed.
 
+use std::cmp::Reverse;
+
 use bytes::Bytes;
 use prost::Message;
+use rustc_hash::FxHashMap;
 use shmetrics_core::{
     Created, Exemplar, FamilyView, Kind, NativeBuckets, SeriesView, Snapshot, Value,
 };
@@ -54,7 +57,7 @@ pub fn timeseries(
     let shape = Shape {
         native_histograms,
         custom_buckets: false,
-        sorted: false,
+        grouped: false,
     };
     let mut rows = Rows::new(snap.series_count(), false);
     walk(snap, external, timestamp_ms, shape, &mut rows);
@@ -78,7 +81,7 @@ pub fn timeseries_with_meta<'a>(
     let shape = Shape {
         native_histograms,
         custom_buckets,
-        sorted: false,
+        grouped: false,
     };
     let mut rows = Rows::new(snap.series_count(), true);
     walk(snap, external, timestamp_ms, shape, &mut rows);
@@ -92,11 +95,14 @@ pub(super) struct Shape {
     pub native_histograms: bool,
     /// Classic histograms as custom-bucket native histogram samples.
     pub custom_buckets: bool,
-    /// Each family's series sorted by their labels (a store series'
-    /// `_bucket`, `_sum` and `_count` series together), so that
-    /// neighbours share bytes snappy finds; else in the store's order,
-    /// as the exposition shows them.
-    pub sorted: bool,
+    /// The store series of all families in one order, grouped by their
+    /// label values, those of the label with the most distinct values
+    /// first ([`group`]): the series that share them (a route's
+    /// request counters and duration histograms) come one after the
+    /// other, so a run of them (a 2.0 request) interns fewer strings.
+    /// Else family by family, in the store's order, as the exposition
+    /// shows them.
+    pub grouped: bool,
 }
 
 /// What remote write 2.0 sends with a series besides its labels and
@@ -150,12 +156,13 @@ pub(super) fn walk<'a>(
     shape: Shape,
     sink: &mut impl Sink<'a>,
 ) {
+    let families: Vec<FamilyView<'a>> = snap.families().collect();
     let mut out = Series {
         sink,
         custom_buckets: shape.custom_buckets,
-        names: Names::default(),
+        strings: families.iter().map(FamilyStrings::of).collect(),
+        family: 0,
         base: Vec::new(),
-        les: Les::default(),
         timestamp_ms,
         short_bounds: false,
         current: SeriesMeta {
@@ -166,32 +173,77 @@ pub(super) fn walk<'a>(
             exemplar: None,
         },
     };
-    let mut order: Vec<SeriesView<'a>> = Vec::new();
-    for family in snap.families() {
-        let starts = out.enter(&family);
-        order.clear();
-        order.extend(family.series());
-        if shape.sorted {
-            order.sort_by_cached_key(sorted_labels);
+    let mut order: Vec<(usize, SeriesView<'a>)> = families
+        .iter()
+        .enumerate()
+        .flat_map(|(f, family)| family.series().map(move |s| (f, s)))
+        .collect();
+    if shape.grouped {
+        group(&mut order);
+    }
+    let (mut entered, mut starts) = (None, false);
+    for (f, series) in &order {
+        let family = &families[*f];
+        if entered != Some(*f) {
+            starts = out.enter(*f, family);
+            entered = Some(*f);
         }
-        for series in order.iter() {
-            out.current.start_ms = if starts {
-                (series.created_unix_ns() / 1_000_000) as i64
-            } else {
-                0
-            };
-            out.set_base(series, external);
-            out.value(&family, series, shape.native_histograms);
-        }
+        out.current.start_ms = if starts {
+            (series.created_unix_ns() / 1_000_000) as i64
+        } else {
+            0
+        };
+        out.set_base(series, external);
+        out.value(family, series, shape.native_histograms);
     }
 }
 
-/// The labels of `series` with a value, sorted by name (as a series'
-/// labels are sent).
-fn sorted_labels<'a>(series: &SeriesView<'a>) -> Vec<(&'a str, &'a str)> {
-    let mut labels: Vec<_> = series.labels().filter(|(_, v)| !v.is_empty()).collect();
-    labels.sort_unstable();
-    labels
+/// Orders `series` (of any families) by their label values, those of
+/// the label name with the most distinct values first, so that the series
+/// that share such a value come one after the other. Values compare by
+/// when they were first met, not by their bytes: only the grouping
+/// matters. The sort is stable: the same labels in several families
+/// keep the families' order, and each family its series' order.
+fn group(series: &mut Vec<(usize, SeriesView<'_>)>) {
+    // Each label as (name, value) numbers, numbered as first met; each
+    // name's values.
+    let mut name_numbers: FxHashMap<&str, u32> = FxHashMap::default();
+    let mut values: Vec<FxHashMap<&str, u32>> = Vec::new();
+    let mut labels: Vec<(u32, u32)> = Vec::new();
+    let mut ends = Vec::with_capacity(series.len());
+    for (_, s) in series.iter() {
+        for (name, value) in s.labels().filter(|(_, v)| !v.is_empty()) {
+            let n = *name_numbers.entry(name).or_insert_with(|| {
+                values.push(FxHashMap::default());
+                values.len() as u32 - 1
+            });
+            let of_name = &mut values[n as usize];
+            let next = of_name.len() as u32;
+            labels.push((n, *of_name.entry(value).or_insert(next)));
+        }
+        ends.push(labels.len());
+    }
+    // The names by their count of values, most first (ties as first met).
+    let mut by_count: Vec<usize> = (0..values.len()).collect();
+    by_count.sort_by_key(|&n| Reverse(values[n].len()));
+    let mut rank = vec![0u64; values.len()];
+    for (r, &n) in by_count.iter().enumerate() {
+        rank[n] = r as u64;
+    }
+    // A series' key: its (name rank, value) pairs, sorted.
+    let mut keys: Vec<u64> = labels
+        .iter()
+        .map(|&(n, v)| rank[n as usize] << 32 | u64::from(v))
+        .collect();
+    let mut start = 0;
+    for &end in &ends {
+        keys[start..end].sort_unstable();
+        start = end;
+    }
+    let key = |i: usize| &keys[if i == 0 { 0 } else { ends[i - 1] }..ends[i]];
+    let mut order: Vec<usize> = (0..series.len()).collect();
+    order.sort_by(|&a, &b| key(a).cmp(key(b)));
+    *series = order.iter().map(|&i| series[i]).collect();
 }
 
 /// A bound or quantile as the exposition renders it (`0.5`, `1.0`, `+Inf`;
@@ -262,8 +314,23 @@ impl<'a> Sink<'a> for Rows<'a> {
     }
 }
 
-/// A family's name with each suffix, made once per family.
-#[derive(Default)]
+/// What a walk makes once per family: a grouped walk enters a family
+/// again at each of its series.
+struct FamilyStrings {
+    names: Names,
+    les: Les,
+}
+
+impl FamilyStrings {
+    fn of(family: &FamilyView<'_>) -> FamilyStrings {
+        FamilyStrings {
+            names: Names::of(family.name()),
+            les: Les::default(),
+        }
+    }
+}
+
+/// A family's name with each suffix.
 struct Names {
     /// `name`, `name_total`, `name_bucket`, `name_sum`, `name_count`.
     with: [String; 5],
@@ -280,16 +347,10 @@ enum Suffix {
 }
 
 impl Names {
-    fn set(&mut self, name: &str) {
-        for (s, suffix) in self
-            .with
-            .iter_mut()
-            .zip(["", "_total", "_bucket", "_sum", "_count"])
-        {
-            s.clear();
-            s.push_str(name);
-            s.push_str(suffix);
-        }
+    fn of(name: &str) -> Names {
+        let with =
+            ["", "_total", "_bucket", "_sum", "_count"].map(|suffix| format!("{name}{suffix}"));
+        Names { with }
     }
 }
 
@@ -334,21 +395,24 @@ struct Series<'a, 's, S> {
     current: SeriesMeta<'a>,
     /// Classic histograms as custom-bucket native histograms.
     custom_buckets: bool,
-    names: Names,
+    /// Each family's strings, by its index in the snapshot.
+    strings: Vec<FamilyStrings>,
+    /// The index of the family being written.
+    family: usize,
     /// The series' labels and the external ones it lacks, sorted.
     base: Vec<(&'a str, &'a str)>,
-    les: Les,
     timestamp_ms: i64,
     /// The family's `short_bounds` hint.
     short_bounds: bool,
 }
 
 impl<'a, S: Sink<'a>> Series<'a, '_, S> {
-    /// Starts writing `family`'s series; returns whether they carry their
-    /// start (created) time: counters, histograms and summaries, unless
-    /// the family never shows `_created`.
-    fn enter(&mut self, family: &FamilyView<'a>) -> bool {
-        self.names.set(family.name());
+    /// Starts writing the series of `family`, the snapshot's `index`th;
+    /// returns whether they carry their start (created) time: counters,
+    /// histograms and summaries, unless the family never shows
+    /// `_created`.
+    fn enter(&mut self, index: usize, family: &FamilyView<'a>) -> bool {
+        self.family = index;
         self.short_bounds = family.hints().short_bounds;
         self.current.typ = match family.kind() {
             Kind::Counter => MetricType::Counter,
@@ -434,7 +498,7 @@ impl<'a, S: Sink<'a>> Series<'a, '_, S> {
             exemplar: self.current.exemplar.take(),
             ..self.current.clone()
         };
-        let name = &self.names.with[suffix as usize];
+        let name = &self.strings[self.family].names.with[suffix as usize];
         self.sink.push(name, extra, point, meta);
     }
 
@@ -464,8 +528,9 @@ impl<'a, S: Sink<'a>> Series<'a, '_, S> {
             return;
         }
         let short = self.short_bounds;
-        let les = self.les.of(bounds, short);
-        let name = &self.names.with[Suffix::Bucket as usize];
+        let strings = &mut self.strings[self.family];
+        let les = strings.les.of(bounds, short);
+        let name = &strings.names.with[Suffix::Bucket as usize];
         for (i, count) in cumulative.iter().enumerate() {
             let meta = SeriesMeta {
                 exemplar: series.exemplar(i),

@@ -4,21 +4,29 @@
 //! over with borrowed labels, interned as they come, so a push makes no
 //! string per series.
 //!
-//! The bytes are what snappy leaves, so the request is laid out for it
+//! The bytes are what snappy leaves, so the requests are laid out for it
 //! (see benches/push/README.md for the measurements):
 //!
-//! - the series of a family come sorted by labels (a store series'
-//!   `_bucket`, `_sum` and `_count` series together), so neighbours
-//!   differ in as few references as possible;
+//! - which series share a request: the walk writes the store series of
+//!   all families grouped by their label values, those of the label with
+//!   the most distinct values first (a route, a pod), so the series that
+//!   share them (a route's counters, its histogram's buckets) fill a
+//!   request together and its symbol table holds each such value once
+//!   for all of them, not once in each of several requests;
+//! - within a request the series are sorted by their labels other than
+//!   `__name__` (a route's request counter, then its error counter; a
+//!   histogram's `le="0.5"` buckets of every route one after the other),
+//!   so neighbours differ in as few references as possible;
 //! - a sample's fields are written value, start timestamp, timestamp
 //!   ([`proto2::Sample`]), so what differs from the series before sits
 //!   together;
-//! - the symbol table puts the strings most series refer to (label names,
-//!   metric names, shared values, help texts) first, where their
-//!   references take one byte, and sorts the strings within each part, so
-//!   neighbouring symbols share prefixes.
+//! - the symbol table puts the strings referred to most often first,
+//!   where their references take one byte, the others in the order the
+//!   series first refer to them, so neighbouring series' references to
+//!   new strings are neighbouring numbers.
 
 use std::borrow::Cow;
+use std::cmp::Reverse;
 
 use prost::Message;
 use rustc_hash::FxHashMap;
@@ -27,12 +35,6 @@ use shmetrics_core::Snapshot;
 use super::encode::{compress, walk, Chunk, Point, SeriesMeta, Shape, Sink};
 use super::proto2::{self, Histogram};
 use super::ExternalLabels;
-
-/// Strings referred to at least this often in a request go first in its
-/// symbol table. The first 127 symbols have one-byte references; a string
-/// most series carry (a label name, a shared value) should have one of
-/// them, a value only a few series carry need not.
-const FREQUENT: u32 = 64;
 
 /// The series of `snap` (as [`timeseries_with_meta`] describes them)
 /// as remote write 2.0 requests of at most `max_samples` series each:
@@ -80,7 +82,7 @@ pub fn requests_v2(
     let shape = Shape {
         native_histograms,
         custom_buckets,
-        sorted: true,
+        grouped: true,
     };
     let mut requests = Requests::new(max_samples);
     walk(snap, external, timestamp_ms, shape, &mut requests);
@@ -123,9 +125,10 @@ impl<'a> Requests<'a> {
         if self.series.is_empty() {
             return;
         }
-        let (table, refs) = std::mem::take(&mut self.symbols).into_table();
+        let symbols = std::mem::take(&mut self.symbols);
         let mut series = std::mem::take(&mut self.series);
-        series.iter_mut().for_each(|t| renumber(t, &refs));
+        symbols.sort(&mut series);
+        let table = symbols.into_table(&mut series);
         let request = proto2::Request {
             symbols: table,
             timeseries: series,
@@ -239,26 +242,25 @@ impl<'a> Sink<'a> for Requests<'a> {
     }
 }
 
-/// Replaces each reference `r` of `t` by `refs[r]`.
-fn renumber(t: &mut proto2::TimeSeries, refs: &[u32]) {
-    let new = |r: &mut u32| *r = refs[*r as usize];
-    t.labels_refs.iter_mut().for_each(new);
+/// Calls `f` on each symbol reference of `t`, in the order they are
+/// written.
+fn each_ref(t: &mut proto2::TimeSeries, mut f: impl FnMut(&mut u32)) {
+    t.labels_refs.iter_mut().for_each(&mut f);
     for e in &mut t.exemplars {
-        e.labels_refs.iter_mut().for_each(new);
+        e.labels_refs.iter_mut().for_each(&mut f);
     }
     if let Some(m) = &mut t.metadata {
-        new(&mut m.help_ref);
-        new(&mut m.unit_ref);
+        f(&mut m.help_ref);
+        f(&mut m.unit_ref);
     }
 }
 
 /// A request's strings while it is built: each once, in the order first
-/// met, with how often it is referred to.
+/// met.
 #[derive(Default)]
 struct Symbols<'a> {
     index: FxHashMap<Cow<'a, str>, u32>,
-    /// Each string and its count of references.
-    table: Vec<(Cow<'a, str>, u32)>,
+    table: Vec<Cow<'a, str>>,
 }
 
 impl<'a> Symbols<'a> {
@@ -274,44 +276,73 @@ impl<'a> Symbols<'a> {
     }
 
     fn get_cow<'s>(&mut self, s: &'s str, keep: impl Fn(&'s str) -> Cow<'a, str>) -> u32 {
-        let i = match self.index.get(s) {
-            Some(&i) => i,
-            None => {
-                let i = self.table.len() as u32;
-                self.table.push((keep(s), 0));
-                self.index.insert(keep(s), i);
-                i
-            }
-        };
-        self.table[i as usize].1 += 1;
+        if let Some(&i) = self.index.get(s) {
+            return i;
+        }
+        let i = self.table.len() as u32;
+        self.table.push(keep(s));
+        self.index.insert(keep(s), i);
         i
     }
 
-    /// The symbol table: `""` first (as the specification requires),
-    /// then the strings referred to at least [`FREQUENT`] times, then the
-    /// others, each part sorted; and the final reference of each
-    /// provisional one.
-    fn into_table(mut self) -> (Vec<String>, Vec<u32>) {
+    /// Sorts `series` (with provisional references) by their labels other
+    /// than `__name__`, names then values in byte order; series with the
+    /// same such labels (a counter in several families, a histogram's
+    /// `_sum` and `_count`) keep the walk's order.
+    fn sort(&self, series: &mut [proto2::TimeSeries]) {
+        let name = self.index.get("__name__").copied();
+        let mut by_bytes: Vec<u32> = (0..self.table.len() as u32).collect();
+        by_bytes.sort_unstable_by_key(|&i| &self.table[i as usize]);
+        let mut rank = vec![0; by_bytes.len()];
+        for (r, &i) in by_bytes.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        // Stable, and moves each series once. The key: the labels but
+        // the name, as their strings' ranks in byte order.
+        series.sort_by_cached_key(|t| {
+            let pairs = t.labels_refs.chunks_exact(2);
+            let labels = pairs.filter(|p| Some(p[0]) != name);
+            let ranks = labels.map(|p| (rank[p[0] as usize], rank[p[1] as usize]));
+            ranks.collect::<Vec<_>>()
+        });
+    }
+
+    /// The symbol table of `series`, whose provisional references are
+    /// replaced by their place in it: `""` first (as the specification
+    /// requires), then the strings the series refer to most often, ties
+    /// (most of the rare strings) in the order the series first refer to
+    /// them.
+    fn into_table(mut self, series: &mut [proto2::TimeSeries]) -> Vec<String> {
         self.get("");
+        // Each string's count of references and its first.
+        let mut uses = vec![(0u32, u32::MAX); self.table.len()];
+        let mut seen = 0;
+        for t in series.iter_mut() {
+            each_ref(t, |&mut r| {
+                let (count, first) = &mut uses[r as usize];
+                if *count == 0 {
+                    (*first, seen) = (seen, seen + 1);
+                }
+                *count += 1;
+            });
+        }
         let mut order: Vec<u32> = (0..self.table.len() as u32).collect();
-        order.sort_unstable_by(|&a, &b| {
-            let key = |i: u32| {
-                let (s, uses) = &self.table[i as usize];
-                (!s.is_empty(), *uses < FREQUENT, s)
-            };
-            key(a).cmp(&key(b))
+        order.sort_unstable_by_key(|&i| {
+            let (count, first) = uses[i as usize];
+            (!self.table[i as usize].is_empty(), Reverse(count), first)
         });
         let mut refs = vec![0; order.len()];
         for (new, &old) in order.iter().enumerate() {
             refs[old as usize] = new as u32;
         }
-        let mut strings: Vec<Option<Cow<'a, str>>> =
-            self.table.into_iter().map(|(s, _)| Some(s)).collect();
-        let table = order
+        series
+            .iter_mut()
+            .for_each(|t| each_ref(t, |r| *r = refs[*r as usize]));
+        let mut strings: Vec<Option<Cow<'a, str>>> = self.table.into_iter().map(Some).collect();
+        order
             .iter()
             .map(|&i| strings[i as usize].take().unwrap_or_default().into_owned())
-            .collect();
-        (table, refs)
+            .collect()
     }
 }
 
@@ -319,22 +350,70 @@ impl<'a> Symbols<'a> {
 mod tests {
     use super::*;
 
+    /// A series of `labels` (sorted by name) with provisional references.
+    fn series<'a>(s: &mut Symbols<'a>, labels: &[(&'a str, &'a str)]) -> proto2::TimeSeries {
+        proto2::TimeSeries {
+            labels_refs: labels
+                .iter()
+                .flat_map(|&(n, v)| [s.get(n), s.get(v)])
+                .collect(),
+            samples: Vec::new(),
+            histograms: Vec::new(),
+            exemplars: Vec::new(),
+            metadata: Some(proto2::Metadata {
+                r#type: 1,
+                help_ref: s.get("Help."),
+                unit_ref: s.get(""),
+            }),
+        }
+    }
+
+    fn labels(table: &[String], t: &proto2::TimeSeries) -> Vec<(String, String)> {
+        let s = |r: u32| table[r as usize].clone();
+        t.labels_refs
+            .chunks(2)
+            .map(|p| (s(p[0]), s(p[1])))
+            .collect()
+    }
+
     #[test]
-    fn frequent_strings_come_first_then_the_rest_each_part_sorted() {
+    fn series_are_sorted_by_their_labels_but_the_name_keeping_their_order_on_ties() {
         let mut s = Symbols::default();
-        let mut used = Vec::new();
-        for i in 0..FREQUENT {
-            // "route" is frequent; "zz-a" and "zz-b" are used half as often.
-            let zz = if i % 2 == 0 { "zz-b" } else { "zz-a" };
-            used.push((zz, s.get(zz)));
-            used.push(("route", s.get("route")));
-        }
-        used.push(("b-rare", s.get("b-rare")));
-        used.push(("a-rare", s.get("a-rare")));
-        let (table, refs) = s.into_table();
-        assert_eq!(table, ["", "route", "a-rare", "b-rare", "zz-a", "zz-b"]);
-        for (string, provisional) in used {
-            assert_eq!(table[refs[provisional as usize] as usize], string);
-        }
+        let mut all = vec![
+            series(&mut s, &[("__name__", "b_total"), ("route", "/b")]),
+            series(&mut s, &[("__name__", "a_total"), ("route", "/b")]),
+            series(
+                &mut s,
+                &[("__name__", "c_total"), ("code", "500"), ("route", "/a")],
+            ),
+            series(&mut s, &[("__name__", "a_total"), ("route", "/a")]),
+        ];
+        s.sort(&mut all);
+        let table = s.into_table(&mut all);
+        let names: Vec<String> = all.iter().map(|t| labels(&table, t)[0].1.clone()).collect();
+        // {code="500", route="/a"} < {route="/a"} < {route="/b"} (twice,
+        // in the walk's order).
+        assert_eq!(names, ["c_total", "a_total", "b_total", "a_total"]);
+    }
+
+    #[test]
+    fn the_table_has_the_empty_string_then_the_most_referred_then_first_referred() {
+        let mut s = Symbols::default();
+        // Provisional references: "/b" before "/a".
+        let mut all = vec![
+            series(&mut s, &[("__name__", "up"), ("route", "/b")]),
+            series(&mut s, &[("__name__", "up"), ("route", "/a")]),
+            series(&mut s, &[("__name__", "up"), ("route", "/a")]),
+        ];
+        let provisional: Vec<String> = s.table.iter().map(|c| c.to_string()).collect();
+        let want: Vec<_> = all.iter().map(|t| labels(&provisional, t)).collect();
+        let table = s.into_table(&mut all);
+        // "" first; "__name__", "up", "route" and "Help." three times each
+        // (in the order first referred to), "/a" twice, "/b" once.
+        let order = ["", "__name__", "up", "route", "Help.", "/a", "/b"];
+        assert_eq!(table, order);
+        let got: Vec<_> = all.iter().map(|t| labels(&table, t)).collect();
+        assert_eq!(got, want);
+        assert!(all.iter().all(|t| t.metadata.unwrap().help_ref == 4));
     }
 }

@@ -157,6 +157,18 @@ fn remote_write_2_0_into_prometheus3_with_metadata_created_times_and_exemplars()
     store
         .counter_add_with_exemplar(s, 4.0, &[("trace_id", "abc123")])
         .unwrap();
+    // A family with `jobs`' labels: 2.0 interleaves the two families'
+    // series (grouped by their label values).
+    let failed = store
+        .register(
+            &FamilyDesc::new("jobs_failed", Kind::Counter)
+                .help("Jobs failed.")
+                .labels(&["queue"]),
+        )
+        .unwrap();
+    store
+        .counter_add(store.series(&failed, &["email"]).unwrap(), 1.0)
+        .unwrap();
     let prom = Receiver::start_with(
         Peer::Prometheus3,
         &dir.path().join("prom"),
@@ -175,6 +187,7 @@ fn remote_write_2_0_into_prometheus3_with_metadata_created_times_and_exemplars()
     prom.wait_value("jobs_total{queue=\"say \\\"hi\\\" é\"}", 2.5);
     prom.wait_value("temperature_celsius", -4.25);
     prom.wait_value("orders_total", 4.0);
+    prom.wait_value("jobs_failed_total{queue=\"email\"}", 1.0);
     assert_histogram(&prom, "latency_seconds", ["0.5", "1.0", "10.0"]);
 
     // The metadata, as Prometheus's type-and-unit labels.
@@ -184,6 +197,7 @@ fn remote_write_2_0_into_prometheus3_with_metadata_created_times_and_exemplars()
         r[0]["metric"].clone()
     };
     assert_eq!(one("jobs_total{queue=\"email\"}")["__type__"], "counter");
+    assert_eq!(one("jobs_failed_total")["__type__"], "counter");
     let t = one("temperature_celsius");
     assert_eq!(
         (&t["__type__"], &t["__unit__"]),
