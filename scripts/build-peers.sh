@@ -25,10 +25,11 @@ target=${CARGO_TARGET_DIR:-$root/target}
 PROMETHEUS_MODULE=github.com/prometheus/prometheus/cmd/prometheus
 PROMETHEUS_VERSION=v0.316.0
 # Issue 34 names the Collector v0.165 (contrib v0.165.1), but contrib's
-# fileexporter v0.165 needs a module the Go module proxy here refuses
-# (403), and the machine's list of served modules gives v0.161.0 as the
-# newest fileexporter that `go get` and `go mod tidy` accept: the
-# Collector's core and contrib modules are pinned there together.
+# fileexporter v0.165.1 needs otlpencodingextension@v0.165.1 for `go mod
+# tidy`, which the Go module proxy here refuses (403); v0.161.0 is the
+# newest release whose whole tree it serves (also the newest fileexporter
+# the machine's list of served modules gives). The Collector's core and
+# contrib modules are pinned there together.
 OTELCOL_VERSION=0.161.0
 
 if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
