@@ -9,17 +9,18 @@
 # store of its own ($SHMETRICS_STORE.<shape>, removed at the end).
 #
 # The apps run side by side (idle ones cost nothing), and wrk (2
-# threads, 32 connections) loads one at a time for DURATION seconds, the
-# apps taking turns in a rotating order, ROUNDS times. On a shared 2-core
-# machine the speed of the whole machine drifts by tens of percent within
-# a minute, so each round's req/s is divided by the round's own "none" of
-# the same shape (each shape has its own "none" app, though the two are
-# the same code: their ratio shows the noise): the medians of those
-# per-round ratios are the figures to read, and noop tells the shape's own
-# share from the library's. Also printed: the app's CPU time per request
-# (its processes' user and system time from /proc, over the requests wrk
-# counted), and the in-process cost of the metric calls alone
-# (middleware-cost.js; the calls are the same in both shapes).
+# threads, 32 connections) loads one at a time for DURATION seconds. On a
+# shared 2-core machine the speed of the whole machine drifts by tens of
+# percent within a minute, so every app runs between two runs of its
+# shape's "none", and its ratio is its req/s over the mean of those two:
+# the medians of those ratios over ROUNDS rounds are the figures to read,
+# and noop tells the shape's own share from the library's. The same method
+# applied to none itself (a none run against the nones two runs away)
+# shows what it reads for two identical apps: the noise. Also printed:
+# the app's CPU time per request (its processes' user and system time
+# from /proc, over the requests wrk counted), and the in-process cost of
+# the metric calls alone (middleware-cost.js; the calls are the same in
+# both shapes).
 set -euo pipefail
 cd "$(dirname "$0")"
 DURATION="${DURATION:-3}"
@@ -71,53 +72,83 @@ done
 hz=$(getconf CLK_TCK)
 results=$(mktemp)
 tmpfiles+=("$results")
-n=${#apps[@]}
+# One wrk run of app $2 in round $1, appended to the results.
+measure() {
+  local before after out rps requests errors
+  before=$(ticks "${pid[$2]}")
+  out=$(wrk -t2 -c32 -d"${DURATION}s" "http://127.0.0.1:${port[$2]}/")
+  after=$(ticks "${pid[$2]}")
+  rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
+  requests=$(awk '/requests in/ {print $1}' <<<"$out")
+  errors=$(awk '/Non-2xx|Socket errors/' <<<"$out")
+  [ -z "$errors" ] || { echo "express.sh: $2: $errors" >&2; exit 1; }
+  echo "$1 $2 $rps $requests $((after - before))" >>"$results"
+}
+others=(noop prom-client shmetrics)
 for round in $(seq "$ROUNDS"); do
-  # Rotate the order so that no app always runs first or last.
-  order=("${apps[@]:$((round % n))}" "${apps[@]:0:$((round % n))}")
-  for a in "${order[@]}"; do
-    before=$(ticks "${pid[$a]}")
-    out=$(wrk -t2 -c32 -d"${DURATION}s" "http://127.0.0.1:${port[$a]}/")
-    after=$(ticks "${pid[$a]}")
-    rps=$(awk '/Requests\/sec/ {print $2}' <<<"$out")
-    requests=$(awk '/requests in/ {print $1}' <<<"$out")
-    errors=$(awk '/Non-2xx|Socket errors/' <<<"$out")
-    [ -z "$errors" ] || { echo "express.sh: $a: $errors" >&2; exit 1; }
-    echo "$round $a $rps $requests $((after - before))" >>"$results"
+  for shape in "${shapes[@]}"; do
+    # Each app runs between two runs of its shape's none, so that its
+    # ratio compares it with the none measured just before and after
+    # it: the machine's drift over a round cancels out. The order of the
+    # others rotates, so that none of them always comes first.
+    k=$((round % ${#others[@]}))
+    measure "$round" "$shape/none"
+    for lib in "${others[@]:$k}" "${others[@]:0:$k}"; do
+      measure "$round" "$shape/$lib"
+      measure "$round" "$shape/none"
+    done
   done
 done
 python3 - "$results" "$hz" "${shapes[@]}" <<'PY'
 import statistics, sys
 from collections import defaultdict
-runs = defaultdict(dict)
+# The runs in the order they ran: (round, app, req/s, requests, ticks).
+runs = []
 for line in open(sys.argv[1]):
     rnd, app, rps, requests, ticks = line.split()
-    runs[int(rnd)][app] = (float(rps), int(requests), int(ticks))
+    runs.append((int(rnd), app, float(rps), int(requests), int(ticks)))
 hz = int(sys.argv[2])
 shapes = sys.argv[3:]
 med = statistics.median
 libs = ("none", "noop", "prom-client", "shmetrics")
-def ratios(a, b):
-    return sorted(r[a][0] / r[b][0] for r in runs.values())
+def neighbours(i):
+    """The req/s of the none runs just before and after run i (the loop
+    above puts its shape's none on both sides of every other run)."""
+    return runs[i - 1][2], runs[i + 1][2]
+def ratios(app):
+    """Each run of app divided by the mean of the none runs around it."""
+    out = []
+    for i, r in enumerate(runs):
+        if r[1] == app:
+            before, after = neighbours(i)
+            out.append(r[2] / ((before + after) / 2))
+    return sorted(out)
+def noise(shape):
+    """Each none run that has none runs two places before and after,
+    divided by their mean: what the method reads for two identical apps."""
+    none = f"{shape}/none"
+    out = []
+    for i in range(2, len(runs) - 2):
+        if runs[i][1] == runs[i - 2][1] == runs[i + 2][1] == none and runs[i - 1][0] == runs[i + 1][0] == runs[i][0]:
+            out.append(runs[i][2] / ((runs[i - 2][2] + runs[i + 2][2]) / 2))
+    return sorted(out)
 def line(label, rs):
     q1, q3 = rs[len(rs) // 4], rs[(3 * len(rs)) // 4]
-    print(f"  {label}: median of per-round ratios {med(rs):.3f} (quartiles {q1:.3f}..{q3:.3f})")
-print(f"{len(runs)} rounds of wrk -t2 -c32, the apps taking turns")
+    print(f"  {label}: median {med(rs):.3f} (quartiles {q1:.3f}..{q3:.3f}, {len(rs)} runs)")
+print(f"{max(r[0] for r in runs)} rounds of wrk -t2 -c32; each app runs between two runs of its shape's none")
 for shape in shapes:
     print(f"shape {shape}:")
     print(f"  {'':12} {'req/s median (min..max)':>28} {'CPU us/request':>15}")
     for lib in libs:
-        a = f"{shape}/{lib}"
-        rps = [r[a][0] for r in runs.values()]
-        cpu = [t / hz / n * 1e6 for _, n, t in (r[a] for r in runs.values())]
+        mine = [r for r in runs if r[1] == f"{shape}/{lib}"]
+        rps = [r[2] for r in mine]
+        cpu = [t / hz / n * 1e6 for *_, n, t in mine]
         print(f"  {lib:12} {med(rps):>12.0f} ({min(rps):.0f}..{max(rps):.0f}) {med(cpu):>15.1f}")
-    for a, b in (("shmetrics", "prom-client"), ("shmetrics", "none"), ("prom-client", "none"),
-                 ("noop", "none"), ("shmetrics", "noop"), ("prom-client", "noop")):
-        line(f"{a} / {b}", ratios(f"{shape}/{a}", f"{shape}/{b}"))
-if len(shapes) == 2:
-    print("across shapes (same round):")
-    a, b = shapes
-    for lib in libs:
-        line(f"{lib}: {a} / {b}", ratios(f"{a}/{lib}", f"{b}/{lib}"))
+    for lib in ("noop", "prom-client", "shmetrics"):
+        line(f"{lib} / none", ratios(f"{shape}/{lib}"))
+    sn = {r: v for r, v in zip(("shmetrics", "prom-client", "noop"), (med(ratios(f"{shape}/{x}")) for x in ("shmetrics", "prom-client", "noop")))}
+    print(f"  shmetrics / prom-client (of the medians above): {sn['shmetrics'] / sn['prom-client']:.3f}")
+    print(f"  shmetrics / noop (of the medians above): {sn['shmetrics'] / sn['noop']:.3f}")
+    line("noise: none / the nones two runs away", noise(shape))
 PY
 for lib in prom-client shmetrics; do node middleware-cost.js "$lib"; done
