@@ -3,7 +3,8 @@
 # Express from npm (under target/node-suite, bindings/node/suite/run.js), and
 # each benchmark with a store of its own in /dev/shm: per-operation cost
 # (ops.js), a scrape of 16 cluster workers (scrape.js), and the req/s of
-# an Express cluster (express.sh).
+# an Express cluster, its metric calls in a middleware and in the route
+# handler (express.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 T="${CARGO_TARGET_DIR:-$PWD/target}"
