@@ -13,8 +13,13 @@
 //! `benches/scale.sh`'s writers do). A fourth run keeps the random order
 //! but puts the sums' offsets in the header itself, so that no lookup by
 //! series id is needed. The last, "range pages", groups each slot's
-//! blocks by ranges of consecutive series (see [`RangeHeap`]). Every variant is one thread, as is "dense", which
-//! reads every slot's cells whatever the writers touched.
+//! blocks by ranges of consecutive series (see [`RangeHeap`]). Every
+//! variant is one thread, as is "dense", which reads every slot's cells
+//! whatever the writers touched.
+//!
+//! Every variant of a touch gets the same series in each slot (only their
+//! order differs), so their merges must give the same sums: each row
+//! prints a checksum of its sums, and rows of one touch must agree.
 //!
 //! ```text
 //! BLOCK_SERIES=1000000 BLOCK_SLOTS=64 BLOCK_TOUCH=1,0.1 \
@@ -70,12 +75,16 @@ fn median_ms(mut f: impl FnMut() -> f64) -> f64 {
     runs[1]
 }
 
-/// The series a writer touches, in the order it first touches them.
-fn touched(rng: &mut Rng, n: usize, touch: f64, order: Order) -> Vec<u32> {
+/// The series writer `slot` touches, in the order it first touches them:
+/// which ones depends on the slot and `touch` only, so every order draws
+/// the same set.
+fn touched(slot: usize, n: usize, touch: f64, order: Order) -> Vec<u32> {
     let keep = (touch * 1e6) as u64;
+    let mut pick = Rng(0x9e37_79b9_7f4a_7c15 ^ (slot as u64 + 1) << 20);
     let mut ids: Vec<u32> = (0..n as u32)
-        .filter(|_| rng.below(1_000_000) < keep)
+        .filter(|_| pick.below(1_000_000) < keep)
         .collect();
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ (slot as u64 + 1) << 20);
     match order {
         Order::Creation => {}
         Order::Windowed => {
@@ -223,40 +232,49 @@ fn merge_dense(slots: &[Vec<AtomicU64>], n: usize) -> (Vec<u64>, Vec<f64>) {
     (ints, floats)
 }
 
-fn main() {
-    let n: usize = env_or("BLOCK_SERIES", 1_000_000);
-    let slots: usize = env_or("BLOCK_SLOTS", 64);
-    let touches: Vec<f64> = std::env::var("BLOCK_TOUCH")
-        .unwrap_or_else(|_| "1,0.1".into())
-        .split(',')
-        .filter_map(|t| t.trim().parse().ok())
-        .collect();
-    println!("merge of {n} counters x {slots} writer slots, one thread, median of 3");
-    let dense: Vec<Vec<AtomicU64>> = (0..slots)
-        .map(|s| {
-            (0..2 * n)
-                .map(|i| {
-                    AtomicU64::new(if i < n {
-                        (i + s) as u64
-                    } else {
-                        1.0f64.to_bits()
-                    })
-                })
-                .collect()
-        })
-        .collect();
+/// The merged sums of a variant, as one number: rows of one touch agree.
+fn checksum((ints, floats): &(Vec<u64>, Vec<f64>)) -> u64 {
+    let int = ints.iter().fold(0u64, |a, x| a.wrapping_add(*x));
+    int.wrapping_add(floats.iter().sum::<f64>() as u64)
+}
+
+/// Times `merge` (median of 3) and prints a row: its name, time, bytes
+/// read and checksum.
+fn row(name: &str, bytes: usize, merge: impl Fn() -> (Vec<u64>, Vec<f64>)) {
+    let mut sum = 0;
     let ms = median_ms(|| {
         let t = Instant::now();
-        std::hint::black_box(merge_dense(&dense, n));
-        t.elapsed().as_secs_f64() * 1e3
+        let sums = std::hint::black_box(merge());
+        let ms = t.elapsed().as_secs_f64() * 1e3;
+        sum = checksum(&sums);
+        ms
     });
-    let dense_bytes = slots * 2 * n * 8;
     println!(
-        "{:<40} {ms:8.1} ms  {:6} MiB read",
-        "dense (any touch)",
-        dense_bytes >> 20
+        "{name:<48} {ms:8.1} ms  {:6} MiB read  sum {sum}",
+        bytes >> 20
     );
-    drop(dense);
+}
+
+/// Today's layout: every series' cells in every slot.
+fn run_dense(n: usize, slots: usize) {
+    let cell = |s: usize, i: usize| {
+        if i < n {
+            (i + s) as u64
+        } else {
+            1.0f64.to_bits()
+        }
+    };
+    let dense: Vec<Vec<AtomicU64>> = (0..slots)
+        .map(|s| (0..2 * n).map(|i| AtomicU64::new(cell(s, i))).collect())
+        .collect();
+    row("dense (any touch)", slots * 2 * n * 8, || {
+        merge_dense(&dense, n)
+    });
+}
+
+/// The block variants and the range pages, for writers that each touch
+/// `touch` of the series.
+fn run_blocks(n: usize, slots: usize, touch: f64) {
     let variants = [
         ("blocks, creation order", Order::Creation, Header::Id),
         (
@@ -271,41 +289,35 @@ fn main() {
             Header::Offsets,
         ),
     ];
-    for touch in touches {
-        for (name, order, header) in variants {
-            let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-            let slot_blocks: Vec<Vec<AtomicU64>> = (0..slots)
-                .map(|s| blocks(&touched(&mut rng, n, touch, order), s, header, n))
-                .collect();
-            let bytes: usize = slot_blocks.iter().map(|b| b.len() * 8).sum();
-            let ms = median_ms(|| {
-                let t = Instant::now();
-                std::hint::black_box(merge_blocks(&slot_blocks, header, n));
-                t.elapsed().as_secs_f64() * 1e3
-            });
-            println!(
-                "{:<40} {ms:8.1} ms  {:6} MiB read  (touch {:.0} %)",
-                name,
-                bytes >> 20,
-                touch * 100.0
-            );
-        }
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let heaps: Vec<RangeHeap> = (0..slots)
-            .map(|s| RangeHeap::new(&touched(&mut rng, n, touch, Order::Random), s, n))
+    let pct = touch * 100.0;
+    for (name, order, header) in variants {
+        let heaps: Vec<Vec<AtomicU64>> = (0..slots)
+            .map(|s| blocks(&touched(s, n, touch, order), s, header, n))
             .collect();
-        let bytes: usize = heaps.iter().map(RangeHeap::bytes).sum();
-        let ms = median_ms(|| {
-            let t = Instant::now();
-            std::hint::black_box(merge_ranges(&heaps, n));
-            t.elapsed().as_secs_f64() * 1e3
+        let bytes = heaps.iter().map(|b| b.len() * 8).sum();
+        row(&format!("{name} ({pct:.0} %)"), bytes, || {
+            merge_blocks(&heaps, header, n)
         });
-        let name = format!("range pages ({RANGE} series, {PAGE} cells)");
-        println!(
-            "{:<40} {ms:8.1} ms  {:6} MiB read  (touch {:.0} %)",
-            name,
-            bytes >> 20,
-            touch * 100.0
-        );
+    }
+    let heaps: Vec<RangeHeap> = (0..slots)
+        .map(|s| RangeHeap::new(&touched(s, n, touch, Order::Random), s, n))
+        .collect();
+    let bytes = heaps.iter().map(RangeHeap::bytes).sum();
+    let name = format!("range pages ({RANGE} series, {PAGE} cells) ({pct:.0} %)");
+    row(&name, bytes, || merge_ranges(&heaps, n));
+}
+
+fn main() {
+    let n: usize = env_or("BLOCK_SERIES", 1_000_000);
+    let slots: usize = env_or("BLOCK_SLOTS", 64);
+    let touches: Vec<f64> = std::env::var("BLOCK_TOUCH")
+        .unwrap_or_else(|_| "1,0.1".into())
+        .split(',')
+        .filter_map(|t| t.trim().parse().ok())
+        .collect();
+    println!("merge of {n} counters x {slots} writer slots, one thread, median of 3");
+    run_dense(n, slots);
+    for touch in touches {
+        run_blocks(n, slots, touch);
     }
 }
