@@ -266,24 +266,39 @@ impl Mapping {
     }
 }
 
+/// Makes `mutex` a store lock: robust and process-shared. The one place
+/// that says what kind of mutex a store's lock is, for its creator
+/// (`Mapping::init_header`) and for [`expected_mutex_kind`].
+///
+/// # Safety
+/// `mutex` is valid for writes, aligned, and not in use: no thread
+/// holds or waits on it, and no other process can see it yet.
+pub(super) unsafe fn init_store_mutex(mutex: *mut libc::pthread_mutex_t) {
+    // SAFETY: the attribute object lives on this stack frame and is
+    // destroyed after use; `mutex` is the caller's to initialise.
+    unsafe {
+        let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
+        libc::pthread_mutexattr_init(&mut attr);
+        libc::pthread_mutexattr_setpshared(&mut attr, libc::PTHREAD_PROCESS_SHARED);
+        libc::pthread_mutexattr_setrobust(&mut attr, libc::PTHREAD_MUTEX_ROBUST);
+        libc::pthread_mutex_init(mutex, &attr);
+        libc::pthread_mutexattr_destroy(&mut attr);
+    }
+}
+
 /// The kind word (see [`Mapping::check_mutex_kind`]) of a mutex made as
-/// a store's creator makes its lock, with this process's glibc.
+/// a store's creator makes its lock ([`init_store_mutex`]), with this
+/// process's glibc.
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 fn expected_mutex_kind() -> u32 {
     static KIND: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *KIND.get_or_init(|| {
-        // SAFETY: a zeroed pthread_mutex_t and attribute object on this
-        // stack frame, initialised as `Mapping::init_header` does; the
-        // mutex is only read (its kind word, 4 bytes at byte 16 of at
-        // least 20) and destroyed, never locked.
+        // SAFETY: a zeroed pthread_mutex_t on this stack frame, seen by no
+        // one else; it is only read (its kind word, 4 bytes at byte 16 of
+        // at least 20) and destroyed, never locked.
         unsafe {
-            let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
             let mut m: libc::pthread_mutex_t = std::mem::zeroed();
-            libc::pthread_mutexattr_init(&mut attr);
-            libc::pthread_mutexattr_setpshared(&mut attr, libc::PTHREAD_PROCESS_SHARED);
-            libc::pthread_mutexattr_setrobust(&mut attr, libc::PTHREAD_MUTEX_ROBUST);
-            libc::pthread_mutex_init(&mut m, &attr);
-            libc::pthread_mutexattr_destroy(&mut attr);
+            init_store_mutex(&mut m);
             let kind = std::ptr::read(
                 (&m as *const libc::pthread_mutex_t as *const u8)
                     .add(16)

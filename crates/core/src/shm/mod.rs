@@ -195,18 +195,10 @@ impl Mapping {
         unsafe {
             std::ptr::copy_nonoverlapping(bytes.as_ptr(), self.map.as_mut_ptr(), bytes.len());
         }
-        let mutex = &self.header().lock.mutex as *const libc::pthread_mutex_t as *mut _;
-        // SAFETY: `mutex` points into the mapped, page-aligned header and is
-        // suitably aligned; the attribute object lives on this stack frame
-        // and is destroyed after use. No other process can see the file yet.
-        unsafe {
-            let mut attr: libc::pthread_mutexattr_t = std::mem::zeroed();
-            libc::pthread_mutexattr_init(&mut attr);
-            libc::pthread_mutexattr_setpshared(&mut attr, libc::PTHREAD_PROCESS_SHARED);
-            libc::pthread_mutexattr_setrobust(&mut attr, libc::PTHREAD_MUTEX_ROBUST);
-            libc::pthread_mutex_init(mutex, &attr);
-            libc::pthread_mutexattr_destroy(&mut attr);
-        }
+        // SAFETY: the mutex lies in the mapped, page-aligned header and is
+        // suitably aligned; no other process can see the file yet, so no
+        // one holds or waits on it.
+        unsafe { lock::init_store_mutex(self.mutex_ptr()) }
     }
 
     /// Opens and validates an existing store file: the file at `path`
