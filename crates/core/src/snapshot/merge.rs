@@ -198,13 +198,10 @@ fn merge_split_from<T: Cell + Send>(
             Err(_) => false,
         }
     });
-    if split {
-        acc.extend_from_slice(&upper);
-    } else {
-        let mut rest = Vec::new();
-        merge(regions, mid..cells.end, &mut rest);
-        acc.extend_from_slice(&rest);
+    if !split {
+        merge(regions, mid..cells.end, &mut upper);
     }
+    acc.extend_from_slice(&upper);
 }
 
 /// Sets `acc[i]` to the sum of `cells.start + i` over all `regions`.
