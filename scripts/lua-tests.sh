@@ -10,6 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+find_peers
 ensure_rust
 ensure_lua
 ensure_apt prometheus lua-check

@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+find_peers
 ensure_rust
 ensure_lua
 ensure_php
@@ -23,11 +24,6 @@ cargo build --quiet --release -p shmetrics-ffi
 cargo build --quiet -p shmetrics
 export SHMETRICS_LIBRARY="$target/release/libshmetrics.so"
 export SHMETRICS_BIN="${SHMETRICS_BIN:-$target/debug/shmetrics}"
-peers=${SHMETRICS_PEERS_DIR:-$(cd .. && pwd)/shared/peers}
-export NLP_PEER_DIR="${NLP_PEER_DIR:-$peers/nginx-lua-prometheus-0.20240525}"
-export PROMPHP_DIR="${PROMPHP_DIR:-$peers/promphp-v2.15.1}"
-export CLIENT_RUBY_DIR="${CLIENT_RUBY_DIR:-$peers/client_ruby-v4.2.5}"
-export STATSD_INSTRUMENT_DIR="${STATSD_INSTRUMENT_DIR:-$peers/statsd-instrument-v3.11.0}"
 say "migration: the PHP extension (bindings/php/ext/build.sh), for the PromPHP pair's second run"
 MIGRATION_PHP_EXTENSION=$(bindings/php/ext/build.sh "$target/php-ext")
 export MIGRATION_PHP_EXTENSION

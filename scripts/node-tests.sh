@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+find_peers
 T="${CARGO_TARGET_DIR:-$PWD/target}"
 ensure_node_packages
 cargo build --quiet -p shmetrics

@@ -10,8 +10,8 @@
 # phpize), then runs PHPUnit, which starts its own php-fpm, nginx, Apache
 # (mod_php, prefork) and exporter. Then PromPHP's own adapter-generic tests run on
 # Shmetrics\PromPHP\ShmetricsAdapter, from a copy of PromPHP with its tests
-# ($PROMPHP_DIR, else ../shared/peers/promphp-v2.15.1 next to the
-# repository or its worktree folder): the tests that fail must be exactly
+# ($PROMPHP_DIR, else the peers' copies that scripts/setup.sh's
+# find_peers finds): the tests that fail must be exactly
 # those of bindings/php/tests/promphp/expected-failures.txt. Every suite
 # runs twice: on PHP FFI (the extension not loaded), and with the extension
 # loaded in every PHP process the tests start (CLI, php-fpm and mod_php alike,
@@ -23,6 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+find_peers
 ensure_rust
 ensure_php
 ensure_apt prometheus
@@ -48,20 +49,12 @@ done < <(find bindings/php benches/php -name '*.php' -print0; printf '%s\0' bind
 say "php binding: the extension's arginfo is what its stub makes (bindings/php/ext/gen-arginfo.sh --check)"
 bindings/php/ext/gen-arginfo.sh --check
 
-promphp_dir() {
-  local d
-  for d in "${PROMPHP_DIR:-}" ../shared/peers/promphp-v2.15.1 ../../shared/peers/promphp-v2.15.1; do
-    if [ -n "$d" ] && [ -f "$d/src/Prometheus/Storage/Adapter.php" ] && [ -d "$d/tests/Test/Prometheus" ]; then
-      (cd "$d" && pwd)
-      return 0
-    fi
-  done
-  echo "php-tests.sh: no copy of PromPHP with its tests found; set PROMPHP_DIR to one" \
+if [ ! -f "$PROMPHP_DIR/src/Prometheus/Storage/Adapter.php" ] || [ ! -d "$PROMPHP_DIR/tests/Test/Prometheus" ]; then
+  echo "php-tests.sh: $PROMPHP_DIR is not a copy of PromPHP with its tests; set PROMPHP_DIR to one" \
     "(promphp/prometheus_client_php v2.15.1, src/ and tests/)" >&2
-  return 1
-}
-PROMPHP_DIR=$(promphp_dir)
-export PROMPHP_DIR
+  exit 1
+fi
+PROMPHP_DIR=$(cd "$PROMPHP_DIR" && pwd)
 
 say "php binding: build the extension (bindings/php/ext/build.sh)"
 ext=$(bindings/php/ext/build.sh "$target/php-ext")

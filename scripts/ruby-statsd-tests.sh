@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the tests of the Ruby StatsD facade (bindings/ruby/lib/shmetrics/statsd):
 # statsd-instrument 3.11.0's own tests of its public API against the facade
-# (from ../shared/peers, or STATSD_INSTRUMENT_DIR), the facade's tests
+# (STATSD_INSTRUMENT_DIR, else scripts/setup.sh's find_peers), the facade's tests
 # against a real store, and the real-server tests: Puma (cluster, 4
 # workers) and Unicorn (4 workers) with SIGKILLs and a phased restart,
 # checked at the exporter and in its StatsD stream. Called by ./run-tests;
@@ -9,6 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+find_peers
 ensure_rust
 # ruby-mocha: statsd-instrument's tests stub Process.clock_gettime with it.
 ensure_ruby

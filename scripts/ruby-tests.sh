@@ -5,9 +5,8 @@
 # from source with `gem install` into target/ruby/gems (which compiles its
 # native part), then runs the gem's own tests (minitest), and
 # prometheus-client's own specs against Shmetrics::DataStore, from a copy
-# of prometheus-client with its specs ($CLIENT_RUBY_DIR, else
-# ../shared/peers/client_ruby-v4.2.5 next to the repository or its
-# worktree folder), then the API fuzzer (test/fuzz.rb), and all of it
+# of prometheus-client with its specs ($CLIENT_RUBY_DIR, else the
+# peers' copies that scripts/setup.sh's find_peers finds), then the API fuzzer (test/fuzz.rb), and all of it
 # again on a build under AddressSanitizer and UndefinedBehaviorSanitizer
 # (scripts/ruby-sanitize.sh). Besides, a Rack app under Apache with
 # Debian's Passenger (tests/servers/ruby/passenger_test.rb), on the
@@ -16,6 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+find_peers
 ensure_rust
 ensure_ruby
 ensure_passenger
@@ -49,18 +49,11 @@ ruby test/fuzz.rb --calls 100000 --time 60
 cd "$root"
 
 # prometheus-client's own specs, from its pinned copy, on Shmetrics::DataStore.
-client_ruby_dir() {
-  for d in "${CLIENT_RUBY_DIR:-}" ../shared/peers/client_ruby-v4.2.5 ../../shared/peers/client_ruby-v4.2.5; do
-    if [ -n "$d" ] && [ -f "$d/spec/examples/data_store_example.rb" ]; then
-      (cd "$d" && pwd)
-      return 0
-    fi
-  done
-  echo "ruby-tests.sh: no copy of prometheus-client with its specs found; set CLIENT_RUBY_DIR to one" >&2
-  return 1
-}
-CLIENT_RUBY_DIR=$(client_ruby_dir)
-export CLIENT_RUBY_DIR
+if [ ! -f "$CLIENT_RUBY_DIR/spec/examples/data_store_example.rb" ]; then
+  echo "ruby-tests.sh: $CLIENT_RUBY_DIR is not a copy of prometheus-client with its specs; set CLIENT_RUBY_DIR to one" >&2
+  exit 1
+fi
+CLIENT_RUBY_DIR=$(cd "$CLIENT_RUBY_DIR" && pwd)
 say "ruby binding: Shmetrics::DataStore specs, and prometheus-client's own specs on it ($CLIENT_RUBY_DIR)"
 peer_specs=()
 for s in client/counter client/gauge client/histogram client/summary client/metric client/registry \

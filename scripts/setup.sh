@@ -23,6 +23,44 @@ report_disk() {
   fi
 }
 
+# The pinned copies of the peers whose own suites the tests run
+# (../shared/peers, see its README): one list, so that every suite script
+# and test finds them the same way.
+PEER_DIRS=(promphp-v2.15.1 nginx-lua-prometheus-0.20240525 client_ruby-v4.2.5
+  statsd-instrument-v3.11.0 prom-client-v15.1.3 prometheus-flask-exporter-0.23.2
+  prometheus-fastapi-instrumentator-8.0.2 django-prometheus-2.5.0)
+
+# find_peers: sets SHMETRICS_PEERS_DIR to the folder holding the peers'
+# copies ($SHMETRICS_PEERS_DIR, else shared/peers beside the checkout, or
+# beside the folder of a git worktree), and exports each suite's own
+# variable from it unless it is set already. Stops with a message naming
+# what is missing, before anything is built.
+find_peers() {
+  local d found=""
+  for d in "${SHMETRICS_PEERS_DIR:-}" ../shared/peers ../../shared/peers; do
+    if [ -n "$d" ] && [ -d "$d/${PEER_DIRS[0]}" ]; then found=$(cd "$d" && pwd); break; fi
+  done
+  if [ -z "$found" ]; then
+    say "error: the peers' pinned copies (${PEER_DIRS[0]}, ...) are not in \$SHMETRICS_PEERS_DIR (${SHMETRICS_PEERS_DIR:-unset}) nor in ../shared/peers beside this checkout ($PWD)"
+    say "clone the repository beside shared/, or set SHMETRICS_PEERS_DIR to the folder that holds them"
+    return 1
+  fi
+  for d in "${PEER_DIRS[@]}"; do
+    if [ ! -d "$found/$d" ]; then
+      say "error: $found has no $d (the pinned copies are listed in scripts/setup.sh's PEER_DIRS)"
+      return 1
+    fi
+  done
+  export SHMETRICS_PEERS_DIR=$found
+  export PROMPHP_DIR=${PROMPHP_DIR:-$found/promphp-v2.15.1}
+  export NLP_PEER_DIR=${NLP_PEER_DIR:-$found/nginx-lua-prometheus-0.20240525}
+  export CLIENT_RUBY_DIR=${CLIENT_RUBY_DIR:-$found/client_ruby-v4.2.5}
+  export STATSD_INSTRUMENT_DIR=${STATSD_INSTRUMENT_DIR:-$found/statsd-instrument-v3.11.0}
+  export PROM_CLIENT_DIR=${PROM_CLIENT_DIR:-$found/prom-client-v15.1.3}
+  export PYTHON_LIBS_PEERS=${PYTHON_LIBS_PEERS:-$found}
+  say "peers' copies: $found"
+}
+
 APT_UPDATED=0
 # ensure_apt PKG... : install the Debian packages that are not installed yet.
 ensure_apt() {

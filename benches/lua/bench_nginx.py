@@ -171,7 +171,7 @@ UPDATE_INLINE = """
 # nginx-lua-prometheus (its pinned copy, $NLP_PEER_DIR) with the same
 # metrics and handlers: INIT with its require/init line (and its shared
 # dict) in place of shmetrics', as docs/lua.md's migration changes it.
-NLP_PEER = Path(os.environ.get("NLP_PEER_DIR", "/work/shared/peers/nginx-lua-prometheus-0.20240525"))
+NLP_PEER = Path(os.environ.get("NLP_PEER_DIR") or Path(__file__).resolve().parents[2].parent / "shared/peers/nginx-lua-prometheus-0.20240525")
 
 
 def nlp_init(dict_size: str = "64m", extra: str = "") -> str:

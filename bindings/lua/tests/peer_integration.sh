@@ -31,7 +31,7 @@ esac
 
 here=$(cd "$(dirname "$0")/.." && pwd) # bindings/lua
 repo=$(cd "$here/../.." && pwd)
-peer=${NLP_PEER_DIR:-/work/shared/peers/nginx-lua-prometheus-0.20240525}
+peer=${NLP_PEER_DIR:-$repo/../shared/peers/nginx-lua-prometheus-0.20240525}
 library=${SHMETRICS_LIBRARY:-$repo/target/release/libshmetrics.so}
 cdef=$repo/crates/ffi/include/shmetrics.cdef.h
 for f in "$peer/integration/nginx.conf" "$peer/integration/test.go" "$library" "$cdef"; do
