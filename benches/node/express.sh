@@ -20,7 +20,8 @@
 # the app's CPU time per request (its processes' user and system time
 # from /proc, over the requests wrk counted), and the in-process cost of
 # the metric calls alone (middleware-cost.js; the calls are the same in
-# both shapes).
+# both shapes), warm in a loop and with the caches evicted before each
+# request, as the app's own work between requests evicts them.
 set -euo pipefail
 cd "$(dirname "$0")"
 DURATION="${DURATION:-3}"
@@ -151,4 +152,4 @@ for shape in shapes:
     print(f"  shmetrics / noop (of the medians above): {sn['shmetrics'] / sn['noop']:.3f}")
     line("noise: none / the nones two runs away", noise(shape))
 PY
-for lib in prom-client shmetrics; do node middleware-cost.js "$lib"; done
+for lib in noop prom-client shmetrics; do node middleware-cost.js "$lib"; done

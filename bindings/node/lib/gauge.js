@@ -1,7 +1,7 @@
 'use strict';
 
 const util = require('util');
-const { isObject } = require('./util');
+const { isObject, timerLabels } = require('./util');
 const { Metric, ops } = require('./metric');
 const { validateLabel } = require('./validation');
 
@@ -48,7 +48,7 @@ class Gauge extends Metric {
 		const start = process.hrtime.bigint();
 		return endLabels => {
 			const value = Number(process.hrtime.bigint() - start) / 1e9;
-			this.set(Object.assign({}, labels, endLabels), value);
+			this.set(timerLabels(labels, endLabels), value);
 			return value;
 		};
 	}

@@ -1,7 +1,7 @@
 'use strict';
 
 const util = require('util');
-const { isObject } = require('./util');
+const { isObject, timerLabels } = require('./util');
 const { validateLabel } = require('./validation');
 const { native } = require('./errors');
 const {
@@ -106,7 +106,7 @@ class Histogram extends Metric {
 		const start = process.hrtime.bigint();
 		return (endLabels, endExemplarLabels) => {
 			const value = Number(process.hrtime.bigint() - start) / 1e9;
-			const all = Object.assign({}, labels, endLabels);
+			const all = timerLabels(labels, endLabels);
 			if (this.enableExemplars) {
 				this.observe({
 					labels: all,

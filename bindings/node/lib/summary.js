@@ -2,6 +2,7 @@
 
 const util = require('util');
 const { validateLabel } = require('./validation');
+const { timerLabels } = require('./util');
 const { Metric, ops } = require('./metric');
 
 /** Observations with their sum, count and quantile estimates. */
@@ -63,7 +64,7 @@ class Summary extends Metric {
 		const start = process.hrtime.bigint();
 		return endLabels => {
 			const value = Number(process.hrtime.bigint() - start) / 1e9;
-			this.observe(Object.assign({}, labels, endLabels), value);
+			this.observe(timerLabels(labels, endLabels), value);
 			return value;
 		};
 	}
