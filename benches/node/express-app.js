@@ -1,5 +1,7 @@
 'use strict';
 
+require('./release-only');
+
 // The Express app of the req/s benchmark: a cluster of WORKERS workers on
 // PORT, with one counter and one histogram per request, through BENCH_LIB
 // (prom-client or shmetrics), or none. BENCH_LIB=noop gives the same code

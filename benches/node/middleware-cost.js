@@ -1,5 +1,7 @@
 'use strict';
 
+require('./release-only');
+
 // The in-process cost of express-app.js's metric calls for one request
 // (startTimer, inc with three labels, end; the same calls in both of its
 // shapes), without HTTP, through BENCH_LIB (the argument; "noop" for the

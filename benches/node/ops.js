@@ -1,5 +1,7 @@
 'use strict';
 
+require('./release-only');
+
 // Per-operation cost in one process, prom-client and shmetrics in the same
 // run: labels().inc(), inc(labels) and observe(labels) over 100 label sets.
 // Prints ns per call and the ratio. Run: benches/node/run.sh

@@ -1,5 +1,7 @@
 'use strict';
 
+require('./release-only');
+
 // A scrape of 10,000 series in each of 16 cluster workers, prom-client and
 // shmetrics in the same run: prom-client's AggregatorRegistry asks every
 // worker over IPC and merges on the primary's event loop; with shmetrics

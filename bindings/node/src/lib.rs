@@ -22,8 +22,15 @@ use napi::bindgen_prelude::Object;
 use napi::{Env, JsValue};
 
 /// Adds the hot path's raw callbacks (`hot.rs`) to the exports, beside the
-/// classes napi-rs registers.
+/// classes napi-rs registers, and `buildProfile` ("debug" or "release"),
+/// by which the benchmarks refuse to time a debug build.
 #[napi_derive::napi(module_exports)]
-pub fn init(exports: Object, env: Env) -> napi::Result<()> {
+pub fn init(mut exports: Object, env: Env) -> napi::Result<()> {
+    let profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    exports.set("buildProfile", profile)?;
     hot::export(env.raw(), exports.raw())
 }
