@@ -11,9 +11,9 @@
 # (mod_php, prefork) and exporter. Then PromPHP's own adapter-generic tests run on
 # Shmetrics\PromPHP\ShmetricsAdapter, from a copy of PromPHP with its tests
 # ($PROMPHP_DIR, else the peers' copies that scripts/setup.sh's
-# find_peers finds): the tests that fail must be exactly
-# those of bindings/php/tests/promphp/expected-failures.txt. Every suite
-# runs twice: on PHP FFI (the extension not loaded), and with the extension
+# find_peers finds): the tests that fail must be exactly those of
+# bindings/php/tests/promphp/expected-failures.txt. Every suite runs
+# twice: on PHP FFI (the extension not loaded), and with the extension
 # loaded in every PHP process the tests start (CLI, php-fpm and mod_php alike,
 # through an ini file in $PHP_INI_SCAN_DIR); then scripts/php-sanitizers.sh
 # runs the extension's suites under ASan, LSan and UBSan. Called by ./run-tests; safe to

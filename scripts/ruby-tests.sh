@@ -6,9 +6,9 @@
 # native part), then runs the gem's own tests (minitest), and
 # prometheus-client's own specs against Shmetrics::DataStore, from a copy
 # of prometheus-client with its specs ($CLIENT_RUBY_DIR, else the
-# peers' copies that scripts/setup.sh's find_peers finds), then the API fuzzer (test/fuzz.rb), and all of it
-# again on a build under AddressSanitizer and UndefinedBehaviorSanitizer
-# (scripts/ruby-sanitize.sh). Besides, a Rack app under Apache with
+# peers' copies that scripts/setup.sh's find_peers finds), then the API
+# fuzzer (test/fuzz.rb), and all of it again on a build under
+# AddressSanitizer and UndefinedBehaviorSanitizer (scripts/ruby-sanitize.sh). Besides, a Rack app under Apache with
 # Debian's Passenger (tests/servers/ruby/passenger_test.rb), on the
 # regular build only. Called by ./run-tests; safe to run again.
 #   scripts/ruby-tests.sh [MINITEST ARGS...]     e.g. -n /fork/

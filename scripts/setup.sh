@@ -31,17 +31,19 @@ PEER_DIRS=(promphp-v2.15.1 nginx-lua-prometheus-0.20240525 client_ruby-v4.2.5
   prometheus-fastapi-instrumentator-8.0.2 django-prometheus-2.5.0)
 
 # find_peers: sets SHMETRICS_PEERS_DIR to the folder holding the peers'
-# copies ($SHMETRICS_PEERS_DIR, else shared/peers beside the checkout, or
-# beside the folder of a git worktree), and exports each suite's own
-# variable from it unless it is set already. Stops with a message naming
-# what is missing, before anything is built.
+# copies ($SHMETRICS_PEERS_DIR when set, else shared/peers beside the
+# checkout, or beside the folder of a git worktree; run from the
+# checkout), and exports each suite's own variable from it unless it is
+# set already. Stops with a message naming what is missing, before
+# anything is built.
 find_peers() {
-  local d found=""
-  for d in "${SHMETRICS_PEERS_DIR:-}" ../shared/peers ../../shared/peers; do
-    if [ -n "$d" ] && [ -d "$d/${PEER_DIRS[0]}" ]; then found=$(cd "$d" && pwd); break; fi
+  local d found="" candidates=(../shared/peers ../../shared/peers)
+  [ -z "${SHMETRICS_PEERS_DIR:-}" ] || candidates=("$SHMETRICS_PEERS_DIR")
+  for d in "${candidates[@]}"; do
+    if [ -d "$d/${PEER_DIRS[0]}" ]; then found=$(cd "$d" && pwd); break; fi
   done
   if [ -z "$found" ]; then
-    say "error: the peers' pinned copies (${PEER_DIRS[0]}, ...) are not in \$SHMETRICS_PEERS_DIR (${SHMETRICS_PEERS_DIR:-unset}) nor in ../shared/peers beside this checkout ($PWD)"
+    say "error: the peers' pinned copies (${PEER_DIRS[0]}, ...) are not in ${candidates[*]} (from $PWD)"
     say "clone the repository beside shared/, or set SHMETRICS_PEERS_DIR to the folder that holds them"
     return 1
   fi
