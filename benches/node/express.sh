@@ -5,8 +5,12 @@
 # listener, and the same calls in the route handler itself. For each
 # shape: none, the same code with metrics that do nothing (noop),
 # prom-client and shmetrics, all in the same run. Called by run.sh with
-# NODE_PATH set; with SHMETRICS_STORE set, each shape's shmetrics app has a
-# store of its own ($SHMETRICS_STORE.<shape>, removed at the end).
+# NODE_PATH set; with SHMETRICS_STORE set, each shape's app of a package
+# named shmetrics* has a store of its own ($SHMETRICS_STORE.<shape>.<lib>,
+# removed at the end). OTHERS lists the apps besides none (default "noop
+# prom-client shmetrics"): any package NODE_PATH finds with prom-client's
+# API, such as an earlier build of this one linked there as
+# shmetrics-before, to compare two builds in one run.
 #
 # The apps run side by side (idle ones cost nothing), and wrk (2
 # threads, 32 connections) loads one at a time for DURATION seconds. On a
@@ -30,7 +34,8 @@ read -ra shapes <<<"${SHAPES:-middleware handler}"
 for shape in "${shapes[@]}"; do
   case $shape in middleware|handler) ;; *) echo "express.sh: SHAPES: $shape: not middleware or handler" >&2; exit 2 ;; esac
 done
-libs=(none noop prom-client shmetrics)
+read -ra others <<<"${OTHERS:-noop prom-client shmetrics}"
+libs=(none "${others[@]}")
 apps=()
 for shape in "${shapes[@]}"; do for lib in "${libs[@]}"; do apps+=("$shape/$lib"); done; done
 
@@ -56,9 +61,9 @@ trap cleanup EXIT
 for a in "${apps[@]}"; do
   shape=${a%%/*} lib=${a#*/}
   port[$a]=$(free_port)
-  if [ "$lib" = shmetrics ] && [ -n "${SHMETRICS_STORE:-}" ]; then
-    tmpfiles+=("$SHMETRICS_STORE.$shape")
-    SHMETRICS_STORE="$SHMETRICS_STORE.$shape" BENCH_SHAPE=$shape BENCH_LIB=$lib PORT=${port[$a]} node express-app.js &
+  if [[ $lib == shmetrics* ]] && [ -n "${SHMETRICS_STORE:-}" ]; then
+    tmpfiles+=("$SHMETRICS_STORE.$shape.$lib")
+    SHMETRICS_STORE="$SHMETRICS_STORE.$shape.$lib" BENCH_SHAPE=$shape BENCH_LIB=$lib PORT=${port[$a]} node express-app.js &
   else
     BENCH_SHAPE=$shape BENCH_LIB=$lib PORT=${port[$a]} node express-app.js &
   fi
@@ -85,7 +90,6 @@ measure() {
   [ -z "$errors" ] || { echo "express.sh: $2: $errors" >&2; exit 1; }
   echo "$1 $2 $rps $requests $((after - before))" >>"$results"
 }
-others=(noop prom-client shmetrics)
 for round in $(seq "$ROUNDS"); do
   for shape in "${shapes[@]}"; do
     # Each app runs between two runs of its shape's none, so that its
@@ -100,7 +104,7 @@ for round in $(seq "$ROUNDS"); do
     done
   done
 done
-python3 - "$results" "$hz" "${shapes[@]}" <<'PY'
+python3 - "$results" "$hz" "${libs[*]}" "${shapes[@]}" <<'PY'
 import statistics, sys
 from collections import defaultdict
 # The runs in the order they ran: (round, app, req/s, requests, ticks).
@@ -109,9 +113,9 @@ for line in open(sys.argv[1]):
     rnd, app, rps, requests, ticks = line.split()
     runs.append((int(rnd), app, float(rps), int(requests), int(ticks)))
 hz = int(sys.argv[2])
-shapes = sys.argv[3:]
+libs = sys.argv[3].split()
+shapes = sys.argv[4:]
 med = statistics.median
-libs = ("none", "noop", "prom-client", "shmetrics")
 def neighbours(i):
     """The req/s of the none runs just before and after run i (the loop
     above puts its shape's none on both sides of every other run)."""
@@ -145,11 +149,12 @@ for shape in shapes:
         rps = [r[2] for r in mine]
         cpu = [t / hz / n * 1e6 for *_, n, t in mine]
         print(f"  {lib:12} {med(rps):>12.0f} ({min(rps):.0f}..{max(rps):.0f}) {med(cpu):>15.1f}")
-    for lib in ("noop", "prom-client", "shmetrics"):
+    ratio = {lib: med(ratios(f"{shape}/{lib}")) for lib in libs[1:]}
+    for lib in libs[1:]:
         line(f"{lib} / none", ratios(f"{shape}/{lib}"))
-    sn = {r: v for r, v in zip(("shmetrics", "prom-client", "noop"), (med(ratios(f"{shape}/{x}")) for x in ("shmetrics", "prom-client", "noop")))}
-    print(f"  shmetrics / prom-client (of the medians above): {sn['shmetrics'] / sn['prom-client']:.3f}")
-    print(f"  shmetrics / noop (of the medians above): {sn['shmetrics'] / sn['noop']:.3f}")
+    if "shmetrics" in ratio:
+        for other in (lib for lib in libs[1:] if lib != "shmetrics"):
+            print(f"  shmetrics / {other} (of the medians above): {ratio['shmetrics'] / ratio[other]:.3f}")
     line("noise: none / the nones two runs away", noise(shape))
 PY
-for lib in noop prom-client shmetrics; do node middleware-cost.js "$lib"; done
+for lib in "${others[@]}"; do node middleware-cost.js "$lib"; done
