@@ -14,12 +14,13 @@
 # checks the extension's leaks instead).
 #
 # Called by scripts/ruby-tests.sh after the plain build's tests, which
-# set up what this needs (SHMETRICS_LIBRARY, the gem's environment,
-# CLIENT_RUBY_DIR); to run it alone: scripts/ruby-tests.sh once, then
+# set up what this needs (SHMETRICS_LIBRARY, the gem's environment;
+# CLIENT_RUBY_DIR, else scripts/setup.sh's find_peers); to run it alone: scripts/ruby-tests.sh once, then
 #   SHMETRICS_LIBRARY=target/release/libshmetrics.so scripts/ruby-sanitize.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/setup.sh
+find_peers
 ensure_ruby # gcc, with libasan8 and libubsan1
 target=${CARGO_TARGET_DIR:-$PWD/target}
 root=$PWD
@@ -76,25 +77,21 @@ say "ruby sanitizers: API fuzzing (test/fuzz.rb)"
 SHMETRICS_FUZZ_LEAK_KB=1000000 sanitized ruby test/fuzz.rb --calls "${SHMETRICS_FUZZ_CALLS:-100000}" --time "${SHMETRICS_FUZZ_TIME:-120}"
 cd "$root"
 
-if [ -n "${CLIENT_RUBY_DIR:-}" ]; then
-  say "ruby sanitizers: Shmetrics::DataStore specs and prometheus-client's own specs on it"
-  peer_specs=()
-  for s in client/counter client/gauge client/histogram client/summary client/metric client/registry \
-           client/label_set_validator client/formats/text client_spec middleware/exporter middleware/collector; do
-    f=$CLIENT_RUBY_DIR/spec/prometheus/$s
-    [ "${s%_spec}" = "$s" ] && f=${f}_spec
-    peer_specs+=("$f.rb")
-  done
-  report=$target/ruby/client-ruby-specs-asan.json
-  rm -f "$report"
-  rspec_rc=0
-  # client_ruby_helper.rb loads the gem from $SHMETRICS_RUBY_EXT_DIR.
-  sanitized rspec --require "$root/bindings/ruby/spec/client_ruby_helper.rb" --format progress \
-    --format json --out "$report" bindings/ruby/spec/*_spec.rb "${peer_specs[@]}" || rspec_rc=$?
-  # The same expected failures as the plain build's run; a crash leaves
-  # no report and fails here.
-  ruby bindings/ruby/spec/check_failures.rb "$report" bindings/ruby/spec/expected-failures.txt
-else
-  say "ruby sanitizers: CLIENT_RUBY_DIR not set: prometheus-client's specs not run under the sanitizers"
-fi
+say "ruby sanitizers: Shmetrics::DataStore specs and prometheus-client's own specs on it ($CLIENT_RUBY_DIR)"
+peer_specs=()
+for s in client/counter client/gauge client/histogram client/summary client/metric client/registry \
+         client/label_set_validator client/formats/text client_spec middleware/exporter middleware/collector; do
+  f=$CLIENT_RUBY_DIR/spec/prometheus/$s
+  [ "${s%_spec}" = "$s" ] && f=${f}_spec
+  peer_specs+=("$f.rb")
+done
+report=$target/ruby/client-ruby-specs-asan.json
+rm -f "$report"
+rspec_rc=0
+# client_ruby_helper.rb loads the gem from $SHMETRICS_RUBY_EXT_DIR.
+sanitized rspec --require "$root/bindings/ruby/spec/client_ruby_helper.rb" --format progress \
+  --format json --out "$report" bindings/ruby/spec/*_spec.rb "${peer_specs[@]}" || rspec_rc=$?
+# The same expected failures as the plain build's run; a crash leaves
+# no report and fails here.
+ruby bindings/ruby/spec/check_failures.rb "$report" bindings/ruby/spec/expected-failures.txt
 say "ruby sanitizers: no sanitizer report"
