@@ -78,13 +78,7 @@ SHMETRICS_FUZZ_LEAK_KB=1000000 sanitized ruby test/fuzz.rb --calls "${SHMETRICS_
 cd "$root"
 
 say "ruby sanitizers: Shmetrics::DataStore specs and prometheus-client's own specs on it ($CLIENT_RUBY_DIR)"
-peer_specs=()
-for s in client/counter client/gauge client/histogram client/summary client/metric client/registry \
-         client/label_set_validator client/formats/text client_spec middleware/exporter middleware/collector; do
-  f=$CLIENT_RUBY_DIR/spec/prometheus/$s
-  [ "${s%_spec}" = "$s" ] && f=${f}_spec
-  peer_specs+=("$f.rb")
-done
+mapfile -t peer_specs < <(client_ruby_specs)
 report=$target/ruby/client-ruby-specs-asan.json
 rm -f "$report"
 rspec_rc=0

@@ -55,13 +55,7 @@ if [ ! -f "$CLIENT_RUBY_DIR/spec/examples/data_store_example.rb" ]; then
 fi
 CLIENT_RUBY_DIR=$(cd "$CLIENT_RUBY_DIR" && pwd)
 say "ruby binding: Shmetrics::DataStore specs, and prometheus-client's own specs on it ($CLIENT_RUBY_DIR)"
-peer_specs=()
-for s in client/counter client/gauge client/histogram client/summary client/metric client/registry \
-         client/label_set_validator client/formats/text client_spec middleware/exporter middleware/collector; do
-  f=$CLIENT_RUBY_DIR/spec/prometheus/$s
-  [ "${s%_spec}" = "$s" ] && f=${f}_spec
-  peer_specs+=("$f.rb")
-done
+mapfile -t peer_specs < <(client_ruby_specs)
 report=$target/ruby/client-ruby-specs.json
 rspec_rc=0
 rspec --require "$root/bindings/ruby/spec/client_ruby_helper.rb" --format progress \

@@ -63,6 +63,20 @@ find_peers() {
   say "peers' copies: $found"
 }
 
+# client_ruby_specs: the files of prometheus-client's own specs (from
+# $CLIENT_RUBY_DIR) that run on Shmetrics::DataStore, one per line; the
+# plain build's run (scripts/ruby-tests.sh) and the sanitizers'
+# (scripts/ruby-sanitize.sh) take the same.
+client_ruby_specs() {
+  local s f
+  for s in client/counter client/gauge client/histogram client/summary client/metric client/registry \
+           client/label_set_validator client/formats/text client_spec middleware/exporter middleware/collector; do
+    f=$CLIENT_RUBY_DIR/spec/prometheus/$s
+    [ "${s%_spec}" = "$s" ] && f=${f}_spec
+    printf '%s\n' "$f.rb"
+  done
+}
+
 APT_UPDATED=0
 # ensure_apt PKG... : install the Debian packages that are not installed yet.
 ensure_apt() {
