@@ -15,7 +15,8 @@
 #
 # Called by scripts/ruby-tests.sh after the plain build's tests, which
 # set up what this needs (SHMETRICS_LIBRARY, the gem's environment;
-# CLIENT_RUBY_DIR, else scripts/setup.sh's find_peers); to run it alone: scripts/ruby-tests.sh once, then
+# CLIENT_RUBY_DIR, else scripts/setup.sh's find_peers); to run it alone:
+# scripts/ruby-tests.sh once, then
 #   SHMETRICS_LIBRARY=target/release/libshmetrics.so scripts/ruby-sanitize.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -10,7 +10,7 @@
 # removed at the end). OTHERS lists the apps besides none (default "noop
 # prom-client shmetrics"): any package NODE_PATH finds with prom-client's
 # API, such as an earlier build of this one linked there as
-# shmetrics-before, to compare two builds in one run.
+# shmetrics-old, to compare two builds in one run.
 #
 # The apps run side by side (idle ones cost nothing), and wrk (2
 # threads, 32 connections) loads one at a time for DURATION seconds. On a
