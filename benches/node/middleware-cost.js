@@ -19,7 +19,7 @@ require('./release-only');
 // nothing.
 
 const lib = process.argv[2];
-const client = lib === 'noop' ? noopClient() : require(lib);
+const client = require(lib === 'noop' ? './noop-client' : lib);
 const requests = new client.Counter({ name: 'http_requests_total', help: 'h', labelNames: ['route', 'method', 'code'] });
 const duration = new client.Histogram({ name: 'http_request_duration_seconds', help: 'h', labelNames: ['route'] });
 
@@ -68,14 +68,3 @@ for (const mib of (process.env.EVICT_MB ?? '8 64').split(/\s+/).filter(Boolean))
 	parts.push(`caches evicted (${mib} MiB) ${us(evicted(Number(mib)))}`);
 }
 console.log(`${lib}: the metric calls per request, in process: ${parts.join(', ')}`);
-
-// Metrics with prom-client's shape whose calls do nothing.
-function noopClient() {
-	class Metric {
-		inc() {}
-		startTimer() {
-			return () => 0;
-		}
-	}
-	return { Counter: Metric, Histogram: Metric };
-}
