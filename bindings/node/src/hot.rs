@@ -21,7 +21,7 @@ use crate::errors::code;
 thread_local! {
     /// The series handles made on this thread (Node's main thread, or a
     /// worker thread, which loads its own instance of the addon), by id.
-    /// A handle is 48 bytes and is never dropped: a process makes one per
+    /// A handle is a few words and is never dropped: a process makes one per
     /// label set it writes, as prom-client keeps an object per label set.
     static SERIES: RefCell<Vec<(Arc<Store>, Series)>> = const { RefCell::new(Vec::new()) };
 }

@@ -565,14 +565,22 @@ fn inspect(path: &PathBuf, top: Option<usize>, expect: &ExpectArgs) -> AnyResult
         None => inspect_families(&snap)?,
     }
     outln!()?;
-    outln!("{:>5} {:>8} {:<5} {:>7}", "slot", "pid", "state", "claims")?;
+    outln!(
+        "{:>5} {:>8} {:<5} {:>7} {:>10}",
+        "slot",
+        "pid",
+        "state",
+        "claims",
+        "cells"
+    )?;
     for w in store.writers() {
         outln!(
-            "{:>5} {:>8} {:<5} {:>7}",
+            "{:>5} {:>8} {:<5} {:>7} {:>10}",
             w.slot,
             w.pid,
             if w.live { "live" } else { "dead" },
-            w.claims
+            w.claims,
+            w.cells_used
         )?;
     }
     Ok(())

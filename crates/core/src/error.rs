@@ -159,6 +159,14 @@ impl Error {
     pub fn overflow_series(&self) -> Option<Series> {
         self.inner.overflow
     }
+
+    /// The error with its overflow series passed through `f`.
+    pub(crate) fn map_overflow(mut self, f: impl FnOnce(Series) -> Series) -> Error {
+        if let Some(s) = self.inner.overflow {
+            self.inner.overflow = Some(f(s));
+        }
+        self
+    }
 }
 
 /// A handle to a series that expired (its family has a TTL) or was deleted

@@ -86,9 +86,15 @@ impl Family {
             exemplars: self.exemplars,
             ttl_cell: self.ttl_cell(),
             live: word,
+            at: UNPLACED,
+            ints_at: int_off as u32,
+            float_at: float_off as u32,
         }
     }
 }
+
+/// [`Series::at`] of a handle resolved for no slot.
+pub(crate) const UNPLACED: u64 = u64::MAX;
 
 /// A handle to one series, for the hot path: updating through it takes no
 /// lock, makes no system call and allocates nothing. Cheap to copy.
@@ -121,12 +127,35 @@ pub struct Series {
     /// The series record's state word when the handle was made: every
     /// update checks it is still that (a deletion or an expiry changes it).
     pub(crate) live: u32,
+    /// The slot word (`Store::local`: fork generation and slot) of the
+    /// process and slot that `ints_at` and `float_at` are for, or
+    /// [`UNPLACED`]. An update through a handle made for another (before
+    /// a fork, say) takes the cold path, which finds the cells again.
+    pub(crate) at: u64,
+    /// The series' first integer cell and its float cell in that slot's
+    /// region: its block in a writer slot, its own cells in slot 0
+    /// (`store/blocks.rs`).
+    pub(crate) ints_at: u32,
+    pub(crate) float_at: u32,
 }
 
 impl Series {
     /// The metric type of the series' family.
     pub fn kind(&self) -> Kind {
         self.kind
+    }
+
+    /// The cells the series takes, from what the handle says of its family.
+    pub(crate) fn shape(&self) -> Shape {
+        let places = self.exemplar_places();
+        crate::store::cells_for(
+            self.kind,
+            self.n_bounds as usize,
+            self.window.age_buckets,
+            self.native != 0,
+            places,
+            self.ttl_cell != 0,
+        )
     }
 
     /// Exemplar places of the series (none if its family keeps no

@@ -207,22 +207,35 @@ const PINNED: u32 = 1 << 31;
 
 impl Store {
     /// Claims the slot this process writes to, the first time (and after
-    /// a fork), then makes update `write` of `s` there. Out of line, and
-    /// the update's path only tail-calls it: that path keeps no stack
-    /// frame. Each update calls its write (`counter_add_own`, ...), a
-    /// function forced inline, on that path, and passes it here as a
-    /// function pointer. Not a closure that a `with_slot` runs on both
-    /// paths: a closure (or the `FnOnce` shim of a function passed as
-    /// one) is one function shared by every copy of the update, which
-    /// LLVM kept out of line once the update had several callers (the C
-    /// ABI's fast and full paths, its cache), with the handle written to
-    /// the stack for the call: about 30 instructions per update
+    /// a fork), finds the cells of `s` there (`Store::resolve`), then
+    /// makes update `write` of `s` there: the cold path of a handle made
+    /// for another slot or process (or for none). Out of line, and the
+    /// update's path only tail-calls it: that path keeps no stack frame.
+    /// Each update calls its write (`counter_add_own`, ...), a function
+    /// forced inline, on that path, and passes it here as a function
+    /// pointer. Not a closure that a `with_slot` runs on both paths: a
+    /// closure (or the `FnOnce` shim of a function passed as one) is one
+    /// function shared by every copy of the update, which LLVM kept out
+    /// of line once the update had several callers (the C ABI's fast and
+    /// full paths, its cache), with the handle written to the stack for
+    /// the call: about 30 instructions per update
     /// (`crates/ffi/benches/hotpath.sh`).
     #[cold]
     #[inline(never)]
     fn claim_then(&self, s: Series, v: f64, write: Write) -> Result<()> {
-        let own = self.claim_for(who(&s), s.id, s.live)?;
+        let (s, own) = self.own_series(&s)?;
         write(self, &s, v, own)
+    }
+
+    /// `s` with its cells in this process's slot, and the slot: `s`
+    /// itself when it was made for them.
+    #[inline]
+    fn own_series(&self, s: &Series) -> Result<(Series, u32)> {
+        if let Some(own) = self.slot_of(s) {
+            return Ok((*s, own));
+        }
+        let own = self.claim_for(who(s), s.id, s.live)?;
+        Ok((self.resolve(s, own)?, own))
     }
 
     /// The slot to write `s` through, claimed now: the update's first in
@@ -290,7 +303,9 @@ impl Store {
             own
         };
         let region = self.map.cells(slot);
-        let (int_off, float_off) = (s.int_off as usize, s.float_off as usize);
+        // The handle's cells in `own` (`Store::resolve`), or its own in
+        // slot 0 for a `shared` gauge, which resolves to them anyway.
+        let (int_off, float_off) = (s.ints_at as usize, s.float_at as usize);
         if int_off + ints > region.len() || float_off >= region.len() {
             return Err(handle_error(self, who(s), only(s.kind)));
         }
@@ -321,16 +336,17 @@ impl Store {
         if s.tag != self.tag || s.epoch != self.map.header().hot.epoch.load(Relaxed) as u32 {
             return Err(handle_error(self, who(&s), &[s.kind]));
         }
-        let own = self.slot()?;
+        let (s, own) = self.own_series(&s)?;
         let slot = if s.mode == GaugeMode::Shared && s.kind == Kind::Gauge {
             0
         } else {
             own
         };
+        // The series' last update, in slot 0 (`ttl.rs`).
         let stamp = (s.int_off as usize).saturating_add(s.ttl_cell as usize);
         let (Some(_), Some(stamp)) = (
             self.map.series_state(s.id, Relaxed),
-            self.map.cells(slot).get(stamp),
+            self.map.cells(0).get(stamp),
         ) else {
             return Err(handle_error(self, who(&s), &[s.kind]));
         };
@@ -348,7 +364,9 @@ impl Store {
             ttl_cell: s.ttl_cell | PINNED,
             ..s
         })?;
-        stamp.store(now, Relaxed);
+        if stamp.load(Relaxed) < now {
+            stamp.fetch_max(now, Relaxed);
+        }
         Ok(())
     }
 
@@ -366,7 +384,7 @@ impl Store {
         if !(0.0..f64::INFINITY).contains(&v) {
             return Err(counter_amount_error(v));
         }
-        match self.cached_slot() {
+        match self.slot_of(&s) {
             Some(own) => self.counter_add_own(&s, v, own),
             None => self.claim_then(s, v, Store::counter_add_own),
         }
@@ -399,7 +417,7 @@ impl Store {
         if s.ttl_cell as i32 > 0 {
             return self.ttl_update(s, |s| self.counter_inc(s));
         }
-        match self.cached_slot() {
+        match self.slot_of(&s) {
             Some(own) => self.counter_inc_own(&s, 1.0, own),
             None => self.claim_then(s, 1.0, Store::counter_inc_own),
         }
@@ -438,7 +456,7 @@ impl Store {
         if v.is_nan() {
             return Err(nan_error("a gauge cannot be set to"));
         }
-        match self.cached_slot() {
+        match self.slot_of(&s) {
             Some(own) => self.gauge_set_own(&s, v, own),
             None => self.claim_then(s, v, Store::gauge_set_own),
         }
@@ -465,7 +483,7 @@ impl Store {
         if v.is_nan() {
             return Err(nan_error("a gauge cannot be increased by"));
         }
-        match self.cached_slot() {
+        match self.slot_of(&s) {
             Some(own) => self.gauge_add_own(&s, v, own),
             None => self.claim_then(s, v, Store::gauge_add_own),
         }
@@ -514,11 +532,11 @@ impl Store {
             // stays what it was (measured: inlining the check cost a
             // classic observe about 3 ns).
             Kind::Histogram if s.native != 0 => self.observe_native(&s, v),
-            Kind::Histogram => match self.cached_slot() {
+            Kind::Histogram => match self.slot_of(&s) {
                 Some(own) => self.observe_classic_own(&s, v, own),
                 None => self.claim_then(s, v, Store::observe_classic_own),
             },
-            Kind::Summary => match self.cached_slot() {
+            Kind::Summary => match self.slot_of(&s) {
                 Some(own) => self.observe_summary_own(&s, v, own),
                 None => self.claim_then(s, v, Store::observe_summary_own),
             },
@@ -616,7 +634,8 @@ impl Store {
         }
         let classic = crate::store::classic_cells(s.n_bounds as usize, true);
         // As in `observe`: the cells (and so the epoch) first.
-        let c = self.cells_with(s, classic + native::HEADER, self.slot()?)?;
+        let (s, own) = &self.own_series(s)?;
+        let c = self.cells_with(s, classic + native::HEADER, *own)?;
         let header = &c.region()[c.int_off + classic..c.int_off + classic + native::HEADER];
         // The schema and threshold: the handle's code (checked when the
         // handle was made or rebuilt), the family record's threshold. A
@@ -782,7 +801,8 @@ impl Store {
             Kind::Counter => 1,
             _ => classic + if native.is_some() { native::HEADER } else { 0 },
         } + usize::from(s.ttl_cell != 0);
-        let c = self.cells_with(s, before + places, self.slot()?)?;
+        let (s, own) = &self.own_series(s)?;
+        let c = self.cells_with(s, before + places, *own)?;
         let first =
             (s.sketch_off as usize).saturating_add(native.map_or(0, |n| 2 * native::bins(n)));
         let at = first.saturating_add(place.min(places - 1) * exemplar::RECORD);

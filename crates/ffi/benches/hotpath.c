@@ -1,7 +1,10 @@
 /* The C ABI's hot path, for callgrind: a counter add and a 19-bucket
  * histogram observe through series handles (what the Lua binding calls
  * per update), and the same two through the cached path, shmetrics_update
- * (what the PHP extension calls), each in a loop of its own so that
+ * (what the PHP extension calls), and a counter add through a handle
+ * made for another process (as one made before a fork is in the child:
+ * its updates take the cold path, which finds the series' cells in the
+ * process's map), each in a loop of its own so that
  * callgrind can count just that loop. Built and run by hotpath.sh, which
  * prints instructions per call. The calls go through the shared library's
  * exported symbols, as from LuaJIT's FFI or PHP.
@@ -44,6 +47,12 @@ __attribute__((noinline)) static void counter_add_loop(const shmetrics_store *st
                                                        const shmetrics_series *s, long n) {
     for (long i = 0; i < n; i++)
         if (shmetrics_counter_add(st, s, 1.0) != SHMETRICS_OK) abort();
+}
+
+__attribute__((noinline)) static void foreign_add_loop(const shmetrics_store *st,
+                                                       const shmetrics_series *s, long n) {
+    for (long i = 0; i < n; i++)
+        if (shmetrics_counter_add(st, s, 2.0) != SHMETRICS_OK) abort();
 }
 
 __attribute__((noinline)) static void observe_loop(const shmetrics_store *st,
@@ -111,7 +120,13 @@ int main(int argc, char **argv) {
     check(shmetrics_family_cache(st, "h", 1, &hd, &ht), "cache histogram");
     const char joined[] = "/\xff" "200";
 
-    double t[5];
+    /* The same counter series through a handle whose process and slot
+     * word (its seventh word, private to this build of the library) names
+     * no process: what a handle made before a fork is in the child. */
+    shmetrics_series foreign = cs;
+    foreign.opaque[6] = 0;
+
+    double t[6];
     t[0] = cpu_ns();
     counter_add_loop(st, &cs, n);
     t[1] = cpu_ns();
@@ -121,10 +136,13 @@ int main(int argc, char **argv) {
     t[3] = cpu_ns();
     cached_observe_loop(st, ht, "/", 1, n);
     t[4] = cpu_ns();
+    foreign_add_loop(st, &foreign, n);
+    t[5] = cpu_ns();
     shmetrics_store_close(st);
-    const char *loops[4] = {"shmetrics_counter_add", "shmetrics_observe (19 buckets)",
-                            "shmetrics_update, counter add", "shmetrics_update, observe"};
+    const char *loops[5] = {"shmetrics_counter_add", "shmetrics_observe (19 buckets)",
+                            "shmetrics_update, counter add", "shmetrics_update, observe",
+                            "counter add, foreign handle"};
     printf("hotpath: %ld calls per loop, thread CPU time per call\n", n);
-    for (int i = 0; i < 4; i++) printf("  %-32s %7.2f ns\n", loops[i], (t[i + 1] - t[i]) / n);
+    for (int i = 0; i < 5; i++) printf("  %-32s %7.2f ns\n", loops[i], (t[i + 1] - t[i]) / n);
     return 0;
 }

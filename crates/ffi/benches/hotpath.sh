@@ -34,7 +34,7 @@ for k in "$n" "$((10 * n))"; do
   callgrind_annotate --inclusive=yes "$tmp/cg.$k" | grep -E ':[a-z_]+_loop' >"$tmp/loops.$k"
 done
 echo "libshmetrics: $lib/libshmetrics.so; instructions per call ((10N - N) / 9N, N = $n):"
-for loop in counter_add_loop observe_loop cached_add_loop cached_observe_loop; do
+for loop in counter_add_loop observe_loop cached_add_loop cached_observe_loop foreign_add_loop; do
   a=$(grep ":$loop[ .]" "$tmp/loops.$n" | awk '{gsub(",", "", $1); print $1}')
   b=$(grep ":$loop[ .]" "$tmp/loops.$((10 * n))" | awk '{gsub(",", "", $1); print $1}')
   printf '  %-22s %8.1f\n' "$loop" "$(echo "($b - $a) / (9 * $n)" | bc -l)"

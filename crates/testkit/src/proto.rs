@@ -195,6 +195,20 @@ pub fn reuse_counter() -> FamilyDesc {
     FamilyDesc::new(REUSE_COUNTER, Kind::Counter).labels(&["k"])
 }
 
+/// `touch` mode: the counter each worker increments some series of.
+pub fn touch_counter() -> FamilyDesc {
+    FamilyDesc::new("tk_touch", Kind::Counter).labels(&["k"])
+}
+
+/// Whether writer `writer` touches series `k` when each touches `percent`
+/// of them: a fixed pseudo-random choice, different for every writer.
+pub fn touches(writer: u64, k: u64, percent: u64) -> bool {
+    let mut x = (writer << 32 | k).wrapping_add(0x9e37_79b9_7f4a_7c15);
+    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (x ^ (x >> 31)) % 100 < percent
+}
+
 /// `gauge` mode: the family a worker `set`s, for a mode.
 pub fn gauge_set_family(mode: GaugeMode) -> FamilyDesc {
     FamilyDesc::new(format!("tk_gauge_set_{}", mode.as_str()), Kind::Gauge)

@@ -14,5 +14,6 @@ mod lock_holder;
 mod native_histograms;
 mod scrape_during_kills;
 mod slot_reuse;
+mod sparse_writers;
 mod summary_quantiles;
 mod ttl_kill_storm;

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64};
 /// The first eight bytes of every store file.
 pub(crate) const MAGIC: [u8; 8] = *b"SHMETRIX";
 /// Bumped on any incompatible change of this file.
-pub(crate) const LAYOUT_VERSION: u32 = 8;
+pub(crate) const LAYOUT_VERSION: u32 = 9;
 /// Page size used to align regions (and the size of the header).
 pub(crate) const PAGE: u64 = 4096;
 
@@ -132,10 +132,11 @@ pub(crate) struct AllocArea {
     pub families_used: AtomicU32,
     pub series_used: AtomicU32,
     pub arena_used: AtomicU64,
-    /// Integer cells used, allocated upwards from the start of each slot
-    /// region.
+    /// Integer cells used, allocated upwards from the start of slot 0's
+    /// region (writer slots hold blocks: `store/blocks.rs`).
     pub int_cells_used: AtomicU64,
-    /// Float cells used, allocated downwards from the end of each region.
+    /// Float cells used, allocated downwards from the end of slot 0's
+    /// region.
     pub float_cells_used: AtomicU64,
     /// Highest slot index ever claimed (slots `1..=slots_hwm` have been used).
     pub slots_hwm: AtomicU32,
@@ -211,7 +212,14 @@ pub(crate) struct SlotRec {
     /// `ttl.rs`): expiry reuses a series' cells only once it saw every
     /// live slot at zero after retiring it.
     pub pins: AtomicU64,
-    pub reserved: [AtomicU64; 3],
+    /// Cells of the slot's block heap in use (slots 1 and up: see
+    /// `store/blocks.rs`), published (Release) after the block below it
+    /// is written. Changed under the lock.
+    pub blocks_used: AtomicU64,
+    /// Bytes of the block heap the file system granted, from the
+    /// region's start (`store/space.rs`).
+    pub blocks_reserved: AtomicU64,
+    pub reserved: [AtomicU64; 1],
 }
 
 /// A family definition.

@@ -4,9 +4,10 @@
 
 use std::sync::atomic::Ordering::{Acquire, Relaxed};
 
+use super::merge::PerSlot;
 use super::{
-    push_str, slots, Bases, CachedSeries, ExemplarEntry, FamilyEntry, Quantile, SeriesEntry,
-    SlotLife, Snapshot, Span, Sums, EXTRA_NONE, EXTRA_OVERFLOW, EXTRA_PID,
+    push_str, Bases, CachedSeries, ExemplarEntry, FamilyEntry, Quantile, SeriesEntry, SlotLife,
+    Snapshot, Span, Sums, EXTRA_NONE, EXTRA_OVERFLOW, EXTRA_PID,
 };
 use crate::exemplar;
 use crate::model::{GaugeMode, Kind, Window};
@@ -17,13 +18,11 @@ use crate::window;
 
 /// What every series' emission reads besides the snapshot.
 struct Merged<'a> {
-    life: &'a [SlotLife],
+    per_slot: PerSlot<'a>,
     sums: &'a Sums,
     recs: &'a [SeriesRec],
     slots: &'a [SlotRec],
     now_ms: u64,
-    /// The highest slot that was ever used.
-    hwm: u32,
     /// Whether a series may have been removed since the last refresh, so
     /// that every series' state word must be read again.
     recheck: bool,
@@ -37,11 +36,11 @@ impl Store {
     pub(super) fn emit_series(
         &self,
         snap: &mut Snapshot,
-        life: &[SlotLife],
+        per_slot: PerSlot<'_>,
         recheck: bool,
         same_records: bool,
     ) {
-        if same_records && snap.cache.replayable && self.replay_values(snap, life) {
+        if same_records && snap.cache.replayable && self.replay_values(snap, per_slot) {
             return;
         }
         snap.series.clear();
@@ -61,12 +60,11 @@ impl Store {
         let mut members = std::mem::take(&mut snap.cache.members);
         let sums = std::mem::take(&mut snap.cache.sums);
         let at = Merged {
-            life,
+            per_slot,
             sums: &sums,
             recs: self.map.series(),
             slots: self.map.slots(),
             now_ms: shm::coarse_monotonic_ms(),
-            hwm: (life.len() as u32).saturating_sub(1),
             recheck,
         };
         // Room for every series at once: a fresh snapshot would otherwise
@@ -140,7 +138,7 @@ impl Store {
         if fam.ttl_ms() > 0 && !overflow {
             // Idle for the TTL: gone, whether or not a writer swept it yet.
             let cell = io + fam.ttl_cell() as usize;
-            if at.now_ms.saturating_sub(self.last_update(cell, at.hwm)) >= fam.ttl_ms() {
+            if at.now_ms.saturating_sub(self.last_update(cell)) >= fam.ttl_ms() {
                 return;
             }
         }
@@ -148,13 +146,13 @@ impl Store {
             member: k,
             extra: if overflow { EXTRA_OVERFLOW } else { EXTRA_NONE },
         };
-        let Some((ints, float)) = at.sums.series(io, fam.shape.ints as usize, fo) else {
+        let Some((ints, float)) = at.sums.series(io, fam.shape.ints as usize) else {
             snap.cache.replayable = false; // its sums may be there next time
             return;
         };
         let sketch = snap.cache.sketch_off(m);
         if fam.exemplars() > 0 {
-            self.push_exemplars(snap, fam, io, sketch, at.life);
+            self.push_exemplars(snap, fam, (io, fo), sketch, at.per_slot);
         }
         match fam.kind {
             // Integral increments, plus fractional ones.
@@ -166,14 +164,14 @@ impl Store {
             Kind::Summary => {
                 snap.counts.push(ints[0]);
                 snap.numbers.push(float);
-                self.push_quantiles(snap, fam, (io + 1, sketch), at);
+                self.push_quantiles(snap, fam, (io, fo, sketch), at);
             }
             Kind::Gauge if fam.mode.per_process() => {
                 self.push_per_process(snap, fam.mode, (io, fo), entry, at);
                 return;
             }
             Kind::Gauge => {
-                let per_slot = self.gauge_slots(fam.mode, (io, fo), at.life);
+                let per_slot = self.gauge_slots(fam.mode, (io, fo), at.per_slot);
                 let v = combine_gauge(fam.mode, per_slot.map(|(_, v, m)| (v, m)));
                 snap.numbers.push(v);
             }
@@ -189,7 +187,7 @@ impl Store {
     /// values half rewritten, if a family's overflow series came into use
     /// or went out of it, or a series' cells are past the sums: the caller
     /// then emits every series anew.
-    fn replay_values(&self, snap: &mut Snapshot, life: &[SlotLife]) -> bool {
+    fn replay_values(&self, snap: &mut Snapshot, per_slot: PerSlot<'_>) -> bool {
         let fam_recs = self.map.families();
         let (sums, members) = (&snap.cache.sums, &snap.cache.members);
         for (fam, list) in snap.families.iter_mut().zip(members) {
@@ -208,7 +206,7 @@ impl Store {
                     return false;
                 };
                 let (io, fo) = (m.int_off as usize, m.float_off as usize);
-                let Some((ints, float)) = sums.series(io, n_ints, fo) else {
+                let Some((ints, float)) = sums.series(io, n_ints) else {
                     return false;
                 };
                 *number = match fam.kind {
@@ -224,7 +222,7 @@ impl Store {
                         float
                     }
                     _ => {
-                        let per_slot = self.gauge_slots(fam.mode, (io, fo), life);
+                        let per_slot = self.gauge_slots(fam.mode, (io, fo), per_slot);
                         combine_gauge(fam.mode, per_slot.map(|(_, v, m)| (v, m)))
                     }
                 };
@@ -233,23 +231,23 @@ impl Store {
         true
     }
 
-    /// Pushes the latest exemplar of each of a series' places; `io` and
-    /// `sketch` are its first integer and sketch cells.
+    /// Pushes the latest exemplar of each of a series' places; `(io, fo)`
+    /// are its cells in slot 0, `sketch` its first sketch cell.
     fn push_exemplars(
         &self,
         snap: &mut Snapshot,
         fam: &FamilyEntry,
-        io: usize,
+        (io, fo): (usize, usize),
         sketch: usize,
-        life: &[SlotLife],
+        per_slot: PerSlot<'_>,
     ) {
         let places = fam.exemplars() as usize;
-        let ts_first = io + (fam.shape.ints as usize).saturating_sub(places);
+        let ts_first = (fam.shape.ints as usize).saturating_sub(places);
         let rec_first = sketch.saturating_add(fam.native().map_or(0, |n| n.cells()));
         for p in 0..places {
             let e = self.latest_exemplar(
-                life,
-                ts_first + p,
+                per_slot,
+                (io, fo, ts_first + p),
                 rec_first.saturating_add(p * exemplar::RECORD),
                 &mut snap.exemplar_labels,
                 &mut snap.exemplar_strings,
@@ -259,12 +257,13 @@ impl Store {
     }
 
     /// Pushes a summary series' quantiles, if its family has any;
-    /// `(header, sketch)` are its first set header cell and sketch cell.
+    /// `(io, fo, sketch)` are its cells in slot 0 and its first sketch
+    /// cell.
     fn push_quantiles(
         &self,
         snap: &mut Snapshot,
         fam: &FamilyEntry,
-        (header, sketch): (usize, usize),
+        (io, fo, sketch): (usize, usize, usize),
         at: &Merged,
     ) {
         if fam.window().age_buckets == 0 {
@@ -275,10 +274,10 @@ impl Store {
         let est = &mut snap.cache.estimates;
         est.clear();
         self.summary_quantiles(
-            at.life,
+            at.per_slot,
             fam.window(),
             fam.window().period(at.now_ms),
-            (header, sketch),
+            (io, fo, sketch),
             qs,
             (
                 &mut snap.cache.sketch_acc,
@@ -306,7 +305,7 @@ impl Store {
         mut entry: SeriesEntry,
         at: &Merged,
     ) {
-        for (slot, v, _) in self.gauge_slots(mode, cells, at.life) {
+        for (slot, v, _) in self.gauge_slots(mode, cells, at.per_slot) {
             let off = snap.pids.len() as u32;
             if slot == 0 {
                 snap.pids.push_str("shared");
@@ -328,15 +327,17 @@ impl Store {
     /// A gauge series' value in each slot its mode reads and that set it:
     /// `(slot, value, marker)`, the marker being the time of the slot's
     /// last set for the most-recent modes. `(io, fo)` are its marker cell
-    /// and its value cell.
+    /// and its value cell in slot 0 (`PerSlot::cells` finds them in the
+    /// other slots).
     fn gauge_slots<'s>(
         &'s self,
         mode: GaugeMode,
         (io, fo): (usize, usize),
-        life: &'s [SlotLife],
+        per_slot: PerSlot<'s>,
     ) -> impl Iterator<Item = (usize, f64, u64)> + 's {
-        life.iter().enumerate().filter_map(move |(slot, l)| {
-            let wanted = match l {
+        let life = per_slot.life;
+        per_slot.cells(io, fo).filter_map(move |(slot, i, f)| {
+            let wanted = match life[slot] {
                 SlotLife::Unused => false,
                 _ if mode == GaugeMode::Shared => slot == 0,
                 SlotLife::Dead => !mode.live_only(),
@@ -345,8 +346,9 @@ impl Store {
             let cells = self.map.cells(slot as u32);
             // The mark first (Acquire), then the value it marks: see
             // `Store::gauge_mark`.
-            let mark = cells[io].load(Acquire);
-            (wanted && mark != 0).then(|| (slot, f64::from_bits(cells[fo].load(Relaxed)), mark))
+            let mark = cells.get(i)?.load(Acquire);
+            let value = cells.get(f)?;
+            (wanted && mark != 0).then(|| (slot, f64::from_bits(value.load(Relaxed)), mark))
         })
     }
 
@@ -358,10 +360,10 @@ impl Store {
     #[allow(clippy::too_many_arguments)]
     fn summary_quantiles(
         &self,
-        life: &[SlotLife],
+        per_slot: PerSlot<'_>,
         w: Window,
         period: u64,
-        (header, sketch): (usize, usize),
+        (io, fo, sketch): (usize, usize, usize),
         qs: &[f64],
         (acc, tmp, exact): (&mut [u64], &mut [u64], &mut window::Exact),
         out: &mut Vec<f64>,
@@ -370,7 +372,10 @@ impl Store {
         let sets = w.age_buckets as usize;
         let mut touched: Option<(usize, usize)> = None;
         exact.clear();
-        for slot in slots::used(life) {
+        for (slot, ints, _) in per_slot.cells(io, fo) {
+            let slot = slot as u32;
+            // The count, then the sets' headers.
+            let header = ints + 1;
             let headers = (self.map.cells(slot)).get(header..header + window::header_cells(sets));
             let counts =
                 (self.map.sketch(slot)).get(sketch..sketch + window::sketch_cells(sets, bins));
@@ -396,21 +401,22 @@ impl Store {
     }
 
     /// The latest exemplar of one place over every slot that was ever
-    /// used: the slot whose timestamp cell (integer cell `ts`) is the
-    /// greatest, its record at sketch cell `rec` read with the seqlock.
+    /// used: the slot whose timestamp cell (integer cell `ts` of the
+    /// series', whose cells in slot 0 are `io` and `fo`) is the greatest, its record at sketch cell `rec` read with the seqlock.
     /// Only that record is read: a slot whose cell is 0 never wrote one,
     /// and its page may be a hole.
     fn latest_exemplar(
         &self,
-        life: &[SlotLife],
-        ts: usize,
+        per_slot: PerSlot<'_>,
+        (io, fo, ts): (usize, usize, usize),
         rec: usize,
         labels: &mut Vec<(Span, Span)>,
         strings: &mut String,
     ) -> Option<ExemplarEntry> {
-        let (slot, _) = slots::used(life)
-            .filter_map(|slot| {
-                let t = self.map.cells(slot).get(ts)?.load(Acquire);
+        let (slot, _) = (per_slot.cells(io, fo))
+            .filter_map(|(slot, ints, _)| {
+                let slot = slot as u32;
+                let t = self.map.cells(slot).get(ints + ts)?.load(Acquire);
                 (t != 0).then_some((slot, t))
             })
             .max_by_key(|(_, t)| *t)?;

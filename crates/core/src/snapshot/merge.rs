@@ -32,12 +32,11 @@ use crate::store::Store;
 /// 512 cells four slots at a time, on 100k series x 16 slots).
 const BLOCK: usize = 8192;
 
-/// The value cells in use in every slot: integer cells from the start of
-/// a slot's region, float cells up to its end.
+/// The value cells in use: slot 0's integer cells, from the start of its
+/// region, which the merged sums mirror.
 #[derive(Clone, Debug)]
 pub(super) struct CellRanges {
     ints: Range<usize>,
-    floats: Range<usize>,
 }
 
 /// Every slot's value cells summed: the merge phase's output. Gauge cells
@@ -45,22 +44,27 @@ pub(super) struct CellRanges {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Sums {
     ints: Vec<u64>,
+    /// Each series' float sum, at its first integer cell: a writer slot's
+    /// block names a series by that cell alone (`store/blocks.rs`).
     floats: Vec<f64>,
-    /// The cell of `floats[0]`.
-    float_base: usize,
 }
 
 impl Sums {
-    /// A series' `n` integer sums from cell `io` and its float sum at cell
-    /// `fo`; `None` unless all are in the sums. (The offsets were
-    /// validated when the record was decoded, but a corrupt store may
-    /// since have moved its counters backwards.)
-    pub(super) fn series(&self, io: usize, n: usize, fo: usize) -> Option<(&[u64], f64)> {
+    /// A series' `n` integer sums from cell `io`, and its float sum;
+    /// `None` unless all are in the sums. (The offsets were validated
+    /// when the record was decoded, but a corrupt store may since have
+    /// moved its counters backwards.)
+    pub(super) fn series(&self, io: usize, n: usize) -> Option<(&[u64], f64)> {
         let ints = self.ints.get(io..io.saturating_add(n))?;
-        let float = fo
-            .checked_sub(self.float_base)
-            .and_then(|i| self.floats.get(i))?;
-        Some((ints, *float))
+        Some((ints, *self.floats.get(io)?))
+    }
+
+    /// Adds `v` to the float sum of the series whose first integer cell
+    /// is `io`.
+    fn add_float(&mut self, io: usize, v: f64) {
+        if let Some(sum) = self.floats.get_mut(io) {
+            *sum += v;
+        }
     }
 }
 
@@ -111,39 +115,229 @@ impl Store {
         if ints_used.saturating_add(floats_used) > cap {
             return Err(self.corrupt_counter());
         }
-        Ok(CellRanges {
-            ints: 0..ints_used,
-            floats: cap - floats_used..cap,
-        })
+        Ok(CellRanges { ints: 0..ints_used })
     }
 
     /// Sums `cells` of every slot that was ever used into `sums`; the
     /// shared slot 0 only once a process took it for its updates (until
     /// then it holds no counts: with 16 writers, reading it would be a
-    /// 17th of the merge's reads).
+    /// 17th of the merge's reads). Slot 0's integer cells are merged
+    /// densely, its float cells by [`Store::add_shared_floats`]; the
+    /// writer slots block by block (`store/blocks.rs`). `placed` gets the
+    /// blocks that readers need per slot.
     ///
     /// The integer cells first, then `counted` (which reads the other
     /// cells that count observations: native buckets), then a fence
-    /// (Acquire), then the float cells: see the module's comment.
+    /// (Acquire), then the float cells: see the module's comment. A block
+    /// that needs no per-slot read has its float cell read right after
+    /// its integer cells, behind a fence of its own; the others' are read
+    /// after `counted`. Returns whether slot 0 was merged.
     pub(super) fn merge_slots(
         &self,
         life: &[SlotLife],
         cells: CellRanges,
         sums: &mut Sums,
-        counted: impl FnOnce(),
-    ) {
+        placed: &mut Placed,
+        counted: impl FnOnce(&Placed),
+    ) -> bool {
         let shared = self.map.header().alloc.shared_slot_writers.load(Acquire) > 0;
-        let regions: Vec<&[AtomicU64]> = (slots::used(life))
-            .filter(|&s| s != 0 || shared)
-            .map(|s| self.map.cells(s))
-            .collect();
-        sums.float_base = cells.floats.start;
-        merge_split(&regions, cells.ints, &mut sums.ints);
-        counted();
+        let dense: Vec<&[AtomicU64]> = if shared {
+            vec![self.map.cells(0)]
+        } else {
+            Vec::new()
+        };
+        merge_split(&dense, cells.ints.clone(), &mut sums.ints);
+        sums.floats.clear();
+        sums.floats.resize(cells.ints.len(), 0.0);
+        placed.entries.clear();
+        let writers: Vec<u32> = slots::used(life).filter(|s| *s != 0).collect();
+        self.merge_writers(&writers, sums, placed);
+        placed.entries.sort_unstable();
+        counted(placed);
         fence(Acquire);
-        merge_split(&regions, cells.floats, &mut sums.floats);
+        for e in &placed.entries {
+            let cell = &self.map.cells(e.slot)[e.float_at as usize];
+            sums.add_float(e.int_off as usize, f64::from_bits(cell.load(Relaxed)));
+        }
+        shared
+    }
+
+    /// Adds slot 0's float cell of each of `members` to its float sum,
+    /// after [`Store::merge_slots`] (and so after its fence).
+    pub(super) fn add_shared_floats(
+        &self,
+        sums: &mut Sums,
+        members: impl Iterator<Item = (usize, usize)>,
+    ) {
+        let cells = self.map.cells(0);
+        for (io, fo) in members {
+            if let Some(c) = cells.get(fo) {
+                sums.add_float(io, f64::from_bits(c.load(Relaxed)));
+            }
+        }
+    }
+
+    /// Adds the blocks of writer slots `writers` to `sums` (and `placed`),
+    /// on two threads when there is that much to read and a second core
+    /// to read it: the later slots into sums of their own, added to
+    /// `sums` after. Joining the second thread orders its reads before
+    /// what this one does next, as the fence after the counts does.
+    fn merge_writers(&self, writers: &[u32], sums: &mut Sums, placed: &mut Placed) {
+        let cells = |slot: &u32| self.blocks(*slot).fill();
+        let total: usize = writers.iter().map(cells).sum();
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        if total < SPLIT_BLOCK_CELLS || cores < 2 || writers.len() < 2 {
+            for &slot in writers {
+                self.merge_blocks(slot, sums, placed);
+            }
+            return;
+        }
+        // Where the first half of the cells ends.
+        let mut run = 0;
+        let mid = writers
+            .iter()
+            .position(|s| {
+                run += cells(s);
+                run >= total / 2
+            })
+            .map_or(writers.len(), |i| i + 1);
+        let (first, second) = writers.split_at(mid.min(writers.len() - 1));
+        let mut other = (
+            Sums {
+                ints: vec![0; sums.ints.len()],
+                floats: vec![0.0; sums.floats.len()],
+            },
+            Placed::default(),
+        );
+        let split = std::thread::scope(|scope| {
+            let t = std::thread::Builder::new().spawn_scoped(scope, || {
+                for &slot in second {
+                    self.merge_blocks(slot, &mut other.0, &mut other.1);
+                }
+            });
+            for &slot in first {
+                self.merge_blocks(slot, sums, placed);
+            }
+            match t.map(|t| t.join()) {
+                Ok(Ok(())) => true,
+                Ok(Err(panic)) => std::panic::resume_unwind(panic),
+                Err(_) => false, // no thread to be had: this one reads them
+            }
+        });
+        if !split {
+            for &slot in second {
+                self.merge_blocks(slot, sums, placed);
+            }
+            return;
+        }
+        for (a, b) in sums.ints.iter_mut().zip(&other.0.ints) {
+            *a = a.wrapping_add(*b);
+        }
+        for (a, b) in sums.floats.iter_mut().zip(&other.0.floats) {
+            *a += *b;
+        }
+        placed.entries.append(&mut other.1.entries);
+    }
+
+    /// Adds writer slot `slot`'s blocks to `sums`, but for the float
+    /// cells of those readers need per slot, which go to `placed`. A
+    /// block of a series past the sums (made after they were sized) is
+    /// left out, as its series is.
+    fn merge_blocks(&self, slot: u32, sums: &mut Sums, placed: &mut Placed) {
+        let cells = self.map.cells(slot);
+        for b in self.blocks(slot) {
+            let (io, n) = (b.int_off as usize, b.ints as usize);
+            let Some(acc) = sums.ints.get_mut(io..io + n) else {
+                continue;
+            };
+            let ints = &cells[b.ints_at()..b.float_at()];
+            for (sum, c) in acc.iter_mut().zip(ints) {
+                *sum = sum.wrapping_add(c.load(Relaxed));
+            }
+            if b.per_slot {
+                placed.entries.push(PlacedBlock {
+                    int_off: b.int_off,
+                    slot,
+                    ints_at: b.ints_at() as u32,
+                    float_at: b.float_at() as u32,
+                });
+            } else {
+                fence(Acquire);
+                sums.add_float(io, f64::from_bits(cells[b.float_at()].load(Relaxed)));
+            }
+        }
     }
 }
+
+/// A writer slot's block that readers need per slot (gauges by mode,
+/// quantile sets, native buckets, exemplars): ordered by series, then
+/// slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) struct PlacedBlock {
+    /// The series' first integer cell in slot 0.
+    pub int_off: u32,
+    pub slot: u32,
+    /// The block's first integer cell and its float cell in the slot.
+    pub ints_at: u32,
+    pub float_at: u32,
+}
+
+/// The slots a reader reads per series (gauges by mode, quantile sets,
+/// native buckets, exemplars): those ever used, and where a series'
+/// cells are in each.
+#[derive(Clone, Copy)]
+pub(super) struct PerSlot<'a> {
+    pub life: &'a [SlotLife],
+    pub placed: &'a Placed,
+}
+
+impl<'a> PerSlot<'a> {
+    /// `(slot, first integer cell, float cell)` of the series whose cells
+    /// in slot 0 are `io` and `fo`, in each slot that was ever used and
+    /// holds them, in slot order: slot 0 at those cells, a writer slot at
+    /// the series' block.
+    pub(super) fn cells(
+        self,
+        io: usize,
+        fo: usize,
+    ) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+        let zero =
+            (self.life.first().is_some_and(|l| *l != SlotLife::Unused)).then_some((0, io, fo));
+        let life = self.life;
+        zero.into_iter().chain(
+            (self.placed.of(io).iter())
+                .filter(move |e| {
+                    life.get(e.slot as usize)
+                        .is_some_and(|l| *l != SlotLife::Unused)
+                })
+                .map(|e| (e.slot as usize, e.ints_at as usize, e.float_at as usize)),
+        )
+    }
+}
+
+/// The blocks of the last merge that readers need per slot.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Placed {
+    entries: Vec<PlacedBlock>,
+}
+
+impl Placed {
+    /// The blocks of the series whose first integer cell is `int_off`, in
+    /// slot order.
+    pub(super) fn of(&self, int_off: usize) -> &[PlacedBlock] {
+        let Ok(io) = u32::try_from(int_off) else {
+            return &[];
+        };
+        let lo = self.entries.partition_point(|e| e.int_off < io);
+        let hi = lo + self.entries[lo..].partition_point(|e| e.int_off == io);
+        &self.entries[lo..hi]
+    }
+}
+
+/// Block cells from which [`Store::merge_writers`] splits the writer
+/// slots between two threads: 8 MiB of reads take a few milliseconds,
+/// against some 50 microseconds to start a thread.
+const SPLIT_BLOCK_CELLS: usize = 1 << 20;
 
 /// Cell reads (cells times regions) from which a merge is split in two,
 /// the upper half on a second thread: 16M reads (128 MB: a million

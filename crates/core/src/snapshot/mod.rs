@@ -28,7 +28,7 @@ use crate::model::{GaugeMode, Kind, Window};
 use crate::native::Native;
 use crate::store::{Shape, Store};
 pub use cardinality::{FamilyCardinality, LabelCardinality};
-use merge::Sums;
+use merge::{PerSlot, Placed, Sums};
 use slots::SlotLife;
 pub use view::{BucketRun, Exemplar, FamilyView, NativeBuckets, Quantile, SeriesView, Value};
 
@@ -52,7 +52,8 @@ pub struct StoreStats {
     pub label_bytes_used: u64,
     /// Label bytes available.
     pub label_bytes_capacity: u64,
-    /// Value cells used per writer.
+    /// Value cells a writer needs for every series so far (one that
+    /// touched them all).
     pub cells_used: u64,
     /// Value cells per writer.
     pub cells_capacity: u64,
@@ -93,6 +94,9 @@ pub struct WriterInfo {
     pub live: bool,
     /// How many times the slot was claimed.
     pub claims: u64,
+    /// Value cells its owners took: a block per series they touched
+    /// (`store/blocks.rs`).
+    pub cells_used: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -481,12 +485,32 @@ impl Store {
         // The native buckets between the merge's counts and its sums
         // (see `Store::observe_native` for why).
         let mut sums = Sums::default();
-        self.merge_slots(&life, cells, &mut sums, || self.read_natives(snap, &life));
+        let mut placed = Placed::default();
+        let shared = self.merge_slots(&life, cells, &mut sums, &mut placed, |placed| {
+            self.read_natives(
+                snap,
+                PerSlot {
+                    life: &life,
+                    placed,
+                },
+            );
+        });
+        if shared {
+            let members = snap.cache.members.iter().flatten();
+            let cells = members.map(|m| (m.int_off as usize, m.float_off as usize));
+            self.add_shared_floats(&mut sums, cells);
+        }
         snap.cache.sums = sums;
-        self.emit_series(snap, &life, recheck, same_records);
+        let per_slot = PerSlot {
+            life: &life,
+            placed: &placed,
+        };
+        self.emit_series(snap, per_slot, recheck, same_records);
         // The series' values are in `numbers` and `counts` now: the
-        // merged cells (16 bytes a counter) are not kept between reads.
+        // merged cells (16 bytes a counter) and the blocks read per slot
+        // are not kept between reads.
         snap.cache.sums = Sums::default();
+        drop(placed);
         snap.cache.life = life;
 
         if hot.epoch.load(Acquire) != epoch || self.wipe_in_progress() {

@@ -5,14 +5,15 @@
 use std::ops::Range;
 use std::sync::atomic::{fence, Ordering::Acquire};
 
-use super::{sketch_off, slots, NativeEntry, SlotLife, Snapshot};
+use super::merge::PerSlot;
+use super::{sketch_off, NativeEntry, Snapshot};
 use crate::native::{self, Native};
 use crate::store::{classic_cells, Store};
 
 impl Store {
     /// Merges the buckets of every series of a native histogram family,
     /// one entry per member in member order, into `Snapshot::natives`.
-    pub(super) fn read_natives(&self, snap: &mut Snapshot, life: &[SlotLife]) {
+    pub(super) fn read_natives(&self, snap: &mut Snapshot, per_slot: PerSlot<'_>) {
         // After the classic counts: see `Store::observe_native` for why
         // this order (and this fence) makes every classic count at most
         // the native total.
@@ -31,9 +32,9 @@ impl Store {
             for m in &snap.cache.members[fi] {
                 let sketch = sketch_off(&snap.cache.sketch_offs, m);
                 let e = self.native_series(
-                    life,
+                    per_slot,
                     n,
-                    (m.int_off as usize + classic, sketch),
+                    (m.int_off as usize, m.float_off as usize, classic, sketch),
                     &mut snap.cache.native_acc[..cells],
                     &mut snap.native_counts,
                 );
@@ -45,21 +46,22 @@ impl Store {
     /// Merges a native histogram series' buckets over every slot that was
     /// ever used (a dead process's observations stay counted), reduces
     /// the resolution to the family's bucket limit and appends the runs
-    /// to `out`. `(header, sketch)` are the series' first native header
-    /// cell and first sketch cell; `acc` is `2 * bins` cells, zero, and
-    /// left zero.
+    /// to `out`. `(io, fo)` are the series' cells in slot 0, `header`
+    /// its first native header cell from its first, `sketch` its first
+    /// sketch cell; `acc` is `2 * bins` cells, zero, and left zero.
     fn native_series(
         &self,
-        life: &[SlotLife],
+        per_slot: PerSlot<'_>,
         n: Native,
-        (header, sketch): (usize, usize),
+        (io, fo, header, sketch): (usize, usize, usize, usize),
         acc: &mut [u64],
         out: &mut Vec<u64>,
     ) -> NativeEntry {
         let bins = n.bins();
         let mut touched = [None; 2];
         let mut zero_count = 0u64;
-        for slot in slots::used(life) {
+        for (slot, ints, _) in per_slot.cells(io, fo) {
+            let (slot, header) = (slot as u32, ints + header);
             let h = (self.map.cells(slot)).get(header..header.saturating_add(native::HEADER));
             let c = (self.map.sketch(slot)).get(sketch..sketch.saturating_add(2 * bins));
             if let (Some(h), Some(c)) = (h, c) {

@@ -45,6 +45,7 @@ impl Store {
                 pid: slots[i].pid.load(Relaxed),
                 live: life[i] == SlotLife::Live,
                 claims: slots[i].claims.load(Relaxed),
+                cells_used: slots[i].blocks_used.load(Relaxed),
             })
             .collect()
     }
@@ -72,6 +73,18 @@ impl Store {
         }
     }
 
+    /// The value cells a slot needs for every series so far: slot 0 its
+    /// integer and float cells, a writer slot that touched every series a
+    /// block of each (`store/blocks.rs`); the larger of the two, which
+    /// must fit in `cells_per_writer`.
+    fn cells_per_writer(&self) -> u64 {
+        let a = &self.map.header().alloc;
+        let ints = a.int_cells_used.load(Relaxed);
+        let dense = ints.saturating_add(a.float_cells_used.load(Relaxed));
+        let series = u64::from(a.series_used.load(Relaxed));
+        dense.max(ints.saturating_add(series.saturating_mul(crate::store::BLOCK_OVERHEAD as u64)))
+    }
+
     pub(super) fn stats_with(&self, life: &[SlotLife]) -> StoreStats {
         let h = self.map.header();
         let fx = self.map.fixed();
@@ -84,11 +97,7 @@ impl Store {
             series_capacity: fx.max_series,
             label_bytes_used: h.alloc.arena_used.load(Relaxed),
             label_bytes_capacity: fx.arena_bytes,
-            cells_used: h
-                .alloc
-                .int_cells_used
-                .load(Relaxed)
-                .saturating_add(h.alloc.float_cells_used.load(Relaxed)),
+            cells_used: self.cells_per_writer(),
             cells_capacity: fx.cells_per_slot,
             sketch_cells_used: h.alloc.sketch_cells_used.load(Relaxed),
             sketch_cells_capacity: fx.sketch_cells_per_slot,

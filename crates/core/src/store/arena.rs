@@ -4,6 +4,7 @@
 
 use std::sync::atomic::Ordering::*;
 
+use super::blocks;
 use super::space::{NoSpace, Reach};
 use super::{Family, Shape, Store};
 use crate::error::{Error, ErrorKind, Result};
@@ -78,7 +79,10 @@ impl<'a> ArenaAlloc<'a> {
 }
 
 impl Store {
-    /// Where a series of this shape would get its cells, if they fit.
+    /// Where a series of this shape would get its cells, if they fit:
+    /// slot 0 holds them (integer cells from the start, float cells from
+    /// the end), and a writer slot that touched every series holds a
+    /// block of each (`blocks.rs`).
     pub(super) fn cells_room(&self, shape: Shape) -> Option<(u64, u64)> {
         let a = &self.map.header().alloc;
         let ints = a.int_cells_used.load(Relaxed);
@@ -86,7 +90,11 @@ impl Store {
         let cap = self.map.fixed().cells_per_slot;
         let used = ints.checked_add(floats)?;
         let need = shape.ints as u64 + shape.floats as u64;
-        (used.checked_add(need)? <= cap).then(|| (ints, cap - floats - shape.floats as u64))
+        let series = u64::from(a.series_used.load(Relaxed)) + 1;
+        let blocks = (ints + u64::from(shape.ints))
+            .checked_add(series.checked_mul(blocks::OVERHEAD as u64)?)?;
+        (shape.floats == 1 && used.checked_add(need)? <= cap && blocks <= cap)
+            .then(|| (ints, cap - floats - shape.floats as u64))
     }
 
     /// Sketch cells a series of `family` takes.

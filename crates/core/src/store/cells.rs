@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::*};
 
+use super::blocks::SlotCells;
 use super::shape::{ExemplarPlaces, SketchKind, SketchUse};
 use super::{FamilyType, Store};
 use crate::native;
@@ -30,9 +31,9 @@ impl Store {
             .collect()
     }
 
-    /// Zeroes one series' quantile sketches or native buckets in `slot`:
+    /// Zeroes one series' quantile sketches or native buckets in a slot:
     /// the cells its headers say were touched, then the headers.
-    pub(crate) fn clear_sketch(&self, slot: u32, u: SketchUse) {
+    pub(crate) fn clear_sketch(&self, slot: &SlotCells<'_>, u: SketchUse) {
         if let Some((headers, counts)) = self.sketch_cells_in(slot, u) {
             match u.kind {
                 SketchKind::Summary(_) => window::clear_slot(headers, counts, self.sketch.cells()),
@@ -43,11 +44,11 @@ impl Store {
 
     /// The header cells and sketch cells of one series in a slot; `None`
     /// where a (corrupt) record points outside the regions.
-    pub(super) fn sketch_cells_in(
-        &self,
-        slot: u32,
+    pub(super) fn sketch_cells_in<'a>(
+        &'a self,
+        slot: &SlotCells<'a>,
         u: SketchUse,
-    ) -> Option<(&[AtomicU64], &[AtomicU64])> {
+    ) -> Option<(&'a [AtomicU64], &'a [AtomicU64])> {
         let (headers, cells) = match u.kind {
             SketchKind::Summary(sets) => (
                 window::header_cells(sets as usize),
@@ -55,13 +56,10 @@ impl Store {
             ),
             SketchKind::Native(bins) => (native::HEADER, 2 * bins),
         };
-        let headers = self
-            .map
-            .cells(slot)
-            .get(u.header..u.header.checked_add(headers)?)?;
+        let headers = slot.ints(u.int_off, u.header, headers)?;
         let counts = self
             .map
-            .sketch(slot)
+            .sketch(slot.slot)
             .get(u.sketch..u.sketch.checked_add(cells)?)?;
         Some((headers, counts))
     }
@@ -72,9 +70,13 @@ impl Store {
     pub(super) fn zero_sketches(&self, which: impl Fn(u32) -> bool) {
         let series = self.sketch_series();
         let hwm = self.map.header().alloc.slots_hwm.load(Acquire);
+        if series.is_empty() {
+            return;
+        }
         for slot in (0..=hwm.min(self.map.fixed().max_slots)).filter(|s| which(*s)) {
+            let cells = self.slot_cells(slot);
             for s in &series {
-                self.clear_sketch(slot, *s);
+                self.clear_sketch(&cells, *s);
             }
         }
     }
@@ -102,32 +104,29 @@ impl Store {
         let recs = &self.map.series()[..used.min(self.map.fixed().max_series) as usize];
         let hwm = self.map.header().alloc.slots_hwm.load(Acquire);
         for slot in (0..=hwm.min(self.map.fixed().max_slots)).filter(|s| which(*s)) {
-            let (cells, sketch) = (self.map.cells(slot), self.map.sketch(slot));
+            let (cells, sketch) = (self.slot_cells(slot), self.map.sketch(slot));
             for rec in recs {
                 if let Some(Some(e)) = uses.get(rec.family.load(Relaxed) as usize) {
-                    e.each(rec, cells, sketch, &f);
+                    e.each(rec, &cells, sketch, &f);
                 }
             }
         }
     }
 
-    /// Zeroes the used cells of every slot whose index passes `which`.
-    pub(super) fn zero_cells(&self, which: impl Fn(u32) -> bool) {
+    /// Zeroes the used cells of every slot whose index passes `which`;
+    /// with `empty` (a wipe), empties the writer slots' block heaps too.
+    pub(super) fn zero_cells(&self, which: impl Fn(u32) -> bool, empty: bool) {
         let h = self.map.header();
         let cap = self.map.fixed().cells_per_slot;
         let ints = h.alloc.int_cells_used.load(Acquire).min(cap) as usize;
         let floats = h.alloc.float_cells_used.load(Acquire).min(cap) as usize;
-        let hwm = h
-            .alloc
-            .slots_hwm
-            .load(Acquire)
-            .min(self.map.fixed().max_slots);
-        for slot in (0..=hwm).filter(|s| which(*s)) {
-            let cells = self.map.cells(slot);
+        if which(0) {
+            let cells = self.map.cells(0);
             let top = cells.len() - floats;
             for c in cells[..ints].iter().chain(&cells[top..]) {
                 c.store(0, Relaxed);
             }
         }
+        self.clear_blocks(which, empty);
     }
 }

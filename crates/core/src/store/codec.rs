@@ -22,6 +22,9 @@ use crate::shm::layout::state;
 // every other use of a handle's integers indexes with bounds checks. It
 // can still write to cells that belong to other series of the same store.
 
+/// Words of a series handle's raw form (the C ABI's `shmetrics_series`).
+pub const RAW_SERIES: usize = 8;
+
 fn pack(lo: u32, hi: u32) -> u64 {
     lo as u64 | (hi as u64) << 32
 }
@@ -145,7 +148,7 @@ impl Series {
     /// The handle as plain integers, for the C ABI. Read back only with
     /// [`Series::from_raw`] of the same build.
     #[doc(hidden)]
-    pub fn to_raw(&self) -> [u64; 6] {
+    pub fn to_raw(&self) -> [u64; RAW_SERIES] {
         [
             pack(self.tag, self.epoch),
             pack(self.id, self.family),
@@ -165,6 +168,8 @@ impl Series {
             } else {
                 self.bounds_off
             },
+            self.at,
+            pack(self.ints_at, self.float_at),
         ]
     }
 
@@ -177,7 +182,7 @@ impl Series {
     /// below), so an update checks the same things.
     #[doc(hidden)]
     #[inline(always)]
-    pub fn from_raw_plain(raw: &[u64; 6]) -> Option<Series> {
+    pub fn from_raw_plain(raw: &[u64; RAW_SERIES]) -> Option<Series> {
         let (kind, mode) = unpack(raw[3]);
         // The same bit layout as `from_raw` (unpack_kind, unpack_mode),
         // taking only a counter, gauge or histogram without TTL or schema.
@@ -191,9 +196,13 @@ impl Series {
         let (id, family) = unpack(raw[1]);
         let (int_off, float_off) = unpack(raw[2]);
         let (n_bounds, sketch_off) = unpack(raw[4]);
+        let (ints_at, float_at) = unpack(raw[7]);
         Some(Series {
             ttl_cell: 0,
             live,
+            at: raw[6],
+            ints_at,
+            float_at,
             tag,
             epoch,
             id,
@@ -217,7 +226,7 @@ impl Series {
     /// memory-safety problem.
     #[doc(hidden)]
     #[inline]
-    pub fn from_raw(raw: [u64; 6]) -> Option<Series> {
+    pub fn from_raw(raw: [u64; RAW_SERIES]) -> Option<Series> {
         let (tag, epoch) = unpack(raw[0]);
         let (id, family) = unpack(raw[1]);
         let (int_off, float_off) = unpack(raw[2]);
@@ -246,9 +255,13 @@ impl Series {
         } else {
             0
         };
+        let (ints_at, float_at) = unpack(raw[7]);
         Some(Series {
             ttl_cell,
             live,
+            at: raw[6],
+            ints_at,
+            float_at,
             tag,
             epoch,
             id,
@@ -326,6 +339,8 @@ mod tests {
                                 pack(k, m),
                                 pack(12, 77),
                                 4096,
+                                (3 << 32) | 2,
+                                pack(50, 51),
                             ];
                             let full = Series::from_raw(raw);
                             let fast = Series::from_raw_plain(&raw);

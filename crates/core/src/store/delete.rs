@@ -114,7 +114,7 @@ impl Store {
         let _guard = self.lock()?;
         self.zero_sketches(|_| true);
         self.each_exemplar(|_| true, |ts, rec| exemplar::clear(ts, rec, false));
-        self.zero_cells(|_| true);
+        self.zero_cells(|_| true, false);
         Ok(())
     }
 
@@ -153,7 +153,7 @@ impl Store {
         // sketch cells were touched.
         self.zero_sketches(|_| true);
         self.each_exemplar(|_| true, |ts, rec| exemplar::clear(ts, rec, true));
-        self.zero_cells(|_| true);
+        self.zero_cells(|_| true, true);
         h.alloc.sketch_cells_used.store(0, Release);
         h.alloc.series_used.store(0, Release);
         h.alloc.families_used.store(0, Release);

@@ -17,6 +17,7 @@
 //! - `delete`: deleting series, clearing a family, reset and wipe;
 //! - `cells`: zeroing the values, sketches and exemplars of many series;
 //! - `slots`: the writer slot each process writes through;
+//! - `blocks`: a writer slot's cells, a block per series it touched;
 //! - `arena`: allocating label bytes and value cells;
 //! - `ttl`: series expiry and the reuse of expired series' space;
 //! - `codec`: handles as plain integers, for the C ABI.
@@ -32,6 +33,7 @@ use crate::shm::{LockGuard, Mapping};
 use crate::sketch::SketchMapping;
 
 mod arena;
+mod blocks;
 mod cells;
 mod codec;
 mod delete;
@@ -50,11 +52,12 @@ mod wipe_flag;
 pub(crate) use crate::handle::{classic_cells, Shape};
 pub use crate::handle::{Family, Series};
 pub(crate) use arena::{set_ref, ArenaAlloc};
+pub(crate) use blocks::OVERHEAD as BLOCK_OVERHEAD;
 pub(crate) use labels::decode_strs;
 pub use open::PathNow;
 pub use options::{Options, DEFAULT_DIR};
 use register::FamilyIndex;
-pub(crate) use shape::FamilyType;
+pub(crate) use shape::{cells_for, FamilyType};
 
 /// No slot claimed yet (low half of [`Store::local`]).
 const NO_SLOT: u32 = u32::MAX;
@@ -75,6 +78,8 @@ pub struct Store {
     /// The fork generation (high 32 bits) and slot (low 32 bits) this
     /// process writes through.
     local: AtomicU64,
+    /// This process's blocks in the slot it writes through.
+    own_blocks: Mutex<blocks::OwnBlocks>,
     /// This process's index of the family records by name, so that
     /// registering (which PHP does for every metric on every request) does
     /// not scan every record: see [`FamilyIndex`].
@@ -94,6 +99,13 @@ impl Store {
     /// Whether the store was opened read-only.
     pub fn is_read_only(&self) -> bool {
         !self.map.writable()
+    }
+
+    /// The fork generation and slot this process writes through, as
+    /// handles carry it ([`Series::at`]).
+    #[inline(always)]
+    pub(crate) fn local_word(&self) -> u64 {
+        self.local.load(Relaxed)
     }
 
     pub(crate) fn epoch(&self) -> u32 {

@@ -67,6 +67,21 @@ impl Store {
         self.check_writable()?;
         self.check_family(family)?;
         check_label_count(family, values)?;
+        // Found or made, then placed in this process's slot (which takes
+        // the lock, so not while the search below holds it).
+        match self.find_or_insert(family, values, created_unix_ns) {
+            Ok(s) => Ok(self.place(s)),
+            Err(e) => Err(e.map_overflow(|s| self.place(s))),
+        }
+    }
+
+    /// The series of `family` with label `values`, made if there is none.
+    fn find_or_insert(
+        &self,
+        family: &Family,
+        values: &[&str],
+        created_unix_ns: Option<u64>,
+    ) -> Result<Series> {
         let hash = series_hash(family.index, values);
         if let Found::Live(id) = self.find_series(family.index, hash, values) {
             return self.series_handle(family, id);

@@ -4,6 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::*};
 
+use super::blocks::SlotCells;
 use super::Store;
 use crate::exemplar;
 use crate::handle::{classic_cells, exemplar_places, Shape};
@@ -46,14 +47,14 @@ impl ExemplarPlaces {
     pub fn each(
         self,
         rec: &SeriesRec,
-        cells: &[AtomicU64],
+        cells: &SlotCells<'_>,
         sketch: &[AtomicU64],
         f: impl Fn(&AtomicU64, &[AtomicU64]),
     ) {
-        let ts = (rec.int_off.load(Relaxed) as usize).saturating_add(self.ts);
+        let ts = cells.ints(rec.int_off.load(Relaxed) as usize, self.ts, self.places);
         let first = (rec.sketch_off.load(Relaxed) as usize).saturating_add(self.first);
         for p in 0..self.places {
-            let cell = cells.get(ts.saturating_add(p));
+            let cell = ts.and_then(|ts| ts.get(p));
             let at = first.saturating_add(p * exemplar::RECORD);
             let r = sketch.get(at..at.saturating_add(exemplar::RECORD));
             if let (Some(cell), Some(r)) = (cell, r) {
@@ -78,7 +79,8 @@ impl FamilyType {
             return None;
         };
         Some(SketchUse {
-            header: (rec.int_off.load(Relaxed) as usize).checked_add(header)?,
+            int_off: rec.int_off.load(Relaxed) as usize,
+            header,
             sketch: rec.sketch_off.load(Relaxed) as usize,
             kind,
         })
@@ -150,6 +152,9 @@ pub(crate) fn cells_for(
 /// cells) and its sketch cells start, and what they hold.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SketchUse {
+    /// The series' first integer cell in slot 0, and its first header
+    /// cell from there.
+    pub(super) int_off: usize,
     pub(super) header: usize,
     pub(super) sketch: usize,
     pub(super) kind: SketchKind,

@@ -32,6 +32,17 @@ impl Store {
         ((local >> 32) as u32 == gen && local as u32 != NO_SLOT).then_some(local as u32)
     }
 
+    /// The slot this process writes through, if handle `s` was resolved
+    /// for it (`Store::resolve`): the update path's check. A handle made
+    /// before a fork, or for another slot, gets `None`, as before a slot
+    /// is claimed.
+    #[inline(always)]
+    pub(crate) fn slot_of(&self, s: &crate::handle::Series) -> Option<u32> {
+        let local = self.local.load(Relaxed);
+        let gen = FORK_GENERATION.load(Relaxed) as u32;
+        (local == s.at && (local >> 32) as u32 == gen).then_some(local as u32)
+    }
+
     #[cold]
     #[inline(never)]
     fn claim_slot(&self) -> Result<u32> {
@@ -72,7 +83,7 @@ impl Store {
         // it is published; with no room on the file system, this process
         // writes through the shared slot 0 (whose regions always are).
         let chosen = reusable.or_else(|| {
-            (hwm < max && self.reserve_slot(hwm + 1).is_ok()).then(|| {
+            (hwm < max && self.reserve_blocks(hwm + 1, 1).is_ok()).then(|| {
                 h.alloc.slots_hwm.store(hwm + 1, Release);
                 hwm + 1
             })
@@ -94,9 +105,10 @@ impl Store {
                     // A dead owner may have died clearing a quantile set.
                     // (Native buckets have nothing to repair: like classic
                     // ones they only grow, and the new owner continues.)
+                    let cells = self.slot_cells(i);
                     for sk in self.sketch_series() {
                         if let (SketchKind::Summary(_), Some((headers, _))) =
-                            (sk.kind, self.sketch_cells_in(i, sk))
+                            (sk.kind, self.sketch_cells_in(&cells, sk))
                         {
                             window::reset_clearing(headers);
                         }
@@ -132,15 +144,16 @@ impl Store {
             .collect();
         let used = self.map.header().alloc.series_used.load(Acquire);
         let used = used.min(self.map.fixed().max_series);
-        let cells = self.map.cells(slot);
+        let cells = self.slot_cells(slot);
         for rec in &self.map.series()[..used as usize] {
             if is_gauge.get(rec.family.load(Relaxed) as usize) == Some(&true) {
                 // A gauge has one integer cell (the marker) and one float
                 // cell (the value).
-                for off in [rec.int_off.load(Relaxed), rec.float_off.load(Relaxed)] {
-                    if let Some(c) = cells.get(off as usize) {
-                        c.store(0, Relaxed);
-                    }
+                let (io, fo) = (rec.int_off.load(Relaxed), rec.float_off.load(Relaxed));
+                let marker = cells.ints(io as usize, 0, 1).and_then(|c| c.first());
+                let value = cells.float(io as usize, fo as usize);
+                for c in marker.into_iter().chain(value) {
+                    c.store(0, Relaxed);
                 }
             }
         }

@@ -175,11 +175,11 @@ impl Store {
         )
     }
 
-    /// The slots whose regions are kept reserved: the shared slot 0 and
-    /// every slot claimed so far.
+    /// The slots whose regions are reserved with the fill marks: slot 0,
+    /// whose cells are laid out as the records say. Writer slots hold
+    /// blocks, reserved as their heaps grow (`reserve_blocks`).
     fn reserved_slots(&self) -> std::ops::Range<u64> {
-        let hwm = self.map.header().alloc.slots_hwm.load(Acquire);
-        0..u64::from(hwm.min(self.map.fixed().max_slots)) + 1
+        0..1
     }
 
     /// Grows the reservation `mark` of the regions `span(i)` for each `i`
@@ -215,39 +215,17 @@ impl Store {
         })
     }
 
-    /// Reserves a newly claimed slot's regions as far as every other
-    /// slot's are, before the slot is published (`slots_hwm`). Under the
-    /// lock.
-    pub(super) fn reserve_slot(&self, slot: u32) -> Result<(), NoSpace> {
+    /// Reserves writer slot `slot`'s block heap (`blocks.rs`) at least
+    /// `cells` cells from its start. Under the lock.
+    pub(super) fn reserve_blocks(&self, slot: u32, cells: usize) -> Result<(), NoSpace> {
         let fx = *self.map.fixed();
-        let a = &self.map.header().alloc;
-        let s = u64::from(slot);
-        let regions = [
-            (
-                "value cells",
-                &a.int_cells_reserved,
-                Span {
-                    start: fx.off_cells + s * fx.slot_stride,
-                    limit: fx.cells_per_slot * 8,
-                    from_end: false,
-                },
-            ),
-            (
-                "value cells",
-                &a.float_cells_reserved,
-                Span {
-                    start: fx.off_cells + s * fx.slot_stride,
-                    limit: fx.cells_per_slot * 8,
-                    from_end: true,
-                },
-            ),
-        ];
-        for (what, mark, span) in regions {
-            let to = mark.load(Relaxed).min(span.limit);
-            span.reserve(self, 0, to)
-                .map_err(|err| NoSpace { what, err })?;
-        }
-        Ok(())
+        let span = Span {
+            start: fx.off_cells + u64::from(slot) * fx.slot_stride,
+            limit: fx.cells_per_slot * 8,
+            from_end: false,
+        };
+        let mark = &self.map.slots()[slot as usize].blocks_reserved;
+        self.grow("value cells", mark, cells as u64 * 8, 0..1, |_| span)
     }
 }
 

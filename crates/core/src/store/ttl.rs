@@ -4,9 +4,11 @@
 //! Three parts, each with its own promise:
 //!
 //! - **Touch.** Every update of a TTL series stores the coarse monotonic
-//!   time (ms) in the series' TTL cell of the writer's slot; creating a
-//!   series stores it in slot 0's. The series' last update is the
-//!   greatest of these over all slots.
+//!   time (ms) in the series' TTL cell of slot 0, when that moved on since
+//!   the cell was last written (so one write per millisecond at most, by
+//!   any process); creating a series stores it too. It is the series' last
+//!   update. (One cell, not one per writer slot: a reader then finds it
+//!   without the writer slots' blocks, `blocks.rs`.)
 //! - **Hiding.** A reader leaves out a series whose last update is at
 //!   least the TTL ago, at once, whoever sweeps.
 //! - **Reuse.** A writer, under the lock, sweeps a family (when it adds a
@@ -39,6 +41,7 @@
 
 use std::sync::atomic::{fence, Ordering::*};
 
+use super::blocks::SlotCells;
 use super::{Family, FamilyType, Series, Store};
 use crate::error::Result;
 use crate::exemplar;
@@ -110,7 +113,7 @@ impl Store {
             match state::of(rec.state.load(Acquire)) {
                 state::LIVE => {
                     let io = rec.int_off.load(Relaxed) as usize + cell;
-                    if now_ms.saturating_sub(self.last_update(io, hwm)) >= t.ttl_ms {
+                    if now_ms.saturating_sub(self.last_update(io)) >= t.ttl_ms {
                         self.retire(index, id);
                         expired += 1;
                         retired.push(id);
@@ -126,8 +129,9 @@ impl Store {
             .series_expired_total
             .fetch_add(expired as u64, Relaxed);
         if !retired.is_empty() && self.pins_clear(hwm) {
+            let slots: Vec<_> = (0..=hwm).map(|slot| self.slot_cells(slot)).collect();
             for id in retired {
-                self.recycle(index, &t, id);
+                self.recycle(index, &t, id, &slots);
             }
         }
         expired
@@ -155,7 +159,7 @@ impl Store {
             return Err(crate::error::expired());
         }
         let cell = (s.int_off as usize).saturating_add(s.ttl_cell as usize);
-        if now_ms.saturating_sub(self.last_update(cell, self.slots_in_use())) < t.ttl_ms {
+        if now_ms.saturating_sub(self.last_update(cell)) < t.ttl_ms {
             return Ok(());
         }
         {
@@ -168,14 +172,9 @@ impl Store {
         Ok(())
     }
 
-    /// The last update of a TTL series: the greatest of its TTL cell
-    /// (at `cell` in every slot region) over slots `0..=hwm`.
-    pub(crate) fn last_update(&self, cell: usize, hwm: u32) -> u64 {
-        (0..=hwm)
-            .filter_map(|slot| self.map.cells(slot).get(cell))
-            .map(|c| c.load(Relaxed))
-            .max()
-            .unwrap_or(0)
+    /// The last update of a TTL series: its TTL cell, `cell` in slot 0.
+    pub(crate) fn last_update(&self, cell: usize) -> u64 {
+        self.map.cells(0).get(cell).map_or(0, |c| c.load(Relaxed))
     }
 
     /// The highest slot index that was ever used.
@@ -235,26 +234,27 @@ impl Store {
 
     /// Under the lock, once no update can land in it: zeroes retired
     /// series `id` in every slot and puts it on its family's free list.
-    fn recycle(&self, index: u32, t: &FamilyType, id: u32) {
+    fn recycle(&self, index: u32, t: &FamilyType, id: u32, slots: &[SlotCells<'_>]) {
         let rec = &self.map.series()[id as usize];
         let io = rec.int_off.load(Relaxed) as usize;
         let fo = rec.float_off.load(Relaxed) as usize;
         let sketch_use = t.sketch_use(rec);
         let exemplars = t.exemplar_places();
-        for slot in 0..=self.slots_in_use() {
-            let (cells, sketch) = (self.map.cells(slot), self.map.sketch(slot));
+        for cells in slots {
+            let sketch = self.map.sketch(cells.slot);
             // Sketches first: their headers (in the integer cells) say
             // which sketch cells were touched; then exemplar records,
-            // whose timestamp cells say the same; then the cells.
+            // whose timestamp cells say the same; then the cells. (A
+            // writer slot's block stays the series' for the next one.)
             if let Some(u) = sketch_use {
-                self.clear_sketch(slot, u);
+                self.clear_sketch(cells, u);
             }
             if let Some(e) = exemplars {
                 e.each(rec, cells, sketch, |ts, r| exemplar::clear(ts, r, true));
             }
-            let ints = cells.get(io..io.saturating_add(t.shape.ints as usize));
-            let floats = cells.get(fo..fo.saturating_add(t.shape.floats as usize));
-            for c in ints.into_iter().chain(floats).flatten() {
+            let ints = cells.ints(io, 0, t.shape.ints as usize);
+            let float = cells.float(io, fo);
+            for c in ints.into_iter().flatten().chain(float) {
                 c.store(0, Relaxed);
             }
         }

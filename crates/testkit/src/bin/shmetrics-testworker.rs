@@ -128,6 +128,7 @@ fn main() {
         "churn" => churn(ctx),
         "observe" => observe(ctx),
         "incs" => incs(ctx),
+        "touch" => touch(ctx),
         "gauge" => gauge(ctx),
         "create" => create(ctx),
         "create_once" => create_once(ctx),
@@ -331,6 +332,26 @@ fn incs(ctx: Ctx) -> Result<()> {
         }
         Some(e) => usage(&format!("bad end={e}")),
     }
+}
+
+/// Increments the series of `series` (label `k`) that `proto::touches`
+/// gives writer `writer` at `percent`, creating them as it goes, then
+/// releases its slot.
+fn touch(ctx: Ctx) -> Result<()> {
+    let (series, writer, percent) = (
+        ctx.arg("series", 1000),
+        ctx.arg("writer", 0),
+        ctx.arg("percent", 100),
+    );
+    let f = ctx.store.register(&proto::touch_counter())?;
+    for k in (0..series).filter(|k| proto::touches(writer, *k, percent)) {
+        ctx.store
+            .counter_inc(ctx.store.series(&f, &[&k.to_string()])?)?;
+        ctx.ack.add(word::COUNTER, 1);
+    }
+    ctx.ack.set(word::DONE, 1);
+    ctx.wait_stop();
+    Ok(())
 }
 
 fn gauge(ctx: Ctx) -> Result<()> {
