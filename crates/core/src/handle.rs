@@ -145,19 +145,6 @@ impl Series {
         self.kind
     }
 
-    /// The cells the series takes, from what the handle says of its family.
-    pub(crate) fn shape(&self) -> Shape {
-        let places = self.exemplar_places();
-        crate::store::cells_for(
-            self.kind,
-            self.n_bounds as usize,
-            self.window.age_buckets,
-            self.native != 0,
-            places,
-            self.ttl_cell != 0,
-        )
-    }
-
     /// Exemplar places of the series (none if its family keeps no
     /// exemplars): one for a counter, one per classic bucket (`+Inf`
     /// included) for a histogram.

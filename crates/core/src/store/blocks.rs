@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering::*};
 
 use rustc_hash::FxHashMap as HashMap;
 
+use super::shape::cells_for;
 use super::Store;
 use crate::error::{Error, ErrorKind, Result};
 use crate::handle::{Series, UNPLACED};
@@ -129,6 +130,19 @@ pub(crate) struct OwnBlocks {
     /// The slot word (`Store::local`) and the epoch the map is for.
     key: Option<(u64, u32)>,
     by_off: HashMap<u32, Block>,
+}
+
+/// The integer cells of `s`, from what the handle says of its family.
+fn ints_of(s: &Series) -> u32 {
+    cells_for(
+        s.kind,
+        s.n_bounds as usize,
+        s.window.age_buckets,
+        s.native != 0,
+        s.exemplar_places(),
+        s.ttl_cell != 0,
+    )
+    .ints
 }
 
 /// Whether readers need a series' cells per slot: for a gauge's mode,
@@ -263,7 +277,7 @@ impl Store {
     /// again when the slot word `at` or the epoch changed), else
     /// allocated.
     fn own_block(&self, s: &Series, own: u32, at: u64) -> Result<Block> {
-        let ints = s.shape().ints;
+        let ints = ints_of(s);
         let mut map = self
             .own_blocks
             .lock()

@@ -57,7 +57,7 @@ pub(crate) use labels::decode_strs;
 pub use open::PathNow;
 pub use options::{Options, DEFAULT_DIR};
 use register::FamilyIndex;
-pub(crate) use shape::{cells_for, FamilyType};
+pub(crate) use shape::FamilyType;
 
 /// No slot claimed yet (low half of [`Store::local`]).
 const NO_SLOT: u32 = u32::MAX;
@@ -70,7 +70,8 @@ static NEXT_TAG: AtomicU32 = AtomicU32::new(1);
 ///
 /// `Store` is `Send + Sync`: share one per process (for example in an
 /// `Arc` or a `static`). Each `Store` value writes through its own writer
-/// slot, claimed on its first update and again after a `fork()`.
+/// slot, claimed when it makes its first series handle (or on its first
+/// update) and again after a `fork()`.
 #[derive(Debug)]
 pub struct Store {
     pub(crate) map: Mapping,

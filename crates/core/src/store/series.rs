@@ -37,7 +37,9 @@ impl Store {
     /// handle for updates. Label values are any UTF-8 and stored exactly.
     ///
     /// Finding an existing series takes no lock. Creating one takes the
-    /// store lock briefly.
+    /// store lock briefly, and so does this process's first handle of a
+    /// series: it claims the process's writer slot if need be, and takes
+    /// the series' cells in it (docs/ARCHITECTURE.md, "Writer cells").
     ///
     /// # Errors
     /// [`ErrorKind::LabelCount`] if the number of values is wrong;

@@ -1,5 +1,6 @@
 //! The writer slot each process writes through: claimed on the first
-//! update (and after a fork), reclaimed from dead processes, released.
+//! handle or update (and after a fork), reclaimed from dead processes,
+//! released.
 
 use std::sync::atomic::Ordering::*;
 
