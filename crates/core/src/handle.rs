@@ -73,9 +73,6 @@ impl Family {
             tag: self.tag,
             epoch: self.epoch,
             id,
-            family: self.index,
-            int_off: int_off as u32,
-            float_off: float_off as u32,
             kind: self.kind,
             mode: self.mode,
             n_bounds: self.n_bounds,
@@ -102,12 +99,9 @@ pub(crate) const UNPLACED: u64 = u64::MAX;
 pub struct Series {
     pub(crate) tag: u32,
     pub(crate) epoch: u32,
+    /// The series record (which names its family and its cells in slot
+    /// 0, for the cold paths).
     pub(crate) id: u32,
-    pub(crate) family: u32,
-    /// First integer cell in each slot region.
-    pub(crate) int_off: u32,
-    /// First float cell in each slot region.
-    pub(crate) float_off: u32,
     pub(crate) kind: Kind,
     pub(crate) mode: GaugeMode,
     pub(crate) n_bounds: u32,
@@ -121,8 +115,8 @@ pub struct Series {
     pub(crate) native: u32,
     /// Whether the family keeps exemplars.
     pub(crate) exemplars: bool,
-    /// For a family with a TTL, the integer cell (from `int_off`) of the
-    /// time of the last update; 0 for a family without.
+    /// For a family with a TTL, the integer cell (from the series' first)
+    /// of the time of the last update; 0 for a family without.
     pub(crate) ttl_cell: u32,
     /// The series record's state word when the handle was made: every
     /// update checks it is still that (a deletion or an expiry changes it).
@@ -134,7 +128,10 @@ pub struct Series {
     pub(crate) at: u64,
     /// The series' first integer cell and its float cell in that slot's
     /// region: its block in a writer slot, its own cells in slot 0
-    /// (`store/blocks.rs`).
+    /// (`store/blocks.rs`); for an unplaced handle, those in slot 0. (So
+    /// that the handle stays as small as before it had `at`, it keeps
+    /// neither its cells in slot 0 once placed nor its family: the cold
+    /// paths read them from the record.)
     pub(crate) ints_at: u32,
     pub(crate) float_at: u32,
 }

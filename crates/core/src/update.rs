@@ -343,11 +343,10 @@ impl Store {
             own
         };
         // The series' last update, in slot 0 (`ttl.rs`).
-        let stamp = (s.int_off as usize).saturating_add(s.ttl_cell as usize);
-        let (Some(_), Some(stamp)) = (
-            self.map.series_state(s.id, Relaxed),
-            self.map.cells(0).get(stamp),
-        ) else {
+        let stamp = (self.map.series().get(s.id as usize))
+            .map(|r| (r.int_off.load(Relaxed) as usize).saturating_add(s.ttl_cell as usize))
+            .and_then(|c| self.map.cells(0).get(c));
+        let (Some(_), Some(stamp)) = (self.map.series_state(s.id, Relaxed), stamp) else {
             return Err(handle_error(self, who(&s), &[s.kind]));
         };
         let now = shm::coarse_monotonic_ms();
@@ -642,10 +641,11 @@ impl Store {
         // forged handle may name another family: its threshold then
         // misplaces values of the same store, nothing worse.
         let schema = native::schema_of(s.native).unwrap_or(native::MIN_SCHEMA);
+        let family = self.map.series()[s.id as usize].family.load(Relaxed);
         let threshold = self
             .map
             .families()
-            .get(s.family as usize)
+            .get(family as usize)
             .map_or(f64::NAN, |f| {
                 f64::from_bits(f.native_zero_threshold.load(Relaxed))
             });

@@ -121,7 +121,7 @@ int main(int argc, char **argv) {
     const char joined[] = "/\xff" "200";
 
     /* The same counter series through a handle whose process and slot
-     * word (its seventh word, private to this build of the library) names
+     * word (its last word, private to this build of the library) names
      * no process: what a handle made before a fork is in the child. */
     shmetrics_series foreign = cs;
     foreign.opaque[6] = 0;

@@ -174,7 +174,7 @@ typedef struct shmetrics_family {
 } shmetrics_family;
 
 typedef struct shmetrics_series {
-  uint64_t opaque[8];
+  uint64_t opaque[7];
 } shmetrics_series;
 
 typedef struct shmetrics_family_info {

@@ -780,7 +780,7 @@ typedef struct shmetrics_series {
   /**
    * The handle itself; its contents are private to the library.
    */
-  uint64_t opaque[8];
+  uint64_t opaque[7];
 } shmetrics_series;
 
 /**

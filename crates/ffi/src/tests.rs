@@ -1067,7 +1067,7 @@ fn unsafe_code_lives_in_ptr_rs_only() {
 #[test]
 fn results_are_u32_sized() {
     assert_eq!(std::mem::size_of::<shmetrics_result>(), 4);
-    assert_eq!(std::mem::size_of::<shmetrics_series>(), 64);
+    assert_eq!(std::mem::size_of::<shmetrics_series>(), 56);
     assert_eq!(std::mem::size_of::<shmetrics_family>(), 56);
 }
 

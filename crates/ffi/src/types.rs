@@ -573,7 +573,7 @@ impl shmetrics_family {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct shmetrics_series {
     /// The handle itself; its contents are private to the library.
-    pub opaque: [u64; 8],
+    pub opaque: [u64; 7],
 }
 
 impl From<Series> for shmetrics_series {
@@ -598,7 +598,7 @@ impl shmetrics_series {
 
 /// [`Series::from_raw`] of a handle that `from_raw_plain` does not take.
 #[inline(never)]
-fn decode(raw: [u64; 8]) -> Result<Series, FfiError> {
+fn decode(raw: [u64; 7]) -> Result<Series, FfiError> {
     match Series::from_raw(raw) {
         Some(s) => Ok(s),
         None => Err(bad_series()),

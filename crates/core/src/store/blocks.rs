@@ -31,8 +31,7 @@ use std::sync::atomic::{AtomicU64, Ordering::*};
 
 use rustc_hash::FxHashMap as HashMap;
 
-use super::shape::cells_for;
-use super::Store;
+use super::{FamilyType, Store};
 use crate::error::{Error, ErrorKind, Result};
 use crate::handle::{Series, UNPLACED};
 use crate::model::{GaugeMode, Kind};
@@ -132,27 +131,22 @@ pub(crate) struct OwnBlocks {
     by_off: HashMap<u32, Block>,
 }
 
-/// The integer cells of `s`, from what the handle says of its family.
-fn ints_of(s: &Series) -> u32 {
-    cells_for(
-        s.kind,
-        s.n_bounds as usize,
-        s.window.age_buckets,
-        s.native != 0,
-        s.exemplar_places(),
-        s.ttl_cell != 0,
-    )
-    .ints
+/// Whether readers need the cells of a series of type `t` per slot: for
+/// a gauge's mode, a summary's quantile sets, a native histogram's
+/// buckets, exemplars. (Expiry reads slot 0 only: `ttl.rs`.)
+fn per_slot(t: &FamilyType) -> bool {
+    t.kind == Kind::Gauge
+        || (t.kind == Kind::Summary && t.window.age_buckets != 0)
+        || t.native.is_some()
+        || t.exemplars > 0
 }
 
-/// Whether readers need a series' cells per slot: for a gauge's mode,
-/// a summary's quantile sets, a native histogram's buckets, exemplars.
-/// (Expiry reads slot 0 only: `ttl.rs`.)
-fn per_slot(s: &Series) -> bool {
-    s.kind == Kind::Gauge
-        || (s.kind == Kind::Summary && s.window.age_buckets != 0)
-        || s.native != 0
-        || s.exemplars
+/// A series' cells in slot 0, which name its block, from its record
+/// (a handle keeps neither once placed).
+#[derive(Clone, Copy)]
+struct Offsets {
+    int_off: u32,
+    float_off: u32,
 }
 
 /// One slot's value cells, as work over many series finds them (under
@@ -242,15 +236,16 @@ impl Store {
     /// has no room for the block; the lock's errors.
     pub(crate) fn resolve(&self, s: &Series, own: u32) -> Result<Series> {
         let at = self.local_word();
+        let of = self.offsets(s)?;
         if own == 0 || (s.kind == Kind::Gauge && s.mode == GaugeMode::Shared) {
             return Ok(Series {
                 at,
-                ints_at: s.int_off,
-                float_at: s.float_off,
+                ints_at: of.int_off,
+                float_at: of.float_off,
                 ..*s
             });
         }
-        let b = self.own_block(s, own, at)?;
+        let b = self.own_block(s, own, at, of)?;
         Ok(Series {
             at,
             ints_at: b.ints_at() as u32,
@@ -273,11 +268,43 @@ impl Store {
         }
     }
 
-    /// The block of `s` in slot `own`, found in this process's map (built
-    /// again when the slot word `at` or the epoch changed), else
-    /// allocated.
-    fn own_block(&self, s: &Series, own: u32, at: u64) -> Result<Block> {
-        let ints = ints_of(s);
+    /// The cells of series `s` in slot 0, from its record.
+    fn offsets(&self, s: &Series) -> Result<Offsets> {
+        let rec =
+            (self.map.series().get(s.id as usize)).ok_or_else(|| self.corrupt_series(s.id))?;
+        let (int_off, float_off) = (rec.int_off.load(Relaxed), rec.float_off.load(Relaxed));
+        match (u32::try_from(int_off), u32::try_from(float_off)) {
+            (Ok(int_off), Ok(float_off)) => Ok(Offsets { int_off, float_off }),
+            _ => Err(self.corrupt_series(s.id)),
+        }
+    }
+
+    /// The integer cells of series `s`'s blocks, and whether readers need
+    /// them per slot, from its family's record (not from the handle,
+    /// which may be forged).
+    fn block_type(&self, s: &Series) -> Result<(u32, bool)> {
+        let rec = self.map.series().get(s.id as usize);
+        let fam = rec.and_then(|r| self.map.families().get(r.family.load(Relaxed) as usize));
+        match fam.and_then(|f| self.family_type(f)) {
+            Some(t) => Ok((t.shape.ints, per_slot(&t))),
+            None => Err(self.corrupt_series(s.id)),
+        }
+    }
+
+    #[cold]
+    fn corrupt_series(&self, id: u32) -> Error {
+        Error::new(
+            ErrorKind::Corrupt,
+            format!("series {id}'s record names no family or cells in the store"),
+        )
+        .with_path(self.path())
+    }
+
+    /// The block of a series (`of`) in slot `own`, found in this
+    /// process's map (built again when the slot word `at` or the epoch
+    /// changed), else allocated.
+    fn own_block(&self, s: &Series, own: u32, at: u64, of: Offsets) -> Result<Block> {
+        let int_off = of.int_off;
         let mut map = self
             .own_blocks
             .lock()
@@ -287,27 +314,35 @@ impl Store {
             map.by_off = self.block_map(own, |_| true);
             map.key = Some(key);
         }
-        if let Some(b) = map.by_off.get(&s.int_off) {
-            return if b.ints == ints {
+        if let Some(b) = map.by_off.get(&int_off) {
+            // The family record's cell count, unchecked (a block is made
+            // only for a family whose record `family_type` accepted).
+            let ints = (self.map.series().get(s.id as usize))
+                .and_then(|r| self.map.families().get(r.family.load(Relaxed) as usize))
+                .map(|f| f.int_cells.load(Relaxed));
+            return if ints == Some(b.ints) {
                 Ok(*b)
             } else {
                 Err(Error::new(
                     ErrorKind::Corrupt,
                     format!(
-                        "writer slot {own} has a block of {} cells for a series of {ints}",
-                        b.ints
+                        "writer slot {own} has a block of {} cells for series {}, whose \
+                         family's take {ints:?}",
+                        b.ints, s.id
                     ),
                 )
                 .with_path(self.path()))
             };
         }
-        let b = self.alloc_block(s, own, ints)?;
-        map.by_off.insert(s.int_off, b);
+        let b = self.alloc_block(s, own, of)?;
+        map.by_off.insert(int_off, b);
         Ok(b)
     }
 
-    /// Appends a block for `s` to slot `own`'s heap, under the lock.
-    fn alloc_block(&self, s: &Series, own: u32, ints: u32) -> Result<Block> {
+    /// Appends a block for series `s` (whose cells in slot 0 are `of`) to
+    /// slot `own`'s heap, under the lock.
+    fn alloc_block(&self, s: &Series, own: u32, of: Offsets) -> Result<Block> {
+        let (ints, per_slot) = self.block_type(s)?;
         let _guard = self.lock()?;
         if s.epoch != self.epoch() {
             return Err(crate::error::expired());
@@ -316,9 +351,9 @@ impl Store {
         let cells = self.map.cells(own);
         let used = rec.blocks_used.load(Relaxed);
         let b = Block {
-            int_off: s.int_off,
+            int_off: of.int_off,
             ints,
-            per_slot: per_slot(s),
+            per_slot,
             pos: u32::try_from(used).map_err(|_| self.corrupt_fill(own))?,
         };
         if b.end() > cells.len() {

@@ -23,7 +23,7 @@ use crate::shm::layout::state;
 // can still write to cells that belong to other series of the same store.
 
 /// Words of a series handle's raw form (the C ABI's `shmetrics_series`).
-pub const RAW_SERIES: usize = 8;
+pub const RAW_SERIES: usize = 7;
 
 fn pack(lo: u32, hi: u32) -> u64 {
     lo as u64 | (hi as u64) << 32
@@ -151,8 +151,8 @@ impl Series {
     pub fn to_raw(&self) -> [u64; RAW_SERIES] {
         [
             pack(self.tag, self.epoch),
-            pack(self.id, self.family),
-            pack(self.int_off, self.float_off),
+            u64::from(self.id),
+            pack(self.ints_at, self.float_at),
             pack(
                 pack_kind(self.kind, self.ttl_cell != 0, self.live),
                 pack_mode(self.mode, self.native, self.exemplars),
@@ -169,7 +169,6 @@ impl Series {
                 self.bounds_off
             },
             self.at,
-            pack(self.ints_at, self.float_at),
         ]
     }
 
@@ -193,10 +192,8 @@ impl Series {
         }
         let (gauge_mode, _, exemplars) = unpack_mode(mode)?;
         let (tag, epoch) = unpack(raw[0]);
-        let (id, family) = unpack(raw[1]);
-        let (int_off, float_off) = unpack(raw[2]);
+        let (ints_at, float_at) = unpack(raw[2]);
         let (n_bounds, sketch_off) = unpack(raw[4]);
-        let (ints_at, float_at) = unpack(raw[7]);
         Some(Series {
             ttl_cell: 0,
             live,
@@ -205,10 +202,7 @@ impl Series {
             float_at,
             tag,
             epoch,
-            id,
-            family,
-            int_off,
-            float_off,
+            id: raw[1] as u32,
             kind,
             mode: gauge_mode,
             native: 0,
@@ -228,8 +222,7 @@ impl Series {
     #[inline]
     pub fn from_raw(raw: [u64; RAW_SERIES]) -> Option<Series> {
         let (tag, epoch) = unpack(raw[0]);
-        let (id, family) = unpack(raw[1]);
-        let (int_off, float_off) = unpack(raw[2]);
+        let (ints_at, float_at) = unpack(raw[2]);
         let (kind, mode) = unpack(raw[3]);
         let (kind, ttl, live) = unpack_kind(kind)?;
         let summary = kind == Kind::Summary;
@@ -255,7 +248,6 @@ impl Series {
         } else {
             0
         };
-        let (ints_at, float_at) = unpack(raw[7]);
         Some(Series {
             ttl_cell,
             live,
@@ -264,10 +256,7 @@ impl Series {
             float_at,
             tag,
             epoch,
-            id,
-            family,
-            int_off,
-            float_off,
+            id: raw[1] as u32,
             kind,
             mode,
             native,
@@ -334,13 +323,12 @@ mod tests {
                             let m = mode | u32::from(exemplars) << 15 | native << 16;
                             let raw = [
                                 pack(7, 9),
-                                pack(123, 4),
+                                123,
                                 pack(40, 41),
                                 pack(k, m),
                                 pack(12, 77),
                                 4096,
                                 (3 << 32) | 2,
-                                pack(50, 51),
                             ];
                             let full = Series::from_raw(raw);
                             let fast = Series::from_raw_plain(&raw);

@@ -145,26 +145,25 @@ impl Store {
     #[cold]
     #[inline(never)]
     pub(crate) fn expire_if_idle(&self, s: &Series, now_ms: u64) -> Result<()> {
-        let (Some(rec), Some(t)) = (
-            self.map.series().get(s.id as usize),
-            self.map
-                .families()
-                .get(s.family as usize)
-                .and_then(|f| self.family_type(f)),
-        ) else {
+        let Some(rec) = self.map.series().get(s.id as usize) else {
             return Ok(()); // the update's own checks refuse the handle
+        };
+        let family = rec.family.load(Relaxed);
+        let Some(t) = (self.map.families().get(family as usize)).and_then(|f| self.family_type(f))
+        else {
+            return Ok(());
         };
         // Already expired: no sweep for a handle that is stale anyway.
         if rec.state.load(SeqCst) != s.live {
             return Err(crate::error::expired());
         }
-        let cell = (s.int_off as usize).saturating_add(s.ttl_cell as usize);
+        let cell = (rec.int_off.load(Relaxed) as usize).saturating_add(s.ttl_cell as usize);
         if now_ms.saturating_sub(self.last_update(cell)) < t.ttl_ms {
             return Ok(());
         }
         {
             let _guard = self.lock()?;
-            self.sweep(s.family, true);
+            self.sweep(family, true);
         }
         if rec.state.load(SeqCst) != s.live {
             return Err(crate::error::expired());
