@@ -263,7 +263,13 @@ impl Store {
                 });
             } else {
                 fence(Acquire);
-                sums.add_float(io, f64::from_bits(cells[b.float_at()].load(Relaxed)));
+                // Most counters' float cells stay zero (whole increments
+                // go to the integer cell): adding nothing would still
+                // write the float sums, half of what the merge writes.
+                let bits = cells[b.float_at()].load(Relaxed);
+                if bits != 0 {
+                    sums.add_float(io, f64::from_bits(bits));
+                }
             }
         }
     }
