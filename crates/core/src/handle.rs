@@ -45,9 +45,8 @@ impl Family {
         self.mode
     }
 
-    /// The integer cell (after the series' first) that holds each
-    /// slot's time of its last update, for a family with a TTL; 0 for
-    /// none.
+    /// The integer cell (after the series' first) that holds, in slot 0,
+    /// the time of its last update, for a family with a TTL; 0 for none.
     pub(crate) fn ttl_cell(&self) -> u32 {
         if !self.ttl {
             return 0;

@@ -325,7 +325,7 @@ impl Store {
     /// starts with one predictable branch on the handle and the plain
     /// path stays as it was.
     ///
-    /// A series this slot has not updated for [`crate::MIN_TTL`] may be
+    /// A series no process updated for [`crate::MIN_TTL`] may be
     /// idle for its TTL (hidden, not yet swept): then its family is swept
     /// first ([`Store::expire_if_idle`]), and the update fails with
     /// `StaleHandle` as for any expired series, so that it lands in a new

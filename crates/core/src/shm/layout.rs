@@ -274,7 +274,7 @@ pub(crate) struct FamilyRec {
     pub native_bins: AtomicU64,
     /// Series TTL in milliseconds; 0 for a family whose series never
     /// expire. Such a family's series have one more integer cell, before
-    /// any exemplar cells: each slot's time of its last update.
+    /// any exemplar cells: in slot 0, the time of its last update.
     pub ttl_ms: AtomicU64,
     /// When (coarse monotonic ms) a writer last looked for idle series
     /// of the family.

@@ -146,7 +146,7 @@ struct Rare {
     /// Exemplar places per series (0: none kept).
     exemplars: u32,
     /// Series TTL in ms (0: none), and the integer cell (from a series'
-    /// first) of each slot's time of its last update.
+    /// first) of the time of its last update, in slot 0.
     ttl_ms: u64,
     ttl_cell: u32,
     /// The bases of this refresh's quantiles, exemplars and natives.

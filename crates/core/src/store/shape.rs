@@ -95,8 +95,8 @@ impl FamilyType {
         })
     }
 
-    /// The integer cell (from a series' first) of each slot's time of its
-    /// last update, for a family with a TTL.
+    /// The integer cell (from a series' first) of the time of its last
+    /// update (in slot 0), for a family with a TTL.
     pub fn ttl_cell(&self) -> Option<usize> {
         (self.ttl_ms > 0).then(|| (self.shape.ints as usize).saturating_sub(self.exemplars + 1))
     }
@@ -107,7 +107,7 @@ impl FamilyType {
 /// whether a histogram has native buckets, `exemplars` its exemplar
 /// places (each takes a timestamp cell, after the others), `ttl` whether
 /// the family's series expire (one more cell, before the exemplars'
-/// ones: each slot's time of its last update).
+/// ones: in slot 0, the time of its last update).
 pub(crate) fn cells_for(
     kind: Kind,
     n_bounds: usize,
