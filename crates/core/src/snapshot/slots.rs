@@ -51,13 +51,7 @@ impl Store {
     }
 
     pub(super) fn slot_lives(&self, life: &mut Vec<SlotLife>) {
-        let hwm = self
-            .map
-            .header()
-            .alloc
-            .slots_hwm
-            .load(Acquire)
-            .min(self.map.fixed().max_slots);
+        let hwm = self.slots_in_use();
         life.clear();
         life.push(SlotLife::Live); // the shared slot
         for s in &self.map.slots()[1..=hwm as usize] {

@@ -402,14 +402,7 @@ impl Store {
     /// heaps too, else (a reset) keeps each block where handles find it.
     /// Under the lock.
     pub(super) fn clear_blocks(&self, which: impl Fn(u32) -> bool, empty: bool) {
-        let hwm = self
-            .map
-            .header()
-            .alloc
-            .slots_hwm
-            .load(Acquire)
-            .min(self.map.fixed().max_slots);
-        for slot in (1..=hwm).filter(|s| which(*s)) {
+        for slot in (1..=self.slots_in_use()).filter(|s| which(*s)) {
             let cells = self.map.cells(slot);
             for b in self.blocks(slot) {
                 let from = if empty { b.pos as usize } else { b.ints_at() };

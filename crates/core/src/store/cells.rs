@@ -69,11 +69,10 @@ impl Store {
     /// touched, then the headers.
     pub(super) fn zero_sketches(&self, which: impl Fn(u32) -> bool) {
         let series = self.sketch_series();
-        let hwm = self.map.header().alloc.slots_hwm.load(Acquire);
         if series.is_empty() {
             return;
         }
-        for slot in (0..=hwm.min(self.map.fixed().max_slots)).filter(|s| which(*s)) {
+        for slot in (0..=self.slots_in_use()).filter(|s| which(*s)) {
             let cells = self.slot_cells(slot);
             for s in &series {
                 self.clear_sketch(&cells, *s);
@@ -102,8 +101,7 @@ impl Store {
         }
         let used = self.map.header().alloc.series_used.load(Acquire);
         let recs = &self.map.series()[..used.min(self.map.fixed().max_series) as usize];
-        let hwm = self.map.header().alloc.slots_hwm.load(Acquire);
-        for slot in (0..=hwm.min(self.map.fixed().max_slots)).filter(|s| which(*s)) {
+        for slot in (0..=self.slots_in_use()).filter(|s| which(*s)) {
             let (cells, sketch) = (self.slot_cells(slot), self.map.sketch(slot));
             for rec in recs {
                 if let Some(Some(e)) = uses.get(rec.family.load(Relaxed) as usize) {

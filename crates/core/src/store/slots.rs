@@ -33,6 +33,12 @@ impl Store {
         ((local >> 32) as u32 == gen && local as u32 != NO_SLOT).then_some(local as u32)
     }
 
+    /// The highest slot index that was ever used.
+    pub(crate) fn slots_in_use(&self) -> u32 {
+        let hwm = self.map.header().alloc.slots_hwm.load(Acquire);
+        hwm.min(self.map.fixed().max_slots)
+    }
+
     /// The slot this process writes through, if handle `s` was resolved
     /// for it (`Store::resolve`): the update path's check. A handle made
     /// before a fork, or for another slot, gets `None`, as before a slot

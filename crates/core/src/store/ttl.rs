@@ -176,12 +176,6 @@ impl Store {
         self.map.cells(0).get(cell).map_or(0, |c| c.load(Relaxed))
     }
 
-    /// The highest slot index that was ever used.
-    fn slots_in_use(&self) -> u32 {
-        let hwm = self.map.header().alloc.slots_hwm.load(Acquire);
-        hwm.min(self.map.fixed().max_slots)
-    }
-
     /// Under the lock: takes series `id` of family `index` out of sight
     /// (a new generation, `RETIRED`, out of the index). Its cells are
     /// reused only after [`Self::pins_clear`].
