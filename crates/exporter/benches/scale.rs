@@ -2,7 +2,8 @@
 //! writers grow. For each size (1k, 10k, 100k series; 1M with
 //! `SCALE_1M=1`; or the sizes listed in `SCALE_SIZES`), each number of writer processes (1, 16, 64) and each
 //! share of the series every writer touches (100 % and 10 %, a random
-//! tenth per writer), it prints:
+//! tenth per writer; or the percentages listed in `SCALE_TOUCH`), it
+//! prints:
 //!
 //! - the store's memory: the file's allocated bytes after the series were
 //!   created (their records), after the writers wrote, and what the
@@ -255,6 +256,11 @@ fn main() {
         .split(',')
         .map(|w| w.parse().unwrap())
         .collect();
+    let touches: Vec<usize> = std::env::var("SCALE_TOUCH")
+        .unwrap_or_else(|_| "100,10".into())
+        .split(',')
+        .map(|p| p.parse().unwrap())
+        .collect();
     println!(
         "{:>9} {:>7} {:>6} {:>11} {:>11} {:>13} {:>10} {:>10} {:>12} {:>12}",
         "series",
@@ -270,7 +276,7 @@ fn main() {
     );
     for &n in &sizes {
         for &w in &writers {
-            for percent in [100, 10] {
+            for &percent in &touches {
                 let r = measure(&bin, dir.path(), n, w, percent);
                 let per = (r.total - r.records) as f64 / (n * w) as f64;
                 println!(

@@ -68,6 +68,22 @@ impl Sums {
     }
 }
 
+/// Sets `acc` to `n` zeros, written now in pages the kernel backs with
+/// huge pages where it can. Not `vec![0; n]`, whose zeroed allocation
+/// maps the kernel's zero page: the merge reads a sum before it writes
+/// it, so each 4 KiB page of sums then took a copy-on-write fault, and
+/// with the merge on two threads each fault flushed the other core's
+/// TLB (about a tenth of a scrape's time at 1M series x 64 writers, in
+/// `perf`).
+fn zero<T: Copy + Default>(acc: &mut Vec<T>, n: usize) {
+    acc.clear();
+    if acc.capacity() < n {
+        acc.reserve(n);
+        crate::shm::advise_huge_pages(acc);
+    }
+    acc.resize(n, T::default());
+}
+
 /// A value cell as the merge sums it.
 trait Cell: Copy + Default {
     fn load(c: &AtomicU64) -> Self;
@@ -147,8 +163,7 @@ impl Store {
             Vec::new()
         };
         merge_split(&dense, cells.ints.clone(), &mut sums.ints);
-        sums.floats.clear();
-        sums.floats.resize(cells.ints.len(), 0.0);
+        zero(&mut sums.floats, cells.ints.len());
         placed.entries.clear();
         let writers: Vec<u32> = slots::used(life).filter(|s| *s != 0).collect();
         self.merge_writers(&writers, sums, placed);
@@ -186,7 +201,8 @@ impl Store {
         let cells = |slot: &u32| self.blocks(*slot).fill();
         let total: usize = writers.iter().map(cells).sum();
         let cores = std::thread::available_parallelism().map_or(1, usize::from);
-        if total < SPLIT_BLOCK_CELLS || cores < 2 || writers.len() < 2 {
+        let enough = SPLIT_BLOCK_CELLS.max(SPLIT_PER_SUM.saturating_mul(sums.ints.len()));
+        if total < enough || cores < 2 || writers.len() < 2 {
             for &slot in writers {
                 self.merge_blocks(slot, sums, placed);
             }
@@ -202,13 +218,9 @@ impl Store {
             })
             .map_or(writers.len(), |i| i + 1);
         let (first, second) = writers.split_at(mid.min(writers.len() - 1));
-        let mut other = (
-            Sums {
-                ints: vec![0; sums.ints.len()],
-                floats: vec![0.0; sums.floats.len()],
-            },
-            Placed::default(),
-        );
+        let mut other = (Sums::default(), Placed::default());
+        zero(&mut other.0.ints, sums.ints.len());
+        zero(&mut other.0.floats, sums.floats.len());
         let split = std::thread::scope(|scope| {
             let t = std::thread::Builder::new().spawn_scoped(scope, || {
                 for &slot in second {
@@ -344,6 +356,15 @@ impl Placed {
 /// slots between two threads: 8 MiB of reads take a few milliseconds,
 /// against some 50 microseconds to start a thread.
 const SPLIT_BLOCK_CELLS: usize = 1 << 20;
+
+/// And block cells per integer sum from which it splits them: the second
+/// thread's sums are zeroed, and added to the first's after, a pass of
+/// each over every sum whatever the blocks. At 1M series, blocks of 1.1M
+/// series (3.3M cells, 3 a sum) merged in 85.6 ms on one thread against
+/// 90.5 on two; blocks of 7.4M series (22M cells, 20 a sum) in 121.4
+/// against 116.7 (`benches/scale.sh`, one writer and 64 that touch a
+/// tenth of the series each, besides the maker's).
+const SPLIT_PER_SUM: usize = 8;
 
 /// Cell reads (cells times regions) from which a merge is split in two,
 /// the upper half on a second thread: 16M reads (128 MB: a million

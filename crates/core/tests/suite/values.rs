@@ -312,3 +312,84 @@ fn a_series_made_with_a_given_creation_time_keeps_it() {
     assert_eq!(created[2].0, "c");
     assert!(created[2].1 >= before, "the store's clock by default");
 }
+
+/// Writer slots with so many block cells that the merge splits them
+/// between two threads (more than a million cells, and more than eight a
+/// sum: `snapshot/merge.rs`) sum to what each slot wrote, integer cells,
+/// float cells and per-slot gauges alike. Each store handle of a process
+/// writes through a slot of its own.
+#[test]
+fn writer_slots_merged_on_two_threads_sum_exactly() {
+    const WRITERS: usize = 8;
+    const SERIES: usize = 10_000;
+    let dir = tempdir();
+    let options = Options {
+        max_families: 8,
+        max_series: 3 * SERIES as u32 + 64,
+        label_bytes: 1 << 20,
+        max_writers: WRITERS as u32,
+        ..Options::default()
+    };
+    let bounds: Vec<f64> = (1..=10).map(f64::from).collect();
+    let descs = [
+        FamilyDesc::new("h", Kind::Histogram)
+            .labels(&["k"])
+            .buckets(&bounds),
+        FamilyDesc::new("c", Kind::Counter).labels(&["k"]),
+        FamilyDesc::new("g", Kind::Gauge)
+            .labels(&["k"])
+            .gauge_mode(GaugeMode::Sum),
+    ];
+    let stores: Vec<Store> = (0..WRITERS)
+        .map(|_| Store::open(dir.path().join("s"), &options).unwrap())
+        .collect();
+    for (j, store) in stores.iter().enumerate() {
+        let [h, c, g] = descs.clone().map(|d| store.register(&d).unwrap());
+        let times = j + 1;
+        for k in 0..SERIES {
+            let key = k.to_string();
+            let s = store.series(&h, &[&key]).unwrap();
+            for _ in 0..times {
+                store.observe(s, (k % 12) as f64 + 0.5).unwrap();
+            }
+            store
+                .counter_add(store.series(&c, &[&key]).unwrap(), 0.25 * times as f64)
+                .unwrap();
+            if k % 100 == 0 {
+                store
+                    .gauge_set(store.series(&g, &[&key]).unwrap(), times as f64)
+                    .unwrap();
+            }
+        }
+    }
+    let all: u64 = (1..=WRITERS as u64).sum();
+    let snap = stores[0].snapshot().unwrap();
+    let values = |name: &str| -> Vec<(usize, Value<'_>)> {
+        let f = snap.family(name).unwrap();
+        f.series()
+            .map(|s| (s.label_values().next().unwrap().parse().unwrap(), s.value()))
+            .collect()
+    };
+    let hist = values("h");
+    assert_eq!(hist.len(), SERIES);
+    for (k, v) in hist {
+        let Value::Histogram {
+            cumulative, sum, ..
+        } = v
+        else {
+            panic!("h{k}: {v:?}")
+        };
+        let bucket = (k % 12).min(10);
+        let want: Vec<u64> = (0..=10).map(|b| if b < bucket { 0 } else { all }).collect();
+        assert_eq!(cumulative, &want[..], "h{k}");
+        assert_eq!(sum, all as f64 * ((k % 12) as f64 + 0.5), "h{k}");
+    }
+    for (k, v) in values("c") {
+        assert_eq!(v, Value::Counter(0.25 * all as f64), "c{k}");
+    }
+    let gauges = values("g");
+    assert_eq!(gauges.len(), SERIES / 100);
+    for (k, v) in gauges {
+        assert_eq!(v, Value::Gauge(all as f64), "g{k}");
+    }
+}
