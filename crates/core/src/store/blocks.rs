@@ -17,7 +17,8 @@
 //! from it), and says whether readers need the block per slot (gauges,
 //! quantiles, native buckets, exemplars, expiry), not only summed.
 //!
-//! A process finds its blocks through a map of its own (`OwnBlocks`), and
+//! A process finds its blocks through a map of its own (`OwnBlocks`, with
+//! a lock-free table in front: `own_index.rs`), and
 //! each handle it makes carries its block ([`Series::at`]), so that an
 //! update costs what it cost with fixed offsets. A block is allocated
 //! under the lock, its header written before the slot's fill mark
@@ -310,26 +311,28 @@ impl Store {
     }
 
     /// The block of a series (`of`) in slot `own`, found in this
-    /// process's map (built again when the slot word `at` or the epoch
-    /// changed), else allocated.
+    /// process's index or map (built again when the slot word `at` or the
+    /// epoch changed), else allocated.
     fn own_block(&self, s: &Series, own: u32, at: u64, of: Offsets) -> Result<Block> {
+        let epoch = self.epoch();
+        if let Some(b) = self.indexed_block(s.id, own, (at, epoch), of) {
+            return Ok(b);
+        }
         let int_off = of.int_off;
         let mut map = self
             .own_blocks
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let key = (at, self.epoch());
+        let key = (at, epoch);
         if map.key != Some(key) {
             map.by_off = self.block_map(own, |_| true);
             map.key = Some(key);
+            self.own_index.reset(at, epoch);
         }
         if let Some(b) = map.by_off.get(&int_off) {
-            // The family record's cell count, unchecked (a block is made
-            // only for a family whose record `family_type` accepted).
-            let ints = (self.map.series().get(s.id as usize))
-                .and_then(|r| self.map.families().get(r.family.load(Relaxed) as usize))
-                .map(|f| f.int_cells.load(Relaxed));
+            let ints = self.family_ints(s.id);
             return if ints == Some(b.ints) {
+                self.own_index.put(s.id, b.pos);
                 Ok(*b)
             } else {
                 Err(Error::new(
@@ -345,7 +348,35 @@ impl Store {
         }
         let b = self.alloc_block(s, own, of)?;
         map.by_off.insert(int_off, b);
+        self.own_index.put(s.id, b.pos);
         Ok(b)
+    }
+
+    /// The block of series `id` (`of`) in slot `own` if this process's
+    /// index knows it for `key` (slot word and epoch) and the block's
+    /// header, below the slot's fill mark, names the series' cells.
+    #[inline]
+    fn indexed_block(&self, id: u32, own: u32, key: (u64, u32), of: Offsets) -> Option<Block> {
+        let pos = self.own_index.get(key.0, key.1, id)?;
+        let fill = self
+            .map
+            .slots()
+            .get(own as usize)?
+            .blocks_used
+            .load(Acquire);
+        let word = self.map.cells(own).get(pos as usize)?.load(Relaxed);
+        let b = Block::read(word, pos as usize)?;
+        let fits = b.int_off == of.int_off && b.end() as u64 <= fill;
+        (fits && self.family_ints(id) == Some(b.ints)).then_some(b)
+    }
+
+    /// The integer cells of series `id`'s family, from its family's
+    /// record, unchecked (a block is made only for a family whose record
+    /// `family_type` accepted).
+    fn family_ints(&self, id: u32) -> Option<u32> {
+        (self.map.series().get(id as usize))
+            .and_then(|r| self.map.families().get(r.family.load(Relaxed) as usize))
+            .map(|f| f.int_cells.load(Relaxed))
     }
 
     /// Appends a block for series `s` (whose cells in slot 0 are `of`) to

@@ -18,6 +18,7 @@
 //! - `cells`: zeroing the values, sketches and exemplars of many series;
 //! - `slots`: the writer slot each process writes through;
 //! - `blocks`: a writer slot's cells, a block per series it touched;
+//! - `own_index`: where this process found its blocks, without a lock;
 //! - `arena`: allocating label bytes and value cells;
 //! - `ttl`: series expiry and the reuse of expired series' space;
 //! - `codec`: handles as plain integers, for the C ABI.
@@ -41,6 +42,7 @@ mod exposed;
 mod labels;
 mod open;
 mod options;
+mod own_index;
 mod register;
 mod series;
 mod shape;
@@ -81,6 +83,8 @@ pub struct Store {
     local: AtomicU64,
     /// This process's blocks in the slot it writes through.
     own_blocks: Mutex<blocks::OwnBlocks>,
+    /// Where it found some of them last, read without the mutex.
+    own_index: own_index::OwnIndex,
     /// This process's index of the family records by name, so that
     /// registering (which PHP does for every metric on every request) does
     /// not scan every record: see [`FamilyIndex`].

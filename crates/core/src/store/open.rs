@@ -69,6 +69,7 @@ impl Store {
             tag: NEXT_TAG.fetch_add(1, Relaxed),
             local: AtomicU64::new(u64::MAX),
             own_blocks: Mutex::default(),
+            own_index: Default::default(),
             family_index: Mutex::new(FamilyIndex::default()),
             sketch: SketchMapping::summary(),
             native_tables: native::Tables::get(),
