@@ -22,21 +22,32 @@ test('cluster: exact counts through a SIGKILL, on the exporter and in the primar
 	const store = path.join(dir, 'store');
 	const [primaryPort] = await h.freePorts(1);
 	const { port, exporterPort } = await h.startApp(t, 'cluster.js', store, { PRIMARY_PORT: String(primaryPort), WORKERS: '4' });
+	const pages = [['exporter', exporterPort], ['primary', primaryPort]];
+	// What the start counted (the GET / that found the app up), on each page.
+	const before = {};
+	for (const [what, p] of pages) before[what] = counts((await h.get(p, '/metrics')).body);
 	const sent = await h.loadWithKill(port, ROUTES, REQUESTS, REQUESTS / 2);
 	assert.ok(sent.ok >= REQUESTS - 50, `most requests succeeded: ${JSON.stringify(sent)}`);
 
-	for (const [what, p] of [['exporter', exporterPort], ['primary', primaryPort]]) {
+	for (const [what, p] of pages) {
 		const page = (await h.get(p, '/metrics')).body;
-		// The app's routes only: the test's own GET /pid is counted too.
-		const counted = ROUTES.reduce((n, route) => n + h.sum(page, 'http_requests_total', { route, code: '200' }), 0);
+		const now = counts(page);
+		const counted = now.requests - before[what].requests;
 		assert.ok(
 			counted >= sent.ok && counted <= sent.ok + sent.failed,
 			`${what} counts ${counted}, the client saw ${sent.ok} responses and ${sent.failed} failures`,
 		);
-		const observed = ROUTES.reduce((n, route) => n + h.sum(page, 'http_request_duration_seconds_count', { route }), 0);
-		assert.strictEqual(observed, counted, `${what}: one observation per counted request`);
+		assert.strictEqual(now.observed - before[what].observed, counted, `${what}: one observation per counted request`);
 		for (const route of ROUTES) {
 			assert.ok(h.sum(page, 'http_requests_total', { route }) > 0, `${what} has route ${route}`);
 		}
 	}
 });
+
+/** The app's routes' requests and observations on a page (the test's own GET /pid is counted too). */
+function counts(page) {
+	return {
+		requests: ROUTES.reduce((n, route) => n + h.sum(page, 'http_requests_total', { route, code: '200' }), 0),
+		observed: ROUTES.reduce((n, route) => n + h.sum(page, 'http_request_duration_seconds_count', { route }), 0),
+	};
+}
