@@ -197,6 +197,50 @@ fn threads_of_one_process_lose_no_update() {
     assert_eq!(store.writers().len(), 1, "threads share the process's slot");
 }
 
+/// Threads that look up more series than the lock-free index of a
+/// process's blocks holds (`store/own_index.rs`: 4,096), each making some
+/// and finding the others', and update through what they found: every
+/// update lands on its own series.
+#[test]
+fn threads_looking_up_many_series_update_each_its_own() {
+    const SERIES: u32 = 10_000;
+    const THREADS: u32 = 4;
+    let (_d, store) = open();
+    let store = Arc::new(store);
+    let c = store
+        .register(&FamilyDesc::new("c", Kind::Counter).labels(&["k"]))
+        .unwrap();
+    let threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let store = store.clone();
+            std::thread::spawn(move || {
+                for round in 0..3 {
+                    for i in 0..SERIES {
+                        // Each thread in its own order, so that threads
+                        // make series and find them in turn.
+                        let k = (i * 7919 + t * 2503 + round * 101) % SERIES;
+                        let s = store.series(&c, &[&k.to_string()]).unwrap();
+                        store.counter_add(s, f64::from(k % 5 + 1)).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let snap = store.snapshot().unwrap();
+    let fam = snap.family("c").unwrap();
+    let mut seen = 0;
+    for s in fam.series() {
+        let k: u32 = s.label_values().next().unwrap().parse().unwrap();
+        let want = f64::from(3 * THREADS * (k % 5 + 1));
+        assert_eq!(s.value(), Value::Counter(want), "series {k}");
+        seen += 1;
+    }
+    assert_eq!(seen, SERIES);
+}
+
 #[test]
 fn a_kept_snapshot_follows_deletes_resets_overflows_and_wipes() {
     let (_d, store) = open();
