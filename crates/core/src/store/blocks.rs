@@ -323,10 +323,16 @@ impl Store {
             .own_blocks
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let key = (at, epoch);
-        if map.key != Some(key) {
+        if map.key != Some((at, epoch)) {
+            // Under the lock, with the epoch read there: a wipe bumps
+            // the epoch before it empties the heaps, so a map built
+            // meanwhile without the lock could hold blocks of the new
+            // epoch that the wipe then empties, and hand out their cells
+            // again.
+            let _guard = self.lock()?;
+            let epoch = self.epoch();
             map.by_off = self.block_map(own, |_| true);
-            map.key = Some(key);
+            map.key = Some((at, epoch));
             self.own_index.reset(at, epoch);
         }
         if let Some(b) = map.by_off.get(&int_off) {
