@@ -25,13 +25,13 @@ test('cluster: exact counts through a SIGKILL, on the exporter and in the primar
 	const pages = [['exporter', exporterPort], ['primary', primaryPort]];
 	// What the start counted (the GET / that found the app up), on each page.
 	const before = {};
-	for (const [what, p] of pages) before[what] = counts((await h.get(p, '/metrics')).body);
+	for (const [what, p] of pages) before[what] = h.appCounts((await h.get(p, '/metrics')).body, ROUTES);
 	const sent = await h.loadWithKill(port, ROUTES, REQUESTS, REQUESTS / 2);
 	assert.ok(sent.ok >= REQUESTS - 50, `most requests succeeded: ${JSON.stringify(sent)}`);
 
 	for (const [what, p] of pages) {
 		const page = (await h.get(p, '/metrics')).body;
-		const now = counts(page);
+		const now = h.appCounts(page, ROUTES);
 		const counted = now.requests - before[what].requests;
 		assert.ok(
 			counted >= sent.ok && counted <= sent.ok + sent.failed,
@@ -43,11 +43,3 @@ test('cluster: exact counts through a SIGKILL, on the exporter and in the primar
 		}
 	}
 });
-
-/** The app's routes' requests and observations on a page (the test's own GET /pid is counted too). */
-function counts(page) {
-	return {
-		requests: ROUTES.reduce((n, route) => n + h.sum(page, 'http_requests_total', { route, code: '200' }), 0),
-		observed: ROUTES.reduce((n, route) => n + h.sum(page, 'http_request_duration_seconds_count', { route }), 0),
-	};
-}

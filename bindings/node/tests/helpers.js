@@ -142,4 +142,15 @@ function sum(page, name, want) {
 	return total;
 }
 
-module.exports = { freePorts, get, waitUp, serve, stop, load, loadWithKill, startApp, sum, shmetricsBin };
+/**
+ * app/express.js's requests (code 200) and duration observations on
+ * `routes`, on a page (the tests' own GET /pid is counted too, on its route).
+ */
+function appCounts(page, routes) {
+	return {
+		requests: routes.reduce((n, route) => n + sum(page, 'http_requests_total', { route, code: '200' }), 0),
+		observed: routes.reduce((n, route) => n + sum(page, 'http_request_duration_seconds_count', { route }), 0),
+	};
+}
+
+module.exports = { freePorts, get, waitUp, serve, stop, load, loadWithKill, startApp, sum, appCounts, shmetricsBin };

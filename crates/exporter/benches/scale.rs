@@ -239,28 +239,27 @@ fn measure(bin: &Path, dir: &Path, series: usize, writers: usize, percent: usize
     }
 }
 
+/// The comma-separated numbers in environment variable `name`, else in
+/// `default`.
+fn env_list(name: &str, default: &str) -> Vec<usize> {
+    std::env::var(name)
+        .unwrap_or_else(|_| default.into())
+        .split(',')
+        .map(|n| n.parse().unwrap())
+        .collect()
+}
+
 fn main() {
     let bin = std::path::PathBuf::from(
         std::env::var("SHMETRICS_BIN").expect("SHMETRICS_BIN: run benches/scale.sh"),
     );
     let dir = tempfile::tempdir_in("/dev/shm").unwrap();
-    let mut sizes: Vec<usize> = match std::env::var("SCALE_SIZES") {
-        Ok(list) => list.split(',').map(|n| n.parse().unwrap()).collect(),
-        Err(_) => vec![1_000, 10_000, 100_000],
-    };
+    let mut sizes = env_list("SCALE_SIZES", "1000,10000,100000");
     if std::env::var("SCALE_1M").as_deref() == Ok("1") {
         sizes.push(1_000_000);
     }
-    let writers: Vec<usize> = std::env::var("SCALE_WRITERS")
-        .unwrap_or_else(|_| "1,16,64".into())
-        .split(',')
-        .map(|w| w.parse().unwrap())
-        .collect();
-    let touches: Vec<usize> = std::env::var("SCALE_TOUCH")
-        .unwrap_or_else(|_| "100,10".into())
-        .split(',')
-        .map(|p| p.parse().unwrap())
-        .collect();
+    let writers = env_list("SCALE_WRITERS", "1,16,64");
+    let touches = env_list("SCALE_TOUCH", "100,10");
     println!(
         "{:>9} {:>7} {:>6} {:>11} {:>11} {:>13} {:>10} {:>10} {:>12} {:>12}",
         "series",

@@ -364,15 +364,10 @@ impl Store {
     #[inline]
     fn indexed_block(&self, id: u32, own: u32, key: (u64, u32), of: Offsets) -> Option<Block> {
         let pos = self.own_index.get(key.0, key.1, id)?;
-        let fill = self
-            .map
-            .slots()
-            .get(own as usize)?
-            .blocks_used
-            .load(Acquire);
-        let word = self.map.cells(own).get(pos as usize)?.load(Relaxed);
+        let heap = self.blocks(own);
+        let word = heap.cells.get(pos as usize)?.load(Relaxed);
         let b = Block::read(word, pos as usize)?;
-        let fits = b.int_off == of.int_off && b.end() as u64 <= fill;
+        let fits = b.int_off == of.int_off && b.end() <= heap.fill;
         (fits && self.family_ints(id) == Some(b.ints)).then_some(b)
     }
 
