@@ -30,7 +30,7 @@ test('cluster: exact counts through a SIGKILL, on the exporter and in the primar
 	assert.ok(sent.ok >= REQUESTS - 50, `most requests succeeded: ${JSON.stringify(sent)}`);
 
 	for (const [what, p] of pages) {
-		const page = (await h.get(p, '/metrics')).body;
+		const page = await h.pageWhen(p, pg => h.appCounts(pg, ROUTES).requests - before[what].requests >= sent.ok);
 		const now = h.appCounts(page, ROUTES);
 		const counted = now.requests - before[what].requests;
 		assert.ok(

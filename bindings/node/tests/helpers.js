@@ -153,4 +153,18 @@ function appCounts(page, routes) {
 	};
 }
 
-module.exports = { freePorts, get, waitUp, serve, stop, load, loadWithKill, startApp, sum, appCounts, shmetricsBin };
+/**
+ * The /metrics page at `port`, read again (for up to 3 s) until
+ * `enough(page)`: a response reaches the client before the app's 'finish'
+ * handler counts it, so the last requests' counts may come a moment later.
+ */
+async function pageWhen(port, enough) {
+	const deadline = Date.now() + 3000;
+	for (;;) {
+		const page = (await get(port, '/metrics')).body;
+		if (enough(page) || Date.now() > deadline) return page;
+		await new Promise(r => setTimeout(r, 50));
+	}
+}
+
+module.exports = { freePorts, get, waitUp, serve, stop, load, loadWithKill, startApp, sum, appCounts, pageWhen, shmetricsBin };

@@ -32,7 +32,7 @@ test('express-prom-bundle on shmetrics as prom-client: exact counts through a SI
 	const before = countIn((await h.get(exporterPort, '/metrics')).body);
 	const sent = await h.loadWithKill(port, ROUTES, 1500, 700);
 	assert.ok(sent.ok >= 1400, JSON.stringify(sent));
-	const page = (await h.get(exporterPort, '/metrics')).body;
+	const page = await h.pageWhen(exporterPort, pg => countIn(pg) - before >= sent.ok);
 	const counted = countIn(page) - before;
 	assert.ok(
 		counted >= sent.ok && counted <= sent.ok + sent.failed,

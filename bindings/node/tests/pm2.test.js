@@ -71,8 +71,9 @@ test('PM2 cluster mode: exact counts through a SIGKILL and a reload', async t =>
 	add(await h.load(port, ROUTES, 200, 4));
 	assert.ok(total.ok >= 3000, `most requests succeeded: ${JSON.stringify(total)}`);
 
-	const page = (await h.get(exporterPort, '/metrics')).body;
-	const [now, before] = [h.appCounts(page, ROUTES), h.appCounts(start, ROUTES)];
+	const before = h.appCounts(start, ROUTES);
+	const page = await h.pageWhen(exporterPort, pg => h.appCounts(pg, ROUTES).requests - before.requests >= total.ok);
+	const now = h.appCounts(page, ROUTES);
 	const n = now.requests - before.requests;
 	assert.ok(
 		n >= total.ok && n <= total.ok + total.failed,
