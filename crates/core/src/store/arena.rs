@@ -91,7 +91,7 @@ impl Store {
         let used = ints.checked_add(floats)?;
         let need = shape.ints as u64 + shape.floats as u64;
         let series = u64::from(a.series_used.load(Relaxed)) + 1;
-        let blocks = (ints + u64::from(shape.ints))
+        let blocks = (ints.checked_add(u64::from(shape.ints))?)
             .checked_add(series.checked_mul(blocks::OVERHEAD as u64)?)?;
         (shape.floats == 1 && used.checked_add(need)? <= cap && blocks <= cap)
             .then(|| (ints, cap - floats - shape.floats as u64))
