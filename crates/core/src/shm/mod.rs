@@ -1,6 +1,7 @@
 //! The only module of `shmetrics-core` with `unsafe` code: mapping a store
 //! file, viewing its bytes as the layout's records, the robust
-//! process-shared lock, the fork hook, and the scheduler attributes a
+//! process-shared lock, the fork hook and the process's caches that a fork
+//! renews ([`PerFork`]), and the scheduler attributes a
 //! reader of stores takes to share the CPU with the writers ([`sched`]).
 //!
 //! Everything handed out of this module is a shared reference to atomics (or
@@ -18,6 +19,7 @@
 mod heap;
 pub(crate) mod layout;
 mod lock;
+mod per_fork;
 pub(crate) mod sched;
 pub(crate) mod sigbus;
 pub(crate) mod trust;
@@ -38,6 +40,7 @@ pub use heap::{trim_heap, unmap_large_frees};
 use layout::{FamilyRec, Fixed, Header, SeriesRec, SlotRec, LAYOUT_VERSION, MAGIC};
 pub(crate) use lock::LockGuard;
 pub use lock::LockState;
+pub(crate) use per_fork::PerFork;
 use trust::Trust;
 
 /// A slot's cells as a pointer and a length: a slice without the niche of

@@ -62,15 +62,15 @@ impl Store {
     /// name is `u`.
     fn families_underscored(&self, u: &str, epoch: u32) -> Vec<usize> {
         let families = self.live_range_families();
-        match self.family_index.try_lock() {
+        match self.family_index.get().try_lock() {
             Ok(mut index) => index.find_underscored(self, families, epoch, u),
             Err(TryLockError::Poisoned(p)) => {
                 let mut index = p.into_inner();
                 *index = FamilyIndex::default();
                 index.find_underscored(self, families, epoch, u)
             }
-            // Only after a fork() from a process where another thread held
-            // the lock (see `family_position`): an empty index scans.
+            // Another thread of this process holds it (see
+            // `family_position`): an empty index scans.
             Err(TryLockError::WouldBlock) => {
                 FamilyIndex::default().find_underscored(self, families, epoch, u)
             }

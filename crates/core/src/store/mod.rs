@@ -30,7 +30,7 @@ use std::sync::Mutex;
 use crate::error::{Error, ErrorKind, Result};
 use crate::native;
 use crate::shm::layout::{self, FamilyRec};
-use crate::shm::{LockGuard, Mapping};
+use crate::shm::{LockGuard, Mapping, PerFork};
 use crate::sketch::SketchMapping;
 
 mod arena;
@@ -82,13 +82,13 @@ pub struct Store {
     /// process writes through.
     local: AtomicU64,
     /// This process's blocks in the slot it writes through.
-    own_blocks: Mutex<blocks::OwnBlocks>,
+    own_blocks: PerFork<Mutex<blocks::OwnBlocks>>,
     /// Where it found some of them last, read without the mutex.
     own_index: own_index::OwnIndex,
     /// This process's index of the family records by name, so that
     /// registering (which PHP does for every metric on every request) does
     /// not scan every record: see [`FamilyIndex`].
-    family_index: Mutex<FamilyIndex>,
+    family_index: PerFork<Mutex<FamilyIndex>>,
     /// The summary sketch's mapping, the same in every process.
     pub(crate) sketch: SketchMapping,
     /// The native histograms' bucket bounds, computed once per process.

@@ -5,10 +5,9 @@ use std::io::ErrorKind as IoKind;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering::*};
-use std::sync::Mutex;
 
 use super::options::DEFAULT_DIR;
-use super::{FamilyIndex, Options, Store, NEXT_TAG};
+use super::{Options, Store, NEXT_TAG};
 use crate::error::{ErrorKind, Result};
 use crate::native;
 use crate::proc;
@@ -68,9 +67,9 @@ impl Store {
             map,
             tag: NEXT_TAG.fetch_add(1, Relaxed),
             local: AtomicU64::new(u64::MAX),
-            own_blocks: Mutex::default(),
+            own_blocks: Default::default(),
             own_index: Default::default(),
-            family_index: Mutex::new(FamilyIndex::default()),
+            family_index: Default::default(),
             sketch: SketchMapping::summary(),
             native_tables: native::Tables::get(),
         };

@@ -235,16 +235,16 @@ impl Store {
         let is_it = |f: &FamilyRec| {
             f.state.load(Acquire) == state::LIVE && self.arena_str(&f.name) == Some(name.as_bytes())
         };
-        match self.family_index.try_lock() {
+        match self.family_index.get().try_lock() {
             Ok(mut index) => index.find(self, families, epoch, name, is_it),
             Err(TryLockError::Poisoned(p)) => {
                 let mut index = p.into_inner();
                 *index = FamilyIndex::default();
                 index.find(self, families, epoch, name, is_it)
             }
-            // Only after a fork() from a process where another thread held
-            // the lock: it stays locked for good in the child, which then
-            // scans.
+            // Another thread of this process holds it (a child after a
+            // fork has an index of its own: `per_fork.rs`): scan rather
+            // than wait.
             Err(TryLockError::WouldBlock) => families.iter().position(is_it),
         }
     }
