@@ -2,10 +2,11 @@
 # The Ruby binding's benchmarks: per operation (ops.rb, wall clock then
 # instructions), scrapes (scrape.rb), the StatsD facade against
 # statsd-instrument (statsd_throughput.rb, then instructions with
-# statsd_instructions.rb) and a Puma cluster's req/s with a metric line
-# (puma_rps.rb). Builds the release library and command, installs the gem
+# statsd_instructions.rb), a Puma cluster's req/s with a metric line
+# (puma_rps.rb) and updates through series a master made, in a forked
+# worker (prefork.rb). Builds the release library and command, installs the gem
 # into target/ruby/gems, then prints the figures.
-#   benches/ruby/bench.sh [ops|instr|scrape|statsd|puma]...   (default: all)
+#   benches/ruby/bench.sh [ops|instr|scrape|statsd|puma|prefork]...   (default: all)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/setup.sh
@@ -22,7 +23,7 @@ for d in "${CLIENT_RUBY_DIR:-}" ../shared/peers/client_ruby-v4.2.5 ../../shared/
 done
 export CLIENT_RUBY_DIR=${CLIENT_RUBY_DIR:?set CLIENT_RUBY_DIR to a copy of prometheus-client 4.2.5}
 parts=("$@")
-[ ${#parts[@]} -eq 0 ] && parts=(ops instr scrape statsd puma)
+[ ${#parts[@]} -eq 0 ] && parts=(ops instr scrape statsd puma prefork)
 for p in "${parts[@]}"; do
   case $p in
     ops) say "per operation, wall clock"; ruby benches/ruby/ops.rb ;;
@@ -32,6 +33,7 @@ for p in "${parts[@]}"; do
       say "StatsD facade against statsd-instrument"; ruby benches/ruby/statsd_throughput.rb
       say "StatsD, instructions per event (callgrind)"; N=500 ruby benches/ruby/statsd_instructions.rb ;;
     puma) say "Puma cluster req/s with a metric line"; ruby benches/ruby/puma_rps.rb ;;
-    *) echo "bench.sh: unknown part $p (ops, instr, scrape, statsd, puma)" >&2; exit 2 ;;
+    prefork) say "updates through series made before a fork, in the worker"; ruby benches/ruby/prefork.rb ;;
+    *) echo "bench.sh: unknown part $p (ops, instr, scrape, statsd, puma, prefork)" >&2; exit 2 ;;
   esac
 done

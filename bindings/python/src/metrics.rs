@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString, PyTuple};
-use shmetrics_core::{ErrorKind, Family, FamilyDesc, GaugeMode, Kind, NativeOpts, Series, Store};
+use shmetrics_core::{
+    ErrorKind, Family, FamilyDesc, GaugeMode, Kind, NativeOpts, PlacedSeries, Series, Store,
+};
 
 use crate::errors::{to_py, LabelError};
 use crate::provided::{
@@ -127,8 +129,10 @@ struct Metric {
     /// The family in `store`.
     family: Family,
     /// The series updates go to: set on children and on parents without
-    /// labels.
-    series: Option<Series>,
+    /// labels. Kept placed for the process using it: a metric made in a
+    /// prefork master (gunicorn's `--preload`, uWSGI without
+    /// `lazy-apps`) updates through the fast path in its workers too.
+    series: Option<PlacedSeries>,
     /// On a parent with labels: children by the tuple `labels()` was given,
     /// so a repeated `labels(...)` is one dict lookup.
     children: Option<Py<PyDict>>,
@@ -344,7 +348,9 @@ impl Metric {
         let (series, children) = if label_names.is_empty() {
             let created = Some(created_now(py)?);
             (
-                Some(store.series_created(&family, &[], created).map_err(to_py)?),
+                Some(PlacedSeries::new(
+                    store.series_created(&family, &[], created).map_err(to_py)?,
+                )),
                 None,
             )
         } else {
@@ -386,7 +392,7 @@ impl Metric {
             generation,
             store,
             family,
-            series: Some(series),
+            series: Some(PlacedSeries::new(series)),
             children: None,
             label_values: Some(values),
             renewed: Mutex::new(None),
@@ -396,17 +402,18 @@ impl Metric {
 
     #[inline]
     fn series(&self) -> PyResult<Series> {
-        match self.series {
+        match &self.series {
             Some(_) if self.def.ttl => Ok(self.renewed_series()),
-            Some(s) => Ok(s),
+            Some(s) => Ok(s.get(&self.store)),
             None => Err(self.needs_labels()),
         }
     }
 
     /// A TTL family's current handle: the renewed one if there is one.
     fn renewed_series(&self) -> Series {
-        let renewed = self.renewed.lock().unwrap_or_else(|e| e.into_inner());
-        renewed.or(self.series).expect("checked by the caller")
+        let renewed = *self.renewed.lock().unwrap_or_else(|e| e.into_inner());
+        let first = self.series.as_ref().expect("checked by the caller");
+        renewed.unwrap_or_else(|| first.get(&self.store))
     }
 
     /// Runs an update. A series deleted (by `remove()` or `clear()` in any

@@ -31,6 +31,26 @@ class ForkTest < Minitest::Test
     refute_match(/^busy\{/, text)
   end
 
+  # A handle the master made (a preloading master's metrics) is placed
+  # for the worker by its first update there: the updates after it take
+  # the library's fast path.
+  def test_a_handle_made_before_the_fork_is_placed_for_the_worker
+    c = @store.counter(:placed, labels: [:route])
+    c.increment(labels: { route: "/" })
+    handle = c.series(route: "/")
+    assert handle.__placed?
+    pid = fork do
+      before = handle.__placed?
+      c.increment(labels: { route: "/" })
+      after = handle.__placed?
+      exit!(!before && after && c.series(route: "/").equal?(handle) ? 0 : 1)
+    end
+    Process.wait(pid)
+    assert $?.success?, "the worker's handle was not placed: exit #{$?.exitstatus}"
+    assert handle.__placed?
+    assert_includes @store.render, %(placed_total{route="/"} 2\n)
+  end
+
   def test_killed_worker_keeps_its_counts
     c = @store.counter(:done)
     r, w = IO.pipe

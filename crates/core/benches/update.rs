@@ -109,6 +109,10 @@ fn one_thread(g: &mut Group<'_>, store: &Store, t: &Targets, values: &[f64]) {
     g.bench_function("counter_inc", |b| {
         b.iter(|| store.counter_inc(black_box(t.counter)).unwrap())
     });
+    let placed = shmetrics_core::PlacedSeries::new(t.counter);
+    g.bench_function("counter_inc through a PlacedSeries", |b| {
+        b.iter(|| store.counter_inc(black_box(&placed).get(store)).unwrap())
+    });
     g.bench_function("get_or_create+inc (3 labels, existing)", |b| {
         b.iter(|| {
             let s = store.series(&t.requests, black_box(&LABELS)).unwrap();

@@ -72,7 +72,7 @@ pub use snapshot::{
     BucketRun, Exemplar, FamilyCardinality, FamilyView, LabelCardinality, NativeBuckets, Quantile,
     SeriesView, Snapshot, StoreStats, Value, WriterInfo,
 };
-pub use store::{Family, Options, PathNow, Series, Store, DEFAULT_DIR};
+pub use store::{Family, Options, PathNow, PlacedSeries, Series, Store, DEFAULT_DIR};
 
 /// The store file layout version this build reads and writes.
 pub const LAYOUT_VERSION: u32 = shm::layout::LAYOUT_VERSION;

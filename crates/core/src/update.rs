@@ -238,6 +238,28 @@ impl Store {
         Ok((self.resolve(s, own)?, own))
     }
 
+    /// Whether updates through `s` take the fast path in this process:
+    /// whether it was placed for the slot this process writes through.
+    /// A handle made before a `fork()` is not, in the child.
+    #[inline]
+    pub fn is_placed(&self, s: &Series) -> bool {
+        self.slot_of(s).is_some()
+    }
+
+    /// `s` placed for this process ([`Store::is_placed`]): `s` itself if
+    /// it is, else the same series with its cells in this process's slot,
+    /// claimed now if need be (a handle made before a fork, in the child).
+    /// When the store cannot place it (a read-only store, a stale handle,
+    /// a slot with no room for the series' block), `s` as it is, whose
+    /// updates then report why. See [`crate::PlacedSeries`] for a handle
+    /// shared between threads.
+    pub fn placed(&self, s: Series) -> Series {
+        if self.is_placed(&s) || !self.map.writable() {
+            return s;
+        }
+        self.own_series(&s).map_or(s, |(placed, _)| placed)
+    }
+
     /// The slot to write `s` through, claimed now: the update's first in
     /// this process (or since a fork).
     #[cold]

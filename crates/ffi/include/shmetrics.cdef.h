@@ -266,6 +266,13 @@ shmetrics_result shmetrics_series_get(const struct shmetrics_store *store,
                                       size_t n,
                                       struct shmetrics_series *out);
 
+shmetrics_result shmetrics_series_place(const struct shmetrics_store *store,
+                                        struct shmetrics_series *series);
+
+shmetrics_result shmetrics_series_is_placed(const struct shmetrics_store *store,
+                                            const struct shmetrics_series *series,
+                                            bool *out);
+
 shmetrics_result shmetrics_series_delete(const struct shmetrics_store *store,
                                          const struct shmetrics_family *family,
                                          const struct shmetrics_str *values,

@@ -429,6 +429,7 @@ static VALUE series_bind(VALUE fam, family_t *f, VALUE strs)
     sr->values = rb_obj_freeze(strs);
     resolve(fam, f, strs, &sr->h);
     sr->gen = get_store(f->store)->gen;
+    sr->forks = shm_forks;
     return obj;
 }
 
@@ -438,6 +439,17 @@ void series_refresh(series_t *sr)
     family_t *f = RTYPEDDATA_DATA(sr->family);
     resolve(sr->family, f, sr->values, &sr->h);
     sr->gen = get_store(f->store)->gen;
+    sr->forks = shm_forks;
+}
+
+/* Places the handle for this process, after a fork: its updates take the
+ * fast path again. One that cannot be placed stays as it is; its update
+ * reports why. */
+void series_place(series_t *sr)
+{
+    family_t *f = RTYPEDDATA_DATA(sr->family);
+    L.shmetrics_series_place(get_store(f->store)->ptr, &sr->h);
+    sr->forks = shm_forks;
 }
 
 /* A String as UTF-8, which is all the store holds, as the exposition
@@ -828,6 +840,18 @@ static VALUE series_gauge_set(VALUE self, VALUE v) { get_series(self); return se
 static VALUE series_observe(VALUE self, VALUE v) { get_series(self); return series_apply(self, OP_OBSERVE, num_dbl(v)); }
 static VALUE series_set_to_current_time(VALUE self) { get_series(self); return series_apply(self, OP_SET_TO_CURRENT_TIME, 0.0); }
 
+/* Series#__placed? -> whether updates through it take the library's fast
+ * path in this process (a handle made before a fork does not, in the
+ * child, until its first update there places it). */
+static VALUE series_placed_p(VALUE self)
+{
+    series_t *sr = get_series(self);
+    family_t *f = RTYPEDDATA_DATA(sr->family);
+    bool placed = false;
+    check(L.shmetrics_series_is_placed(open_store(f->store)->ptr, &sr->h, &placed));
+    return placed ? Qtrue : Qfalse;
+}
+
 static VALUE series_family(VALUE self)
 {
     return get_series(self)->family;
@@ -850,6 +874,7 @@ void shm_define_family(void)
     cSeries = rb_define_class_under(mShmetrics, "Series", rb_cObject);
     rb_undef_alloc_func(cSeries);
     rb_define_method(cSeries, "family", series_family, 0);
+    rb_define_method(cSeries, "__placed?", series_placed_p, 0);
     rb_define_method(cSeries, "label_values", series_label_values, 0);
     rb_define_method(cSeries, "__add", series_add, 1);
     rb_define_method(cSeries, "__counter_add", series_counter_add, 1);

@@ -11,12 +11,23 @@
  * with the GVL held: no other Ruby thread of the process runs meanwhile,
  * so the caches need no lock, and no thread can be inside the library
  * when the process forks (the library gives a forked child a writer slot
- * of its own on its first update).
+ * of its own on its first update, and the extension places the handles
+ * the child kept from its parent for that slot: shm_forks).
  */
+#include <pthread.h>
+
 #include "shmetrics_ext.h"
 
 struct shm_lib L;
 int loaded;
+unsigned long shm_forks;
+
+/* Only an increment: what a handler that runs in the child of a
+ * multi-threaded parent may do. */
+static void count_fork(void)
+{
+    shm_forks++;
+}
 
 VALUE mShmetrics, eError, eLibraryError, eLibraryVersionError;
 VALUE error_classes[105];
@@ -164,6 +175,7 @@ void Init_shmetrics_ext(void)
     rb_define_const(mNative, "ABI_MAJOR", INT2FIX(SHMETRICS_VERSION_MAJOR));
     rb_define_singleton_method(mNative, "__load", native_load, 2);
     rb_define_singleton_method(mNative, "loaded?", native_loaded_p, 0);
+    pthread_atfork(NULL, NULL, count_fork);
 
     /* Errors: Shmetrics::Error and one subclass per result code. The
      * classes are defined in Ruby (lib/shmetrics/errors.rb) and looked

@@ -46,6 +46,8 @@
     X(shmetrics_store_stats)                                                   \
     X(shmetrics_register)                                                      \
     X(shmetrics_series_get)                                                    \
+    X(shmetrics_series_place)                                                  \
+    X(shmetrics_series_is_placed)                                              \
     X(shmetrics_series_delete)                                                 \
     X(shmetrics_family_clear)                                                  \
     X(shmetrics_counter_add)                                                   \
@@ -167,10 +169,19 @@ typedef struct {
     VALUE family;      /* the Shmetrics::Family */
     VALUE values;      /* the label values: a frozen Array of frozen Strings */
     unsigned long gen; /* the store generation `h` was got in */
+    unsigned long forks; /* shm_forks when `h` was placed */
 } series_t;
 
 extern const rb_data_type_t family_type, series_type;
 void series_refresh(series_t *sr);
+void series_place(series_t *sr);
+
+/* Forks this process descends from, counted in the child by a
+ * pthread_atfork handler (shmetrics.c): a handle placed before the last
+ * one (a preloading master's, in a Puma or Unicorn worker) is placed
+ * again for this process before its next update, which then takes the
+ * library's fast path. */
+extern unsigned long shm_forks;
 
 /* libruby's rb_hash_stlike_foreach, or NULL (family.c). */
 typedef int (*stlike_foreach_fn)(VALUE, int (*)(st_data_t, st_data_t, st_data_t), st_data_t);
@@ -209,6 +220,8 @@ HOT VALUE series_apply(VALUE h, int op, double v)
     store_t *s = RTYPEDDATA_DATA(f->store);
     if (RB_UNLIKELY(s->ptr == NULL || sr->gen != s->gen))
         series_refresh(sr); /* raises if the store is closed */
+    else if (RB_UNLIKELY(sr->forks != shm_forks))
+        series_place(sr);
     shmetrics_result rc = apply(op, s->ptr, &sr->h, v);
     if (RB_LIKELY(rc == SHMETRICS_OK))
         return Qnil;

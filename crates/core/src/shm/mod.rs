@@ -40,6 +40,8 @@ pub use heap::{trim_heap, unmap_large_frees};
 use layout::{FamilyRec, Fixed, Header, SeriesRec, SlotRec, LAYOUT_VERSION, MAGIC};
 pub(crate) use lock::LockGuard;
 pub use lock::LockState;
+#[cfg(test)]
+pub(crate) use per_fork::in_child;
 pub(crate) use per_fork::PerFork;
 use trust::Trust;
 

@@ -19,13 +19,13 @@
 //! - `slots`: the writer slot each process writes through;
 //! - `blocks`: a writer slot's cells, a block per series it touched;
 //! - `own_index`: where this process found its blocks, without a lock;
+//! - `placed`: handles kept placed for the process using them, across forks;
 //! - `arena`: allocating label bytes and value cells;
 //! - `ttl`: series expiry and the reuse of expired series' space;
 //! - `codec`: handles as plain integers, for the C ABI.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
-use std::sync::Mutex;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::native;
@@ -43,6 +43,7 @@ mod labels;
 mod open;
 mod options;
 mod own_index;
+mod placed;
 mod register;
 mod series;
 mod shape;
@@ -58,6 +59,7 @@ pub(crate) use blocks::OVERHEAD as BLOCK_OVERHEAD;
 pub(crate) use labels::decode_strs;
 pub use open::PathNow;
 pub use options::{Options, DEFAULT_DIR};
+pub use placed::PlacedSeries;
 use register::FamilyIndex;
 pub(crate) use shape::FamilyType;
 
@@ -82,13 +84,13 @@ pub struct Store {
     /// process writes through.
     local: AtomicU64,
     /// This process's blocks in the slot it writes through.
-    own_blocks: PerFork<Mutex<blocks::OwnBlocks>>,
+    own_blocks: PerFork<blocks::OwnBlocks>,
     /// Where it found some of them last, read without the mutex.
     own_index: own_index::OwnIndex,
     /// This process's index of the family records by name, so that
     /// registering (which PHP does for every metric on every request) does
     /// not scan every record: see [`FamilyIndex`].
-    family_index: PerFork<Mutex<FamilyIndex>>,
+    family_index: PerFork<FamilyIndex>,
     /// The summary sketch's mapping, the same in every process.
     pub(crate) sketch: SketchMapping,
     /// The native histograms' bucket bounds, computed once per process.

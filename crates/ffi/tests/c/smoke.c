@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "shmetrics.h"
@@ -352,6 +353,42 @@ int main(void) {
   CHECK(walked == 2);
   shmetrics_snapshot_free(snap);
   shmetrics_snapshot_free(NULL);
+
+  /* A handle made before a fork updates through the slow path in the
+   * child until shmetrics_series_place places it for the child. */
+  bool placed = false;
+  OK(shmetrics_series_is_placed(store, &ok, &placed));
+  CHECK(placed);
+  OK(shmetrics_series_place(store, &ok)); /* placed already: left as it is */
+  CHECK(memcmp(&ok, &ok_again, sizeof ok) == 0);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t child = fork();
+  if (child == 0) {
+    shmetrics_series before = ok;
+    bool was = true, now = false;
+    int good = shmetrics_series_is_placed(store, &ok, &was) == SHMETRICS_OK && !was &&
+               shmetrics_series_place(store, &ok) == SHMETRICS_OK &&
+               memcmp(&before, &ok, sizeof ok) != 0 &&
+               shmetrics_series_is_placed(store, &ok, &now) == SHMETRICS_OK && now &&
+               shmetrics_counter_add(store, &ok, 10) == SHMETRICS_OK &&
+               shmetrics_counter_add(store, &before, 100) == SHMETRICS_OK;
+    shmetrics_store_close(store); /* what valgrind's leak check in the child wants */
+    _exit(good ? 0 : 1);
+  }
+  int child_status = 0;
+  CHECK(child > 0 && waitpid(child, &child_status, 0) == child);
+  CHECK(WIFEXITED(child_status) && WEXITSTATUS(child_status) == 0);
+  OK(shmetrics_series_is_placed(store, &ok, &placed));
+  CHECK(placed);
+  {
+    char text[4096];
+    size_t len = 0;
+    OK(shmetrics_render(store, SHMETRICS_FORMAT_PROMETHEUS_TEXT, text, sizeof text, &len));
+    CHECK_LINE(text, len, "http_requests_total{method=\"GET\",status=\"200\"} 113");
+  }
+  CHECK_RC(shmetrics_series_is_placed(store, &ok, NULL), SHMETRICS_NULL_PARAMETER);
+  CHECK_RC(shmetrics_series_place(store, NULL), SHMETRICS_NULL_PARAMETER);
 
   /* Store operations. */
   shmetrics_stats stats;
