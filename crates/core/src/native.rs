@@ -24,7 +24,6 @@
 
 use crate::marks::{self, Space};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::OnceLock;
 
 /// Integer cells of the native header: the zero count, then the marks of
 /// the negative side (low, high, reserved; see `marks.rs`), then those of
@@ -108,34 +107,44 @@ const GROWTH: [f64; 8] = [
 #[derive(Debug)]
 pub(crate) struct Tables {
     /// Schema `s`'s bounds are `flat[(1 << s) - 2..(1 << (s + 1)) - 2]`.
-    flat: Vec<f64>,
+    flat: [f64; FLAT],
 }
 
+/// The bounds of schemas 1 to 8 together: 2 + 4 + ... + 256.
+const FLAT: usize = (1 << (MAX_SCHEMA + 1)) - 2;
+
+/// The tables, computed by the compiler (floating-point arithmetic in a
+/// constant is IEEE 754's, as at run time): no lazy initialization, which
+/// a fork could leave half-done in a child.
+static TABLES: Tables = Tables::compute();
+
 impl Tables {
-    /// The tables, computed once per process.
+    /// The tables.
     pub fn get() -> &'static Tables {
-        static TABLES: OnceLock<Tables> = OnceLock::new();
-        TABLES.get_or_init(Tables::compute)
+        &TABLES
     }
 
     /// client_golang's generator: even bounds are the coarser schema's,
     /// odd ones the previous bound times the growth factor (in f64, as
     /// Go multiplies: no fused multiply-add).
-    fn compute() -> Tables {
-        let mut flat: Vec<f64> = Vec::with_capacity(510);
-        let mut coarser = vec![0.5];
-        for (s, factor) in (1..=MAX_SCHEMA).zip(GROWTH) {
+    const fn compute() -> Tables {
+        let mut flat = [0.0; FLAT];
+        let mut s = 1;
+        while s <= MAX_SCHEMA as usize {
             let n = 1usize << s;
-            let mut b = vec![0.5];
-            for j in 0..n - 1 {
-                b.push(if (j + 1) % 2 == 0 {
-                    coarser[j / 2 + 1]
+            let (at, coarser) = (n - 2, (n >> 1).saturating_sub(2));
+            flat[at] = 0.5;
+            let mut j = 0;
+            while j < n - 1 {
+                // (Schema 1 has one bound past its first, an odd one.)
+                flat[at + j + 1] = if (j + 1) % 2 == 0 {
+                    flat[coarser + j / 2 + 1]
                 } else {
-                    b[j] * factor
-                });
+                    flat[at + j] * GROWTH[s - 1]
+                };
+                j += 1;
             }
-            flat.extend_from_slice(&b);
-            coarser = b;
+            s += 1;
         }
         Tables { flat }
     }

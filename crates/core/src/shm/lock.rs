@@ -288,26 +288,33 @@ pub(super) unsafe fn init_store_mutex(mutex: *mut libc::pthread_mutex_t) {
 
 /// The kind word (see [`Mapping::check_mutex_kind`]) of a mutex made as
 /// a store's creator makes its lock ([`init_store_mutex`]), with this
-/// process's glibc.
+/// process's glibc. Kept once known; threads that find it unknown at once
+/// each work it out (the same word), rather than one waiting for another,
+/// which a fork could leave waiting for good.
 #[cfg(all(target_os = "linux", target_env = "gnu", target_pointer_width = "64"))]
 fn expected_mutex_kind() -> u32 {
-    static KIND: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *KIND.get_or_init(|| {
-        // SAFETY: a zeroed pthread_mutex_t on this stack frame, seen by no
-        // one else; it is only read (its kind word, 4 bytes at byte 16 of
-        // at least 20) and destroyed, never locked.
-        unsafe {
-            let mut m: libc::pthread_mutex_t = std::mem::zeroed();
-            init_store_mutex(&mut m);
-            let kind = std::ptr::read(
-                (&m as *const libc::pthread_mutex_t as *const u8)
-                    .add(16)
-                    .cast::<u32>(),
-            );
-            libc::pthread_mutex_destroy(&mut m);
-            kind
-        }
-    })
+    const UNKNOWN: u32 = u32::MAX;
+    static KIND: AtomicU32 = AtomicU32::new(UNKNOWN);
+    let known = KIND.load(Ordering::Relaxed);
+    if known != UNKNOWN {
+        return known;
+    }
+    // SAFETY: a zeroed pthread_mutex_t on this stack frame, seen by no
+    // one else; it is only read (its kind word, 4 bytes at byte 16 of at
+    // least 20) and destroyed, never locked.
+    let kind = unsafe {
+        let mut m: libc::pthread_mutex_t = std::mem::zeroed();
+        init_store_mutex(&mut m);
+        let kind = std::ptr::read(
+            (&m as *const libc::pthread_mutex_t as *const u8)
+                .add(16)
+                .cast::<u32>(),
+        );
+        libc::pthread_mutex_destroy(&mut m);
+        kind
+    };
+    KIND.store(kind, Ordering::Relaxed);
+    kind
 }
 
 /// The process a thread belongs to (`Tgid` in `/proc/<tid>/status`), if
