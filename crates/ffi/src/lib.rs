@@ -64,6 +64,7 @@ pub use cache::{
 pub use error::{shmetrics_last_error, shmetrics_result, shmetrics_strerror};
 pub use family::{
     shmetrics_family_clear, shmetrics_register, shmetrics_series_delete, shmetrics_series_get,
+    shmetrics_series_is_placed, shmetrics_series_place,
 };
 pub use render::{
     shmetrics_buf_data, shmetrics_buf_free, shmetrics_buf_len, shmetrics_format_content_type,

@@ -834,7 +834,11 @@ fn forged_series_handles_never_panic() {
         let k = 1 + next() % 4;
         let m = 1 + next() % 11;
         h.opaque[3] = k | m << 32;
+        let (mut placed, mut is_placed) = (h, false);
         for r in [
+            shmetrics_series_is_placed(st.ptr, &h, &mut is_placed),
+            shmetrics_series_place(st.ptr, &mut placed),
+            shmetrics_counter_inc(st.ptr, &placed),
             shmetrics_counter_inc(st.ptr, &h),
             shmetrics_counter_add(st.ptr, &h, 1.5),
             shmetrics_gauge_set(st.ptr, &h, 1.0),

@@ -732,6 +732,8 @@ static VALUE family_exemplar(VALUE self, VALUE observe, VALUE labels, VALUE valu
     for (int attempt = 0; attempt < 2 && rc == SHMETRICS_STALE_HANDLE; attempt++) {
         if (attempt || sr->gen != open_store(f->store)->gen)
             series_refresh(sr);
+        else if (sr->forks != shm_forks)
+            series_place(sr);
         struct shmetrics_store *st = open_store(f->store)->ptr;
         /* The pointers are taken after every call that allocates. */
         const struct shmetrics_str *np = str_ptrs(ks, n, names), *vp = str_ptrs(vs, n, vals);
