@@ -267,7 +267,9 @@ impl Store {
     /// `s` resolved for this process's slot, claimed now if need be, when
     /// the store is writable; else (or if the slot has no room for its
     /// block) `s` as it is, whose updates take the cold path, which
-    /// reports why.
+    /// reports why. Only for a handle `Store::series` has just made, whose
+    /// tag, epoch and state it checked; [`Store::placed`] places any
+    /// handle, checking it first.
     pub(crate) fn place(&self, s: Series) -> Series {
         if !self.map.writable() || s.at != UNPLACED {
             return s;
