@@ -9,6 +9,7 @@
 #   SCALE_1M=1 benches/scale.sh       # and 1M (about 1.3 GiB in /dev/shm at 64 writers)
 #   SCALE_SIZES=100000 SCALE_WRITERS=1 benches/scale.sh   # one size, one writer count
 #   SCALE_SIZES=1000000 SCALE_WRITERS=64 SCALE_TOUCH=10 benches/scale.sh   # writers touching a tenth only
+#   SCALE_SIZES=1000000 SCALE_WRITERS=1,64 SCALE_TOTALS_OF=64 benches/scale.sh   # the same totals, written by 1 or by 64
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet -p shmetrics --bin shmetrics

@@ -11,11 +11,20 @@
 //! - `shmetrics dump` time (the whole store rendered as text, in a fresh
 //!   process) and the HTTP scrape time of `shmetrics serve` (median of
 //!   `SCALE_SCRAPES` scrapes, default 5; gzip, as Prometheus asks), the
-//!   writers alive meanwhile;
+//!   writers alive meanwhile, and the compressed page's size;
 //! - the exporter's resident memory after those scrapes: its own (the
 //!   `Anonymous` pages of smaps_rollup: heap and stacks; not "private",
 //!   which also counts the store's file pages that no other process has
 //!   mapped) and in all (VmRSS, the store's pages it read included).
+//!
+//! With `SCALE_TOTALS_OF=64`, the writers of every row leave the totals
+//! that 64 writers of that touch leave (writer `v` of the 64 writes
+//! through writer `v % writers`): the page a scrape renders and
+//! compresses is then the same whatever the number of writers, and the
+//! scrape times differ by what reading more writers costs. Without it,
+//! 64 writers leave larger and more varied counts than one, whose page
+//! compresses to more bytes, and gzip takes longer over it. (The bytes a
+//! writer adds then count the shares it writes, not one writer's.)
 //!
 //! The shape is the issue's: counters, 8 label sets per family. Run it
 //! with `benches/scale.sh`, which builds the release `shmetrics` and passes
@@ -104,9 +113,47 @@ impl Drop for Writers {
     }
 }
 
+/// Who writes what: each writer its own share (`touches`), or the shares
+/// of `totals_of` writers dealt out to the real ones.
+#[derive(Clone, Copy)]
+enum Shares {
+    Own,
+    /// Writer `v` of `totals_of` writes through real writer `v % writers`,
+    /// so that the store ends with the totals that `totals_of` writers
+    /// leave, however many write them: the same page to render and
+    /// compress, and only the writers' number differs.
+    TotalsOf(usize),
+}
+
+impl Shares {
+    fn from_env() -> Shares {
+        match std::env::var("SCALE_TOTALS_OF") {
+            Ok(n) => Shares::TotalsOf(n.parse().expect("SCALE_TOTALS_OF: a number of writers")),
+            Err(_) => Shares::Own,
+        }
+    }
+
+    /// How many times real writer `w` of `writers` increments series `k`.
+    fn incs(self, w: usize, writers: usize, k: usize, percent: usize) -> usize {
+        match self {
+            Shares::Own => usize::from(touches(w, k, percent)),
+            Shares::TotalsOf(n) => (w..n)
+                .step_by(writers)
+                .filter(|v| touches(*v, k, percent))
+                .count(),
+        }
+    }
+}
+
 /// Forks `writers` children that each open the store, increment the
-/// series they touch, report that they are done and stay alive.
-fn start_writers(path: &Path, series: usize, writers: usize, percent: usize) -> Writers {
+/// series of their share, report that they are done and stay alive.
+fn start_writers(
+    path: &Path,
+    series: usize,
+    writers: usize,
+    percent: usize,
+    shares: Shares,
+) -> Writers {
     let mut fds = [0; 2];
     let mut done = [0; 2];
     // SAFETY: two arrays of two descriptors, as pipe(2) takes.
@@ -122,9 +169,15 @@ fn start_writers(path: &Path, series: usize, writers: usize, percent: usize) -> 
         if pid == 0 {
             let store = Store::open(path, &options(series, writers)).unwrap();
             let fams = families(&store, series);
-            for k in (0..series).filter(|k| touches(w, *k, percent)) {
+            for k in 0..series {
+                let incs = shares.incs(w, writers, k, percent);
+                if incs == 0 {
+                    continue;
+                }
                 let s = store.series(&fams[k / PER_FAMILY], &[&label(k)]).unwrap();
-                store.counter_inc(s).unwrap();
+                for _ in 0..incs {
+                    store.counter_inc(s).unwrap();
+                }
             }
             // SAFETY: descriptors of the pipes made above.
             unsafe {
@@ -176,6 +229,8 @@ struct Row {
     total: u64,
     dump: Duration,
     scrape: Duration,
+    /// The last scrape's body (gzip) in bytes.
+    page: usize,
     own_kib: u64,
     total_kib: u64,
 }
@@ -193,7 +248,7 @@ fn measure(bin: &Path, dir: &Path, series: usize, writers: usize, percent: usize
         maker.series(&fams[k / PER_FAMILY], &[&label(k)]).unwrap();
     }
     let records = allocated(&path);
-    let _writers = start_writers(&path, series, writers, percent);
+    let _writers = start_writers(&path, series, writers, percent, Shares::from_env());
     let total = allocated(&path);
 
     let t = Instant::now();
@@ -215,6 +270,7 @@ fn measure(bin: &Path, dir: &Path, series: usize, writers: usize, percent: usize
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
     let mut took = Vec::new();
+    let mut page = 0;
     for _ in 0..scrapes {
         let t = Instant::now();
         // As Prometheus scrapes: compressed.
@@ -225,6 +281,7 @@ fn measure(bin: &Path, dir: &Path, series: usize, writers: usize, percent: usize
         );
         assert_eq!(r.status, 200);
         took.push(t.elapsed());
+        page = r.body.len();
     }
     let (own_kib, total_kib) = own_and_total_kib(serve.process.0.id());
     drop(serve);
@@ -234,6 +291,7 @@ fn measure(bin: &Path, dir: &Path, series: usize, writers: usize, percent: usize
         total,
         dump,
         scrape: flood_load::percentile(&took, 50.0),
+        page,
         own_kib,
         total_kib,
     }
@@ -261,7 +319,7 @@ fn main() {
     let writers = env_list("SCALE_WRITERS", "1,16,64");
     let touches = env_list("SCALE_TOUCH", "100,10");
     println!(
-        "{:>9} {:>7} {:>6} {:>11} {:>11} {:>13} {:>10} {:>10} {:>12} {:>12}",
+        "{:>9} {:>7} {:>6} {:>11} {:>11} {:>13} {:>10} {:>10} {:>10} {:>12} {:>12}",
         "series",
         "writers",
         "touch",
@@ -270,6 +328,7 @@ fn main() {
         "B/series/wr",
         "dump",
         "scrape",
+        "gzip page",
         "RSS own",
         "RSS total"
     );
@@ -279,12 +338,13 @@ fn main() {
                 let r = measure(&bin, dir.path(), n, w, percent);
                 let per = (r.total - r.records) as f64 / (n * w) as f64;
                 println!(
-                    "{n:>9} {w:>7} {:>5}% {:>8.1} MiB {:>7.1} MiB {per:>13.1} {:>7.1} ms {:>7.1} ms {:>8.1} MiB {:>8.1} MiB",
+                    "{n:>9} {w:>7} {:>5}% {:>8.1} MiB {:>7.1} MiB {per:>13.1} {:>7.1} ms {:>7.1} ms {:>6.2} MiB {:>8.1} MiB {:>8.1} MiB",
                     percent,
                     r.records as f64 / (1 << 20) as f64,
                     r.total as f64 / (1 << 20) as f64,
                     r.dump.as_secs_f64() * 1e3,
                     r.scrape.as_secs_f64() * 1e3,
+                    r.page as f64 / (1 << 20) as f64,
                     r.own_kib as f64 / 1024.0,
                     r.total_kib as f64 / 1024.0,
                 );
