@@ -10,6 +10,7 @@
 #   SCALE_SIZES=100000 SCALE_WRITERS=1 benches/scale.sh   # one size, one writer count
 #   SCALE_SIZES=1000000 SCALE_WRITERS=64 SCALE_TOUCH=10 benches/scale.sh   # writers touching a tenth only
 #   SCALE_SIZES=1000000 SCALE_WRITERS=1,64 SCALE_TOTALS_OF=64 benches/scale.sh   # the same totals, written by 1 or by 64
+#   SCALE_SIZES=1000000 SCALE_WRITERS=1 SCALE_TOUCH=100 SCALE_SCRAPES=1000 SCALE_MEMORY_EVERY=100 SCALE_IDLE=75 benches/scale.sh   # the exporter's memory over 1,000 scrapes, then idle
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet -p shmetrics --bin shmetrics

@@ -15,7 +15,10 @@
 //! - the exporter's resident memory after those scrapes: its own (the
 //!   `Anonymous` pages of smaps_rollup: heap and stacks; not "private",
 //!   which also counts the store's file pages that no other process has
-//!   mapped) and in all (VmRSS, the store's pages it read included).
+//!   mapped) and in all (VmRSS, the store's pages it read included);
+//!   with `SCALE_MEMORY_EVERY=N`, its own memory after every N scrapes
+//!   too, and with `SCALE_IDLE=S`, after S seconds without a scrape
+//!   (both on stderr).
 //!
 //! With `SCALE_TOTALS_OF=64`, the writers of every row leave the totals
 //! that 64 writers of that touch leave (writer `v` of the 64 writes
@@ -265,13 +268,12 @@ fn measure(bin: &Path, dir: &Path, series: usize, writers: usize, percent: usize
     let dump = t.elapsed();
 
     let serve = Serve::with_bin(bin, &[std::ffi::OsStr::new("--store"), path.as_os_str()]);
-    let scrapes: usize = std::env::var("SCALE_SCRAPES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+    let scrapes = env_number("SCALE_SCRAPES", 5);
+    let every = env_number("SCALE_MEMORY_EVERY", 0);
+    let pid = serve.process.0.id();
     let mut took = Vec::new();
     let mut page = 0;
-    for _ in 0..scrapes {
+    for i in 1..=scrapes {
         let t = Instant::now();
         // As Prometheus scrapes: compressed.
         let r = get(
@@ -282,8 +284,24 @@ fn measure(bin: &Path, dir: &Path, series: usize, writers: usize, percent: usize
         assert_eq!(r.status, 200);
         took.push(t.elapsed());
         page = r.body.len();
+        if every > 0 && i % every == 0 {
+            let own = own_and_total_kib(pid).0;
+            eprintln!(
+                "  after scrape {i}: exporter's own memory {:.1} MiB",
+                own as f64 / 1024.0
+            );
+        }
     }
-    let (own_kib, total_kib) = own_and_total_kib(serve.process.0.id());
+    let (own_kib, total_kib) = own_and_total_kib(pid);
+    let idle = env_number("SCALE_IDLE", 0);
+    if idle > 0 {
+        std::thread::sleep(Duration::from_secs(idle as u64));
+        let own = own_and_total_kib(pid).0;
+        eprintln!(
+            "  after {idle} s idle: exporter's own memory {:.1} MiB",
+            own as f64 / 1024.0
+        );
+    }
     drop(serve);
     let _ = std::fs::remove_file(&path);
     Row {
@@ -295,6 +313,14 @@ fn measure(bin: &Path, dir: &Path, series: usize, writers: usize, percent: usize
         own_kib,
         total_kib,
     }
+}
+
+/// The number in environment variable `name`, else `default`.
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name).map_or(default, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{name}: not a number: {v}"))
+    })
 }
 
 /// The comma-separated numbers in environment variable `name`, else in
