@@ -8,6 +8,7 @@
 // processes may be writing), which this process's registries show but
 // `shmetrics serve` does not.
 
+const crypto = require('crypto');
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
@@ -16,34 +17,69 @@ const { store } = require('./store');
 const { native, wrap } = require('./errors');
 
 const made = new Set();
-const privateFiles = [];
 
-function privateStore() {
-	const file = path.join(
-		os.tmpdir(),
-		`shmetrics-node-${process.pid}-${privateFiles.length}`,
-	);
+/**
+ * The capacity of a store of this process's own, which holds the metrics
+ * made again with another definition and those kept out of the cluster's
+ * page: 0.5 MiB when made, 420 MiB of address space (the shared store's
+ * default capacity takes 17 GiB of it).
+ */
+const PRIVATE = { maxSeries: 65536, maxFamilies: 1024, labelBytes: 8 << 20, maxWriters: 2 };
+
+/** The stores of this process's own made so far, oldest first. */
+const privateStores = [];
+
+/**
+ * A new store of this process's own: a file made in /dev/shm (else the
+ * temporary directory) under a name no other process can guess, opened,
+ * and unlinked at once, so that nothing is left behind however the
+ * process ends, and no other process can open it.
+ */
+function newPrivateStore() {
+	const dir = writable('/dev/shm') ? '/dev/shm' : os.tmpdir();
+	const name = `shmetrics-node-${process.pid}-${crypto.randomBytes(12).toString('hex')}`;
+	const file = path.join(dir, name);
+	let opened;
 	try {
-		fs.unlinkSync(file);
-	} catch {
-		// Not there: the usual case.
+		opened = native(() => new NativeStore(file, PRIVATE));
+	} finally {
+		try {
+			fs.unlinkSync(file);
+		} catch {
+			// Not made (the open failed before creating it).
+		}
 	}
-	privateFiles.push(file);
-	if (privateFiles.length === 1) {
-		process.on('exit', () => {
-			for (const f of privateFiles) {
-				try {
-					fs.unlinkSync(f);
-				} catch {
-					// Gone already.
-				}
-			}
-		});
-	}
-	return native(() => new NativeStore(file));
+	privateStores.push(opened);
+	return opened;
 }
 
-let local = null;
+function writable(dir) {
+	try {
+		fs.accessSync(dir, fs.constants.W_OK);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * Registers `spec` in the first store of this process's own that takes it
+ * (one where its name is free or holds the same definition, with room for
+ * it), making a store only when none does: a process that makes the same
+ * name again and again with definitions it has used before makes no more
+ * stores.
+ */
+function registerPrivately(spec) {
+	for (const s of privateStores) {
+		try {
+			return s.register(spec);
+		} catch (err) {
+			const e = wrap(err);
+			if (e.code !== 'Conflict' && e.code !== 'StoreFull') throw e;
+		}
+	}
+	return native(() => newPrivateStore().register(spec));
+}
 
 /**
  * Registers `spec` in the store (the same definition from another process
@@ -57,14 +93,13 @@ let local = null;
 function register(spec, { again = false, omit = false } = {}) {
 	const fresh = !again && made.has(spec.name);
 	made.add(spec.name);
-	if (omit && local === null) local = privateStore();
 	let family;
 	try {
-		family = (omit ? local : store()).register(spec);
+		family = omit ? registerPrivately(spec) : store().register(spec);
 	} catch (err) {
 		const e = wrap(err);
 		if (!fresh || e.code !== 'Conflict') throw e;
-		family = native(() => privateStore().register(spec));
+		family = registerPrivately(spec);
 	}
 	if (fresh) native(() => family.clear());
 	return family;

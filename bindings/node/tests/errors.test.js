@@ -9,8 +9,9 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
+const { tempDir } = require('./helpers');
 
-process.env.SHMETRICS_STORE = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-errors-')), 'store');
+process.env.SHMETRICS_STORE = path.join(tempDir('shmetrics-errors-'), 'store');
 const client = require('shmetrics');
 
 function throwsCode(fn, code) {
@@ -52,4 +53,36 @@ test('the store lives on after errors', async () => {
 	assert.strictEqual((await c.get()).values[0].value, 1);
 	const g = client.register.getSingleMetric('e_gauge');
 	assert.strictEqual((await g.get()).values[0].value, 2);
+});
+
+test('a name made again and again with other definitions leaves no file and reuses its stores', async () => {
+	// Three definitions of one name, in turn, each metric made after
+	// `register.clear()` as a test suite would: the first goes to the
+	// shared store, the two others (which conflict with it) to stores of
+	// the process's own, made once each, however many times they come back.
+	const kinds = [
+		() => new client.Counter({ name: 'e_again', help: 'h' }),
+		() => new client.Gauge({ name: 'e_again', help: 'h' }),
+		() => new client.Counter({ name: 'e_again', help: 'h', labelNames: ['a'] }),
+	];
+	for (let i = 0; i < 60; i++) {
+		client.register.clear();
+		const m = kinds[i % kinds.length]();
+		m.inc(m.labelNames.length ? { a: 'x' } : 1);
+		const values = (await m.get()).values;
+		assert.deepStrictEqual(values.map(v => v.value), [1], `round ${i}: a new metric starts from zero`);
+	}
+	const own = `shmetrics-node-${process.pid}-`;
+	const mapped = new Set(
+		fs.readFileSync('/proc/self/maps', 'utf8')
+			.split('\n')
+			.filter(l => l.includes(own))
+			.map(l => l.slice(l.indexOf('/'))),
+	);
+	assert.strictEqual(mapped.size, 2, [...mapped].join('\n'));
+	for (const p of mapped) assert.ok(p.endsWith(' (deleted)'), `${p}: unlinked once open`);
+	for (const dir of ['/dev/shm', os.tmpdir()]) {
+		assert.deepStrictEqual(fs.readdirSync(dir).filter(f => f.startsWith(own)), [], `left in ${dir}`);
+	}
+	client.register.clear();
 });
