@@ -6,7 +6,10 @@
 // every SHMETRICS_COLLECT_INTERVAL_MS milliseconds (default 10,000; 0
 // turns it off). The timer is unref'd: it never keeps a process alive.
 
+// The metrics made, held weakly: a metric the app dropped is garbage, and
+// leaves the set when it is collected.
 const metrics = new Set();
+const dropped = new FinalizationRegistry(ref => metrics.delete(ref));
 let timer = null;
 
 function interval() {
@@ -17,8 +20,9 @@ function interval() {
 }
 
 function runAll() {
-	for (const metric of metrics) {
-		if (!metric.collect) continue;
+	for (const ref of metrics) {
+		const metric = ref.deref();
+		if (!metric || !metric.collect) continue;
 		metric._collect().catch(() => {
 			// A failing collect() fails the in-process get() that runs it;
 			// on the timer it keeps the last values.
@@ -28,7 +32,9 @@ function runAll() {
 
 /** Runs `metric`'s collect(), if it has or gets one, on the timer too. */
 function schedule(metric) {
-	metrics.add(metric);
+	const ref = new WeakRef(metric);
+	metrics.add(ref);
+	dropped.register(metric, ref);
 	const ms = interval();
 	if (timer === null && ms > 0) {
 		timer = setInterval(runAll, ms);

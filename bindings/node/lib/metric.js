@@ -14,6 +14,7 @@ const { native, wrap, ShmetricsError } = require('./errors');
 const family = require('./family');
 const stores = require('./store');
 const collect = require('./collect');
+const { forgetSeries } = require('../native');
 
 // prom-client's aggregator names, as the store's gauge modes. Workers that
 // died drop out of a gauge, as they drop out of prom-client's
@@ -26,6 +27,13 @@ const GAUGE_MODES = {
 	max: 'livemax',
 	average: 'liveaverage',
 };
+
+/**
+ * Gives a child's series id back to the native half once the child is
+ * garbage (its metric dropped, or its series removed), so that a process
+ * that makes and drops metrics again and again does not grow.
+ */
+const released = new FinalizationRegistry(id => forgetSeries(id));
 
 /** A series this process has written: its labels and its series id. */
 class Child {
@@ -169,6 +177,7 @@ class Metric {
 		if (child === undefined) {
 			const id = native(() => this._family.seriesId(values));
 			child = new Child({ ...labels }, values, id);
+			released.register(child, id);
 			this._byValues.set(key, child);
 		}
 		this._file(labels, child);

@@ -20,30 +20,56 @@ use crate::errors::code;
 
 thread_local! {
     /// The series handles made on this thread (Node's main thread, or a
-    /// worker thread, which loads its own instance of the addon), by id.
-    /// A handle is a few words and is never dropped: a process makes one per
-    /// label set it writes, as prom-client keeps an object per label set.
-    static SERIES: RefCell<Vec<(Arc<Store>, Series)>> = const { RefCell::new(Vec::new()) };
+    /// worker thread, which loads its own instance of the addon), by id:
+    /// one per label set of each metric object, as prom-client keeps an
+    /// object per label set. An id is given back when the JavaScript
+    /// object that holds it is garbage (`forgetSeries`), so a process that
+    /// makes and drops metrics again and again does not grow.
+    static SERIES: RefCell<Ids> = const { RefCell::new(Ids { all: Vec::new(), free: Vec::new() }) };
+}
+
+/// Series handles by id, and the ids given back, to be given out again.
+struct Ids {
+    all: Vec<Option<(Arc<Store>, Series)>>,
+    free: Vec<u32>,
 }
 
 /// Keeps a series handle and returns its id for the calls below.
 pub(crate) fn keep(store: Arc<Store>, series: Series) -> u32 {
-    SERIES.with_borrow_mut(|all| {
-        all.push((store, series));
-        u32::try_from(all.len() - 1).unwrap_or(u32::MAX)
+    SERIES.with_borrow_mut(|ids| {
+        if let Some(id) = ids.free.pop() {
+            ids.all[id as usize] = Some((store, series));
+            return id;
+        }
+        ids.all.push(Some((store, series)));
+        u32::try_from(ids.all.len() - 1).unwrap_or(u32::MAX)
     })
 }
 
 /// The handle of `id`, replaced (a series looked up again after another
 /// process removed it).
 pub(crate) fn replace(id: u32, store: Arc<Store>, series: Series) -> bool {
-    SERIES.with_borrow_mut(|all| match all.get_mut(id as usize) {
-        Some(slot) => {
-            *slot = (store, series);
+    SERIES.with_borrow_mut(|ids| match ids.all.get_mut(id as usize) {
+        Some(slot @ Some(_)) => {
+            *slot = Some((store, series));
             true
         }
-        None => false,
+        _ => false,
     })
+}
+
+/// Gives the id of a series handle back, once the JavaScript object that
+/// held it is garbage: its handle (and the store it keeps open) goes, and
+/// the id is given out again. An id not in use is left alone.
+#[napi_derive::napi]
+pub fn forget_series(id: u32) {
+    SERIES.with_borrow_mut(|ids| {
+        if let Some(slot) = ids.all.get_mut(id as usize) {
+            if slot.take().is_some() {
+                ids.free.push(id);
+            }
+        }
+    });
 }
 
 /// Throws a JavaScript `Error` whose message starts with the error kind,
@@ -103,7 +129,10 @@ unsafe fn update(
     let Some((id, v)) = (unsafe { args(env, info) }) else {
         return throw(env, "InvalidOptions", "expected a series id and a number");
     };
-    let result = SERIES.with_borrow(|all| all.get(id as usize).map(|(store, s)| op(store, *s, v)));
+    let result = SERIES.with_borrow(|ids| {
+        let handle = ids.all.get(id as usize).and_then(Option::as_ref);
+        handle.map(|(store, s)| op(store, *s, v))
+    });
     match result {
         Some(Ok(())) => ptr::null_mut(),
         Some(Err(e)) => throw(env, code(e.kind()), &e.to_string()),

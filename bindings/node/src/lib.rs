@@ -14,6 +14,7 @@ mod read;
 mod spec;
 mod store;
 
+pub use hot::forget_series;
 pub use read::{ExemplarOut, SeriesOut};
 pub use spec::FamilySpec;
 pub use store::{NativeFamily, NativeStore, StoreOptions};
