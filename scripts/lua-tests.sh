@@ -32,6 +32,10 @@ export SHMETRICS_OTHER_MAJOR_LIBRARY
 export SHMETRICS_PYTHON="$VENV/bin/python"
 
 cd bindings/lua
+# The unit tests' store files (tests/helper.lua), removed however this ends.
+SHMETRICS_TEST_TMPDIR=$(mktemp -d /tmp/shmetrics-lua-tests.XXXXXX)
+export SHMETRICS_TEST_TMPDIR
+trap 'rm -rf "$SHMETRICS_TEST_TMPDIR"' EXIT
 # The module as shipped (its settings in .luacheckrc): unused variables,
 # tables written and never read, undefined globals.
 say "lua binding: luacheck"

@@ -74,10 +74,12 @@ function H.raises(fn, part)
 end
 
 local dir
--- A fresh directory for this run's store files.
+-- A fresh directory for this run's store files, in $SHMETRICS_TEST_TMPDIR
+-- (which scripts/lua-tests.sh makes and removes afterwards), else in /tmp.
 function H.tmpdir()
   if not dir then
-    local p = io.popen("mktemp -d /tmp/shmetrics-lua.XXXXXX")
+    local parent = os.getenv("SHMETRICS_TEST_TMPDIR") or "/tmp"
+    local p = io.popen("mktemp -d '" .. parent .. "/shmetrics-lua.XXXXXX'")
     dir = p:read("*l")
     p:close()
   end

@@ -12,6 +12,7 @@
 // target/node-suite.
 
 const fs = require('fs');
+const os = require('os');
 const path = require('path');
 const { execFileSync, spawnSync } = require('child_process');
 
@@ -73,15 +74,23 @@ function prepare(name, from, files, setup) {
 	return dir;
 }
 
-/** Test id -> status, from one Jest run in `dir`. */
+/**
+ * Test id -> status, from one Jest run in `dir`. The stores its test
+ * files make (setup.js) are removed after it.
+ */
 function jest(dir) {
 	const out = path.join(dir, 'results.json');
 	const bin = path.join(WORK, 'node_modules', 'jest', 'bin', 'jest.js');
-	spawnSync(process.execPath, [bin, '--config', path.join(dir, 'jest.config.json'), '--json', `--outputFile=${out}`, '--silent'], {
-		cwd: dir,
-		stdio: ['ignore', 'ignore', fs.openSync(path.join(dir, 'jest.log'), 'w')],
-		env: { ...process.env, NODE_PATH: path.join(WORK, 'node_modules') },
-	});
+	const stores = fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-jest-run-'));
+	try {
+		spawnSync(process.execPath, [bin, '--config', path.join(dir, 'jest.config.json'), '--json', `--outputFile=${out}`, '--silent'], {
+			cwd: dir,
+			stdio: ['ignore', 'ignore', fs.openSync(path.join(dir, 'jest.log'), 'w')],
+			env: { ...process.env, NODE_PATH: path.join(WORK, 'node_modules'), SHMETRICS_JEST_STORES: stores },
+		});
+	} finally {
+		fs.rmSync(stores, { recursive: true, force: true });
+	}
 	const results = JSON.parse(fs.readFileSync(out, 'utf8'));
 	const status = new Map();
 	for (const file of results.testResults) {

@@ -7,5 +7,7 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-jest-'));
+// Under the folder run.js removes after the run, else the temporary one.
+const base = process.env.SHMETRICS_JEST_STORES || os.tmpdir();
+const dir = fs.mkdtempSync(path.join(base, 'shmetrics-jest-'));
 process.env.SHMETRICS_STORE = path.join(dir, 'store');

@@ -7,8 +7,6 @@
 
 const test = require('node:test');
 const assert = require('node:assert');
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
 const { spawn } = require('child_process');
 const h = require('./helpers');
@@ -37,7 +35,7 @@ function value(page, name) {
 }
 
 test('gauge aggregators over live processes', async t => {
-	const store = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-agg-')), 'store');
+	const store = path.join(h.tempDir('shmetrics-agg-'), 'store');
 	const a = await writer(store, 2);
 	const b = await writer(store, 6);
 	t.after(() => [a, b].forEach(p => p.kill('SIGKILL')));

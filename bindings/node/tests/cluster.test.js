@@ -9,8 +9,6 @@
 
 const test = require('node:test');
 const assert = require('node:assert');
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
 const h = require('./helpers');
 
@@ -18,7 +16,7 @@ const REQUESTS = 2000;
 const ROUTES = ['/', '/users'];
 
 test('cluster: exact counts through a SIGKILL, on the exporter and in the primary', async t => {
-	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-cluster-'));
+	const dir = h.tempDir('shmetrics-cluster-');
 	const store = path.join(dir, 'store');
 	const [primaryPort] = await h.freePorts(1);
 	const { port, exporterPort } = await h.startApp(t, 'cluster.js', store, { PRIMARY_PORT: String(primaryPort), WORKERS: '4' });

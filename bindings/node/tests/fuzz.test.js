@@ -9,11 +9,10 @@
 
 const test = require('node:test');
 const assert = require('node:assert');
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
+const { tempDir } = require('./helpers');
 
-const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-fuzz-'));
+const dir = tempDir('shmetrics-fuzz-');
 const client = require('shmetrics');
 
 const SEED = Number(process.env.SHMETRICS_FUZZ_SEED || Date.now() % 1e9);

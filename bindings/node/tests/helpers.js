@@ -3,12 +3,21 @@
 // What the server tests share: ports, HTTP, the exporter, a bounded load,
 // and reading samples off a page.
 
+const fs = require('fs');
 const http = require('http');
 const net = require('net');
+const os = require('os');
 const path = require('path');
 const { spawn } = require('child_process');
 
 const ROOT = path.resolve(__dirname, '../../..');
+
+/** A new folder in the temporary one, removed when this process exits. */
+function tempDir(prefix) {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+	process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+	return dir;
+}
 
 function shmetricsBin() {
 	return process.env.SHMETRICS_BIN || path.join(process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target'), 'debug', 'shmetrics');
@@ -167,4 +176,4 @@ async function pageWhen(port, enough) {
 	}
 }
 
-module.exports = { freePorts, get, waitUp, serve, stop, load, loadWithKill, startApp, sum, appCounts, pageWhen, shmetricsBin };
+module.exports = { tempDir, freePorts, get, waitUp, serve, stop, load, loadWithKill, startApp, sum, appCounts, pageWhen, shmetricsBin };

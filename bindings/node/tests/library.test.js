@@ -7,7 +7,6 @@
 const test = require('node:test');
 const assert = require('node:assert');
 const fs = require('fs');
-const os = require('os');
 const path = require('path');
 const h = require('./helpers');
 
@@ -21,7 +20,7 @@ test('express-prom-bundle on shmetrics as prom-client: exact counts through a SI
 		fs.realpathSync(path.join(__dirname, '..')),
 		'prom-client is this package',
 	);
-	const store = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-bundle-')), 'store');
+	const store = path.join(h.tempDir('shmetrics-bundle-'), 'store');
 	const { port, exporterPort } = await h.startApp(t, 'bundle.js', store, { NODE_PATH: ALIAS });
 	const countIn = page =>
 		ROUTES.reduce(

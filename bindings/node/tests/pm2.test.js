@@ -9,8 +9,6 @@
 
 const test = require('node:test');
 const assert = require('node:assert');
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
 const { execFileSync } = require('child_process');
 const h = require('./helpers');
@@ -23,7 +21,7 @@ function pm2(env, ...args) {
 }
 
 test('PM2 cluster mode: exact counts through a SIGKILL and a reload', async t => {
-	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-pm2-'));
+	const dir = h.tempDir('shmetrics-pm2-');
 	const store = path.join(dir, 'store');
 	const [port, exporterPort] = await h.freePorts(2);
 	const env = { ...process.env, PM2_HOME: path.join(dir, 'pm2'), SHMETRICS_STORE: store, PORT: String(port) };

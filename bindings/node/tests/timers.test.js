@@ -11,15 +11,14 @@
 
 const test = require('node:test');
 const assert = require('node:assert');
-const fs = require('fs');
-const os = require('os');
 const path = require('path');
+const { tempDir } = require('./helpers');
 
 const ours = require('shmetrics');
 const peer = require('prom-client');
 const { NativeStore } = require('shmetrics/native');
 
-const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'shmetrics-timers-')), 'store');
+const file = path.join(tempDir('shmetrics-timers-'), 'store');
 ours.useStore(file);
 
 /** The label sets of `series` on the store's page, empty values left out. */
