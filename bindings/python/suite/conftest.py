@@ -11,6 +11,16 @@ import tempfile
 import shmetrics
 
 _DIR = tempfile.mkdtemp(prefix="shmetrics-suite-")
-atexit.register(shutil.rmtree, _DIR, True)
+_PID = os.getpid()
+
+
+@atexit.register
+def _remove_dir() -> None:
+    """Removes the run's folder when the process that made it ends (not
+    when a child forked by a test does)."""
+    if os.getpid() == _PID:
+        shutil.rmtree(_DIR, ignore_errors=True)
+
+
 shmetrics.configure(os.path.join(_DIR, "default.shm"))
 shmetrics.install_as_prometheus_client()
